@@ -1,0 +1,84 @@
+//! What generated code calls. Not a public API: names here change without
+//! notice. Generated code reaches everything through this one module, so a
+//! user needs one dependency line and shadowed prelude names cannot break it.
+
+pub use ::serde;
+pub use ::serde_json;
+
+pub use crate::error::{ErrorKind, StateError};
+pub use crate::messages::{MessageOp, MessageOps};
+pub use crate::reducer::replace::{commit_replace, stage_replace};
+pub use crate::reducer::with::stage_with;
+pub use crate::reducer::{AppendField, MergeField, MessagesField, UnionField};
+pub use crate::schema::{FieldSchema, ReducerKind, StateSchema};
+pub use crate::state::{AgentState, StateUpdate, StepRule};
+pub use crate::write::{commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// The object of fields, or the error for a non-object input.
+pub fn expect_object(value: Value) -> Result<Map<String, Value>, StateError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(StateError::new(
+            "",
+            ErrorKind::NotAnObject {
+                found: crate::error::json_type(&other),
+            },
+        )),
+    }
+}
+
+/// Reads one field's value, naming the field on error.
+pub fn value_from_json<T: DeserializeOwned>(field: &str, value: Value) -> Result<T, StateError> {
+    serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
+}
+
+/// Reads one reducer field's write: `{"__overwrite__": v}` or a partial.
+pub fn write_from_json<T: DeserializeOwned, P: DeserializeOwned>(
+    field: &str,
+    value: Value,
+) -> Result<FieldWrite<T, P>, StateError> {
+    match value {
+        Value::Object(mut map) if map.len() == 1 && map.contains_key(OVERWRITE_KEY) => {
+            let inner = map.remove(OVERWRITE_KEY).unwrap_or(Value::Null);
+            value_from_json(field, inner).map(FieldWrite::Overwrite)
+        }
+        other => value_from_json(field, other).map(FieldWrite::Reduce),
+    }
+}
+
+/// The error for a key the input may not carry.
+pub fn unknown_field(key: String, expected: Vec<&'static str>) -> StateError {
+    StateError::new(key, ErrorKind::UnknownField { expected })
+}
+
+/// The error for an immutable field named by an update.
+pub fn immutable_field(key: String) -> StateError {
+    StateError::new(key, ErrorKind::Immutable)
+}
+
+/// Serializes into a JSON value. Our generated `Serialize` impls write maps
+/// of string keys, which cannot fail; a user type whose `Serialize` fails is
+/// written as `null` rather than panicking.
+pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Adds items to a collection field's pending write: extends a pending
+/// partial, or starts one (replacing a pending overwrite).
+pub fn extend_write<T, P, I>(slot: &mut Option<FieldWrite<T, P>>, items: I)
+where
+    P: Default + Extend<I::Item>,
+    I: IntoIterator,
+{
+    match slot {
+        Some(FieldWrite::Reduce(partial)) => partial.extend(items),
+        _ => {
+            let mut partial = P::default();
+            partial.extend(items);
+            *slot = Some(FieldWrite::Reduce(partial));
+        }
+    }
+}

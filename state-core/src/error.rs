@@ -1,0 +1,200 @@
+//! The one error type of state updates.
+//!
+//! Every error names the field it is about (a dotted path for nested states,
+//! `user_context.identity`) and says what went wrong, so a node author or a
+//! client sending JSON can fix the input without reading our source.
+
+use std::fmt;
+
+/// Why an update or a step was rejected. The state is unchanged when you get
+/// one: staging checks everything before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateError {
+    field: String,
+    kind: ErrorKind,
+}
+
+/// The case of a [`StateError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A field without a reducer was written more than once in one step
+    /// (LangGraph's `INVALID_CONCURRENT_GRAPH_UPDATE`).
+    ConcurrentWrites {
+        /// How many writes the step carried.
+        writes: usize,
+    },
+    /// A reducer field was overwritten more than once in one step.
+    ConcurrentOverwrites {
+        /// How many overwrites the step carried.
+        overwrites: usize,
+    },
+    /// A message removal named an id that is not in the history.
+    MessageNotFound {
+        /// The id the removal asked for.
+        id: String,
+    },
+    /// A user's `with = path` reducer returned an error.
+    Rejected {
+        /// The reducer's error, rendered with `Display`.
+        reason: String,
+    },
+    /// A dynamic update named an immutable field.
+    Immutable,
+    /// A dynamic update or state named a field the state does not have.
+    UnknownField {
+        /// The names that are accepted.
+        expected: Vec<&'static str>,
+    },
+    /// A value could not be read as the field's type.
+    InvalidValue {
+        /// What the decoder said.
+        reason: String,
+    },
+    /// The input was not a JSON object of fields.
+    NotAnObject {
+        /// The JSON type that came instead (`"array"`, `"string"`, ...).
+        found: &'static str,
+    },
+}
+
+impl StateError {
+    /// An error about `field`.
+    pub fn new(field: impl Into<String>, kind: ErrorKind) -> Self {
+        Self {
+            field: field.into(),
+            kind,
+        }
+    }
+
+    /// The field the error is about: its JSON name, or a dotted path into a
+    /// nested state. Empty for errors about the whole input.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// Prefixes the field path with `parent`, so an error from a nested
+    /// state reads `user_context.identity`.
+    #[must_use]
+    pub fn within(mut self, parent: &str) -> Self {
+        self.field = if self.field.is_empty() {
+            parent.to_owned()
+        } else {
+            format!("{parent}.{}", self.field)
+        };
+        self
+    }
+
+    /// The error for a value that could not be decoded as the field's type.
+    pub fn invalid_value(field: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Self::new(
+            field,
+            ErrorKind::InvalidValue {
+                reason: reason.to_string(),
+            },
+        )
+    }
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let field = &self.field;
+        match &self.kind {
+            ErrorKind::ConcurrentWrites { writes } => write!(
+                f,
+                "at key `{field}`: can receive only one value per step, got {writes}; \
+                 give the field a reducer to combine several writes"
+            ),
+            ErrorKind::ConcurrentOverwrites { overwrites } => write!(
+                f,
+                "at key `{field}`: can receive only one overwrite per step, got {overwrites}"
+            ),
+            ErrorKind::MessageNotFound { id } => write!(
+                f,
+                "at key `{field}`: attempting to delete a message with an ID that doesn't exist ('{id}')"
+            ),
+            ErrorKind::Rejected { reason } => {
+                write!(f, "at key `{field}`: the reducer rejected the update: {reason}")
+            }
+            ErrorKind::Immutable => write!(
+                f,
+                "at key `{field}`: the field is immutable; it is set when the state is built and no update may change it"
+            ),
+            ErrorKind::UnknownField { expected } => {
+                write!(f, "unknown field `{field}`, expected ")?;
+                match expected.as_slice() {
+                    [] => f.write_str("no fields"),
+                    [only] => write!(f, "`{only}`"),
+                    _ => {
+                        f.write_str("one of ")?;
+                        for (i, name) in expected.iter().enumerate() {
+                            if i > 0 {
+                                f.write_str(", ")?;
+                            }
+                            write!(f, "`{name}`")?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            ErrorKind::InvalidValue { reason } => {
+                write!(f, "at key `{field}`: invalid value: {reason}")
+            }
+            ErrorKind::NotAnObject { found } => {
+                if field.is_empty() {
+                    write!(f, "expected a JSON object of fields, found {found}")
+                } else {
+                    write!(f, "at key `{field}`: expected a JSON object, found {found}")
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for StateError {}
+
+/// The JSON type name of `value`, for error messages.
+pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_field_lists_the_valid_names() {
+        let err = StateError::new(
+            "rounds",
+            ErrorKind::UnknownField {
+                expected: vec!["messages", "round"],
+            },
+        );
+        assert_eq!(
+            err.to_string(),
+            "unknown field `rounds`, expected one of `messages`, `round`"
+        );
+    }
+
+    #[test]
+    fn within_builds_a_dotted_path() {
+        let err = StateError::invalid_value("identity", "expected a string").within("user_context");
+        assert_eq!(err.field(), "user_context.identity");
+        assert_eq!(
+            err.to_string(),
+            "at key `user_context.identity`: invalid value: expected a string"
+        );
+    }
+}

@@ -1,0 +1,44 @@
+//! The runtime of [agent-state](https://docs.rs/agent-state): the
+//! [`AgentState`] trait, the reducers, a LangChain-compatible message model
+//! and the error type. Depend on the `agent-state` facade crate rather than
+//! on this one: it re-exports all of this plus `#[derive(AgentState)]`.
+//!
+//! The messages reducer works without any derive:
+//!
+//! ```
+//! use agent_state_core::{add_messages, ai, human, MessageOp, RemoveMessage};
+//!
+//! let history = vec![human("hi").with_id("1")];
+//! let history = add_messages(history, [MessageOp::from(ai("hello"))]).unwrap();
+//! assert_eq!(history.len(), 2);
+//! let history = add_messages(history, [MessageOp::from(RemoveMessage::all())]).unwrap();
+//! assert!(history.is_empty());
+//! ```
+#![warn(missing_docs)]
+
+pub mod error;
+mod id;
+pub mod message;
+pub mod messages;
+pub mod reducer;
+pub mod schema;
+pub mod state;
+pub mod write;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use error::{ErrorKind, StateError};
+pub use id::new_message_id;
+pub use message::{
+    ai, human, system, tool, Content, Message, MessageError, MessageType, ToolCall, ToolStatus,
+};
+pub use messages::{
+    DuplicateId, MessageLike, MessageOp, MessageOps, Messages, RemoveMessage, REMOVE_ALL_MESSAGES,
+};
+pub use reducer::{
+    add_messages, AppendField, MergeField, MessageNotFound, MessagesField, UnionField,
+};
+pub use schema::{FieldSchema, ReducerKind, StateSchema};
+pub use state::{AgentState, StateUpdate, StepRule};
+pub use write::{FieldWrite, OVERWRITE_KEY};

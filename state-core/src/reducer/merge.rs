@@ -1,0 +1,143 @@
+//! `merge`: keys (or fields) present in the update override, the rest are
+//! kept: `(prev, curr) => ({ ...prev, ...curr })`.
+//!
+//! Served types: `HashMap`, `BTreeMap`, `serde_json::Map`, `serde_json::Value`
+//! (objects; the merge is shallow, like the spread it mirrors) and structs
+//! that derive `AgentState`, whose partial is their own update type and whose
+//! fields merge through their own reducers. A step's writes fold in order.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hash};
+
+use serde_json::{Map, Value};
+
+use crate::error::{json_type, ErrorKind, StateError};
+
+/// A field type the `merge` reducer can serve.
+#[diagnostic::on_unimplemented(
+    message = "`#[reducer(merge)]` cannot serve a field of type `{Self}`",
+    label = "not mergeable",
+    note = "merge works on HashMap, BTreeMap, serde_json::Map, serde_json::Value and structs that derive AgentState"
+)]
+pub trait MergeField: Sized {
+    /// What an update carries: the keys or fields to override.
+    type Partial;
+    /// A checked step, ready to commit.
+    type Staged;
+
+    /// Checks a step's partials against the current value. Changes nothing.
+    fn stage(&self, partials: Vec<Self::Partial>) -> Result<Self::Staged, StateError>;
+
+    /// Writes a staged step. Cannot fail.
+    fn commit(&mut self, staged: Self::Staged);
+}
+
+impl<K: Eq + Hash, V, S: BuildHasher> MergeField for HashMap<K, V, S> {
+    type Partial = Self;
+    type Staged = Vec<Self>;
+
+    fn stage(&self, partials: Vec<Self>) -> Result<Vec<Self>, StateError> {
+        Ok(partials)
+    }
+
+    fn commit(&mut self, staged: Vec<Self>) {
+        for partial in staged {
+            self.extend(partial);
+        }
+    }
+}
+
+impl<K: Ord, V> MergeField for BTreeMap<K, V> {
+    type Partial = Self;
+    type Staged = Vec<Self>;
+
+    fn stage(&self, partials: Vec<Self>) -> Result<Vec<Self>, StateError> {
+        Ok(partials)
+    }
+
+    fn commit(&mut self, staged: Vec<Self>) {
+        for partial in staged {
+            self.extend(partial);
+        }
+    }
+}
+
+impl MergeField for Map<String, Value> {
+    type Partial = Self;
+    type Staged = Vec<Self>;
+
+    fn stage(&self, partials: Vec<Self>) -> Result<Vec<Self>, StateError> {
+        Ok(partials)
+    }
+
+    fn commit(&mut self, staged: Vec<Self>) {
+        for partial in staged {
+            self.extend(partial);
+        }
+    }
+}
+
+/// A JSON value merges as an object: a current value that is not an object
+/// (the `null` default) starts empty, and a partial that is not an object is
+/// an error.
+impl MergeField for Value {
+    type Partial = Value;
+    type Staged = Vec<Map<String, Value>>;
+
+    fn stage(&self, partials: Vec<Value>) -> Result<Self::Staged, StateError> {
+        partials
+            .into_iter()
+            .map(|partial| match partial {
+                Value::Object(map) => Ok(map),
+                other => Err(StateError::new(
+                    "",
+                    ErrorKind::NotAnObject {
+                        found: json_type(&other),
+                    },
+                )),
+            })
+            .collect()
+    }
+
+    fn commit(&mut self, staged: Self::Staged) {
+        if !self.is_object() {
+            *self = Value::Object(Map::new());
+        }
+        if let Value::Object(map) = self {
+            for partial in staged {
+                map.extend(partial);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn maps_keep_unset_keys_and_fold_in_order() {
+        let mut map: HashMap<&str, i32> = [("a", 1), ("b", 2)].into();
+        let staged = map
+            .stage(vec![[("b", 3)].into(), [("b", 4), ("c", 5)].into()])
+            .unwrap();
+        map.commit(staged);
+        assert_eq!(map, [("a", 1), ("b", 4), ("c", 5)].into());
+    }
+
+    #[test]
+    fn json_values_merge_shallowly_and_reject_non_objects() {
+        let mut value = Value::Null;
+        let staged = value
+            .stage(vec![
+                json!({"did": "d1", "wsId": "w"}),
+                json!({"wsId": "w2"}),
+            ])
+            .unwrap();
+        value.commit(staged);
+        assert_eq!(value, json!({"did": "d1", "wsId": "w2"}));
+        let err = value.stage(vec![json!({"ok": 1}), json!([1])]).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::NotAnObject { found: "an array" });
+    }
+}

@@ -1,0 +1,117 @@
+//! The trait every derived state implements, and the trait of its update.
+
+use serde_json::Value;
+
+use crate::error::StateError;
+use crate::schema::StateSchema;
+
+/// How several writes to one field in one step combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepRule {
+    /// LangGraph's superstep: a field without a reducer takes one write per
+    /// step (a second is an error naming the field), reducer fields fold in
+    /// order, and at most one overwrite per field.
+    Superstep,
+    /// Plain folding, in order: the last write to a field without a reducer
+    /// wins. This is how a nested state merges (`{...prev, ...curr}`).
+    Fold,
+}
+
+/// A graph state: a struct whose fields each have a reducer.
+///
+/// Derive it; do not implement it by hand. The derive also generates the
+/// update type (`<Name>Update`), the staged type (`<Name>Staged`),
+/// `Default`, serde's traits and the schema.
+///
+/// Updates are atomic: [`stage`](Self::stage) checks a whole step without
+/// changing anything and [`commit`](Self::commit) cannot fail, so
+/// [`apply`](Self::apply) and [`apply_all`](Self::apply_all) either apply
+/// every write or return the error and leave the state as it was.
+///
+/// ```
+/// use agent_state::{ai, AgentState, Messages};
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Chat {
+///     #[reducer(messages)]
+///     messages: Messages,
+///     turns: u32,
+/// }
+///
+/// let mut chat = Chat::default();
+/// chat.apply(ChatUpdate::new().message(ai("hello")).turns(1))?;
+/// assert_eq!(chat.turns, 1);
+///
+/// // Two nodes of one step writing the same plain field: rejected whole.
+/// let err = chat
+///     .apply_all([ChatUpdate::new().turns(2), ChatUpdate::new().message(ai("x")).turns(3)])
+///     .unwrap_err();
+/// assert_eq!(err.field(), "turns");
+/// assert_eq!(chat.messages.len(), 1);
+/// # Ok::<(), agent_state::StateError>(())
+/// ```
+pub trait AgentState: Sized {
+    /// The partial update: every updatable field optional.
+    type Update: StateUpdate;
+    /// A checked step, ready to commit.
+    type Staged;
+
+    /// The field metadata: names, types, reducers, defaults, docs.
+    fn schema() -> &'static StateSchema;
+
+    /// Checks a step's updates against the state and prepares them, without
+    /// changing anything. Every error an update can cause arises here.
+    fn stage(&self, updates: Vec<Self::Update>, rule: StepRule)
+        -> Result<Self::Staged, StateError>;
+
+    /// Writes a staged step. Cannot fail. Staging and committing separately
+    /// lets a caller persist a step between the two.
+    fn commit(&mut self, staged: Self::Staged);
+
+    /// Applies one update through each field's reducer.
+    fn apply(&mut self, update: Self::Update) -> Result<(), StateError> {
+        let staged = self.stage(vec![update], StepRule::Superstep)?;
+        self.commit(staged);
+        Ok(())
+    }
+
+    /// Applies the updates of one step (the nodes of one superstep) as one:
+    /// see [`StepRule::Superstep`].
+    fn apply_all<I>(&mut self, updates: I) -> Result<(), StateError>
+    where
+        I: IntoIterator<Item = Self::Update>,
+    {
+        let staged = self.stage(updates.into_iter().collect(), StepRule::Superstep)?;
+        self.commit(staged);
+        Ok(())
+    }
+
+    /// Applies an update given as JSON (what a LangGraph node returns).
+    fn apply_json(&mut self, update: Value) -> Result<(), StateError> {
+        let update = Self::Update::from_json(update)?;
+        self.apply(update)
+    }
+
+    /// Reads a whole state from JSON: missing fields take their defaults,
+    /// unknown fields and values of the wrong type are errors naming the
+    /// field.
+    fn from_json(value: Value) -> Result<Self, StateError>;
+
+    /// The state as JSON.
+    fn to_json(&self) -> Value;
+}
+
+/// The update type of a state: what a node returns.
+pub trait StateUpdate: Default + Sized {
+    /// Whether the update changes nothing.
+    fn is_empty(&self) -> bool;
+
+    /// Reads an update from JSON, rejecting unknown fields (with the list of
+    /// valid ones), immutable fields and values of the wrong type, each
+    /// error naming the field.
+    fn from_json(value: Value) -> Result<Self, StateError>;
+
+    /// The update as JSON: set fields only; overwrites as
+    /// `{"__overwrite__": value}`.
+    fn to_json(&self) -> Value;
+}

@@ -1,0 +1,135 @@
+//! How one update writes one reducer field: through the reducer, or outright
+//! (LangGraph's `Overwrite`), and how a step's writes to a field are staged.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use crate::error::{ErrorKind, StateError};
+use crate::state::StepRule;
+
+/// The JSON key that marks an overwrite: `{"__overwrite__": value}`, as in
+/// LangGraph.
+pub const OVERWRITE_KEY: &str = "__overwrite__";
+
+/// What an update carries for a field that has a reducer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldWrite<T, P> {
+    /// A partial value, combined with the current one by the field's reducer.
+    Reduce(P),
+    /// A whole new value that bypasses the reducer (LangGraph's `Overwrite`):
+    /// a summariser replacing the history, say.
+    Overwrite(T),
+}
+
+impl<T: Serialize, P: Serialize> Serialize for FieldWrite<T, P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Reduce(partial) => partial.serialize(serializer),
+            Self::Overwrite(value) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(OVERWRITE_KEY, value)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// A field's staged change: checked against the current value, ready to be
+/// committed without any further check.
+#[derive(Debug)]
+pub enum FieldStage<T, S> {
+    /// The step does not write the field.
+    Unchanged,
+    /// The reducer's staged change.
+    Reduced(S),
+    /// An overwrite, then (when folding) the reducer's change staged against
+    /// the overwritten value.
+    Overwritten(T, Option<S>),
+}
+
+/// Stages a step's writes to one reducer field.
+///
+/// Under [`StepRule::Superstep`] an overwrite discards the other writes of
+/// the step and two overwrites are an error, as in LangGraph. Under
+/// [`StepRule::Fold`] writes apply in order: the last overwrite wins and the
+/// writes after it reduce onto it.
+pub fn stage_writes<T, P, S>(
+    current: &T,
+    writes: Vec<FieldWrite<T, P>>,
+    rule: StepRule,
+    stage: impl FnOnce(&T, Vec<P>) -> Result<S, StateError>,
+) -> Result<FieldStage<T, S>, StateError> {
+    if writes.is_empty() {
+        return Ok(FieldStage::Unchanged);
+    }
+    let overwrites = writes
+        .iter()
+        .filter(|w| matches!(w, FieldWrite::Overwrite(_)))
+        .count();
+    if overwrites == 0 {
+        let partials = writes
+            .into_iter()
+            .filter_map(|w| match w {
+                FieldWrite::Reduce(p) => Some(p),
+                FieldWrite::Overwrite(_) => None,
+            })
+            .collect();
+        return stage(current, partials).map(FieldStage::Reduced);
+    }
+    match rule {
+        StepRule::Superstep => {
+            if overwrites > 1 {
+                return Err(StateError::new(
+                    "",
+                    ErrorKind::ConcurrentOverwrites { overwrites },
+                ));
+            }
+            let value = writes
+                .into_iter()
+                .find_map(|w| match w {
+                    FieldWrite::Overwrite(v) => Some(v),
+                    FieldWrite::Reduce(_) => None,
+                })
+                .expect("counted one overwrite above");
+            Ok(FieldStage::Overwritten(value, None))
+        }
+        StepRule::Fold => {
+            let mut base = None;
+            let mut after = Vec::new();
+            for write in writes {
+                match write {
+                    FieldWrite::Overwrite(v) => {
+                        base = Some(v);
+                        after.clear();
+                    }
+                    FieldWrite::Reduce(p) => after.push(p),
+                }
+            }
+            let base = base.expect("counted an overwrite above");
+            let rest = if after.is_empty() {
+                None
+            } else {
+                Some(stage(&base, after)?)
+            };
+            Ok(FieldStage::Overwritten(base, rest))
+        }
+    }
+}
+
+/// Commits what [`stage_writes`] staged.
+pub fn commit_writes<T, S>(
+    current: &mut T,
+    staged: FieldStage<T, S>,
+    commit: impl FnOnce(&mut T, S),
+) {
+    match staged {
+        FieldStage::Unchanged => {}
+        FieldStage::Reduced(s) => commit(current, s),
+        FieldStage::Overwritten(value, rest) => {
+            *current = value;
+            if let Some(s) = rest {
+                commit(current, s);
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! `#[derive(AgentState)]`, the proc-macro of
+//! [agent-state](https://docs.rs/agent-state). Use it through the
+//! `agent-state` crate, which re-exports it with the runtime it expands to.
+//!
+//! The pipeline follows serde's: `ast` reads the input and its attributes
+//! into a borrowed intermediate form, collecting every error in a `Ctxt`;
+//! `check` applies the rules across fields; `expand` generates code, and
+//! still does when there were errors, so a mistake gives one error and not
+//! a cascade.
+
+mod ast;
+mod attr;
+mod check;
+mod ctxt;
+mod expand;
+
+use proc_macro::TokenStream;
+
+/// Derives `AgentState`: see the `agent-state` crate for the attributes.
+#[proc_macro_derive(AgentState, attributes(reducer, state))]
+pub fn derive_agent_state(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::derive(&input).into()
+}
