@@ -1,3 +1,144 @@
-pub use agent_state_core::__private::serde;
+//! Declare the state of an agent graph as a plain Rust struct.
+//!
+//! `#[derive(AgentState)]` reads one reducer per field and generates the
+//! partial update a node returns, the apply logic, the defaults, serde and
+//! the schema: what LangGraph users write as `Annotated[list, add_messages]`
+//! or `Annotation.Root({...})`, checked by the compiler.
+//!
+//! ```
+//! use agent_state::{ai, human, AgentState, Messages};
+//!
+//! /// State of the debate workflow.
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct DebateState {
+//!     /// Complete conversation history.
+//!     #[reducer(messages)]
+//!     pub messages: Messages,
+//!     /// Current round, 0-indexed.
+//!     pub round: u32,
+//!     /// The debate subject.
+//!     #[reducer(immutable)]
+//!     pub topic: String,
+//!     /// Rounds before the debate ends.
+//!     #[reducer(immutable)]
+//!     #[state(default = 3)]
+//!     pub max_rounds: u32,
+//! }
+//!
+//! let mut state = DebateState { topic: "Should AI be regulated?".into(), ..Default::default() };
+//!
+//! // What a node returns: only the fields it changes.
+//! state.apply(DebateStateUpdate::new().message(human("Debate topic: AI")))?;
+//! state.apply(DebateStateUpdate::new().message(ai("Yes, with care.")).round(1))?;
+//! assert_eq!(state.messages.len(), 2);
+//! assert_eq!(state.round, 1);
+//!
+//! // The same update as JSON, as a LangGraph client sends it.
+//! state.apply_json(serde_json::json!({"messages": [{"role": "assistant", "content": "No."}]}))?;
+//! assert_eq!(state.messages[2].text(), "No.");
+//!
+//! // Bad input is an error naming the field, and nothing is applied.
+//! let err = state.apply_json(serde_json::json!({"round": 2, "topic": "other"})).unwrap_err();
+//! assert_eq!(err.field(), "topic");
+//! assert_eq!(state.round, 1);
+//! # Ok::<(), agent_state::StateError>(())
+//! ```
+//!
+//! # Reducers
+//!
+//! | attribute | field types | one write | several writes in one step |
+//! | --- | --- | --- | --- |
+//! | none / `replace` | any | overwrite | error naming the field |
+//! | `merge` | `HashMap`, `BTreeMap`, `serde_json::{Map, Value}`, derived states | keys or fields present override, the rest kept | folded in order |
+//! | `messages` | [`Messages`], or `Vec<M: MessageLike>` | LangGraph's `add_messages` | folded in order |
+//! | `union` | `Vec<T>` (order kept), `HashSet`, `BTreeSet` | add missing, never remove | folded |
+//! | `append` | `Vec<T>`, `VecDeque<T>` | extend | folded |
+//! | `immutable` | any | no setter exists; a JSON update naming it is rejected | — |
+//! | `with = path` | any | `path(&current, value) -> Result<T, E>` | folded |
+//!
+//! Every reducer field can also be set outright with `overwrite_<field>`
+//! (JSON: `{"__overwrite__": value}`), LangGraph's `Overwrite`.
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use agent_state::{AgentState, StateError};
+//!
+//! fn count_up(current: &u64, by: u64) -> Result<u64, String> {
+//!     current.checked_add(by).ok_or_else(|| "counter overflow".to_owned())
+//! }
+//!
+//! /// What the user told us, and what we loaded for them.
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct Session {
+//!     /// Per-user facts; updates override keys and keep the rest.
+//!     #[reducer(merge)]
+//!     pub facts: HashMap<String, String>,
+//!     /// Plugins loaded on this thread; never shrinks.
+//!     #[reducer(union)]
+//!     pub loaded_plugins: Vec<String>,
+//!     /// Every tool call made, in order.
+//!     #[reducer(append)]
+//!     pub audit: Vec<String>,
+//!     /// Tokens spent, through a checked adder.
+//!     #[reducer(with = count_up)]
+//!     pub tokens: u64,
+//!     /// Active editor room, if any.
+//!     pub editor_room_id: Option<String>,
+//! }
+//!
+//! let mut s = Session::default();
+//! s.apply_all([
+//!     SessionUpdate::new().facts([("name".to_owned(), "Ada".to_owned())]).tokens(10),
+//!     SessionUpdate::new().loaded_plugins(["memory", "editor"]).tokens(5),
+//!     SessionUpdate::new().loaded_plugin("memory").audit(["search"]).editor_room_id("room-1"),
+//! ])?;
+//! assert_eq!(s.tokens, 15);
+//! assert_eq!(s.loaded_plugins, ["memory", "editor"]);
+//! assert_eq!(s.editor_room_id.as_deref(), Some("room-1"));
+//!
+//! // `None` and "no change" differ: JSON `null` clears, an absent key keeps.
+//! s.apply_json(serde_json::json!({"tokens": 1}))?;
+//! assert_eq!(s.editor_room_id.as_deref(), Some("room-1"));
+//! s.apply_json(serde_json::json!({"editor_room_id": null}))?;
+//! assert_eq!(s.editor_room_id, None);
+//! # Ok::<(), StateError>(())
+//! ```
+//!
+//! # Attributes
+//!
+//! * `#[reducer(..)]` on a field: one of the reducers above. `with = path`
+//!   takes `update = Type` when the function's second argument is not the
+//!   field's type.
+//! * `#[state(default = expr)]` on a field: its initial value (else the
+//!   type's `Default`).
+//! * `#[state(rename = "name")]` on a field, `#[state(rename_all = "camelCase")]`
+//!   on the struct: JSON names, as serde spells them.
+//! * `#[state(crate = path)]` on the struct: where generated code finds this
+//!   crate, if you re-export it under another path.
+//!
+//! # What the derive generates
+//!
+//! For `struct Foo`: `FooUpdate` (the partial update, with setters,
+//! `Default`, `Debug`, `Clone`, `PartialEq` and serde), `FooStaged` (a checked
+//! step, see [`AgentState::stage`]), `impl AgentState for Foo`,
+//! `impl Default for Foo`, serde's `Serialize` and `Deserialize` for `Foo`,
+//! and `impl MergeField for Foo` so `Foo` can be merged as a field of another
+//! state. Your own field types need serde's traits; derive them through the
+//! re-export so you still need one dependency line:
+//!
+//! ```
+//! use agent_state::serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+//! #[serde(crate = "agent_state::serde", rename_all = "lowercase")]
+//! pub enum Client { Portal, Matrix, Slack }
+//! ```
+#![warn(missing_docs)]
+
 pub use agent_state_core::*;
+/// Derives [`AgentState`] for a struct with named fields: see the crate docs.
 pub use agent_state_derive::AgentState;
+
+/// serde, re-exported so states and your own field types need no extra
+/// dependency line (`#[serde(crate = "agent_state::serde")]`).
+pub use agent_state_core::__private::serde;

@@ -99,8 +99,8 @@ impl<M> From<RemoveMessage> for MessageOp<M> {
     }
 }
 
-impl From<Message> for MessageOp<Message> {
-    fn from(msg: Message) -> Self {
+impl<M: MessageLike> From<M> for MessageOp<M> {
+    fn from(msg: M) -> Self {
         Self::Upsert(msg)
     }
 }
