@@ -1,0 +1,16 @@
+use agent_state::{AgentState, Messages};
+use std::collections::HashMap;
+
+#[derive(AgentState)]
+pub struct State {
+    #[reducer(messages)]
+    pub messages: Messages,
+    #[reducer(mergee)]
+    pub facts: HashMap<String, String>,
+    #[state(defualt = 1)]
+    pub round: u32,
+    #[reducer(with)]
+    pub tokens: u64,
+}
+
+fn main() {}
