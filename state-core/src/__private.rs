@@ -82,3 +82,12 @@ where
         }
     }
 }
+
+/// Implemented by nothing: the bound of the stand-in method an immutable
+/// field gets on the update type, so calling it explains itself.
+#[diagnostic::on_unimplemented(
+    message = "this field is `#[reducer(immutable)]`: it is set when the state is built and no update may change it",
+    label = "an immutable field has no setter",
+    note = "set it when building the state (`State {{ field, ..Default::default() }}` or `AgentState::from_json`)"
+)]
+pub trait ImmutableField {}

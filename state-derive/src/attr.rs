@@ -21,7 +21,7 @@ pub enum Reducer {
     Union,
     Append,
     Immutable,
-    With { path: Path, update: Option<Type> },
+    With { path: Path, update: Option<Box<Type>> },
 }
 
 impl Reducer {
@@ -133,8 +133,10 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
         );
         return;
     }
+    let mut conflict = false;
     let mut set = |cx: &Ctxt, span: Span, reducer: Reducer| {
         if let Some(_prev) = out.reducer_span {
+            conflict = true;
             cx.syn_error(syn::Error::new(
                 span,
                 format!(
@@ -147,7 +149,7 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
         out.reducer = reducer;
         out.reducer_span = Some(span);
     };
-    let mut with_update: Option<(Type, Span)> = None;
+    let mut with_update: Option<(Box<Type>, Span)> = None;
     let result = attr.parse_nested_meta(|meta| {
         let span = meta.path.span();
         let simple = if meta.path.is_ident("replace") {
@@ -184,7 +186,7 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
         }
         if meta.path.is_ident("update") {
             let ty: Type = meta.value()?.parse()?;
-            with_update = Some((ty, span));
+            with_update = Some((Box::new(ty), span));
             return Ok(());
         }
         let name = meta
@@ -195,6 +197,11 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
     });
     if let Err(err) = result {
         cx.syn_error(err);
+    }
+    if conflict {
+        // Expanding with either reducer would add errors about a choice the
+        // user has not made yet; `replace` compiles for any type.
+        out.reducer = Reducer::Replace;
     }
     if let Some((ty, span)) = with_update {
         match &mut out.reducer {

@@ -7,9 +7,104 @@ use crate::attr::Reducer;
 use crate::ctxt::Ctxt;
 use crate::expand::setter_names;
 
-pub fn check(cx: &Ctxt, cont: &Container) {
+pub fn check(cx: &Ctxt, cont: &mut Container) {
     check_json_names(cx, cont);
     check_setter_names(cx, cont);
+    check_reducer_types(cx, cont);
+}
+
+/// Types that plainly cannot serve a reducer get one error here, on the
+/// type, and the field falls back to `replace`. The trait bounds in the
+/// generated code catch the rest (aliases, other crates' types), but a
+/// failed bound is reported at every place generated code uses it.
+fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
+    for field in &mut cont.fields {
+        let shape = Shape::of(field.ty);
+        let (serves, what) = match field.reducer() {
+            Reducer::Merge => (
+                !matches!(
+                    shape,
+                    Shape::Scalar | Shape::Option | Shape::List | Shape::ListOfScalars | Shape::Set | Shape::Messages
+                ),
+                "merge works on HashMap, BTreeMap, serde_json::Map, serde_json::Value and structs that derive AgentState",
+            ),
+            Reducer::Union => (
+                !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Messages),
+                "union works on Vec<T>, HashSet<T> and BTreeSet<T>",
+            ),
+            Reducer::Append => (
+                !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Set | Shape::Messages),
+                "append works on Vec<T> and VecDeque<T>",
+            ),
+            Reducer::Messages => (
+                !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Set | Shape::ListOfScalars),
+                "messages works on agent_state::Messages<M> and Vec<M> where M: agent_state::MessageLike",
+            ),
+            _ => (true, ""),
+        };
+        if !serves {
+            cx.error_spanned_by(
+                field.ty,
+                format!(
+                    "`#[reducer({})]` cannot serve a field of type `{}`; {what}",
+                    field.reducer().name(),
+                    crate::expand::tidy(&quote::ToTokens::to_token_stream(field.ty).to_string()),
+                ),
+            );
+            field.attrs.reducer = Reducer::Replace;
+        }
+    }
+}
+
+/// What a type plainly is, from its spelling.
+#[derive(PartialEq)]
+enum Shape {
+    Scalar,
+    Option,
+    List,
+    ListOfScalars,
+    Set,
+    Map,
+    Messages,
+    Other,
+}
+
+impl Shape {
+    fn of(ty: &syn::Type) -> Self {
+        const SCALARS: &[&str] = &[
+            "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+            "u32", "u64", "u128", "usize", "String", "str",
+        ];
+        let ty = match ty {
+            syn::Type::Reference(r) => return Self::of(&r.elem),
+            syn::Type::Tuple(_) | syn::Type::Array(_) | syn::Type::Slice(_) => return Self::Scalar,
+            syn::Type::Path(p) if p.qself.is_none() => p,
+            _ => return Self::Other,
+        };
+        let Some(last) = ty.path.segments.last() else {
+            return Self::Other;
+        };
+        let name = last.ident.to_string();
+        let first_arg = match &last.arguments {
+            syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            }),
+            _ => None,
+        };
+        match name.as_str() {
+            n if SCALARS.contains(&n) => Self::Scalar,
+            "Option" => Self::Option,
+            "Vec" | "VecDeque" => match first_arg.map(Self::of) {
+                Some(Self::Scalar) => Self::ListOfScalars,
+                _ => Self::List,
+            },
+            "HashSet" | "BTreeSet" => Self::Set,
+            "HashMap" | "BTreeMap" => Self::Map,
+            "Messages" => Self::Messages,
+            _ => Self::Other,
+        }
+    }
 }
 
 /// Two fields may not share a JSON name (after `rename`/`rename_all`).

@@ -21,11 +21,11 @@ use crate::ctxt::Ctxt;
 /// keeps the user's other code compiling.
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
-    let Some(cont) = Container::from_ast(&cx, input) else {
+    let Some(mut cont) = Container::from_ast(&cx, input) else {
         let errors = cx.check().expect_err("from_ast reports why it gave up");
         return fallback(input, errors);
     };
-    check::check(&cx, &cont);
+    check::check(&cx, &mut cont);
     match cx.check() {
         // Bad attributes were parsed as "no attribute": expanding anyway
         // gives the user their errors and no knock-on "cannot find type
@@ -134,6 +134,9 @@ fn method_ident(name: &str, span: Span) -> Ident {
 struct FieldGen {
     /// The update struct's field type (without the outer `Option`).
     write_ty: TokenStream,
+    /// What a reducer write carries besides an overwrite; `None` for
+    /// `replace`, whose write is the value itself.
+    partial_ty: Option<TokenStream>,
     /// The staged struct's field type.
     staged_ty: TokenStream,
     /// Expression staging the writes in `__w`.
@@ -156,6 +159,7 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
         let tr = quote_spanned!(span=> #p::#tr);
         FieldGen {
             write_ty: quote!(#p::FieldWrite<#ty, #partial>),
+            partial_ty: Some(partial.clone()),
             staged_ty: quote_spanned!(span=> #p::FieldStage<#ty, <#ty as #tr>::Staged>),
             stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, __w, __rule, <#ty as #tr>::stage)),
             commit: quote_spanned!(span=> #p::commit_writes(&mut self.#ident, __staged.#ident, <#ty as #tr>::commit)),
@@ -167,6 +171,7 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
         Reducer::Replace => (
             FieldGen {
                 write_ty: quote!(#ty),
+                partial_ty: None,
                 staged_ty: quote!(::core::option::Option<#ty>),
                 stage: quote!(#p::stage_replace(__w, __rule)),
                 commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
@@ -178,6 +183,7 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
         Reducer::Immutable => (
             FieldGen {
                 write_ty: TokenStream::new(),
+                partial_ty: None,
                 staged_ty: TokenStream::new(),
                 stage: TokenStream::new(),
                 commit: TokenStream::new(),
@@ -225,6 +231,7 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
             (
                 FieldGen {
                     write_ty: quote!(#p::FieldWrite<#ty, #input>),
+                    partial_ty: Some(input.clone()),
                     staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
                     stage: quote_spanned! {pspan=>
                         #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: ::std::vec::Vec<#input>| {
@@ -246,7 +253,7 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
 }
 
 /// Token text made readable: `Option < String >` → `Option<String>`.
-fn tidy(tokens: &str) -> String {
+pub fn tidy(tokens: &str) -> String {
     let mut out = String::with_capacity(tokens.len());
     let chars: Vec<char> = tokens.chars().collect();
     for (i, &ch) in chars.iter().enumerate() {
@@ -362,7 +369,18 @@ fn expand(cont: &Container) -> TokenStream {
             names
         })
         .collect();
-    let setters = updatable.iter().map(|(f, _)| setter(&p, vis, f, &taken));
+    // A method name is generated once: `check` has already reported any
+    // clash, and a second definition would only add a knock-on error.
+    let mut emitted: HashSet<String> = HashSet::new();
+    // Immutable fields' stand-ins come last so they never displace a setter.
+    let (mutable, immutable): (Vec<&Field>, Vec<&Field>) =
+        cont.fields.iter().partition(|f| f.is_updatable());
+    let setters: Vec<TokenStream> = mutable
+        .into_iter()
+        .chain(immutable)
+        .flat_map(|f| setter(&p, vis, f, &taken))
+        .filter_map(|(name, tokens)| emitted.insert(name).then_some(tokens))
+        .collect();
 
     // ---- staging and committing --------------------------------------------
     let staged_fields = updatable.iter().map(|(f, g)| {
@@ -521,23 +539,18 @@ fn expand(cont: &Container) -> TokenStream {
             quote!(where #(#preds,)*)
         }
     };
-    let ser_update_where = bound(&|f, g| {
-        let w = &g.write_ty;
-        f.is_updatable().then(|| quote!(#w: #p::serde::Serialize))
-    });
-    let de_update_where = bound(&|f, g| {
-        let w = &g.write_ty;
-        f.is_updatable()
-            .then(|| quote!(#w: #p::serde::de::DeserializeOwned))
-    });
-    let ser_state_where = bound(&|f, _| {
+    // Serde bounds of generic states: on each field's type and, for reducer
+    // fields, on what an update carries.
+    let serde_preds = |f: &Field, g: &FieldGen, tr: &TokenStream| -> Option<TokenStream> {
         let ty = f.ty;
-        Some(quote!(#ty: #p::serde::Serialize))
-    });
-    let de_state_where = bound(&|f, _| {
-        let ty = f.ty;
-        Some(quote!(#ty: #p::serde::de::DeserializeOwned))
-    });
+        let preds = match (&g.partial_ty, f.is_updatable()) {
+            (Some(partial), true) => quote!(#ty: #tr, #partial: #tr),
+            _ => quote!(#ty: #tr),
+        };
+        Some(preds)
+    };
+    // One bound set for every serde-facing impl: they call each other.
+    let both = quote!(#p::serde::Serialize + #p::serde::de::DeserializeOwned);
     let default_where = bound(&|f, _| {
         let ty = f.ty;
         f.attrs
@@ -545,15 +558,11 @@ fn expand(cont: &Container) -> TokenStream {
             .is_none()
             .then(|| quote!(#ty: ::core::default::Default))
     });
-    let state_where = bound(&|f, g| {
-        let ty = f.ty;
-        let w = &g.write_ty;
-        Some(if f.is_updatable() {
-            quote!(#ty: #p::serde::Serialize + #p::serde::de::DeserializeOwned, #w: #p::serde::Serialize + #p::serde::de::DeserializeOwned)
-        } else {
-            quote!(#ty: #p::serde::Serialize + #p::serde::de::DeserializeOwned)
-        })
-    });
+    let state_where = bound(&|f, g| serde_preds(f, g, &both));
+    let ser_update_where = &state_where;
+    let de_update_where = &state_where;
+    let ser_state_where = &state_where;
+    let de_state_where = &state_where;
     let de_generics = {
         let mut g = cont.generics.clone();
         g.params.insert(0, syn::parse_quote!('__de));
@@ -767,13 +776,13 @@ fn default_expr(f: &Field) -> TokenStream {
     }
 }
 
-/// The setters of one updatable field.
+/// The methods of one field on the update type, each with its name.
 fn setter(
     p: &TokenStream,
     vis: &syn::Visibility,
     f: &Field,
     taken: &HashSet<String>,
-) -> TokenStream {
+) -> Vec<(String, TokenStream)> {
     let name = f.ident;
     let ty = f.ty;
     let plain = &f.plain_name;
@@ -784,10 +793,13 @@ fn setter(
     } else {
         format!("\n\n{}", f.doc)
     };
+    let mut out = Vec::new();
+    let overwrite_name = format!("overwrite_{plain}");
     let overwrite = {
-        let method = method_ident(&format!("overwrite_{plain}"), span);
+        let method = method_ident(&overwrite_name, span);
         let doc = format!(
-            "Sets `{plain}` outright, bypassing its reducer (LangGraph's `Overwrite`).{field_line}"
+            "Sets `{plain}` outright, bypassing its reducer (LangGraph's `Overwrite`). \
+             Within one update, the last of this and the other setters of the field decides.{field_line}"
         );
         quote! {
             #(#cfgs)*
@@ -810,90 +822,125 @@ fn setter(
         }
     };
     match f.reducer() {
-        Reducer::Immutable => TokenStream::new(),
+        Reducer::Immutable => {
+            // No setter exists. This stand-in turns a call into an error that
+            // says why, instead of "no method named `topic`".
+            let msg = format!(
+                "`{plain}` is immutable: it is set when the state is built and no update may change it"
+            );
+            let method = name;
+            out.push((
+                plain.clone(),
+                quote! {
+                    #(#cfgs)*
+                    #[doc(hidden)]
+                    #[doc = #msg]
+                    #[allow(clippy::unused_self, clippy::needless_pass_by_value)]
+                    #vis fn #method<__T: #p::ImmutableField>(self, _value: __T) -> Self {
+                        self
+                    }
+                },
+            ));
+        }
         Reducer::Replace => {
             if let Some(inner) = option_inner(ty) {
                 let (arg_ty, conv) = arg(inner);
-                let clear = method_ident(&format!("clear_{plain}"), span);
+                let clear_name = format!("clear_{plain}");
+                let clear = method_ident(&clear_name, span);
                 let doc = format!("Sets `{plain}` to `Some(value)`.{field_line}");
                 let clear_doc = format!(
                     "Sets `{plain}` to `None` (JSON `null`), which is not the same as leaving it unchanged."
                 );
-                quote! {
-                    #(#cfgs)*
-                    #[doc = #doc]
-                    #[must_use]
-                    #vis fn #name(mut self, value: #arg_ty) -> Self {
-                        self.#name = ::core::option::Option::Some(::core::option::Option::Some(#conv));
-                        self
-                    }
-
-                    #(#cfgs)*
-                    #[doc = #clear_doc]
-                    #[must_use]
-                    #vis fn #clear(mut self) -> Self {
-                        self.#name = ::core::option::Option::Some(::core::option::Option::None);
-                        self
-                    }
-                }
+                out.push((
+                    plain.clone(),
+                    quote! {
+                        #(#cfgs)*
+                        #[doc = #doc]
+                        #[must_use]
+                        #vis fn #name(mut self, value: #arg_ty) -> Self {
+                            self.#name = ::core::option::Option::Some(::core::option::Option::Some(#conv));
+                            self
+                        }
+                    },
+                ));
+                out.push((
+                    clear_name,
+                    quote! {
+                        #(#cfgs)*
+                        #[doc = #clear_doc]
+                        #[must_use]
+                        #vis fn #clear(mut self) -> Self {
+                            self.#name = ::core::option::Option::Some(::core::option::Option::None);
+                            self
+                        }
+                    },
+                ));
             } else {
                 let (arg_ty, conv) = arg(ty);
                 let doc = format!("Sets `{plain}`.{field_line}");
+                out.push((
+                    plain.clone(),
+                    quote! {
+                        #(#cfgs)*
+                        #[doc = #doc]
+                        #[must_use]
+                        #vis fn #name(mut self, value: #arg_ty) -> Self {
+                            self.#name = ::core::option::Option::Some(#conv);
+                            self
+                        }
+                    },
+                ));
+            }
+        }
+        Reducer::Merge => {
+            let partial = quote_spanned!(ty.span()=> <#ty as #p::MergeField>::Partial);
+            let doc = format!(
+                "Merges into `{plain}`: the keys or fields given override, the others are kept.{field_line}"
+            );
+            out.push((
+                plain.clone(),
+                quote! {
+                    #(#cfgs)*
+                    #[doc = #doc]
+                    #[must_use]
+                    #vis fn #name(mut self, partial: impl ::core::convert::Into<#partial>) -> Self {
+                        self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(partial.into()));
+                        self
+                    }
+                },
+            ));
+            out.push((overwrite_name, overwrite));
+        }
+        Reducer::With { update, .. } => {
+            let input: &Type = update.as_deref().unwrap_or(ty);
+            let (arg_ty, conv) = arg(input);
+            let doc = format!("Writes `{plain}` through its reducer function.{field_line}");
+            out.push((
+                plain.clone(),
                 quote! {
                     #(#cfgs)*
                     #[doc = #doc]
                     #[must_use]
                     #vis fn #name(mut self, value: #arg_ty) -> Self {
-                        self.#name = ::core::option::Option::Some(#conv);
+                        self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(#conv));
                         self
                     }
-                }
-            }
-        }
-        Reducer::Merge => {
-            let partial = quote!(<#ty as #p::MergeField>::Partial);
-            let doc = format!(
-                "Merges into `{plain}`: the keys or fields given override, the others are kept.{field_line}"
-            );
-            quote! {
-                #(#cfgs)*
-                #[doc = #doc]
-                #[must_use]
-                #vis fn #name(mut self, partial: impl ::core::convert::Into<#partial>) -> Self {
-                    self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(partial.into()));
-                    self
-                }
-
-                #overwrite
-            }
-        }
-        Reducer::With { update, .. } => {
-            let input = update.as_ref().unwrap_or(ty);
-            let (arg_ty, conv) = arg(input);
-            let doc = format!("Writes `{plain}` through its reducer function.{field_line}");
-            quote! {
-                #(#cfgs)*
-                #[doc = #doc]
-                #[must_use]
-                #vis fn #name(mut self, value: #arg_ty) -> Self {
-                    self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(#conv));
-                    self
-                }
-
-                #overwrite
-            }
+                },
+            ));
+            out.push((overwrite_name, overwrite));
         }
         Reducer::Messages | Reducer::Union | Reducer::Append => {
+            let tspan = ty.span();
             let (item, what) = match f.reducer() {
                 Reducer::Messages => (
-                    quote!(#p::MessageOp<<#ty as #p::MessagesField>::Message>),
+                    quote_spanned!(tspan=> #p::MessageOp<<#ty as #p::MessagesField>::Message>),
                     "Adds messages to `{plain}`: a new id appends, a known id replaces in place, a removal removes",
                 ),
                 Reducer::Union => (
-                    quote!(<#ty as #p::UnionField>::Item),
+                    quote_spanned!(tspan=> <#ty as #p::UnionField>::Item),
                     "Adds items to `{plain}` that it does not hold yet",
                 ),
-                _ => (quote!(<#ty as #p::AppendField>::Item), "Appends items to `{plain}`"),
+                _ => (quote_spanned!(tspan=> <#ty as #p::AppendField>::Item), "Appends items to `{plain}`"),
             };
             let what = what.replace("{plain}", plain);
             let primitive_items = !matches!(f.reducer(), Reducer::Messages)
@@ -916,42 +963,46 @@ fn setter(
                     quote!(::core::convert::Into::into(item)),
                 )
             };
-            let many_doc = format!("{what}. Calls accumulate.{field_line}");
+            let many_doc = format!(
+                "{what}. Calls accumulate; after an `overwrite_{plain}` in the same update, they start over.{field_line}"
+            );
             let one_doc = format!("{what}: one item.");
-            let one = singular(plain);
-            let one_method = method_ident(&one, span);
-            // The one-item setter is a convenience, skipped when its name is
-            // another field's.
-            let one_setter = if taken.contains(&one) {
-                TokenStream::new()
-            } else {
+            out.push((
+                plain.clone(),
                 quote! {
                     #(#cfgs)*
-                    #[doc = #one_doc]
+                    #[doc = #many_doc]
                     #[must_use]
-                    #vis fn #one_method(mut self, item: #one_arg) -> Self {
-                        let __item: #item = #one_conv;
-                        #p::extend_write(&mut self.#name, [__item]);
+                    #vis fn #name<I>(mut self, items: I) -> Self
+                    where
+                        #many_bound
+                    {
+                        #p::extend_write(&mut self.#name, #many_conv);
                         self
                     }
-                }
-            };
-            quote! {
-                #(#cfgs)*
-                #[doc = #many_doc]
-                #[must_use]
-                #vis fn #name<I>(mut self, items: I) -> Self
-                where
-                    #many_bound
-                {
-                    #p::extend_write(&mut self.#name, #many_conv);
-                    self
-                }
-
-                #one_setter
-
-                #overwrite
+                },
+            ));
+            // The one-item setter is a convenience, skipped when its name is
+            // another field's or another required method's.
+            let one = singular(plain);
+            if !taken.contains(&one) {
+                let one_method = method_ident(&one, span);
+                out.push((
+                    one,
+                    quote! {
+                        #(#cfgs)*
+                        #[doc = #one_doc]
+                        #[must_use]
+                        #vis fn #one_method(mut self, item: #one_arg) -> Self {
+                            let __item: #item = #one_conv;
+                            #p::extend_write(&mut self.#name, [__item]);
+                            self
+                        }
+                    },
+                ));
             }
+            out.push((overwrite_name, overwrite));
         }
     }
+    out
 }

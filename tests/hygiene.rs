@@ -1,0 +1,252 @@
+//! Tests that try to break the expansion: shadowed prelude names, raw
+//! identifiers, `#[cfg]` fields, generics with bounds and where-clauses,
+//! fields named like generated items, a re-exported crate path. Clippy runs
+//! on this file with `pedantic` on (CI denies warnings).
+#![warn(clippy::pedantic)]
+#![allow(dead_code, non_camel_case_types)]
+
+use agent_state::{AgentState, StateUpdate};
+use serde_json::json;
+
+mod shadowed {
+    //! Every prelude name generated code could use, shadowed.
+    use agent_state::{AgentState, Messages};
+
+    pub struct Option;
+    pub struct Some;
+    pub struct None;
+    pub struct Result;
+    pub struct Ok;
+    pub struct Err;
+    pub struct Vec;
+    pub struct Box;
+    pub struct Default;
+    pub struct Clone;
+    pub struct Debug;
+    pub struct PartialEq;
+    pub struct Into;
+    pub struct From;
+    pub struct Iterator;
+    pub struct IntoIterator;
+    pub struct serde;
+    pub struct serde_json;
+    pub struct core;
+
+    /// A state declared among hostile names.
+    #[derive(AgentState, ::core::fmt::Debug)]
+    pub struct Hostile {
+        /// History.
+        #[reducer(messages)]
+        pub messages: Messages,
+        /// A count.
+        pub count: u32,
+        /// Items.
+        #[reducer(union)]
+        pub items: ::std::vec::Vec<::std::string::String>,
+        /// Maybe a room.
+        pub room: ::core::option::Option<::std::string::String>,
+    }
+}
+
+#[test]
+fn shadowed_prelude_names_do_not_capture_generated_code() {
+    let mut s = shadowed::Hostile::default();
+    s.apply(
+        shadowed::HostileUpdate::new()
+            .count(2)
+            .item("a")
+            .room("r")
+            .message("hi"),
+    )
+    .unwrap();
+    assert_eq!(s.count, 2);
+    assert_eq!(s.items, ["a"]);
+    assert_eq!(s.messages.len(), 1);
+}
+
+/// Keywords as field names.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Raw {
+    /// A field called `type`.
+    pub r#type: String,
+    /// A field called `match`, appended.
+    #[reducer(append)]
+    pub r#match: Vec<u32>,
+}
+
+#[test]
+fn raw_identifiers_keep_their_names_in_json() {
+    let mut s = Raw::default();
+    s.apply(RawUpdate::new().r#type("kind").r#match([1, 2]))
+        .unwrap();
+    s.apply(RawUpdate::new().overwrite_match(vec![7])).unwrap();
+    s.apply(RawUpdate::new().add_match(8)).unwrap();
+    assert_eq!(s.to_json(), json!({"type": "kind", "match": [7, 8]}));
+    s.apply_json(json!({"type": "other", "match": [9]}))
+        .unwrap();
+    assert_eq!(s.r#type, "other");
+    assert_eq!(s.r#match, [7, 8, 9]);
+    assert_eq!(Raw::schema().fields[0].name, "type");
+    assert_eq!(Raw::schema().fields[0].rust_name, "type");
+}
+
+/// Fields that exist only under some configurations.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Configured {
+    /// Always here.
+    pub kept: u32,
+    /// Compiled out.
+    #[cfg(any())]
+    pub gone: u32,
+    /// Compiled in.
+    #[cfg(not(any()))]
+    #[reducer(append)]
+    pub present: Vec<u32>,
+}
+
+#[test]
+fn cfg_fields_follow_their_cfg() {
+    let mut s = Configured::default();
+    s.apply(ConfiguredUpdate::new().kept(1).present([2]))
+        .unwrap();
+    assert_eq!(s.to_json(), json!({"kept": 1, "present": [2]}));
+    let err = s.apply_json(json!({"gone": 1})).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown field `gone`, expected one of `kept`, `present`"
+    );
+    assert_eq!(Configured::schema().fields.len(), 2);
+}
+
+/// A generic state with bounds in both places.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Generic<T: Clone + std::fmt::Debug, M>
+where
+    T: PartialEq,
+    M: agent_state::MessageLike,
+{
+    /// Items.
+    #[reducer(append)]
+    pub items: Vec<T>,
+    /// Messages of any message type.
+    #[reducer(messages)]
+    pub messages: agent_state::Messages<M>,
+    /// Set once.
+    #[reducer(immutable)]
+    pub label: String,
+}
+
+/// Another crate's message type.
+#[derive(
+    Debug, Clone, PartialEq, agent_state::serde::Serialize, agent_state::serde::Deserialize,
+)]
+#[serde(crate = "agent_state::serde")]
+pub struct Line {
+    id: Option<String>,
+    text: String,
+}
+
+impl agent_state::MessageLike for Line {
+    fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    fn set_id(&mut self, id: String) {
+        self.id = Some(id);
+    }
+}
+
+#[test]
+fn generic_states_with_foreign_message_types() {
+    let mut s: Generic<u8, Line> = Generic::default();
+    s.apply(GenericUpdate::new().items([1u8, 2]).message(Line {
+        id: None,
+        text: "hi".into(),
+    }))
+    .unwrap();
+    assert_eq!(s.items, [1, 2]);
+    assert!(s.messages[0].id.is_some(), "id assigned");
+    s.apply_json(json!({"messages": [{"id": "x", "text": "yo"}], "items": [3]}))
+        .unwrap();
+    assert_eq!(s.messages.len(), 2);
+    assert_eq!(s.items, [1, 2, 3]);
+}
+
+/// Fields named like the trait's and the update's items.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Named {
+    /// Named like the update type's role.
+    pub update: u32,
+    /// Named like `AgentState::apply`.
+    pub apply: u32,
+    /// Named like `AgentState::stage`.
+    #[reducer(append)]
+    pub stage: Vec<u32>,
+    /// Named like `AgentState::commit`.
+    pub commit: bool,
+    /// Named like `AgentState::schema`.
+    pub schema: String,
+    /// Named like the generated staged type's role.
+    pub staged: u8,
+}
+
+#[test]
+fn fields_named_like_generated_items() {
+    let mut s = Named::default();
+    AgentState::apply(
+        &mut s,
+        NamedUpdate::new()
+            .update(1)
+            .apply(2)
+            .stage([3])
+            .commit(true)
+            .schema("x")
+            .staged(4),
+    )
+    .unwrap();
+    assert_eq!((s.update, s.apply, s.commit, s.staged), (1, 2, true, 4));
+    assert_eq!(s.stage, [3]);
+    assert!(!NamedUpdate::new().apply(1).is_empty());
+}
+
+mod reexport {
+    //! A crate that re-exports agent-state under its own path.
+    pub mod deep {
+        pub use agent_state as runtime;
+    }
+}
+
+/// Found through `#[state(crate = ..)]`.
+#[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+#[state(crate = crate::reexport::deep::runtime)]
+pub struct ThroughReexport {
+    /// A value.
+    pub value: i64,
+}
+
+#[test]
+fn crate_path_override() {
+    let mut s = ThroughReexport::default();
+    s.apply(ThroughReexportUpdate::new().value(-3)).unwrap();
+    assert_eq!(s.value, -3);
+}
+
+/// Visibility of the generated items follows the state's.
+mod private_state {
+    use agent_state::AgentState;
+
+    #[derive(AgentState, Debug)]
+    pub(crate) struct Inner {
+        pub(crate) n: u32,
+    }
+
+    pub(crate) fn make() -> InnerUpdate {
+        InnerUpdate::new().n(1)
+    }
+}
+
+#[test]
+fn generated_items_share_the_states_visibility() {
+    let update: private_state::InnerUpdate = private_state::make();
+    assert_eq!(update.n, Some(1));
+}

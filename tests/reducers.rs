@@ -1,0 +1,415 @@
+//! Every reducer through the derive, the step rules of `apply_all`,
+//! `Overwrite`, and atomicity: each fallible path leaves the state exactly as
+//! it was.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+use agent_state::{
+    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateUpdate,
+};
+use serde_json::{json, Value};
+
+/// A nested record merged field by field.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct UserContext {
+    /// Who the user is.
+    pub identity: Option<String>,
+    /// What they do.
+    pub work: Option<String>,
+    /// Notes, appended.
+    #[reducer(append)]
+    pub notes: Vec<String>,
+    /// A checked score.
+    #[reducer(with = bounded)]
+    pub score: u8,
+}
+
+fn bounded(current: &u8, add: u8) -> Result<u8, String> {
+    current
+        .checked_add(add)
+        .filter(|v| *v <= 100)
+        .ok_or_else(|| format!("score would exceed 100 ({current} + {add})"))
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Everything {
+    #[reducer(messages)]
+    pub messages: Messages,
+    pub round: u32,
+    pub room: Option<String>,
+    #[reducer(merge)]
+    pub config: HashMap<String, String>,
+    #[reducer(merge)]
+    pub sorted: BTreeMap<String, i64>,
+    #[reducer(merge)]
+    pub extra: Value,
+    #[reducer(merge)]
+    pub user: UserContext,
+    #[reducer(union)]
+    pub plugins: Vec<String>,
+    #[reducer(union)]
+    pub tags: HashSet<String>,
+    #[reducer(union)]
+    pub levels: BTreeSet<u32>,
+    #[reducer(append)]
+    pub log: Vec<String>,
+    #[reducer(append)]
+    pub recent: VecDeque<u32>,
+    #[reducer(immutable)]
+    #[state(default = String::from("fixed"))]
+    pub thread: String,
+}
+
+type Up = EverythingUpdate;
+
+fn seeded() -> Everything {
+    let mut s = Everything::default();
+    s.apply(
+        Up::new()
+            .messages([human("hi").with_id("1"), ai("hello").with_id("2")])
+            .config([
+                ("did".to_owned(), "d1".to_owned()),
+                ("wsId".to_owned(), "w1".to_owned()),
+            ])
+            .extra(json!({"a": 1}))
+            .user(UserContextUpdate::new().identity("Ada").note("likes rust"))
+            .plugins(["memory"])
+            .log(["start"]),
+    )
+    .unwrap();
+    s
+}
+
+/// Applies `update` expecting an error, and checks nothing changed.
+fn rejected(state: &mut Everything, updates: Vec<Up>) -> agent_state::StateError {
+    let before = state.clone();
+    let err = state.apply_all(updates).unwrap_err();
+    assert_eq!(*state, before, "state changed by a rejected step: {err}");
+    err
+}
+
+#[test]
+fn merge_keeps_unset_keys() {
+    let mut s = seeded();
+    s.apply(
+        Up::new()
+            .config([("wsId".to_owned(), "w2".to_owned())])
+            .extra(json!({"b": 2})),
+    )
+    .unwrap();
+    assert_eq!(s.config["did"], "d1");
+    assert_eq!(s.config["wsId"], "w2");
+    assert_eq!(s.extra, json!({"a": 1, "b": 2}));
+}
+
+#[test]
+fn nested_states_merge_through_their_own_reducers() {
+    let mut s = seeded();
+    s.apply(
+        Up::new().user(
+            UserContextUpdate::new()
+                .work("engineer")
+                .note("uses vim")
+                .score(10),
+        ),
+    )
+    .unwrap();
+    assert_eq!(s.user.identity.as_deref(), Some("Ada"));
+    assert_eq!(s.user.work.as_deref(), Some("engineer"));
+    assert_eq!(s.user.notes, ["likes rust", "uses vim"]);
+    assert_eq!(s.user.score, 10);
+
+    // Inside a merge, writes fold in order: the last plain write wins.
+    s.apply_all([
+        Up::new().user(UserContextUpdate::new().work("a")),
+        Up::new().user(UserContextUpdate::new().work("b")),
+    ])
+    .unwrap();
+    assert_eq!(s.user.work.as_deref(), Some("b"));
+}
+
+#[test]
+fn nested_errors_carry_the_path_and_change_nothing() {
+    let mut s = seeded();
+    let err = rejected(
+        &mut s,
+        vec![
+            Up::new().round(1).user(UserContextUpdate::new().score(60)),
+            Up::new().user(UserContextUpdate::new().score(60)),
+        ],
+    );
+    assert_eq!(err.field(), "user.score");
+    assert_eq!(
+        err.to_string(),
+        "at key `user.score`: the reducer rejected the update: score would exceed 100 (60 + 60)"
+    );
+}
+
+#[test]
+fn union_adds_missing_and_never_removes() {
+    let mut s = seeded();
+    s.apply_all([
+        Up::new()
+            .plugins(["editor", "memory"])
+            .tags(["a"])
+            .levels([3, 1]),
+        Up::new().plugin("slack").tags(["a", "b"]).level(2),
+    ])
+    .unwrap();
+    assert_eq!(s.plugins, ["memory", "editor", "slack"]);
+    assert_eq!(s.tags, HashSet::from(["a".to_owned(), "b".to_owned()]));
+    assert_eq!(s.levels, BTreeSet::from([1, 2, 3]));
+}
+
+#[test]
+fn append_extends_in_order() {
+    let mut s = seeded();
+    s.apply_all([
+        Up::new().log(["a", "b"]).recent([1]),
+        Up::new().add_log("a").recent([2, 3]),
+    ])
+    .unwrap();
+    assert_eq!(s.log, ["start", "a", "b", "a"]);
+    assert_eq!(s.recent, [1, 2, 3]);
+}
+
+#[test]
+fn plain_fields_take_one_write_per_step() {
+    let mut s = seeded();
+    let err = rejected(
+        &mut s,
+        vec![
+            Up::new().round(1).message(ai("from a")),
+            Up::new().round(2).message(ai("from b")),
+        ],
+    );
+    assert_eq!(err.field(), "round");
+    assert_eq!(err.kind(), &ErrorKind::ConcurrentWrites { writes: 2 });
+    assert!(
+        err.to_string()
+            .contains("can receive only one value per step"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reducer_fields_fold_a_step_in_order() {
+    let mut s = seeded();
+    s.apply_all([
+        Up::new().message(ai("a").with_id("a")),
+        Up::new().message(ai("b").with_id("b")).round(4),
+    ])
+    .unwrap();
+    let ids: Vec<_> = s
+        .messages
+        .iter()
+        .map(|m| m.id.as_deref().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2", "a", "b"]);
+    assert_eq!(s.round, 4);
+}
+
+#[test]
+fn overwrite_bypasses_the_reducer() {
+    let mut s = seeded();
+    let summary: Messages = vec![ai("summary of the chat").with_id("s")].into();
+    s.apply(
+        Up::new()
+            .overwrite_messages(summary.clone())
+            .overwrite_plugins(vec![]),
+    )
+    .unwrap();
+    assert_eq!(s.messages, summary);
+    assert!(s.plugins.is_empty());
+}
+
+#[test]
+fn overwrite_in_a_step_discards_the_other_writes_and_two_are_an_error() {
+    let mut s = seeded();
+    s.apply_all([
+        Up::new().log(["before"]),
+        Up::new().overwrite_log(vec!["only".to_owned()]),
+        Up::new().log(["after"]),
+    ])
+    .unwrap();
+    assert_eq!(s.log, ["only"]);
+
+    let err = rejected(
+        &mut s,
+        vec![
+            Up::new().overwrite_log(vec![]),
+            Up::new().overwrite_log(vec!["x".to_owned()]),
+        ],
+    );
+    assert_eq!(err.field(), "log");
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::ConcurrentOverwrites { overwrites: 2 }
+    );
+}
+
+#[test]
+fn overwrite_in_json() {
+    let mut s = seeded();
+    s.apply_json(
+        json!({"messages": {"__overwrite__": [{"type": "ai", "content": "only", "id": "o"}]}}),
+    )
+    .unwrap();
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.messages[0].text(), "only");
+    let update = Up::from_json(json!({"plugins": {"__overwrite__": ["x"]}})).unwrap();
+    assert_eq!(
+        update.plugins,
+        Some(FieldWrite::Overwrite(vec!["x".to_owned()]))
+    );
+    assert_eq!(
+        update.to_json(),
+        json!({"plugins": {"__overwrite__": ["x"]}})
+    );
+}
+
+#[test]
+fn messages_removal_of_missing_id_is_atomic() {
+    let mut s = seeded();
+    let err = rejected(
+        &mut s,
+        vec![
+            Up::new()
+                .round(9)
+                .config([("k".to_owned(), "v".to_owned())])
+                .log(["x"]),
+            Up::new()
+                .message(ai("new"))
+                .message(RemoveMessage::new("missing")),
+        ],
+    );
+    assert_eq!(err.field(), "messages");
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::MessageNotFound {
+            id: "missing".into()
+        }
+    );
+}
+
+#[test]
+fn json_merge_of_a_non_object_is_atomic() {
+    let mut s = seeded();
+    let err = rejected(&mut s, vec![Up::new().round(3).extra(json!([1, 2]))]);
+    assert_eq!(err.field(), "extra");
+    assert_eq!(err.kind(), &ErrorKind::NotAnObject { found: "an array" });
+}
+
+#[test]
+fn option_fields_tell_no_change_from_none() {
+    let mut s = seeded();
+    s.apply(Up::new().room("r1")).unwrap();
+    s.apply_json(json!({"round": 1})).unwrap();
+    assert_eq!(s.room.as_deref(), Some("r1"), "absent key: unchanged");
+    s.apply_json(json!({"room": null})).unwrap();
+    assert_eq!(s.room, None, "null: set to None");
+    assert_eq!(Up::new().clear_room().to_json(), json!({"room": null}));
+    assert_eq!(
+        Up::from_json(json!({"room": null})).unwrap(),
+        Up::new().clear_room()
+    );
+}
+
+#[test]
+fn json_updates_of_every_shape() {
+    let mut s = seeded();
+    s.apply_json(json!({
+        "messages": "a bare string",
+        "config": {"did": "d2"},
+        "user": {"work": "pilot", "notes": ["flies"]},
+        "plugins": ["editor"],
+        "levels": [7],
+        "recent": [1]
+    }))
+    .unwrap();
+    assert_eq!(s.messages[2].text(), "a bare string");
+    assert_eq!(s.config["did"], "d2");
+    assert_eq!(s.user.work.as_deref(), Some("pilot"));
+    assert_eq!(s.user.notes, ["likes rust", "flies"]);
+    assert_eq!(s.plugins, ["memory", "editor"]);
+    s.apply_json(json!({"messages": [{"type": "remove", "id": "1"}, ["assistant", "pair"]]}))
+        .unwrap();
+    assert_eq!(s.messages[0].id.as_deref(), Some("2"));
+    assert_eq!(s.messages.last().unwrap().text(), "pair");
+    s.apply_json(json!({"messages": {"type": "remove", "id": "__remove_all__"}}))
+        .unwrap();
+    assert!(s.messages.is_empty());
+}
+
+#[test]
+fn json_errors_name_the_field_and_change_nothing() {
+    let mut s = seeded();
+    let before = s.clone();
+    let cases = [
+        (json!({"round": -1}), "round"),
+        (
+            json!({"messages": [{"role": "wizard", "content": "x"}]}),
+            "messages",
+        ),
+        (json!({"user": {"nickname": "x"}}), "user"),
+        (json!({"levels": ["x"]}), "levels"),
+        (json!({"thread": "other"}), "thread"),
+        (json!({"nope": 1}), "nope"),
+    ];
+    for (input, field) in cases {
+        let err = s.apply_json(input.clone()).unwrap_err();
+        assert_eq!(err.field(), field, "{input} → {err}");
+        assert_eq!(s, before);
+    }
+    let err = s
+        .apply_json(json!({"messages": [{"role": "wizard", "content": "x"}]}))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown message type `wizard`"),
+        "{err}"
+    );
+    let err = s
+        .apply_json(json!({"user": {"nickname": "x"}}))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown field `nickname`"),
+        "{err}"
+    );
+    let err = s.apply_json(json!([1])).unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::NotAnObject { found: "an array" });
+}
+
+#[test]
+fn state_json_round_trips_and_rejects_bad_input() {
+    let s = seeded();
+    let back = Everything::from_json(s.to_json()).unwrap();
+    assert_eq!(back, s);
+    let text = serde_json::to_string(&s).unwrap();
+    assert_eq!(serde_json::from_str::<Everything>(&text).unwrap(), s);
+
+    let err = Everything::from_json(json!({"round": 1, "rnd": 2})).unwrap_err();
+    assert_eq!(err.field(), "rnd");
+    let err = Everything::from_json(json!({"messages": [{"type": "human", "content": "a", "id": "x"},
+                                                         {"type": "human", "content": "b", "id": "x"}]}))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("two messages share the id `x`"),
+        "{err}"
+    );
+    // Missing fields take their defaults; immutable fields can be set when
+    // the state is built.
+    let built = Everything::from_json(json!({"thread": "t-9"})).unwrap();
+    assert_eq!(built.thread, "t-9");
+    assert_eq!(Everything::default().thread, "fixed");
+}
+
+#[test]
+fn staging_separately_allows_persisting_between_stage_and_commit() {
+    let mut s = seeded();
+    let staged = s
+        .stage(vec![Up::new().round(5)], agent_state::StepRule::Superstep)
+        .unwrap();
+    assert_eq!(s.round, 0, "staging changes nothing");
+    s.commit(staged);
+    assert_eq!(s.round, 5);
+}
