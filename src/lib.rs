@@ -142,3 +142,7 @@ pub use agent_state_derive::AgentState;
 /// serde, re-exported so states and your own field types need no extra
 /// dependency line (`#[serde(crate = "agent_state::serde")]`).
 pub use agent_state_core::__private::serde;
+
+/// serde_json, re-exported: [`AgentState::apply_json`] and friends take its
+/// `Value`, and its `json!` macro works through this path.
+pub use agent_state_core::__private::serde_json;
