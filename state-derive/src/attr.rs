@@ -21,7 +21,10 @@ pub enum Reducer {
     Union,
     Append,
     Immutable,
-    With { path: Path, update: Option<Box<Type>> },
+    With {
+        path: Path,
+        update: Option<Box<Type>>,
+    },
 }
 
 impl Reducer {
