@@ -146,3 +146,8 @@ pub use agent_state_core::__private::serde;
 /// serde_json, re-exported: [`AgentState::apply_json`] and friends take its
 /// `Value`, and its `json!` macro works through this path.
 pub use agent_state_core::__private::serde_json;
+
+/// README.md's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,7 +1,7 @@
 use agent_state::{AgentState, Messages};
 
-fn count_up(current: &String, by: &str) -> Result<String, String> {
-    Ok(format!("{current}{by}"))
+fn count_up(current: &i32, by: i64) -> Result<i32, i64> {
+    Ok(*current + by as i32)
 }
 
 #[derive(AgentState)]
