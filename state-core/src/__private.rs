@@ -13,6 +13,7 @@ pub use crate::reducer::{AppendField, MergeField, MessagesField, UnionField};
 pub use crate::schema::{FieldSchema, ReducerKind, StateSchema};
 pub use crate::state::{AgentState, StateUpdate, StepRule};
 pub use crate::write::{commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY};
+pub use crate::writes::Writes;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};

@@ -24,6 +24,7 @@ pub mod reducer;
 pub mod schema;
 pub mod state;
 pub mod write;
+pub mod writes;
 
 #[doc(hidden)]
 pub mod __private;
@@ -42,3 +43,4 @@ pub use reducer::{
 pub use schema::{FieldSchema, ReducerKind, StateSchema};
 pub use state::{AgentState, StateUpdate, StepRule};
 pub use write::{FieldWrite, OVERWRITE_KEY};
+pub use writes::Writes;

@@ -61,8 +61,9 @@ pub trait AgentState: Sized {
 
     /// Checks a step's updates against the state and prepares them, without
     /// changing anything. Every error an update can cause arises here.
-    fn stage(&self, updates: Vec<Self::Update>, rule: StepRule)
-        -> Result<Self::Staged, StateError>;
+    fn stage<I>(&self, updates: I, rule: StepRule) -> Result<Self::Staged, StateError>
+    where
+        I: IntoIterator<Item = Self::Update>;
 
     /// Writes a staged step. Cannot fail. Staging and committing separately
     /// lets a caller persist a step between the two.
@@ -70,7 +71,7 @@ pub trait AgentState: Sized {
 
     /// Applies one update through each field's reducer.
     fn apply(&mut self, update: Self::Update) -> Result<(), StateError> {
-        let staged = self.stage(vec![update], StepRule::Superstep)?;
+        let staged = self.stage(std::iter::once(update), StepRule::Superstep)?;
         self.commit(staged);
         Ok(())
     }
@@ -81,7 +82,7 @@ pub trait AgentState: Sized {
     where
         I: IntoIterator<Item = Self::Update>,
     {
-        let staged = self.stage(updates.into_iter().collect(), StepRule::Superstep)?;
+        let staged = self.stage(updates, StepRule::Superstep)?;
         self.commit(staged);
         Ok(())
     }

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::error::{ErrorKind, StateError};
 use crate::state::StepRule;
+use crate::writes::Writes;
 
 /// The JSON key that marks an overwrite: `{"__overwrite__": value}`, as in
 /// LangGraph.
@@ -55,25 +56,23 @@ pub enum FieldStage<T, S> {
 /// writes after it reduce onto it.
 pub fn stage_writes<T, P, S>(
     current: &T,
-    writes: Vec<FieldWrite<T, P>>,
+    writes: Writes<FieldWrite<T, P>>,
     rule: StepRule,
-    stage: impl FnOnce(&T, Vec<P>) -> Result<S, StateError>,
+    stage: impl FnOnce(&T, Writes<P>) -> Result<S, StateError>,
 ) -> Result<FieldStage<T, S>, StateError> {
     if writes.is_empty() {
         return Ok(FieldStage::Unchanged);
     }
     let overwrites = writes
+        .as_slice()
         .iter()
         .filter(|w| matches!(w, FieldWrite::Overwrite(_)))
         .count();
     if overwrites == 0 {
-        let partials = writes
-            .into_iter()
-            .filter_map(|w| match w {
-                FieldWrite::Reduce(p) => Some(p),
-                FieldWrite::Overwrite(_) => None,
-            })
-            .collect();
+        let partials = writes.map(|w| match w {
+            FieldWrite::Reduce(p) => p,
+            FieldWrite::Overwrite(_) => unreachable!("counted no overwrite"),
+        });
         return stage(current, partials).map(FieldStage::Reduced);
     }
     match rule {
@@ -95,12 +94,12 @@ pub fn stage_writes<T, P, S>(
         }
         StepRule::Fold => {
             let mut base = None;
-            let mut after = Vec::new();
+            let mut after = Writes::new();
             for write in writes {
                 match write {
                     FieldWrite::Overwrite(v) => {
                         base = Some(v);
-                        after.clear();
+                        after = Writes::new();
                     }
                     FieldWrite::Reduce(p) => after.push(p),
                 }

@@ -234,7 +234,7 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
                     partial_ty: Some(input.clone()),
                     staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
                     stage: quote_spanned! {pspan=>
-                        #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: ::std::vec::Vec<#input>| {
+                        #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
                             #p::stage_with(__cur, __ws, #path)
                         })
                     },
@@ -406,7 +406,7 @@ fn expand(cont: &Container) -> TokenStream {
     let write_vecs = updatable.iter().map(|(f, _)| {
         let cfgs = &f.cfgs;
         let w = format_ident!("__w_{}", f.plain_name);
-        quote!(#(#cfgs)* let mut #w = ::std::vec::Vec::new();)
+        quote!(#(#cfgs)* let mut #w = #p::Writes::new();)
     });
     let collect_writes = updatable.iter().map(|(f, _)| {
         let name = f.ident;
@@ -543,7 +543,15 @@ fn expand(cont: &Container) -> TokenStream {
     // fields, on what an update carries.
     let serde_preds = |f: &Field, g: &FieldGen, tr: &TokenStream| -> Option<TokenStream> {
         let ty = f.ty;
-        let preds = match (&g.partial_ty, f.is_updatable()) {
+        // Spelled-out message types make bounds rustc can match without
+        // normalizing `<Messages<M> as MessagesField>::Message`.
+        let spelled = match f.reducer() {
+            Reducer::Messages => {
+                generic_arg_of(ty, &["Messages", "Vec"]).map(|m| quote!(#p::MessageOps<#m>))
+            }
+            _ => None,
+        };
+        let preds = match (spelled.as_ref().or(g.partial_ty.as_ref()), f.is_updatable()) {
             (Some(partial), true) => quote!(#ty: #tr, #partial: #tr),
             _ => quote!(#ty: #tr),
         };
@@ -696,11 +704,14 @@ fn expand(cont: &Container) -> TokenStream {
                 })
             }
 
-            fn stage(
+            fn stage<__I>(
                 &self,
-                __updates: ::std::vec::Vec<Self::Update>,
+                __updates: __I,
                 __rule: #p::StepRule,
-            ) -> ::core::result::Result<Self::Staged, #p::StateError> {
+            ) -> ::core::result::Result<Self::Staged, #p::StateError>
+            where
+                __I: ::core::iter::IntoIterator<Item = Self::Update>,
+            {
                 #(#write_vecs)*
                 for __u in __updates {
                     #(#collect_writes)*
@@ -740,7 +751,7 @@ fn expand(cont: &Container) -> TokenStream {
             type Partial = #update #ty_generics;
             type Staged = #staged #ty_generics;
 
-            fn stage(&self, __partials: ::std::vec::Vec<Self::Partial>) -> ::core::result::Result<Self::Staged, #p::StateError> {
+            fn stage(&self, __partials: #p::Writes<Self::Partial>) -> ::core::result::Result<Self::Staged, #p::StateError> {
                 <Self as #p::AgentState>::stage(self, __partials, #p::StepRule::Fold)
             }
 

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use crate::error::StateError;
+use crate::writes::Writes;
 
 /// A field type the `append` reducer can serve.
 #[diagnostic::on_unimplemented(
@@ -18,7 +19,7 @@ pub trait AppendField: Sized {
     type Staged;
 
     /// Collects a step's items. Changes nothing.
-    fn stage(&self, partials: Vec<Vec<Self::Item>>) -> Result<Self::Staged, StateError>;
+    fn stage(&self, partials: Writes<Vec<Self::Item>>) -> Result<Self::Staged, StateError>;
 
     /// Appends them. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
@@ -26,9 +27,9 @@ pub trait AppendField: Sized {
 
 impl<T> AppendField for Vec<T> {
     type Item = T;
-    type Staged = Vec<Vec<T>>;
+    type Staged = Writes<Vec<T>>;
 
-    fn stage(&self, partials: Vec<Vec<T>>) -> Result<Self::Staged, StateError> {
+    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
         Ok(partials)
     }
 
@@ -41,9 +42,9 @@ impl<T> AppendField for Vec<T> {
 
 impl<T> AppendField for VecDeque<T> {
     type Item = T;
-    type Staged = Vec<Vec<T>>;
+    type Staged = Writes<Vec<T>>;
 
-    fn stage(&self, partials: Vec<Vec<T>>) -> Result<Self::Staged, StateError> {
+    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
         Ok(partials)
     }
 
@@ -61,7 +62,7 @@ mod tests {
     #[test]
     fn appends_in_order_with_duplicates() {
         let mut log = vec![1];
-        let staged = log.stage(vec![vec![2, 1], vec![3]]).unwrap();
+        let staged = log.stage(vec![vec![2, 1], vec![3]].into()).unwrap();
         log.commit(staged);
         assert_eq!(log, [1, 2, 1, 3]);
     }

@@ -12,6 +12,7 @@ use std::hash::{BuildHasher, Hash};
 use serde_json::{Map, Value};
 
 use crate::error::{json_type, ErrorKind, StateError};
+use crate::writes::Writes;
 
 /// A field type the `merge` reducer can serve.
 #[diagnostic::on_unimplemented(
@@ -26,7 +27,7 @@ pub trait MergeField: Sized {
     type Staged;
 
     /// Checks a step's partials against the current value. Changes nothing.
-    fn stage(&self, partials: Vec<Self::Partial>) -> Result<Self::Staged, StateError>;
+    fn stage(&self, partials: Writes<Self::Partial>) -> Result<Self::Staged, StateError>;
 
     /// Writes a staged step. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
@@ -34,13 +35,13 @@ pub trait MergeField: Sized {
 
 impl<K: Eq + Hash, V, S: BuildHasher> MergeField for HashMap<K, V, S> {
     type Partial = Self;
-    type Staged = Vec<Self>;
+    type Staged = Writes<Self>;
 
-    fn stage(&self, partials: Vec<Self>) -> Result<Vec<Self>, StateError> {
+    fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
         Ok(partials)
     }
 
-    fn commit(&mut self, staged: Vec<Self>) {
+    fn commit(&mut self, staged: Writes<Self>) {
         for partial in staged {
             self.extend(partial);
         }
@@ -49,13 +50,13 @@ impl<K: Eq + Hash, V, S: BuildHasher> MergeField for HashMap<K, V, S> {
 
 impl<K: Ord, V> MergeField for BTreeMap<K, V> {
     type Partial = Self;
-    type Staged = Vec<Self>;
+    type Staged = Writes<Self>;
 
-    fn stage(&self, partials: Vec<Self>) -> Result<Vec<Self>, StateError> {
+    fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
         Ok(partials)
     }
 
-    fn commit(&mut self, staged: Vec<Self>) {
+    fn commit(&mut self, staged: Writes<Self>) {
         for partial in staged {
             self.extend(partial);
         }
@@ -64,13 +65,13 @@ impl<K: Ord, V> MergeField for BTreeMap<K, V> {
 
 impl MergeField for Map<String, Value> {
     type Partial = Self;
-    type Staged = Vec<Self>;
+    type Staged = Writes<Self>;
 
-    fn stage(&self, partials: Vec<Self>) -> Result<Vec<Self>, StateError> {
+    fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
         Ok(partials)
     }
 
-    fn commit(&mut self, staged: Vec<Self>) {
+    fn commit(&mut self, staged: Writes<Self>) {
         for partial in staged {
             self.extend(partial);
         }
@@ -82,9 +83,9 @@ impl MergeField for Map<String, Value> {
 /// an error.
 impl MergeField for Value {
     type Partial = Value;
-    type Staged = Vec<Map<String, Value>>;
+    type Staged = Writes<Map<String, Value>>;
 
-    fn stage(&self, partials: Vec<Value>) -> Result<Self::Staged, StateError> {
+    fn stage(&self, partials: Writes<Value>) -> Result<Self::Staged, StateError> {
         partials
             .into_iter()
             .map(|partial| match partial {
@@ -120,7 +121,7 @@ mod tests {
     fn maps_keep_unset_keys_and_fold_in_order() {
         let mut map: HashMap<&str, i32> = [("a", 1), ("b", 2)].into();
         let staged = map
-            .stage(vec![[("b", 3)].into(), [("b", 4), ("c", 5)].into()])
+            .stage(vec![[("b", 3)].into(), [("b", 4), ("c", 5)].into()].into())
             .unwrap();
         map.commit(staged);
         assert_eq!(map, [("a", 1), ("b", 4), ("c", 5)].into());
@@ -130,14 +131,13 @@ mod tests {
     fn json_values_merge_shallowly_and_reject_non_objects() {
         let mut value = Value::Null;
         let staged = value
-            .stage(vec![
-                json!({"did": "d1", "wsId": "w"}),
-                json!({"wsId": "w2"}),
-            ])
+            .stage(vec![json!({"did": "d1", "wsId": "w"}), json!({"wsId": "w2"})].into())
             .unwrap();
         value.commit(staged);
         assert_eq!(value, json!({"did": "d1", "wsId": "w2"}));
-        let err = value.stage(vec![json!({"ok": 1}), json!([1])]).unwrap_err();
+        let err = value
+            .stage(vec![json!({"ok": 1}), json!([1])].into())
+            .unwrap_err();
         assert_eq!(err.kind(), &ErrorKind::NotAnObject { found: "an array" });
     }
 }

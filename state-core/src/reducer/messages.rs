@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use crate::error::{ErrorKind, StateError};
 use crate::id::new_message_id;
 use crate::messages::{MessageLike, MessageOp, MessageOps, Messages};
+use crate::writes::Writes;
 
 /// A field type the `messages` reducer can serve.
 #[diagnostic::on_unimplemented(
@@ -43,7 +44,8 @@ pub trait MessagesField: Sized {
 
     /// Checks a step's updates against the current history, assigning ids to
     /// messages that have none. Changes nothing.
-    fn stage(&self, updates: Vec<MessageOps<Self::Message>>) -> Result<Self::Staged, StateError>;
+    fn stage(&self, updates: Writes<MessageOps<Self::Message>>)
+        -> Result<Self::Staged, StateError>;
 
     /// Writes a staged step. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
@@ -51,7 +53,7 @@ pub trait MessagesField: Sized {
 
 /// Updates whose removals have been checked and whose messages all have ids.
 #[derive(Debug)]
-pub struct StagedMessages<M>(Vec<Vec<MessageOp<M>>>);
+pub struct StagedMessages<M>(Writes<MessageOps<M>>);
 
 /// Where the removed id was asked for: carried by the error.
 fn not_found(id: &str) -> StateError {
@@ -141,7 +143,7 @@ fn apply<M: MessageLike>(
     index: &mut HashMap<String, usize>,
     staged: StagedMessages<M>,
 ) {
-    for ops in staged.0 {
+    for MessageOps(ops) in staged.0 {
         let start = match ops
             .iter()
             .rposition(|op| matches!(op, MessageOp::RemoveAll))
@@ -200,9 +202,9 @@ impl<M: MessageLike> MessagesField for Messages<M> {
     type Message = M;
     type Staged = StagedMessages<M>;
 
-    fn stage(&self, mut updates: Vec<MessageOps<M>>) -> Result<Self::Staged, StateError> {
-        check(&mut updates, |id| self.contains_id(id))?;
-        Ok(StagedMessages(updates.into_iter().map(|u| u.0).collect()))
+    fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
+        check(updates.as_mut_slice(), |id| self.contains_id(id))?;
+        Ok(StagedMessages(updates))
     }
 
     fn commit(&mut self, staged: Self::Staged) {
@@ -217,10 +219,10 @@ impl<M: MessageLike> MessagesField for Vec<M> {
     type Message = M;
     type Staged = StagedMessages<M>;
 
-    fn stage(&self, mut updates: Vec<MessageOps<M>>) -> Result<Self::Staged, StateError> {
+    fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
         let ids: HashSet<&str> = self.iter().filter_map(MessageLike::id).collect();
-        check(&mut updates, |id| ids.contains(id))?;
-        Ok(StagedMessages(updates.into_iter().map(|u| u.0).collect()))
+        check(updates.as_mut_slice(), |id| ids.contains(id))?;
+        Ok(StagedMessages(updates))
     }
 
     fn commit(&mut self, staged: Self::Staged) {
@@ -264,7 +266,7 @@ where
 {
     let mut left = left;
     let ops: MessageOps<M> = right.into_iter().collect();
-    let staged = left.stage(vec![ops]).map_err(|e| match e.kind() {
+    let staged = left.stage(Writes::One(ops)).map_err(|e| match e.kind() {
         ErrorKind::MessageNotFound { id } => MessageNotFound { id: id.clone() },
         _ => unreachable!("the messages reducer fails only on missing ids"),
     })?;

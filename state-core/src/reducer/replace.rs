@@ -9,10 +9,11 @@
 
 use crate::error::{ErrorKind, StateError};
 use crate::state::StepRule;
+use crate::writes::Writes;
 
 /// Stages the writes of one step to a `replace` field: the value to store,
 /// or `None` when the step does not write it.
-pub fn stage_replace<T>(mut writes: Vec<T>, rule: StepRule) -> Result<Option<T>, StateError> {
+pub fn stage_replace<T>(writes: Writes<T>, rule: StepRule) -> Result<Option<T>, StateError> {
     if writes.len() > 1 && rule == StepRule::Superstep {
         return Err(StateError::new(
             "",
@@ -21,7 +22,7 @@ pub fn stage_replace<T>(mut writes: Vec<T>, rule: StepRule) -> Result<Option<T>,
             },
         ));
     }
-    Ok(writes.pop())
+    Ok(writes.into_iter().last())
 }
 
 /// Commits what [`stage_replace`] staged.
@@ -37,11 +38,14 @@ mod tests {
 
     #[test]
     fn one_write_per_superstep() {
-        let err = stage_replace(vec![1, 2], StepRule::Superstep).unwrap_err();
+        let err = stage_replace(vec![1, 2].into(), StepRule::Superstep).unwrap_err();
         assert_eq!(err.kind(), &ErrorKind::ConcurrentWrites { writes: 2 });
-        assert_eq!(stage_replace(vec![1, 2], StepRule::Fold), Ok(Some(2)));
         assert_eq!(
-            stage_replace(Vec::<u8>::new(), StepRule::Superstep),
+            stage_replace(vec![1, 2].into(), StepRule::Fold),
+            Ok(Some(2))
+        );
+        assert_eq!(
+            stage_replace(Writes::<u8>::new(), StepRule::Superstep),
             Ok(None)
         );
     }

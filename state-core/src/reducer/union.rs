@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::hash::{BuildHasher, Hash};
 
 use crate::error::StateError;
+use crate::writes::Writes;
 
 /// A field type the `union` reducer can serve.
 #[diagnostic::on_unimplemented(
@@ -23,7 +24,7 @@ pub trait UnionField: Sized {
     type Staged;
 
     /// Works out which items are new. Changes nothing.
-    fn stage(&self, partials: Vec<Vec<Self::Item>>) -> Result<Self::Staged, StateError>;
+    fn stage(&self, partials: Writes<Vec<Self::Item>>) -> Result<Self::Staged, StateError>;
 
     /// Adds them. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
@@ -33,7 +34,7 @@ impl<T: PartialEq> UnionField for Vec<T> {
     type Item = T;
     type Staged = Vec<T>;
 
-    fn stage(&self, partials: Vec<Vec<T>>) -> Result<Vec<T>, StateError> {
+    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Vec<T>, StateError> {
         let mut fresh: Vec<T> = Vec::new();
         for item in partials.into_iter().flatten() {
             if !self.contains(&item) && !fresh.contains(&item) {
@@ -52,7 +53,7 @@ impl<T: Eq + Hash, S: BuildHasher> UnionField for HashSet<T, S> {
     type Item = T;
     type Staged = Vec<T>;
 
-    fn stage(&self, partials: Vec<Vec<T>>) -> Result<Vec<T>, StateError> {
+    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Vec<T>, StateError> {
         Ok(partials.into_iter().flatten().collect())
     }
 
@@ -65,7 +66,7 @@ impl<T: Ord> UnionField for BTreeSet<T> {
     type Item = T;
     type Staged = Vec<T>;
 
-    fn stage(&self, partials: Vec<Vec<T>>) -> Result<Vec<T>, StateError> {
+    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Vec<T>, StateError> {
         Ok(partials.into_iter().flatten().collect())
     }
 
@@ -82,10 +83,13 @@ mod tests {
     fn vec_union_keeps_order_and_never_removes() {
         let mut plugins = vec!["memory".to_owned()];
         let staged = plugins
-            .stage(vec![
-                vec!["editor".into(), "memory".into()],
-                vec!["editor".into(), "slack".into()],
-            ])
+            .stage(
+                vec![
+                    vec!["editor".into(), "memory".into()],
+                    vec!["editor".into(), "slack".into()],
+                ]
+                .into(),
+            )
             .unwrap();
         plugins.commit(staged);
         assert_eq!(plugins, ["memory", "editor", "slack"]);
@@ -94,7 +98,7 @@ mod tests {
     #[test]
     fn sets_add_missing_items() {
         let mut set: BTreeSet<u8> = [1, 2].into();
-        let staged = set.stage(vec![vec![2, 3]]).unwrap();
+        let staged = set.stage(vec![vec![2, 3]].into()).unwrap();
         set.commit(staged);
         assert_eq!(set, [1, 2, 3].into());
     }

@@ -7,12 +7,13 @@
 use std::fmt::Display;
 
 use crate::error::{ErrorKind, StateError};
+use crate::writes::Writes;
 
 /// Folds a step's writes through the user's reducer: the value to store, or
 /// `None` when the step does not write the field.
 pub fn stage_with<T, U, E: Display>(
     current: &T,
-    writes: Vec<U>,
+    writes: Writes<U>,
     reducer: impl Fn(&T, U) -> Result<T, E>,
 ) -> Result<Option<T>, StateError> {
     let mut value: Option<T> = None;
@@ -43,8 +44,8 @@ mod tests {
 
     #[test]
     fn folds_in_order_and_stops_at_the_first_error() {
-        assert_eq!(stage_with(&1, vec![2, 3], add_positive), Ok(Some(6)));
-        let err = stage_with(&1, vec![2, -1, 3], add_positive).unwrap_err();
+        assert_eq!(stage_with(&1, vec![2, 3].into(), add_positive), Ok(Some(6)));
+        let err = stage_with(&1, vec![2, -1, 3].into(), add_positive).unwrap_err();
         assert_eq!(
             err.kind(),
             &ErrorKind::Rejected {
