@@ -50,8 +50,21 @@ pub fn write_from_json<T: DeserializeOwned, P: DeserializeOwned>(
     }
 }
 
-/// The error for a key the input may not carry.
-pub fn unknown_field(key: String, expected: Vec<&'static str>) -> StateError {
+/// The error for a key a whole state does not have, listing its fields.
+pub fn unknown_state_field(key: String, schema: &StateSchema) -> StateError {
+    let expected = schema.fields.iter().map(|f| f.name).collect();
+    StateError::new(key, ErrorKind::UnknownField { expected })
+}
+
+/// The error for a key an update may not carry, listing the fields an
+/// update can write (immutable ones are answered by [`immutable_field`]).
+pub fn unknown_update_field(key: String, schema: &StateSchema) -> StateError {
+    let expected = schema
+        .fields
+        .iter()
+        .filter(|f| f.reducer != ReducerKind::Immutable)
+        .map(|f| f.name)
+        .collect();
     StateError::new(key, ErrorKind::UnknownField { expected })
 }
 

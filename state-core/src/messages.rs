@@ -248,22 +248,8 @@ impl<M: MessageLike> Messages<M> {
 
     /// Appends `msg`, or replaces the message with its id in place; a message
     /// without an id gets a new one.
-    pub fn push(&mut self, mut msg: M) {
-        let id = match msg.id() {
-            Some(id) => id.to_owned(),
-            None => {
-                let id = crate::id::new_message_id();
-                msg.set_id(id.clone());
-                id
-            }
-        };
-        match self.index.get(&id) {
-            Some(&at) => self.items[at] = msg,
-            None => {
-                self.index.insert(id, self.items.len());
-                self.items.push(msg);
-            }
-        }
+    pub fn push(&mut self, msg: M) {
+        upsert(&mut self.items, &mut self.index, msg);
     }
 
     /// Removes and returns the last message.
@@ -310,18 +296,12 @@ impl<M: MessageLike> Messages<M> {
             index: HashMap::with_capacity(items.len()),
         };
         for mut msg in items {
-            let id = match msg.id() {
-                Some(id) => id.to_owned(),
-                None => {
-                    let id = crate::id::new_message_id();
-                    msg.set_id(id.clone());
-                    id
-                }
-            };
-            if out.index.contains_key(&id) {
-                return Err(DuplicateId { id });
+            ensure_id(&mut msg);
+            let id = msg.id().unwrap_or_default();
+            if out.index.contains_key(id) {
+                return Err(DuplicateId { id: id.to_owned() });
             }
-            out.index.insert(id, out.items.len());
+            out.index.insert(id.to_owned(), out.items.len());
             out.items.push(msg);
         }
         Ok(out)
@@ -330,6 +310,44 @@ impl<M: MessageLike> Messages<M> {
     pub(crate) fn parts_mut(&mut self) -> (&mut Vec<M>, &mut HashMap<String, usize>) {
         (&mut self.items, &mut self.index)
     }
+}
+
+/// Gives `msg` a fresh id if it has none (LangGraph assigns a uuid4).
+pub(crate) fn ensure_id<M: MessageLike>(msg: &mut M) {
+    if msg.id().is_none() {
+        msg.set_id(crate::id::new_message_id());
+    }
+}
+
+/// Appends `msg`, or replaces the message with its id in place, keeping
+/// `index` right. Returns the position when it replaced one. The id is
+/// copied into the index only for a new message: a replacement allocates
+/// nothing.
+pub(crate) fn upsert<M: MessageLike>(
+    items: &mut Vec<M>,
+    index: &mut HashMap<String, usize>,
+    mut msg: M,
+) -> Option<usize> {
+    ensure_id(&mut msg);
+    let id = msg.id().unwrap_or_default();
+    if let Some(&at) = index.get(id) {
+        items[at] = msg;
+        return Some(at);
+    }
+    index.insert(id.to_owned(), items.len());
+    items.push(msg);
+    None
+}
+
+/// The id → position index of `items`; the first of a repeated id wins.
+pub(crate) fn build_index<M: MessageLike>(items: &[M]) -> HashMap<String, usize> {
+    let mut index = HashMap::with_capacity(items.len());
+    for (at, msg) in items.iter().enumerate() {
+        if let Some(id) = msg.id() {
+            index.entry(id.to_owned()).or_insert(at);
+        }
+    }
+    index
 }
 
 /// Two messages of one stored history share an id.

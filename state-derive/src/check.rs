@@ -6,6 +6,7 @@ use crate::ast::Container;
 use crate::attr::Reducer;
 use crate::ctxt::Ctxt;
 use crate::expand::setter_names;
+use crate::ty::Shape;
 
 pub fn check(cx: &Ctxt, cont: &mut Container) {
     check_json_names(cx, cont);
@@ -52,57 +53,6 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
                 ),
             );
             field.attrs.reducer = Reducer::Replace;
-        }
-    }
-}
-
-/// What a type plainly is, from its spelling.
-#[derive(PartialEq)]
-enum Shape {
-    Scalar,
-    Option,
-    List,
-    ListOfScalars,
-    Set,
-    Map,
-    Messages,
-    Other,
-}
-
-impl Shape {
-    fn of(ty: &syn::Type) -> Self {
-        const SCALARS: &[&str] = &[
-            "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
-            "u32", "u64", "u128", "usize", "String", "str",
-        ];
-        let ty = match ty {
-            syn::Type::Reference(r) => return Self::of(&r.elem),
-            syn::Type::Tuple(_) | syn::Type::Array(_) | syn::Type::Slice(_) => return Self::Scalar,
-            syn::Type::Path(p) if p.qself.is_none() => p,
-            _ => return Self::Other,
-        };
-        let Some(last) = ty.path.segments.last() else {
-            return Self::Other;
-        };
-        let name = last.ident.to_string();
-        let first_arg = match &last.arguments {
-            syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            }),
-            _ => None,
-        };
-        match name.as_str() {
-            n if SCALARS.contains(&n) => Self::Scalar,
-            "Option" => Self::Option,
-            "Vec" | "VecDeque" => match first_arg.map(Self::of) {
-                Some(Self::Scalar) => Self::ListOfScalars,
-                _ => Self::List,
-            },
-            "HashSet" | "BTreeSet" => Self::Set,
-            "HashMap" | "BTreeMap" => Self::Map,
-            "Messages" => Self::Messages,
-            _ => Self::Other,
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::ast::{Container, Field};
 use crate::attr::Reducer;
 use crate::check;
 use crate::ctxt::Ctxt;
+use crate::ty::{collection_item, generic_arg_of, is_primitive, option_inner};
 
 /// Entry point: the whole expansion, or the errors plus a fallback that
 /// keeps the user's other code compiling.
@@ -50,47 +51,6 @@ fn fallback(input: &DeriveInput, errors: syn::Error) -> TokenStream {
         #vis struct #update {}
     });
     out
-}
-
-/// Whether a type is one whose setters should take it as is: `impl Into<u32>`
-/// would make `.round(2)` fail, since the literal defaults to `i32`.
-fn is_primitive(ty: &Type) -> bool {
-    const PRIMITIVES: &[&str] = &[
-        "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
-        "u32", "u64", "u128", "usize",
-    ];
-    match ty {
-        Type::Path(p) if p.qself.is_none() => p
-            .path
-            .get_ident()
-            .is_some_and(|ident| PRIMITIVES.iter().any(|name| ident == name)),
-        _ => false,
-    }
-}
-
-/// `T` for `Option<T>`.
-fn option_inner(ty: &Type) -> Option<&Type> {
-    generic_arg_of(ty, &["Option"])
-}
-
-/// The item type of a std collection, written as such.
-fn collection_item(ty: &Type) -> Option<&Type> {
-    generic_arg_of(ty, &["Vec", "VecDeque", "HashSet", "BTreeSet"])
-}
-
-fn generic_arg_of<'t>(ty: &'t Type, names: &[&str]) -> Option<&'t Type> {
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if !names.iter().any(|n| last.ident == n) {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    match args.args.first()? {
-        syn::GenericArgument::Type(inner) => Some(inner),
-        _ => None,
-    }
 }
 
 /// The one-item setter's name for a collection field: `messages` →
@@ -145,80 +105,59 @@ struct FieldGen {
     commit: TokenStream,
     /// Reads one JSON value `__v` into the write type.
     from_json: TokenStream,
-    /// The `ReducerKind` of the schema.
-    schema_kind: TokenStream,
 }
 
-fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
+/// Types and code of an updatable field; `None` for an immutable one,
+/// which has no write, no stage and no commit.
+fn field_gen(p: &TokenStream, field: &Field) -> Option<FieldGen> {
     let ty = field.ty;
     let ident = field.ident;
     let json = &field.json_name;
     let span = ty.span();
-    let via_trait = |trait_name: &str, partial: TokenStream| {
+    let via_trait = |trait_name: &str, partial: TokenStream, bound_partial: Option<TokenStream>| {
         let tr = Ident::new(trait_name, span);
         let tr = quote_spanned!(span=> #p::#tr);
         FieldGen {
             write_ty: quote!(#p::FieldWrite<#ty, #partial>),
-            partial_ty: Some(partial.clone()),
+            partial_ty: Some(bound_partial.unwrap_or(partial)),
             staged_ty: quote_spanned!(span=> #p::FieldStage<#ty, <#ty as #tr>::Staged>),
             stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, __w, __rule, <#ty as #tr>::stage)),
             commit: quote_spanned!(span=> #p::commit_writes(&mut self.#ident, __staged.#ident, <#ty as #tr>::commit)),
             from_json: quote!(#p::write_from_json(#json, __v)),
-            schema_kind: TokenStream::new(),
         }
     };
-    let (gen, kind) = match field.reducer() {
-        Reducer::Replace => (
-            FieldGen {
-                write_ty: quote!(#ty),
-                partial_ty: None,
-                staged_ty: quote!(::core::option::Option<#ty>),
-                stage: quote!(#p::stage_replace(__w, __rule)),
-                commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
-                from_json: quote!(#p::value_from_json(#json, __v)),
-                schema_kind: TokenStream::new(),
-            },
-            quote!(Replace),
+    Some(match field.reducer() {
+        Reducer::Immutable => return None,
+        Reducer::Replace => FieldGen {
+            write_ty: quote!(#ty),
+            partial_ty: None,
+            staged_ty: quote!(::core::option::Option<#ty>),
+            stage: quote!(#p::stage_replace(__w, __rule)),
+            commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
+            from_json: quote!(#p::value_from_json(#json, __v)),
+        },
+        Reducer::Merge => via_trait(
+            "MergeField",
+            quote_spanned!(span=> <#ty as #p::MergeField>::Partial),
+            None,
         ),
-        Reducer::Immutable => (
-            FieldGen {
-                write_ty: TokenStream::new(),
-                partial_ty: None,
-                staged_ty: TokenStream::new(),
-                stage: TokenStream::new(),
-                commit: TokenStream::new(),
-                from_json: TokenStream::new(),
-                schema_kind: TokenStream::new(),
-            },
-            quote!(Immutable),
+        Reducer::Messages => via_trait(
+            "MessagesField",
+            quote_spanned!(span=> #p::MessageOps<<#ty as #p::MessagesField>::Message>),
+            // In where-clauses of generic states, a spelled-out message type
+            // (`Messages<M>`) makes a bound rustc can match without
+            // normalizing `<Messages<M> as MessagesField>::Message`.
+            generic_arg_of(ty, &["Messages", "Vec"]).map(|m| quote!(#p::MessageOps<#m>)),
         ),
-        Reducer::Merge => (
-            via_trait(
-                "MergeField",
-                quote_spanned!(span=> <#ty as #p::MergeField>::Partial),
-            ),
-            quote!(Merge),
+        Reducer::Union => via_trait(
+            "UnionField",
+            quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::UnionField>::Item>),
+            None,
         ),
-        Reducer::Messages => (
-            via_trait(
-                "MessagesField",
-                quote_spanned!(span=> #p::MessageOps<<#ty as #p::MessagesField>::Message>),
-            ),
-            quote!(Messages),
-        ),
-        Reducer::Union => (
-            via_trait(
-                "UnionField",
-                quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::UnionField>::Item>),
-            ),
-            quote!(Union),
-        ),
-        Reducer::Append => (
-            via_trait(
-                "AppendField",
-                quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::AppendField>::Item>),
-            ),
-            quote!(Append),
+        Reducer::Append => via_trait(
+            "AppendField",
+            quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::AppendField>::Item>),
+            None,
         ),
         Reducer::With { path, update } => {
             let input = update
@@ -227,29 +166,37 @@ fn field_gen(p: &TokenStream, field: &Field) -> FieldGen {
             // Spanned on the path: a function of the wrong signature is
             // reported on the attribute that names it.
             let pspan = path.span();
-            let path_str = tidy(&path.to_token_stream().to_string());
-            (
-                FieldGen {
-                    write_ty: quote!(#p::FieldWrite<#ty, #input>),
-                    partial_ty: Some(input.clone()),
-                    staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
-                    stage: quote_spanned! {pspan=>
-                        #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
-                            #p::stage_with(__cur, __ws, #path)
-                        })
-                    },
-                    commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
-                    from_json: quote!(#p::write_from_json(#json, __v)),
-                    schema_kind: TokenStream::new(),
+            FieldGen {
+                write_ty: quote!(#p::FieldWrite<#ty, #input>),
+                partial_ty: Some(input.clone()),
+                staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
+                stage: quote_spanned! {pspan=>
+                    #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
+                        #p::stage_with(__cur, __ws, #path)
+                    })
                 },
-                quote!(With(#path_str)),
-            )
+                commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
+                from_json: quote!(#p::write_from_json(#json, __v)),
+            }
+        }
+    })
+}
+
+/// The schema's `ReducerKind` of a field.
+fn schema_kind(p: &TokenStream, field: &Field) -> TokenStream {
+    let kind = match field.reducer() {
+        Reducer::Replace => quote!(Replace),
+        Reducer::Immutable => quote!(Immutable),
+        Reducer::Merge => quote!(Merge),
+        Reducer::Messages => quote!(Messages),
+        Reducer::Union => quote!(Union),
+        Reducer::Append => quote!(Append),
+        Reducer::With { path, .. } => {
+            let path_str = tidy(&path.to_token_stream().to_string());
+            quote!(With(#path_str))
         }
     };
-    FieldGen {
-        schema_kind: quote!(#p::ReducerKind::#kind),
-        ..gen
-    }
+    quote!(#p::ReducerKind::#kind)
 }
 
 /// Token text made readable: `Option < String >` → `Option<String>`.
@@ -323,12 +270,12 @@ fn expand(cont: &Container) -> TokenStream {
         TokenStream::new()
     };
 
-    let gens: Vec<FieldGen> = cont.fields.iter().map(|f| field_gen(&p, f)).collect();
+    let gens: Vec<Option<FieldGen>> = cont.fields.iter().map(|f| field_gen(&p, f)).collect();
     let updatable: Vec<(&Field, &FieldGen)> = cont
         .fields
         .iter()
         .zip(&gens)
-        .filter(|(f, _)| f.is_updatable())
+        .filter_map(|(f, g)| Some((f, g.as_ref()?)))
         .collect();
 
     // ---- the update struct -------------------------------------------------
@@ -336,7 +283,7 @@ fn expand(cont: &Container) -> TokenStream {
         let name = f.ident;
         let cfgs = &f.cfgs;
         let wty = &g.write_ty;
-        let doc = field_doc(f, "Reducer");
+        let doc = field_doc(f);
         quote! {
             #(#cfgs)*
             #[doc = #doc]
@@ -442,7 +389,7 @@ fn expand(cont: &Container) -> TokenStream {
         let name = f.ident;
         let cfgs = &f.cfgs;
         let json = &f.json_name;
-        if f.is_updatable() {
+        if let Some(g) = g {
             let read = &g.from_json;
             quote!(#(#cfgs)* #json => { __out.#name = ::core::option::Option::Some(#read?); })
         } else {
@@ -487,12 +434,12 @@ fn expand(cont: &Container) -> TokenStream {
         let default = default_expr(f);
         quote!(#(#cfgs)* #name: #default,)
     });
-    let schema_fields = cont.fields.iter().zip(&gens).map(|(f, g)| {
+    let schema_fields = cont.fields.iter().map(|f| {
         let cfgs = &f.cfgs;
         let json = &f.json_name;
         let rust_name = &f.plain_name;
         let ty = tidy(&f.ty.to_token_stream().to_string());
-        let kind = &g.schema_kind;
+        let kind = schema_kind(&p, f);
         let doc = &f.doc;
         let default = match &f.attrs.default {
             Some(expr) => {
@@ -521,7 +468,7 @@ fn expand(cont: &Container) -> TokenStream {
     );
 
     // Generic states need serde and `Default` bounds on their fields.
-    let bound = |extra: &dyn Fn(&Field, &FieldGen) -> Option<TokenStream>| -> TokenStream {
+    let bound = |extra: &dyn Fn(&Field, Option<&FieldGen>) -> Option<TokenStream>| -> TokenStream {
         let mut preds: Vec<TokenStream> = where_clause
             .map(|w| w.predicates.iter().map(ToTokens::to_token_stream).collect())
             .unwrap_or_default();
@@ -530,7 +477,7 @@ fn expand(cont: &Container) -> TokenStream {
                 cont.fields
                     .iter()
                     .zip(&gens)
-                    .filter_map(|(f, g)| extra(f, g)),
+                    .filter_map(|(f, g)| extra(f, g.as_ref())),
             );
         }
         if preds.is_empty() {
@@ -541,21 +488,12 @@ fn expand(cont: &Container) -> TokenStream {
     };
     // Serde bounds of generic states: on each field's type and, for reducer
     // fields, on what an update carries.
-    let serde_preds = |f: &Field, g: &FieldGen, tr: &TokenStream| -> Option<TokenStream> {
+    let serde_preds = |f: &Field, g: Option<&FieldGen>, tr: &TokenStream| -> TokenStream {
         let ty = f.ty;
-        // Spelled-out message types make bounds rustc can match without
-        // normalizing `<Messages<M> as MessagesField>::Message`.
-        let spelled = match f.reducer() {
-            Reducer::Messages => {
-                generic_arg_of(ty, &["Messages", "Vec"]).map(|m| quote!(#p::MessageOps<#m>))
-            }
-            _ => None,
-        };
-        let preds = match (spelled.as_ref().or(g.partial_ty.as_ref()), f.is_updatable()) {
-            (Some(partial), true) => quote!(#ty: #tr, #partial: #tr),
-            _ => quote!(#ty: #tr),
-        };
-        Some(preds)
+        match g.and_then(|g| g.partial_ty.as_ref()) {
+            Some(partial) => quote!(#ty: #tr, #partial: #tr),
+            None => quote!(#ty: #tr),
+        }
     };
     // One bound set for every serde-facing impl: they call each other.
     let both = quote!(#p::serde::Serialize + #p::serde::de::DeserializeOwned);
@@ -566,11 +504,7 @@ fn expand(cont: &Container) -> TokenStream {
             .is_none()
             .then(|| quote!(#ty: ::core::default::Default))
     });
-    let state_where = bound(&|f, g| serde_preds(f, g, &both));
-    let ser_update_where = &state_where;
-    let de_update_where = &state_where;
-    let ser_state_where = &state_where;
-    let de_state_where = &state_where;
+    let state_where = bound(&|f, g| Some(serde_preds(f, g, &both)));
     let de_generics = {
         let mut g = cont.generics.clone();
         g.params.insert(0, syn::parse_quote!('__de));
@@ -612,7 +546,7 @@ fn expand(cont: &Container) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics #p::serde::Serialize for #update #ty_generics #ser_update_where {
+        impl #impl_generics #p::serde::Serialize for #update #ty_generics #state_where {
             fn serialize<__S: #p::serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
                 use #p::serde::ser::SerializeMap as _;
                 let mut __m = __s.serialize_map(::core::option::Option::None)?;
@@ -622,7 +556,7 @@ fn expand(cont: &Container) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #de_impl_generics #p::serde::Deserialize<'__de> for #update #ty_generics #de_update_where {
+        impl #de_impl_generics #p::serde::Deserialize<'__de> for #update #ty_generics #state_where {
             fn deserialize<__D: #p::serde::Deserializer<'__de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
                 let __v = <#p::serde_json::Value as #p::serde::Deserialize>::deserialize(__d)?;
                 <Self as #p::StateUpdate>::from_json(__v).map_err(<__D::Error as #p::serde::de::Error>::custom)
@@ -643,13 +577,8 @@ fn expand(cont: &Container) -> TokenStream {
                     match __k.as_str() {
                         #(#update_from_json)*
                         _ => {
-                            let __expected: ::std::vec::Vec<&'static str> = <#ident #ty_generics as #p::AgentState>::schema()
-                                .fields
-                                .iter()
-                                .filter(|__f| __f.reducer != #p::ReducerKind::Immutable)
-                                .map(|__f| __f.name)
-                                .collect();
-                            return ::core::result::Result::Err(#p::unknown_field(__k, __expected));
+                            let __schema = <#ident #ty_generics as #p::AgentState>::schema();
+                            return ::core::result::Result::Err(#p::unknown_update_field(__k, __schema));
                         }
                     }
                 }
@@ -669,7 +598,7 @@ fn expand(cont: &Container) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics #p::serde::Serialize for #ident #ty_generics #ser_state_where {
+        impl #impl_generics #p::serde::Serialize for #ident #ty_generics #state_where {
             fn serialize<__S: #p::serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
                 use #p::serde::ser::SerializeMap as _;
                 let mut __m = __s.serialize_map(::core::option::Option::None)?;
@@ -679,7 +608,7 @@ fn expand(cont: &Container) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #de_impl_generics #p::serde::Deserialize<'__de> for #ident #ty_generics #de_state_where {
+        impl #de_impl_generics #p::serde::Deserialize<'__de> for #ident #ty_generics #state_where {
             fn deserialize<__D: #p::serde::Deserializer<'__de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
                 let __v = <#p::serde_json::Value as #p::serde::Deserialize>::deserialize(__d)?;
                 <Self as #p::AgentState>::from_json(__v).map_err(<__D::Error as #p::serde::de::Error>::custom)
@@ -731,9 +660,8 @@ fn expand(cont: &Container) -> TokenStream {
                     match __k.as_str() {
                         #(#state_from_json)*
                         _ => {
-                            let __expected: ::std::vec::Vec<&'static str> =
-                                <Self as #p::AgentState>::schema().fields.iter().map(|__f| __f.name).collect();
-                            return ::core::result::Result::Err(#p::unknown_field(__k, __expected));
+                            let __schema = <Self as #p::AgentState>::schema();
+                            return ::core::result::Result::Err(#p::unknown_state_field(__k, __schema));
                         }
                     }
                 }
@@ -763,7 +691,7 @@ fn expand(cont: &Container) -> TokenStream {
 }
 
 /// A field's doc comment followed by a line naming its reducer.
-fn field_doc(f: &Field, label: &str) -> String {
+fn field_doc(f: &Field) -> String {
     let reducer = match f.reducer() {
         Reducer::With { path, .. } => {
             format!("`with = {}`", tidy(&path.to_token_stream().to_string()))
@@ -771,9 +699,9 @@ fn field_doc(f: &Field, label: &str) -> String {
         other => format!("`{}`", other.name()),
     };
     if f.doc.is_empty() {
-        format!("{label}: {reducer}.")
+        format!("Reducer: {reducer}.")
     } else {
-        format!("{}\n\n{label}: {reducer}.", f.doc)
+        format!("{}\n\nReducer: {reducer}.", f.doc)
     }
 }
 

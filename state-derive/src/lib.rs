@@ -13,6 +13,7 @@ mod attr;
 mod check;
 mod ctxt;
 mod expand;
+mod ty;
 
 use proc_macro::TokenStream;
 

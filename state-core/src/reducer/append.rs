@@ -25,35 +25,27 @@ pub trait AppendField: Sized {
     fn commit(&mut self, staged: Self::Staged);
 }
 
-impl<T> AppendField for Vec<T> {
-    type Item = T;
-    type Staged = Writes<Vec<T>>;
+/// Lists append by `extend`, in the order of the step's writes.
+macro_rules! append_by_extend {
+    ($($ty:ty),*) => {$(
+        impl<T> AppendField for $ty {
+            type Item = T;
+            type Staged = Writes<Vec<T>>;
 
-    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
-        Ok(partials)
-    }
+            fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
+                Ok(partials)
+            }
 
-    fn commit(&mut self, staged: Self::Staged) {
-        for items in staged {
-            self.extend(items);
+            fn commit(&mut self, staged: Self::Staged) {
+                for items in staged {
+                    self.extend(items);
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl<T> AppendField for VecDeque<T> {
-    type Item = T;
-    type Staged = Writes<Vec<T>>;
-
-    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
-        Ok(partials)
-    }
-
-    fn commit(&mut self, staged: Self::Staged) {
-        for items in staged {
-            self.extend(items);
-        }
-    }
-}
+append_by_extend!(Vec<T>, VecDeque<T>);
 
 #[cfg(test)]
 mod tests {

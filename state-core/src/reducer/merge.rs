@@ -33,49 +33,30 @@ pub trait MergeField: Sized {
     fn commit(&mut self, staged: Self::Staged);
 }
 
-impl<K: Eq + Hash, V, S: BuildHasher> MergeField for HashMap<K, V, S> {
-    type Partial = Self;
-    type Staged = Writes<Self>;
+/// Maps merge by `extend`: the partial's keys override, the rest stay.
+macro_rules! merge_by_extend {
+    ($(impl[$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> MergeField for $ty {
+            type Partial = Self;
+            type Staged = Writes<Self>;
 
-    fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
-        Ok(partials)
-    }
+            fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
+                Ok(partials)
+            }
 
-    fn commit(&mut self, staged: Writes<Self>) {
-        for partial in staged {
-            self.extend(partial);
+            fn commit(&mut self, staged: Writes<Self>) {
+                for partial in staged {
+                    self.extend(partial);
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl<K: Ord, V> MergeField for BTreeMap<K, V> {
-    type Partial = Self;
-    type Staged = Writes<Self>;
-
-    fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
-        Ok(partials)
-    }
-
-    fn commit(&mut self, staged: Writes<Self>) {
-        for partial in staged {
-            self.extend(partial);
-        }
-    }
-}
-
-impl MergeField for Map<String, Value> {
-    type Partial = Self;
-    type Staged = Writes<Self>;
-
-    fn stage(&self, partials: Writes<Self>) -> Result<Writes<Self>, StateError> {
-        Ok(partials)
-    }
-
-    fn commit(&mut self, staged: Writes<Self>) {
-        for partial in staged {
-            self.extend(partial);
-        }
-    }
+merge_by_extend! {
+    impl[K: Eq + Hash, V, S: BuildHasher] HashMap<K, V, S>;
+    impl[K: Ord, V] BTreeMap<K, V>;
+    impl[] Map<String, Value>;
 }
 
 /// A JSON value merges as an object: a current value that is not an object

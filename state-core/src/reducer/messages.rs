@@ -26,8 +26,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::{ErrorKind, StateError};
-use crate::id::new_message_id;
-use crate::messages::{MessageLike, MessageOp, MessageOps, Messages};
+use crate::messages::{
+    build_index, ensure_id, upsert, MessageLike, MessageOp, MessageOps, Messages,
+};
 use crate::writes::Writes;
 
 /// A field type the `messages` reducer can serve.
@@ -70,11 +71,7 @@ fn check<M: MessageLike>(
     let mut any_removal = false;
     for op in updates.iter_mut().flat_map(|u| u.0.iter_mut()) {
         match op {
-            MessageOp::Upsert(msg) => {
-                if msg.id().is_none() {
-                    msg.set_id(new_message_id());
-                }
-            }
+            MessageOp::Upsert(msg) => ensure_id(msg),
             MessageOp::Remove(_) => any_removal = true,
             MessageOp::RemoveAll => {}
         }
@@ -158,25 +155,11 @@ fn apply<M: MessageLike>(
         let mut pending: HashSet<String> = HashSet::new();
         for op in ops.into_iter().skip(start) {
             match op {
-                MessageOp::Upsert(mut msg) => {
-                    let id = match msg.id() {
-                        Some(id) => id.to_owned(),
-                        None => {
-                            let id = new_message_id();
-                            msg.set_id(id.clone());
-                            id
-                        }
-                    };
-                    match index.get(&id) {
-                        Some(&at) => {
-                            if !pending.is_empty() {
-                                pending.remove(&id);
-                            }
-                            items[at] = msg;
-                        }
-                        None => {
-                            index.insert(id, items.len());
-                            items.push(msg);
+                MessageOp::Upsert(msg) => {
+                    if let Some(at) = upsert(items, index, msg) {
+                        // A re-add cancels a removal earlier in the batch.
+                        if let Some(id) = items[at].id().filter(|_| !pending.is_empty()) {
+                            pending.remove(id);
                         }
                     }
                 }
@@ -188,12 +171,7 @@ fn apply<M: MessageLike>(
         }
         if !pending.is_empty() {
             items.retain(|msg| msg.id().is_none_or(|id| !pending.contains(id)));
-            index.clear();
-            for (at, msg) in items.iter().enumerate() {
-                if let Some(id) = msg.id() {
-                    index.insert(id.to_owned(), at);
-                }
-            }
+            *index = build_index(items);
         }
     }
 }
@@ -226,12 +204,7 @@ impl<M: MessageLike> MessagesField for Vec<M> {
     }
 
     fn commit(&mut self, staged: Self::Staged) {
-        let mut index = HashMap::with_capacity(self.len());
-        for (at, msg) in self.iter().enumerate() {
-            if let Some(id) = msg.id() {
-                index.entry(id.to_owned()).or_insert(at);
-            }
-        }
+        let mut index = build_index(self);
         apply(self, &mut index, staged);
     }
 }

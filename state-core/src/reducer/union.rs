@@ -49,30 +49,27 @@ impl<T: PartialEq> UnionField for Vec<T> {
     }
 }
 
-impl<T: Eq + Hash, S: BuildHasher> UnionField for HashSet<T, S> {
-    type Item = T;
-    type Staged = Vec<T>;
+/// Sets need no check: inserting an item they hold changes nothing.
+macro_rules! union_by_insert {
+    ($(impl[$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> UnionField for $ty {
+            type Item = T;
+            type Staged = Vec<T>;
 
-    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Vec<T>, StateError> {
-        Ok(partials.into_iter().flatten().collect())
-    }
+            fn stage(&self, partials: Writes<Vec<T>>) -> Result<Vec<T>, StateError> {
+                Ok(partials.into_iter().flatten().collect())
+            }
 
-    fn commit(&mut self, staged: Vec<T>) {
-        self.extend(staged);
-    }
+            fn commit(&mut self, staged: Vec<T>) {
+                self.extend(staged);
+            }
+        }
+    )*};
 }
 
-impl<T: Ord> UnionField for BTreeSet<T> {
-    type Item = T;
-    type Staged = Vec<T>;
-
-    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Vec<T>, StateError> {
-        Ok(partials.into_iter().flatten().collect())
-    }
-
-    fn commit(&mut self, staged: Vec<T>) {
-        self.extend(staged);
-    }
+union_by_insert! {
+    impl[T: Eq + Hash, S: BuildHasher] HashSet<T, S>;
+    impl[T: Ord] BTreeSet<T>;
 }
 
 #[cfg(test)]
