@@ -250,3 +250,18 @@ fn generated_items_share_the_states_visibility() {
     let update: private_state::InnerUpdate = private_state::make();
     assert_eq!(update.n, Some(1));
 }
+
+/// The `crate` path may also be given as a string, as serde spells it.
+#[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+#[state(crate = "::agent_state")]
+pub struct ThroughString {
+    /// A value.
+    pub value: u8,
+}
+
+#[test]
+fn crate_path_as_a_string() {
+    let mut s = ThroughString::default();
+    s.apply(ThroughStringUpdate::new().value(3)).unwrap();
+    assert_eq!(s.value, 3);
+}

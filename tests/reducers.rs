@@ -413,3 +413,46 @@ fn staging_separately_allows_persisting_between_stage_and_commit() {
     s.commit(staged);
     assert_eq!(s.round, 5);
 }
+
+fn add_tokens(current: &u64, spent: i64) -> Result<u64, String> {
+    current
+        .checked_add_signed(spent)
+        .ok_or_else(|| format!("cannot spend {spent} from {current}"))
+}
+
+/// A `with` reducer whose input type is not the field's.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Budget {
+    #[reducer(with = add_tokens, update = i64)]
+    pub tokens: u64,
+}
+
+#[test]
+fn with_reducers_take_the_update_type_they_name() {
+    let mut b = Budget::default();
+    b.apply_all([
+        BudgetUpdate::new().tokens(10),
+        BudgetUpdate::new().tokens(-4),
+    ])
+    .unwrap();
+    assert_eq!(b.tokens, 6);
+    let err = b.apply_json(json!({"tokens": -7})).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at key `tokens`: the reducer rejected the update: cannot spend -7 from 6"
+    );
+    assert_eq!(b.tokens, 6);
+    b.apply(BudgetUpdate::new().overwrite_tokens(1u64)).unwrap();
+    assert_eq!(b.tokens, 1);
+}
+
+#[test]
+fn nested_overwrites_fold_in_order() {
+    let mut s = seeded();
+    s.apply_all([
+        Up::new().user(UserContextUpdate::new().overwrite_notes(vec!["a".to_owned()])),
+        Up::new().user(UserContextUpdate::new().note("b")),
+    ])
+    .unwrap();
+    assert_eq!(s.user.notes, ["a", "b"]);
+}

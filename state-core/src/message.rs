@@ -631,6 +631,63 @@ mod tests {
     }
 
     #[test]
+    fn malformed_messages_name_the_field() {
+        let invalid = |value: Value| match Message::from_json(value.clone()) {
+            Err(MessageError::InvalidField { field, .. }) => field,
+            other => panic!("{value}: {other:?}"),
+        };
+        assert_eq!(invalid(json!({"type": "ai", "content": 5})), "content");
+        assert_eq!(invalid(json!({"type": 1, "content": "x"})), "type");
+        assert_eq!(
+            invalid(json!({"type": "ai", "content": "x", "id": 7})),
+            "id"
+        );
+        assert_eq!(
+            invalid(json!({"type": "ai", "content": "x", "tool_calls": {}})),
+            "tool_calls"
+        );
+        assert_eq!(
+            invalid(json!({"type": "ai", "content": "x", "tool_calls": [{"args": {}}]})),
+            "tool_calls"
+        );
+        assert_eq!(
+            invalid(
+                json!({"type": "ai", "content": "x", "tool_calls": [{"name": "f", "args": [1]}]})
+            ),
+            "tool_calls"
+        );
+        assert_eq!(
+            invalid(
+                json!({"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]})
+            ),
+            "tool_calls"
+        );
+        assert_eq!(
+            invalid(
+                json!({"type": "tool", "content": "x", "tool_call_id": "c", "status": "maybe"})
+            ),
+            "status"
+        );
+        assert_eq!(
+            invalid(json!({"type": "ai", "content": "x", "response_metadata": []})),
+            "response_metadata"
+        );
+        assert_eq!(invalid(json!([1, "x"])), "role");
+        assert_eq!(
+            Message::from_json(json!(42)).unwrap_err(),
+            MessageError::NotAMessage { found: "a number" }
+        );
+        assert_eq!(
+            Message::from_json(json!(["human"])).unwrap_err(),
+            MessageError::NotAMessage { found: "an array" }
+        );
+        assert_eq!(
+            Message::from_json(json!({"content": "x"})).unwrap_err(),
+            MessageError::MissingField { field: "type" }
+        );
+    }
+
+    #[test]
     fn tool_message_needs_its_call_id() {
         let err = Message::from_json(json!({"type": "tool", "content": "x"})).unwrap_err();
         assert_eq!(

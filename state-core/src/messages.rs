@@ -437,3 +437,38 @@ impl<'de, M: MessageLike + Deserialize<'de>> Deserialize<'de> for Messages<M> {
         Self::try_from_vec(items).map_err(de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn remove_json_needs_a_string_id() {
+        let err = MessageOp::<Message>::from_json(json!({"type": "remove"})).unwrap_err();
+        assert_eq!(err, "a remove message needs a string `id`");
+        let err =
+            serde_json::from_value::<MessageOps>(json!([{"type": "remove", "id": 3}])).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("item 0: a remove message needs"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn push_pop_and_lookup_keep_the_index() {
+        let mut msgs: Messages = Messages::new();
+        msgs.push(crate::human("a").with_id("a"));
+        msgs.push(crate::human("b"));
+        msgs.push(crate::ai("a2").with_id("a"));
+        assert_eq!(msgs.len(), 2);
+        assert_eq!(
+            msgs.get_by_id("a").map(Message::text),
+            Some("a2".to_owned())
+        );
+        let last = msgs.pop().unwrap();
+        assert!(!msgs.contains_id(last.id.as_deref().unwrap()));
+        assert_eq!(msgs.position("a"), Some(0));
+    }
+}

@@ -132,3 +132,46 @@ pub fn commit_writes<T, S>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extend(current: &Vec<u8>, partials: Writes<Vec<u8>>) -> Result<Vec<u8>, StateError> {
+        let mut next = current.clone();
+        next.extend(partials.into_iter().flatten());
+        Ok(next)
+    }
+
+    fn run(
+        writes: Vec<FieldWrite<Vec<u8>, Vec<u8>>>,
+        rule: StepRule,
+    ) -> Result<Vec<u8>, StateError> {
+        let mut current = vec![0];
+        let staged = stage_writes(&current, writes.into(), rule, extend)?;
+        commit_writes(&mut current, staged, |cur, next| *cur = next);
+        Ok(current)
+    }
+
+    #[test]
+    fn folding_reduces_the_writes_after_the_last_overwrite_onto_it() {
+        use FieldWrite::{Overwrite, Reduce};
+        let writes = vec![
+            Reduce(vec![1]),
+            Overwrite(vec![5]),
+            Reduce(vec![6]),
+            Overwrite(vec![7]),
+            Reduce(vec![8]),
+        ];
+        assert_eq!(run(writes.clone(), StepRule::Fold), Ok(vec![7, 8]));
+        assert_eq!(
+            run(writes, StepRule::Superstep).unwrap_err().kind(),
+            &ErrorKind::ConcurrentOverwrites { overwrites: 2 }
+        );
+        assert_eq!(run(vec![Overwrite(vec![9])], StepRule::Fold), Ok(vec![9]));
+        assert_eq!(
+            run(vec![Reduce(vec![1]), Reduce(vec![2])], StepRule::Fold),
+            Ok(vec![0, 1, 2])
+        );
+    }
+}
