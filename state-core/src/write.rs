@@ -137,6 +137,8 @@ pub fn commit_writes<T, S>(
 mod tests {
     use super::*;
 
+    // The signature of a stage function over a `Vec` field.
+    #[allow(clippy::ptr_arg)]
     fn extend(current: &Vec<u8>, partials: Writes<Vec<u8>>) -> Result<Vec<u8>, StateError> {
         let mut next = current.clone();
         next.extend(partials.into_iter().flatten());
