@@ -8,10 +8,12 @@ pub use ::serde_json;
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::messages::{MessageOp, MessageOps};
 pub use crate::reducer::replace::{commit_replace, stage_replace};
+pub use crate::reducer::merge::assign_nested_message_ids;
+pub use crate::reducer::messages::assign_message_ids;
 pub use crate::reducer::with::stage_with;
 pub use crate::reducer::{AppendField, MergeField, MessagesField, UnionField};
 pub use crate::schema::{FieldSchema, ReducerKind, StateSchema};
-pub use crate::state::{AgentState, StateUpdate, StepRule};
+pub use crate::state::{AgentState, MigrationError, StateUpdate, StepRule, Stored};
 pub use crate::write::{commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY};
 pub use crate::writes::Writes;
 

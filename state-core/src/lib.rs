@@ -16,6 +16,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod error;
 mod id;
 pub mod message;
@@ -41,6 +42,6 @@ pub use reducer::{
     add_messages, AppendField, MergeField, MessageNotFound, MessagesField, UnionField,
 };
 pub use schema::{FieldSchema, ReducerKind, StateSchema};
-pub use state::{AgentState, StateUpdate, StepRule};
+pub use state::{AgentState, MigrationError, StateUpdate, StepRule, Stored};
 pub use write::{FieldWrite, OVERWRITE_KEY};
 pub use writes::Writes;

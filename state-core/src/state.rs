@@ -56,6 +56,25 @@ pub trait AgentState: Sized {
     /// A checked step, ready to commit.
     type Staged;
 
+    /// The schema version stored with every checkpoint, from
+    /// `#[state(version = N)]`; 1 when not declared. Raise it when a change
+    /// makes stored JSON unreadable (a renamed field, a changed type) and
+    /// declare `#[state(migrate = path)]` to upgrade old checkpoints.
+    const VERSION: u32 = 1;
+
+    /// Upgrades JSON stored under version `from` to version `from + 1`,
+    /// from `#[state(migrate = path)]`: the path names a
+    /// `fn(u32, Stored, Value) -> Result<Value, MigrationError>`. A
+    /// checkpointer calls it once per version step, for snapshots and for
+    /// stored updates alike. Without a declared migration, old checkpoints
+    /// fail to load with an error naming the versions.
+    fn migrate(from: u32, kind: Stored, value: Value) -> Result<Value, MigrationError> {
+        let _ = (kind, value);
+        Err(MigrationError::new(format!(
+            "no migration declared from version {from} (add `#[state(migrate = path)]`)"
+        )))
+    }
+
     /// The field metadata: names, types, reducers, defaults, docs.
     fn schema() -> &'static StateSchema;
 
@@ -107,6 +126,12 @@ pub trait StateUpdate: Default + Sized {
     /// Whether the update changes nothing.
     fn is_empty(&self) -> bool;
 
+    /// Gives every message the update carries an id where it has none, as
+    /// the messages reducer would when applying it. A checkpointer calls this
+    /// before storing an update, so replaying the stored update rebuilds the
+    /// same ids. Messages inside fields with a `with` reducer are not reached.
+    fn assign_message_ids(&mut self) {}
+
     /// Reads an update from JSON, rejecting unknown fields (with the list of
     /// valid ones), immutable fields and values of the wrong type, each
     /// error naming the field.
@@ -116,3 +141,40 @@ pub trait StateUpdate: Default + Sized {
     /// `{"__overwrite__": value}`.
     fn to_json(&self) -> Value;
 }
+
+/// What a stored JSON value holds, for a [migration](AgentState::migrate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// A whole state (a checkpoint's snapshot).
+    State,
+    /// One update (a node's write in a stored step).
+    Update,
+}
+
+/// Why a migration could not upgrade a stored value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationError {
+    message: String,
+}
+
+impl MigrationError {
+    /// An error with the reason the value cannot be upgraded.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+
+    /// The reason.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for MigrationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for MigrationError {}

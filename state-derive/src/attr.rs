@@ -4,7 +4,7 @@
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, LitStr, Path, Type};
+use syn::{Attribute, Expr, LitInt, LitStr, Path, Type};
 
 use crate::ctxt::Ctxt;
 
@@ -54,6 +54,10 @@ pub struct FieldAttrs {
 pub struct ContainerAttrs {
     pub krate: Option<Path>,
     pub rename_all: Option<RenameRule>,
+    /// `version = N`: the schema version stored with checkpoints.
+    pub version: Option<LitInt>,
+    /// `migrate = path`: upgrades JSON stored under an older version.
+    pub migrate: Option<Path>,
 }
 
 /// `rename_all` rules, as serde spells them.
@@ -250,6 +254,8 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
     let mut out = ContainerAttrs {
         krate: None,
         rename_all: None,
+        version: None,
+        migrate: None,
     };
     for attr in attrs {
         if attr.path().is_ident("reducer") {
@@ -290,10 +296,26 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
                     }
                 }
                 Ok(())
+            } else if meta.path.is_ident("version") {
+                let lit: LitInt = meta.value()?.parse()?;
+                match lit.base10_parse::<u32>() {
+                    Ok(v) if v >= 1 => out.version = Some(lit),
+                    _ => return Err(syn::Error::new_spanned(&lit, "`version` is a `u32` of at least 1")),
+                }
+                Ok(())
+            } else if meta.path.is_ident("migrate") {
+                let value = meta.value()?;
+                let path: Path = if value.peek(LitStr) {
+                    value.parse::<LitStr>()?.parse()?
+                } else {
+                    value.parse()?
+                };
+                out.migrate = Some(path);
+                Ok(())
             } else {
                 let name = meta.path.get_ident().map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
                 Err(meta.error(format!(
-                    "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path` or `rename_all = \"..\"`"
+                    "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `version = N` or `migrate = path`"
                 )))
             }
         });

@@ -238,6 +238,20 @@ fn expand(cont: &Container) -> TokenStream {
     let staged = format_ident!("{}Staged", ident);
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
     let generic = !cont.generics.params.is_empty();
+    // Checkpoint versioning: only emitted when declared, so the trait's
+    // defaults (version 1, no migration) apply otherwise.
+    let version = cont.attrs.version.as_ref().map(|v| quote!(const VERSION: u32 = #v;));
+    let migrate = cont.attrs.migrate.as_ref().map(|path| {
+        quote_spanned! {path.span()=>
+            fn migrate(
+                __from: u32,
+                __kind: #p::Stored,
+                __value: #p::serde_json::Value,
+            ) -> ::core::result::Result<#p::serde_json::Value, #p::MigrationError> {
+                #path(__from, __kind, __value)
+            }
+        }
+    });
 
     // A marker for generic parameters that only immutable fields use.
     let markers: Vec<TokenStream> = cont
@@ -400,6 +414,19 @@ fn expand(cont: &Container) -> TokenStream {
         let name = f.ident;
         let cfgs = &f.cfgs;
         quote!(#(#cfgs)* if self.#name.is_some() { return false; })
+    });
+    // Message ids are fixed before an update is stored, so a replay from a
+    // checkpoint rebuilds the same ids.
+    let assign_ids = updatable.iter().filter_map(|(f, _)| {
+        let name = f.ident;
+        let cfgs = &f.cfgs;
+        let ty = f.ty;
+        let call = match f.reducer() {
+            Reducer::Messages => quote!(#p::assign_message_ids::<#ty>(__w)),
+            Reducer::Merge => quote!(#p::assign_nested_message_ids::<#ty>(__w)),
+            _ => return None,
+        };
+        Some(quote!(#(#cfgs)* if let ::core::option::Option::Some(__w) = &mut self.#name { #call; }))
     });
 
     // ---- state JSON, defaults and schema ------------------------------------
@@ -570,6 +597,10 @@ fn expand(cont: &Container) -> TokenStream {
                 true
             }
 
+            fn assign_message_ids(&mut self) {
+                #(#assign_ids)*
+            }
+
             fn from_json(__value: #p::serde_json::Value) -> ::core::result::Result<Self, #p::StateError> {
                 let __map = #p::expect_object(__value)?;
                 let mut __out = <Self as ::core::default::Default>::default();
@@ -619,6 +650,8 @@ fn expand(cont: &Container) -> TokenStream {
         impl #impl_generics #p::AgentState for #ident #ty_generics #state_where {
             type Update = #update #ty_generics;
             type Staged = #staged #ty_generics;
+            #version
+            #migrate
 
             fn schema() -> &'static #p::StateSchema {
                 static __SCHEMA: ::std::sync::OnceLock<#p::StateSchema> = ::std::sync::OnceLock::new();
@@ -681,6 +714,10 @@ fn expand(cont: &Container) -> TokenStream {
 
             fn stage(&self, __partials: #p::Writes<Self::Partial>) -> ::core::result::Result<Self::Staged, #p::StateError> {
                 <Self as #p::AgentState>::stage(self, __partials, #p::StepRule::Fold)
+            }
+
+            fn assign_message_ids(__partial: &mut Self::Partial) {
+                <Self::Partial as #p::StateUpdate>::assign_message_ids(__partial);
             }
 
             fn commit(&mut self, __staged: Self::Staged) {

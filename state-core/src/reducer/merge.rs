@@ -12,6 +12,7 @@ use std::hash::{BuildHasher, Hash};
 use serde_json::{Map, Value};
 
 use crate::error::{json_type, ErrorKind, StateError};
+use crate::write::FieldWrite;
 use crate::writes::Writes;
 
 /// A field type the `merge` reducer can serve.
@@ -31,6 +32,21 @@ pub trait MergeField: Sized {
 
     /// Writes a staged step. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
+
+    /// Gives the messages a partial carries ids where they have none (see
+    /// [`StateUpdate::assign_message_ids`](crate::StateUpdate::assign_message_ids));
+    /// nothing for plain maps.
+    fn assign_message_ids(partial: &mut Self::Partial) {
+        let _ = partial;
+    }
+}
+
+/// Gives the messages of a merge field's write ids (a nested state's
+/// messages); an overwrite brings a whole state, whose messages have them.
+pub fn assign_nested_message_ids<T: MergeField>(write: &mut FieldWrite<T, T::Partial>) {
+    if let FieldWrite::Reduce(partial) = write {
+        T::assign_message_ids(partial);
+    }
 }
 
 /// Maps merge by `extend`: the partial's keys override, the rest stay.

@@ -29,6 +29,7 @@ use crate::error::{ErrorKind, StateError};
 use crate::messages::{
     build_index, ensure_id, upsert, MessageLike, MessageOp, MessageOps, Messages,
 };
+use crate::write::FieldWrite;
 use crate::writes::Writes;
 
 /// A field type the `messages` reducer can serve.
@@ -50,6 +51,10 @@ pub trait MessagesField: Sized {
 
     /// Writes a staged step. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
+
+    /// Gives every message of a whole value (an overwrite) an id where it has
+    /// none. [`Messages`] always has them.
+    fn assign_ids(&mut self) {}
 }
 
 /// Updates whose removals have been checked and whose messages all have ids.
@@ -206,6 +211,24 @@ impl<M: MessageLike> MessagesField for Vec<M> {
     fn commit(&mut self, staged: Self::Staged) {
         let mut index = build_index(self);
         apply(self, &mut index, staged);
+    }
+
+    fn assign_ids(&mut self) {
+        self.iter_mut().for_each(ensure_id);
+    }
+}
+
+/// Gives every message of a messages field's write an id where it has none.
+pub fn assign_message_ids<T: MessagesField>(write: &mut FieldWrite<T, MessageOps<T::Message>>) {
+    match write {
+        FieldWrite::Reduce(ops) => {
+            for op in &mut ops.0 {
+                if let MessageOp::Upsert(msg) = op {
+                    ensure_id(msg);
+                }
+            }
+        }
+        FieldWrite::Overwrite(value) => value.assign_ids(),
     }
 }
 

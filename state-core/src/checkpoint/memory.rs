@@ -1,0 +1,218 @@
+//! Checkpoints in memory, for tests and short-lived runs (LangGraph's
+//! `MemorySaver`). Records are kept as the same JSON text the persistent
+//! backends store, so a state that would not survive SQLite fails here too.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::record::{CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint};
+use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+
+struct ThreadLog {
+    head: CheckpointId,
+    records: BTreeMap<CheckpointId, StoredCheckpoint>,
+}
+
+/// Checkpoints in a process's memory: gone when it exits.
+///
+/// Cheap to clone behind an `Arc`; every method takes `&self`.
+#[derive(Default)]
+pub struct MemoryCheckpointer {
+    threads: Mutex<HashMap<String, ThreadLog>>,
+    policy: Option<SnapshotPolicy>,
+}
+
+impl MemoryCheckpointer {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes snapshots by `policy` instead of the default.
+    #[must_use]
+    pub fn with_snapshot_policy(mut self, policy: SnapshotPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, ThreadLog>> {
+        // A panic elsewhere while holding the lock cannot leave a half-written
+        // record: every change below is one insert after all checks.
+        self.threads.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn append_sync(
+        &self,
+        thread_id: &str,
+        expected_head: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> Result<CheckpointMeta, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut threads = self.lock();
+        let found = threads.get(thread_id).map(|t| t.head);
+        if found != expected_head {
+            return Err(CheckpointError::Conflict {
+                thread_id: thread_id.to_owned(),
+                expected: expected_head,
+                found,
+            });
+        }
+        let log = threads
+            .entry(thread_id.to_owned())
+            .or_insert_with(|| ThreadLog {
+                head: CheckpointId(0),
+                records: BTreeMap::new(),
+            });
+        let last = log.records.keys().next_back().map_or(0, |id| id.0);
+        let meta = CheckpointMeta {
+            thread_id: thread_id.to_owned(),
+            id: CheckpointId(last + 1),
+            parent: record.parent,
+            step: record.step,
+            source: record.source,
+            version: record.version,
+            created_at_ms: now_ms(),
+        };
+        log.head = meta.id;
+        log.records.insert(
+            meta.id,
+            StoredCheckpoint {
+                meta: meta.clone(),
+                writes: record.writes,
+                log_bytes: record.log_bytes,
+                base_bytes: record.base_bytes,
+                snapshot: record.snapshot,
+            },
+        );
+        Ok(meta)
+    }
+
+    fn chain_sync(
+        &self,
+        thread_id: &str,
+        id: CheckpointId,
+    ) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let threads = self.lock();
+        let not_found = || CheckpointError::NotFound {
+            thread_id: thread_id.to_owned(),
+            checkpoint: Some(id),
+        };
+        let log = threads.get(thread_id).ok_or_else(not_found)?;
+        let mut chain = Vec::new();
+        let mut next = Some(id);
+        while let Some(id) = next {
+            let record = log.records.get(&id).ok_or_else(not_found)?;
+            chain.push(record.clone());
+            if record.snapshot.is_some() {
+                break;
+            }
+            next = record.meta.parent;
+        }
+        chain.reverse();
+        Ok(chain)
+    }
+}
+
+fn without_snapshot(record: &StoredCheckpoint) -> StoredCheckpoint {
+    StoredCheckpoint {
+        meta: record.meta.clone(),
+        writes: record.writes.clone(),
+        log_bytes: record.log_bytes,
+        base_bytes: record.base_bytes,
+        snapshot: None,
+    }
+}
+
+impl Checkpointer for MemoryCheckpointer {
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        expected_head: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
+        Box::pin(async move { self.append_sync(thread_id, expected_head, record) })
+    }
+
+    fn put_snapshot<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+        snapshot: String,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let mut threads = self.lock();
+            let record = threads
+                .get_mut(thread_id)
+                .and_then(|log| log.records.get_mut(&id))
+                .ok_or_else(|| CheckpointError::NotFound {
+                    thread_id: thread_id.to_owned(),
+                    checkpoint: Some(id),
+                })?;
+            record.base_bytes = snapshot.len() as u64;
+            record.log_bytes = 0;
+            record.snapshot = Some(snapshot);
+            Ok(())
+        })
+    }
+
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let threads = self.lock();
+            Ok(threads
+                .get(thread_id)
+                .and_then(|log| log.records.get(&log.head))
+                .map(without_snapshot))
+        })
+    }
+
+    fn chain<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move { self.chain_sync(thread_id, id) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        thread_id: &'a str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let threads = self.lock();
+            let Some(log) = threads.get(thread_id) else {
+                return Ok(Vec::new());
+            };
+            let upper = before.unwrap_or(CheckpointId(u64::MAX));
+            Ok(log
+                .records
+                .range(..upper)
+                .rev()
+                .take(limit)
+                .map(|(_, r)| without_snapshot(r))
+                .collect())
+        })
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            Ok(self.lock().remove(thread_id).is_some())
+        })
+    }
+
+    fn snapshot_policy(&self) -> SnapshotPolicy {
+        self.policy.unwrap_or_default()
+    }
+}

@@ -1,0 +1,162 @@
+//! Per-thread persistence of a state's history: what LangGraph calls a
+//! checkpointer.
+//!
+//! A checkpoint stores what a step *changed* (the updates the nodes
+//! returned, as JSON), not the whole state. Loading starts from the nearest
+//! snapshot of the whole state and replays the updates after it. Snapshots
+//! are taken once the updates logged since the last one outweigh it (see
+//! [`SnapshotPolicy`]), so a step costs in proportion to its update, and a
+//! load costs in proportion to the state, whatever the length of the history.
+//!
+//! Two layers:
+//!
+//! * [`Checkpointer`]: the storage backend, at the level of JSON records.
+//!   [`MemoryCheckpointer`], [`SqliteCheckpointer`](sqlite::SqliteCheckpointer)
+//!   (feature `sqlite`) and [`PostgresCheckpointer`](postgres::PostgresCheckpointer)
+//!   (feature `postgres`) implement it; so can you.
+//! * [`Thread`]: one thread's typed state, loaded from a checkpointer. Its
+//!   [`save_step`](Thread::save_step) checks a step, stores it and only then
+//!   applies it, so a step that is rejected or fails to store leaves both the
+//!   state and the store as they were.
+//!
+//! ```
+//! use agent_state::checkpoint::{block_on, MemoryCheckpointer, Source, Thread};
+//! use agent_state::{ai, AgentState, Messages};
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Chat {
+//!     #[reducer(messages)]
+//!     messages: Messages,
+//!     turns: u32,
+//! }
+//!
+//! block_on(async {
+//!     let saver = MemoryCheckpointer::new();
+//!     let mut thread = Thread::<Chat, _>::open(&saver, "user-1").await?;
+//!     thread
+//!         .save_step(Source::Loop, [("bot", ChatUpdate::new().message(ai("hi")).turns(1))])
+//!         .await?;
+//!
+//!     // Another process (here: another handle) sees the saved step.
+//!     let again = Thread::<Chat, _>::open(&saver, "user-1").await?;
+//!     assert_eq!(again.state().turns, 1);
+//!     assert_eq!(again.state().messages.len(), 1);
+//!     Ok::<(), agent_state::checkpoint::CheckpointError>(())
+//! })?;
+//! # Ok::<(), agent_state::checkpoint::CheckpointError>(())
+//! ```
+
+mod error;
+mod executor;
+mod memory;
+mod record;
+mod thread;
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use error::CheckpointError;
+pub use executor::block_on;
+pub use memory::MemoryCheckpointer;
+pub use record::{
+    CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, SnapshotPolicy, Source,
+    StoredCheckpoint,
+};
+pub use thread::{StepRecord, Thread};
+
+/// A boxed future, so [`Checkpointer`] can be used as a trait object
+/// (`Arc<dyn Checkpointer>`): one allocation per call, which is nothing next
+/// to the I/O behind it.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A storage backend for checkpoints, at the level of JSON records.
+///
+/// Users call it through [`Thread`]; implement it to add a backend. Every
+/// method names a thread id, and threads never see each other's records.
+///
+/// The contract each backend keeps (the conformance tests in `tests/`
+/// check it for the three built in):
+///
+/// * [`append`](Self::append) is a compare-and-swap on the thread's head: it
+///   stores the record and makes it the head only if the head is still
+///   `expected_head`, else it stores nothing and returns
+///   [`CheckpointError::Conflict`]. Two writers of one thread therefore
+///   never lose each other's steps: one wins, the other can reload and retry.
+/// * A record that `append` reported stored survives a crash of the process.
+/// * Checkpoint ids are allocated per thread, increase, and are never reused,
+///   so a child's id is always greater than its parent's.
+pub trait Checkpointer: Send + Sync {
+    /// Stores a new checkpoint as the thread's head if the head is
+    /// `expected_head` (`None`: the thread must not exist yet).
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        expected_head: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>>;
+
+    /// Attaches a snapshot of the whole state (JSON) to a stored checkpoint.
+    /// Snapshots only speed loading up: losing one loses nothing.
+    fn put_snapshot<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+        snapshot: String,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+
+    /// The thread's head, without its snapshot; `None` for an unknown thread.
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>>;
+
+    /// What loading checkpoint `id` needs: the records from the nearest one
+    /// with a snapshot (or the thread's first) to `id`, oldest first, the
+    /// first with its snapshot. [`CheckpointError::NotFound`] if `id` is not
+    /// in the thread.
+    fn chain<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>>;
+
+    /// Up to `limit` records of the thread with ids below `before` (all when
+    /// `None`), newest first, without snapshots.
+    fn list<'a>(
+        &'a self,
+        thread_id: &'a str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>>;
+
+    /// Deletes every record of the thread. Returns whether it existed.
+    fn delete_thread<'a>(&'a self, thread_id: &'a str)
+        -> BoxFuture<'a, Result<bool, CheckpointError>>;
+
+    /// When [`Thread`] takes snapshots for this store.
+    fn snapshot_policy(&self) -> SnapshotPolicy {
+        SnapshotPolicy::default()
+    }
+}
+
+/// Rejects an empty thread id: LangGraph's checkpointers require one, and a
+/// default would silently merge unrelated conversations.
+pub(crate) fn check_thread_id(thread_id: &str) -> Result<(), CheckpointError> {
+    if thread_id.is_empty() {
+        Err(CheckpointError::MissingThreadId)
+    } else {
+        Ok(())
+    }
+}
+
+/// Milliseconds since the Unix epoch, for `created_at_ms`.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

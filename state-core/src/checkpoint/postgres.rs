@@ -1,0 +1,465 @@
+//! Checkpoints in PostgreSQL, for deployments of several instances sharing
+//! threads (LangGraph's `PostgresSaver`). Feature `postgres`; needs a Tokio
+//! runtime, which drives the connection.
+//!
+//! Every change is one SQL statement, so it is atomic without an explicit
+//! transaction, and instances never lose each other's steps: saving a step
+//! is an `UPDATE .. WHERE head = <expected>` on the thread's row (a
+//! compare-and-swap, serialized by the row lock) whose result feeds the
+//! `INSERT` of the step's record. A writer whose head moved gets
+//! [`CheckpointError::Conflict`] and nothing is stored.
+//!
+//! The tables, as in the SQLite file (`\d agent_state_checkpoints` in
+//! `psql`): `agent_state_threads(thread_id, head, last_id)` and
+//! `agent_state_checkpoints(thread_id, id, parent_id, step, source, version,
+//! created_at_ms, writes, log_bytes, base_bytes, snapshot)` with `writes` and
+//! `snapshot` as `jsonb`, so `SELECT writes->0->'update' FROM
+//! agent_state_checkpoints` reads a node's update.
+//!
+//! ```no_run
+//! use agent_state::checkpoint::postgres::PostgresCheckpointer;
+//! use agent_state::checkpoint::{Source, Thread};
+//! use agent_state::AgentState;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Counter {
+//!     #[reducer(append)]
+//!     seen: Vec<u32>,
+//! }
+//!
+//! # async fn run() -> Result<(), agent_state::checkpoint::CheckpointError> {
+//! // Inside a Tokio runtime:
+//! let saver = PostgresCheckpointer::connect("host=/run/postgresql user=postgres").await?;
+//! let mut thread = Thread::<Counter, _>::open(&saver, "t").await?;
+//! thread.save_step(Source::Loop, [("n", CounterUpdate::new().add_seen(1))]).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use tokio_postgres::{Client, NoTls, Row, Statement};
+
+use super::record::{
+    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, Source, StoredCheckpoint,
+};
+use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+
+/// Taken while creating the tables, so instances starting together do not
+/// race on `CREATE TABLE IF NOT EXISTS`.
+const SCHEMA_LOCK: i64 = 0x6167_656e_7473;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS agent_state_threads (
+    thread_id TEXT PRIMARY KEY,
+    head      BIGINT NOT NULL,
+    last_id   BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
+    thread_id     TEXT    NOT NULL,
+    id            BIGINT  NOT NULL,
+    parent_id     BIGINT,
+    step          BIGINT  NOT NULL,
+    source        TEXT    NOT NULL,
+    version       BIGINT  NOT NULL,
+    created_at_ms BIGINT  NOT NULL,
+    writes        JSONB   NOT NULL,
+    log_bytes     BIGINT  NOT NULL,
+    base_bytes    BIGINT  NOT NULL,
+    snapshot      JSONB,
+    PRIMARY KEY (thread_id, id)
+);
+";
+
+const COLUMNS: &str = "c.thread_id, c.id, c.parent_id, c.step, c.source, c.version, c.created_at_ms, c.writes::text, c.log_bytes, c.base_bytes";
+
+const INSERT_SELECT: &str = "
+INSERT INTO agent_state_checkpoints
+    (thread_id, id, parent_id, step, source, version, created_at_ms, writes, log_bytes, base_bytes, snapshot)
+SELECT $1::text, t.last_id, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::bigint,
+       $7::text::jsonb, $8::bigint, $9::bigint, $10::text::jsonb
+FROM t RETURNING id";
+
+struct Statements {
+    append_new: Statement,
+    append_next: Statement,
+    head_id: Statement,
+    head: Statement,
+    chain: Statement,
+    list: Statement,
+    snapshot: Statement,
+    delete: Statement,
+}
+
+/// Checkpoints in a PostgreSQL database, shared by every instance that
+/// connects to it.
+pub struct PostgresCheckpointer {
+    client: Client,
+    st: Statements,
+    policy: Option<SnapshotPolicy>,
+}
+
+fn pg_err(operation: &'static str) -> impl FnOnce(tokio_postgres::Error) -> CheckpointError {
+    move |e| CheckpointError::backend(operation, e)
+}
+
+impl PostgresCheckpointer {
+    /// Connects with a libpq-style configuration (`host=.. user=..
+    /// dbname=..` or a `postgresql://` URL), creates the tables if needed
+    /// and prepares the statements. Must run inside a Tokio runtime, which
+    /// drives the connection from then on.
+    pub async fn connect(config: &str) -> Result<Self, CheckpointError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            CheckpointError::backend(
+                "connect",
+                "the PostgreSQL checkpointer needs a Tokio runtime (call it from within one)",
+            )
+        })?;
+        let (client, connection) = tokio_postgres::connect(config, NoTls)
+            .await
+            .map_err(pg_err("connect"))?;
+        // Errors of the connection surface as errors of the calls made on
+        // the client, so the task's own result carries nothing more.
+        handle.spawn(async move {
+            let _ = connection.await;
+        });
+        Self::from_client(client).await
+    }
+
+    /// Uses a client the caller connected (TLS, a pool's connection, ...):
+    /// creates the tables if needed and prepares the statements. The caller
+    /// drives the client's connection.
+    pub async fn from_client(client: Client) -> Result<Self, CheckpointError> {
+        client
+            .batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {SCHEMA} COMMIT;"
+            ))
+            .await
+            .map_err(pg_err("create tables"))?;
+        let prepare = |sql: String| {
+            let client = &client;
+            async move { client.prepare(&sql).await.map_err(pg_err("prepare")) }
+        };
+        let st = Statements {
+            append_new: prepare(format!(
+                "WITH t AS (
+                     INSERT INTO agent_state_threads (thread_id, head, last_id) VALUES ($1, 1, 1)
+                     ON CONFLICT (thread_id) DO NOTHING RETURNING last_id
+                 ) {INSERT_SELECT}"
+            ))
+            .await?,
+            append_next: prepare(format!(
+                "WITH t AS (
+                     UPDATE agent_state_threads SET head = last_id + 1, last_id = last_id + 1
+                     WHERE thread_id = $1 AND head = $11::bigint RETURNING last_id
+                 ) {INSERT_SELECT}"
+            ))
+            .await?,
+            head_id: prepare("SELECT head FROM agent_state_threads WHERE thread_id = $1".into())
+                .await?,
+            head: prepare(format!(
+                "SELECT {COLUMNS} FROM agent_state_checkpoints c
+                 JOIN agent_state_threads t ON c.thread_id = t.thread_id AND c.id = t.head
+                 WHERE t.thread_id = $1"
+            ))
+            .await?,
+            chain: prepare(format!(
+                "WITH RECURSIVE chain(id) AS (
+                     SELECT id FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2
+                     UNION ALL
+                     SELECT c.parent_id FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
+                     WHERE c.thread_id = $1 AND c.snapshot IS NULL AND c.parent_id IS NOT NULL
+                 )
+                 SELECT {COLUMNS}, c.snapshot::text FROM agent_state_checkpoints c
+                 JOIN chain ON c.id = chain.id WHERE c.thread_id = $1 ORDER BY c.id"
+            ))
+            .await?,
+            list: prepare(format!(
+                "SELECT {COLUMNS} FROM agent_state_checkpoints c
+                 WHERE c.thread_id = $1 AND c.id < $2 ORDER BY c.id DESC LIMIT $3"
+            ))
+            .await?,
+            snapshot: prepare(
+                "UPDATE agent_state_checkpoints
+                 SET snapshot = $3::text::jsonb, log_bytes = 0, base_bytes = $4
+                 WHERE thread_id = $1 AND id = $2"
+                    .into(),
+            )
+            .await?,
+            // One statement, so a writer racing the delete either lands
+            // wholly before it (and is deleted) or wholly after it.
+            delete: prepare(
+                "WITH t AS (DELETE FROM agent_state_threads WHERE thread_id = $1 RETURNING 1),
+                      c AS (DELETE FROM agent_state_checkpoints WHERE thread_id = $1)
+                 SELECT count(*) FROM t"
+                    .into(),
+            )
+            .await?,
+        };
+        Ok(Self {
+            client,
+            st,
+            policy: None,
+        })
+    }
+
+    /// Takes snapshots by `policy` instead of the default.
+    #[must_use]
+    pub fn with_snapshot_policy(mut self, policy: SnapshotPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The client, for queries of your own on the same connection.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    async fn append_async(
+        &self,
+        thread_id: &str,
+        expected: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> Result<CheckpointMeta, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let created_at_ms = now_ms();
+        let parent = record.parent.map(|p| to_sql(p.0));
+        let step = record.step;
+        let source = record.source.as_str();
+        let version = i64::from(record.version);
+        let created = to_sql(created_at_ms);
+        let log_bytes = to_sql(record.log_bytes);
+        let base_bytes = to_sql(record.base_bytes);
+        let row = match expected {
+            None => {
+                self.client
+                    .query_opt(
+                        &self.st.append_new,
+                        &[
+                            &thread_id,
+                            &parent,
+                            &step,
+                            &source,
+                            &version,
+                            &created,
+                            &record.writes,
+                            &log_bytes,
+                            &base_bytes,
+                            &record.snapshot,
+                        ],
+                    )
+                    .await
+            }
+            Some(head) => {
+                self.client
+                    .query_opt(
+                        &self.st.append_next,
+                        &[
+                            &thread_id,
+                            &parent,
+                            &step,
+                            &source,
+                            &version,
+                            &created,
+                            &record.writes,
+                            &log_bytes,
+                            &base_bytes,
+                            &record.snapshot,
+                            &to_sql(head.0),
+                        ],
+                    )
+                    .await
+            }
+        }
+        .map_err(pg_err("append"))?;
+        let Some(row) = row else {
+            let found = self
+                .client
+                .query_opt(&self.st.head_id, &[&thread_id])
+                .await
+                .map_err(pg_err("append"))?
+                .map(|r| CheckpointId(from_sql(r.get(0))));
+            return Err(CheckpointError::Conflict {
+                thread_id: thread_id.to_owned(),
+                expected,
+                found,
+            });
+        };
+        Ok(CheckpointMeta {
+            thread_id: thread_id.to_owned(),
+            id: CheckpointId(from_sql(row.get(0))),
+            parent: record.parent,
+            step: record.step,
+            source: record.source,
+            version: record.version,
+            created_at_ms,
+        })
+    }
+
+    async fn chain_async(
+        &self,
+        thread_id: &str,
+        id: CheckpointId,
+    ) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let rows = self
+            .client
+            .query(&self.st.chain, &[&thread_id, &to_sql(id.0)])
+            .await
+            .map_err(pg_err("load"))?;
+        if rows.is_empty() {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(id),
+            });
+        }
+        rows.iter().map(|r| read_row(r, true)).collect()
+    }
+
+    async fn list_async(
+        &self,
+        thread_id: &str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let before = before.map_or(i64::MAX, |b| to_sql(b.0));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .client
+            .query(&self.st.list, &[&thread_id, &before, &limit])
+            .await
+            .map_err(pg_err("list"))?;
+        rows.iter().map(|r| read_row(r, false)).collect()
+    }
+}
+
+/// PostgreSQL's BIGINT is signed; ids, times and sizes never reach 2^63.
+fn to_sql(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn from_sql(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn read_row(row: &Row, with_snapshot: bool) -> Result<StoredCheckpoint, CheckpointError> {
+    let get = |e: tokio_postgres::Error| CheckpointError::backend("read", e);
+    let thread_id: String = row.try_get(0).map_err(get)?;
+    let id = CheckpointId(from_sql(row.try_get(1).map_err(get)?));
+    let source: String = row.try_get(4).map_err(get)?;
+    let version: i64 = row.try_get(5).map_err(get)?;
+    let malformed = |reason: String| CheckpointError::Malformed {
+        thread_id: thread_id.clone(),
+        checkpoint: id,
+        reason,
+    };
+    let source =
+        Source::parse(&source).ok_or_else(|| malformed(format!("unknown source `{source}`")))?;
+    let version =
+        u32::try_from(version).map_err(|_| malformed(format!("version {version} out of range")))?;
+    let parent: Option<i64> = row.try_get(2).map_err(get)?;
+    Ok(StoredCheckpoint {
+        meta: CheckpointMeta {
+            thread_id: thread_id.clone(),
+            id,
+            parent: parent.map(|p| CheckpointId(from_sql(p))),
+            step: row.try_get(3).map_err(get)?,
+            source,
+            version,
+            created_at_ms: from_sql(row.try_get(6).map_err(get)?),
+        },
+        writes: row.try_get(7).map_err(get)?,
+        log_bytes: from_sql(row.try_get(8).map_err(get)?),
+        base_bytes: from_sql(row.try_get(9).map_err(get)?),
+        snapshot: if with_snapshot {
+            row.try_get(10).map_err(get)?
+        } else {
+            None
+        },
+    })
+}
+
+impl Checkpointer for PostgresCheckpointer {
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        expected_head: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
+        Box::pin(self.append_async(thread_id, expected_head, record))
+    }
+
+    fn put_snapshot<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+        snapshot: String,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let bytes = to_sql(snapshot.len() as u64);
+            let changed = self
+                .client
+                .execute(
+                    &self.st.snapshot,
+                    &[&thread_id, &to_sql(id.0), &snapshot, &bytes],
+                )
+                .await
+                .map_err(pg_err("snapshot"))?;
+            if changed == 0 {
+                return Err(CheckpointError::NotFound {
+                    thread_id: thread_id.to_owned(),
+                    checkpoint: Some(id),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let row = self
+                .client
+                .query_opt(&self.st.head, &[&thread_id])
+                .await
+                .map_err(pg_err("head"))?;
+            row.map(|r| read_row(&r, false)).transpose()
+        })
+    }
+
+    fn chain<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(self.chain_async(thread_id, id))
+    }
+
+    fn list<'a>(
+        &'a self,
+        thread_id: &'a str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(self.list_async(thread_id, before, limit))
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let row = self
+                .client
+                .query_one(&self.st.delete, &[&thread_id])
+                .await
+                .map_err(pg_err("delete"))?;
+            let deleted: i64 = row.get(0);
+            Ok(deleted > 0)
+        })
+    }
+}

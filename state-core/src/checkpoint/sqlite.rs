@@ -1,0 +1,486 @@
+//! Checkpoints in one SQLite file: the embedded default (LangGraph's
+//! `SqliteSaver`). Feature `sqlite`; SQLite is compiled in, so nothing needs
+//! installing.
+//!
+//! The file is created on first use and opened in WAL mode. A step is one
+//! transaction: a compare-and-swap on the thread's head row and the insert
+//! of the step's record. With the default `synchronous = NORMAL` a step that
+//! was reported saved survives a crash of the process (the WAL is in the
+//! operating system's hands); [`SqliteCheckpointer::durable`] makes it
+//! survive power loss too, at the price of an `fsync` per step.
+//!
+//! The tables (`sqlite3 file.db .schema` shows them):
+//!
+//! * `agent_state_threads(thread_id, head, last_id)`: each thread's head and
+//!   the last id it allocated;
+//! * `agent_state_checkpoints(thread_id, id, parent_id, step, source,
+//!   version, created_at_ms, writes, log_bytes, base_bytes, snapshot)`: one
+//!   row per checkpoint; `writes` and `snapshot` are JSON text.
+//!
+//! ```
+//! use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+//! use agent_state::checkpoint::{block_on, Source, Thread};
+//! use agent_state::AgentState;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Counter {
+//!     #[reducer(append)]
+//!     seen: Vec<u32>,
+//! }
+//!
+//! let dir = std::env::temp_dir().join(format!("agent-state-doc-{}", std::process::id()));
+//! let path = dir.join("threads.db");
+//! block_on(async {
+//!     let saver = SqliteCheckpointer::open(&path)?;
+//!     let mut thread = Thread::<Counter, _>::open(&saver, "t").await?;
+//!     thread.save_step(Source::Loop, [("n", CounterUpdate::new().add_seen(1))]).await?;
+//!     drop(saver);
+//!
+//!     // Reopened (in a new process, say): the step is there, once.
+//!     let saver = SqliteCheckpointer::open(&path)?;
+//!     let thread = Thread::<Counter, _>::open(&saver, "t").await?;
+//!     assert_eq!(thread.state().seen, [1]);
+//!     Ok::<(), agent_state::checkpoint::CheckpointError>(())
+//! })?;
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), agent_state::checkpoint::CheckpointError>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+
+use super::record::{
+    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, Source, StoredCheckpoint,
+};
+use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+
+/// The layout version of the tables, kept in `PRAGMA user_version`, so a
+/// later layout can upgrade a file and an older program refuses a newer one.
+const FORMAT: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS agent_state_threads (
+    thread_id TEXT PRIMARY KEY,
+    head      INTEGER NOT NULL,
+    last_id   INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
+    thread_id     TEXT    NOT NULL,
+    id            INTEGER NOT NULL,
+    parent_id     INTEGER,
+    step          INTEGER NOT NULL,
+    source        TEXT    NOT NULL,
+    version       INTEGER NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    writes        TEXT    NOT NULL,
+    log_bytes     INTEGER NOT NULL,
+    base_bytes    INTEGER NOT NULL,
+    snapshot      TEXT,
+    PRIMARY KEY (thread_id, id)
+);
+";
+
+const COLUMNS: &str =
+    "c.thread_id, c.id, c.parent_id, c.step, c.source, c.version, c.created_at_ms, c.writes, c.log_bytes, c.base_bytes";
+
+/// Checkpoints in a SQLite file. Several handles (and processes) may share
+/// one file: SQLite's locking and the head compare-and-swap keep their
+/// steps apart.
+pub struct SqliteCheckpointer {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    policy: Option<SnapshotPolicy>,
+}
+
+fn db_err(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> CheckpointError {
+    move |e| CheckpointError::backend(operation, e)
+}
+
+impl SqliteCheckpointer {
+    /// Opens (creating it and its directory if needed) the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| CheckpointError::backend("open", e))?;
+        }
+        let conn = Connection::open(&path).map_err(db_err("open"))?;
+        // Writers of other handles wait for the lock rather than fail.
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(db_err("open"))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err("open"))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err("open"))?;
+        let format: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(db_err("open"))?;
+        if format > FORMAT {
+            return Err(CheckpointError::backend(
+                "open",
+                format!(
+                    "{} has checkpoint table format {format}, newer than this program's {FORMAT}",
+                    path.display()
+                ),
+            ));
+        }
+        conn.execute_batch(SCHEMA).map_err(db_err("open"))?;
+        conn.pragma_update(None, "user_version", FORMAT)
+            .map_err(db_err("open"))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path,
+            policy: None,
+        })
+    }
+
+    /// Makes every saved step survive power loss as well as a crash of the
+    /// process (`PRAGMA synchronous = FULL`: an `fsync` per step).
+    pub fn durable(self) -> Result<Self, CheckpointError> {
+        self.lock()
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(db_err("open"))?;
+        Ok(self)
+    }
+
+    /// Takes snapshots by `policy` instead of the default.
+    #[must_use]
+    pub fn with_snapshot_policy(mut self, policy: SnapshotPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // Every change is one transaction, rolled back if a panic unwinds
+        // through it, so a poisoned lock guards a consistent connection.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn append_sync(
+        &self,
+        thread_id: &str,
+        expected: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> Result<CheckpointMeta, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err("append"))?;
+        let id: Option<i64> = match expected {
+            None => tx
+                .prepare_cached(
+                    "INSERT INTO agent_state_threads (thread_id, head, last_id) VALUES (?1, 1, 1)
+                     ON CONFLICT (thread_id) DO NOTHING RETURNING last_id",
+                )
+                .and_then(|mut st| st.query_row(params![thread_id], |r| r.get(0)).optional()),
+            Some(head) => tx
+                .prepare_cached(
+                    "UPDATE agent_state_threads SET head = last_id + 1, last_id = last_id + 1
+                     WHERE thread_id = ?1 AND head = ?2 RETURNING last_id",
+                )
+                .and_then(|mut st| {
+                    st.query_row(params![thread_id, to_sql(head.0)], |r| r.get(0))
+                        .optional()
+                }),
+        }
+        .map_err(db_err("append"))?;
+        let Some(id) = id else {
+            let found: Option<i64> = tx
+                .query_row(
+                    "SELECT head FROM agent_state_threads WHERE thread_id = ?1",
+                    params![thread_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db_err("append"))?;
+            return Err(CheckpointError::Conflict {
+                thread_id: thread_id.to_owned(),
+                expected,
+                found: found.map(from_sql).map(CheckpointId),
+            });
+        };
+        let meta = CheckpointMeta {
+            thread_id: thread_id.to_owned(),
+            id: CheckpointId(from_sql(id)),
+            parent: record.parent,
+            step: record.step,
+            source: record.source,
+            version: record.version,
+            created_at_ms: now_ms(),
+        };
+        tx.prepare_cached(
+            "INSERT INTO agent_state_checkpoints
+             (thread_id, id, parent_id, step, source, version, created_at_ms, writes, log_bytes, base_bytes, snapshot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )
+        .and_then(|mut st| {
+            st.execute(params![
+                thread_id,
+                id,
+                meta.parent.map(|p| to_sql(p.0)),
+                meta.step,
+                meta.source.as_str(),
+                meta.version,
+                to_sql(meta.created_at_ms),
+                record.writes,
+                to_sql(record.log_bytes),
+                to_sql(record.base_bytes),
+                record.snapshot,
+            ])
+        })
+        .map_err(db_err("append"))?;
+        tx.commit().map_err(db_err("append"))?;
+        Ok(meta)
+    }
+
+    fn chain_sync(
+        &self,
+        thread_id: &str,
+        id: CheckpointId,
+    ) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let conn = self.lock();
+        let sql = format!(
+            "WITH RECURSIVE chain(id) AS (
+                 SELECT id FROM agent_state_checkpoints WHERE thread_id = ?1 AND id = ?2
+                 UNION ALL
+                 SELECT c.parent_id FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
+                 WHERE c.thread_id = ?1 AND c.snapshot IS NULL AND c.parent_id IS NOT NULL
+             )
+             SELECT {COLUMNS}, c.snapshot FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
+             WHERE c.thread_id = ?1 ORDER BY c.id"
+        );
+        let rows = conn
+            .prepare_cached(&sql)
+            .and_then(|mut st| {
+                st.query_map(params![thread_id, to_sql(id.0)], |r| read_row(r, true))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(db_err("load"))?;
+        if rows.is_empty() {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(id),
+            });
+        }
+        rows.into_iter().map(RawRow::into_stored).collect()
+    }
+
+    fn head_sync(&self, thread_id: &str) -> Result<Option<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let conn = self.lock();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM agent_state_checkpoints c
+             JOIN agent_state_threads t ON c.thread_id = t.thread_id AND c.id = t.head
+             WHERE t.thread_id = ?1"
+        );
+        let row = conn
+            .prepare_cached(&sql)
+            .and_then(|mut st| st.query_row(params![thread_id], |r| read_row(r, false)).optional())
+            .map_err(db_err("head"))?;
+        row.map(RawRow::into_stored).transpose()
+    }
+
+    fn list_sync(
+        &self,
+        thread_id: &str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let conn = self.lock();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM agent_state_checkpoints c
+             WHERE c.thread_id = ?1 AND c.id < ?2 ORDER BY c.id DESC LIMIT ?3"
+        );
+        let before = before.map_or(i64::MAX, |b| to_sql(b.0));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = conn
+            .prepare_cached(&sql)
+            .and_then(|mut st| {
+                st.query_map(params![thread_id, before, limit], |r| read_row(r, false))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(db_err("list"))?;
+        rows.into_iter().map(RawRow::into_stored).collect()
+    }
+
+    fn put_snapshot_sync(
+        &self,
+        thread_id: &str,
+        id: CheckpointId,
+        snapshot: String,
+    ) -> Result<(), CheckpointError> {
+        check_thread_id(thread_id)?;
+        let conn = self.lock();
+        let bytes = to_sql(snapshot.len() as u64);
+        let changed = conn
+            .prepare_cached(
+                "UPDATE agent_state_checkpoints SET snapshot = ?3, log_bytes = 0, base_bytes = ?4
+                 WHERE thread_id = ?1 AND id = ?2",
+            )
+            .and_then(|mut st| st.execute(params![thread_id, to_sql(id.0), snapshot, bytes]))
+            .map_err(db_err("snapshot"))?;
+        if changed == 0 {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(id),
+            });
+        }
+        Ok(())
+    }
+
+    fn delete_sync(&self, thread_id: &str) -> Result<bool, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err("delete"))?;
+        tx.execute(
+            "DELETE FROM agent_state_checkpoints WHERE thread_id = ?1",
+            params![thread_id],
+        )
+        .map_err(db_err("delete"))?;
+        let existed = tx
+            .execute(
+                "DELETE FROM agent_state_threads WHERE thread_id = ?1",
+                params![thread_id],
+            )
+            .map_err(db_err("delete"))?;
+        tx.commit().map_err(db_err("delete"))?;
+        Ok(existed > 0)
+    }
+}
+
+/// SQLite integers are signed; ids, times and sizes never reach 2^63.
+fn to_sql(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn from_sql(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// A row as read, before its source is checked.
+struct RawRow {
+    thread_id: String,
+    id: i64,
+    parent: Option<i64>,
+    step: i64,
+    source: String,
+    version: i64,
+    created_at_ms: i64,
+    writes: String,
+    log_bytes: i64,
+    base_bytes: i64,
+    snapshot: Option<String>,
+}
+
+fn read_row(r: &Row<'_>, with_snapshot: bool) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        thread_id: r.get(0)?,
+        id: r.get(1)?,
+        parent: r.get(2)?,
+        step: r.get(3)?,
+        source: r.get(4)?,
+        version: r.get(5)?,
+        created_at_ms: r.get(6)?,
+        writes: r.get(7)?,
+        log_bytes: r.get(8)?,
+        base_bytes: r.get(9)?,
+        snapshot: if with_snapshot { r.get(10)? } else { None },
+    })
+}
+
+impl RawRow {
+    fn into_stored(self) -> Result<StoredCheckpoint, CheckpointError> {
+        let id = CheckpointId(from_sql(self.id));
+        let malformed = |reason: String| CheckpointError::Malformed {
+            thread_id: self.thread_id.clone(),
+            checkpoint: id,
+            reason,
+        };
+        let source = Source::parse(&self.source)
+            .ok_or_else(|| malformed(format!("unknown source `{}`", self.source)))?;
+        let version = u32::try_from(self.version)
+            .map_err(|_| malformed(format!("version {} out of range", self.version)))?;
+        Ok(StoredCheckpoint {
+            meta: CheckpointMeta {
+                thread_id: self.thread_id,
+                id,
+                parent: self.parent.map(|p| CheckpointId(from_sql(p))),
+                step: self.step,
+                source,
+                version,
+                created_at_ms: from_sql(self.created_at_ms),
+            },
+            writes: self.writes,
+            log_bytes: from_sql(self.log_bytes),
+            base_bytes: from_sql(self.base_bytes),
+            snapshot: self.snapshot,
+        })
+    }
+}
+
+impl Checkpointer for SqliteCheckpointer {
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        expected_head: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
+        Box::pin(async move { self.append_sync(thread_id, expected_head, record) })
+    }
+
+    fn put_snapshot<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+        snapshot: String,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move { self.put_snapshot_sync(thread_id, id, snapshot) })
+    }
+
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move { self.head_sync(thread_id) })
+    }
+
+    fn chain<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move { self.chain_sync(thread_id, id) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        thread_id: &'a str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move { self.list_sync(thread_id, before, limit) })
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+        Box::pin(async move { self.delete_sync(thread_id) })
+    }
+
+    fn snapshot_policy(&self) -> SnapshotPolicy {
+        self.policy.unwrap_or_default()
+    }
+}

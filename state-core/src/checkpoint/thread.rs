@@ -1,0 +1,448 @@
+//! One thread's typed state over a [`Checkpointer`]: load by snapshot plus
+//! replay, save a step as check → store → apply.
+
+use serde_json::Value;
+
+use super::record::{
+    CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, SnapshotPolicy, Source,
+    StoredCheckpoint,
+};
+use super::{check_thread_id, CheckpointError, Checkpointer};
+use crate::state::{AgentState, StateUpdate, StepRule, Stored};
+
+/// The head as a writer needs it: where it is and what the snapshot policy
+/// has to know.
+#[derive(Debug, Clone)]
+struct Head {
+    meta: CheckpointMeta,
+    log_bytes: u64,
+    base_bytes: u64,
+}
+
+/// One thread of a [`Checkpointer`], with its state in memory.
+///
+/// Open it (the latest state, or the default for a new thread), save steps,
+/// and read its history. [`save_step`](Self::save_step) is atomic across the
+/// state and the store: the step is checked, then stored (compare-and-swap on
+/// the thread's head), and only then applied. A rejected step or a lost race
+/// with another writer leaves the state and the store as they were.
+///
+/// ```
+/// use agent_state::checkpoint::{block_on, MemoryCheckpointer, Source, Thread};
+/// use agent_state::{ai, AgentState, Messages};
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Chat {
+///     #[reducer(messages)]
+///     messages: Messages,
+///     turns: u32,
+/// }
+///
+/// # block_on(async {
+/// let saver = MemoryCheckpointer::new();
+/// let mut a = Thread::<Chat, _>::open(&saver, "t").await?;
+/// let mut b = Thread::<Chat, _>::open(&saver, "t").await?;
+/// a.save_step(Source::Loop, [("a", ChatUpdate::new().turns(1))]).await?;
+///
+/// // `b` loaded before `a` saved: its step is refused, not lost or doubled.
+/// let err = b.save_step(Source::Loop, [("b", ChatUpdate::new().turns(7))]).await.unwrap_err();
+/// assert!(err.is_conflict());
+/// b.reload().await?;
+/// assert_eq!(b.state().turns, 1);
+/// # Ok::<(), agent_state::checkpoint::CheckpointError>(())
+/// # }).unwrap();
+/// ```
+pub struct Thread<'c, S, C: ?Sized> {
+    saver: &'c C,
+    thread_id: String,
+    state: S,
+    head: Option<Head>,
+    policy: SnapshotPolicy,
+}
+
+/// A stored step as read back: where it sits and what each node wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord<U> {
+    /// Where and when.
+    pub meta: CheckpointMeta,
+    /// The step's writes, in the order they were applied.
+    pub writes: Vec<NodeWrite<U>>,
+}
+
+impl<'c, S, C> Thread<'c, S, C>
+where
+    S: AgentState + Default,
+    C: Checkpointer + ?Sized,
+{
+    /// The thread's latest state, or the default state for a thread with no
+    /// checkpoints (its first step then becomes its first checkpoint).
+    pub async fn open(saver: &'c C, thread_id: impl Into<String>) -> Result<Self, CheckpointError> {
+        let thread_id = thread_id.into();
+        check_thread_id(&thread_id)?;
+        let mut thread = Self::empty(saver, thread_id, S::default());
+        thread.reload().await?;
+        Ok(thread)
+    }
+
+    /// Starts a new thread from `initial` (a state built with its immutable
+    /// fields, say), stored as the thread's first checkpoint: source
+    /// `input`, step -1. [`CheckpointError::Conflict`] if the thread exists.
+    pub async fn create(
+        saver: &'c C,
+        thread_id: impl Into<String>,
+        initial: S,
+    ) -> Result<Self, CheckpointError> {
+        let thread_id = thread_id.into();
+        check_thread_id(&thread_id)?;
+        let snapshot = encode_state(&initial);
+        let base_bytes = snapshot.len() as u64;
+        let record = NewCheckpoint {
+            parent: None,
+            step: -1,
+            source: Source::Input,
+            version: S::VERSION,
+            writes: "[]".to_owned(),
+            log_bytes: 0,
+            base_bytes,
+            snapshot: Some(snapshot),
+        };
+        let meta = saver.append(&thread_id, None, record).await?;
+        let mut thread = Self::empty(saver, thread_id, initial);
+        thread.head = Some(Head {
+            meta,
+            log_bytes: 0,
+            base_bytes,
+        });
+        Ok(thread)
+    }
+
+    /// The state at an older checkpoint, to read. Saving a step from it fails
+    /// with a conflict unless it is still the head; to continue from it, use
+    /// [`fork`](Self::fork).
+    pub async fn open_at(
+        saver: &'c C,
+        thread_id: impl Into<String>,
+        id: CheckpointId,
+    ) -> Result<Self, CheckpointError> {
+        let thread_id = thread_id.into();
+        check_thread_id(&thread_id)?;
+        let (state, head) = load(saver, &thread_id, id).await?;
+        let mut thread = Self::empty(saver, thread_id, state);
+        thread.head = Some(head);
+        Ok(thread)
+    }
+
+    /// Continues the thread from an older checkpoint: stores a `fork`
+    /// checkpoint whose parent is `from` as the new head, and opens it. The
+    /// steps after `from` stay in the history.
+    pub async fn fork(
+        saver: &'c C,
+        thread_id: impl Into<String>,
+        from: CheckpointId,
+    ) -> Result<Self, CheckpointError> {
+        let thread_id = thread_id.into();
+        check_thread_id(&thread_id)?;
+        let current = saver.head(&thread_id).await?.map(|h| h.meta.id);
+        let (state, from_head) = load(saver, &thread_id, from).await?;
+        let record = NewCheckpoint {
+            parent: Some(from),
+            step: from_head.meta.step,
+            source: Source::Fork,
+            version: S::VERSION,
+            writes: "[]".to_owned(),
+            log_bytes: from_head.log_bytes,
+            base_bytes: from_head.base_bytes,
+            snapshot: None,
+        };
+        let meta = saver.append(&thread_id, current, record).await?;
+        let mut thread = Self::empty(saver, thread_id, state);
+        thread.head = Some(Head {
+            meta,
+            log_bytes: from_head.log_bytes,
+            base_bytes: from_head.base_bytes,
+        });
+        Ok(thread)
+    }
+
+    fn empty(saver: &'c C, thread_id: String, state: S) -> Self {
+        let policy = saver.snapshot_policy();
+        Self {
+            saver,
+            thread_id,
+            state,
+            head: None,
+            policy,
+        }
+    }
+
+    /// Reloads the latest state, after a [conflict](CheckpointError::Conflict)
+    /// say. A thread with no checkpoints loads as the default state.
+    pub async fn reload(&mut self) -> Result<(), CheckpointError> {
+        match self.saver.head(&self.thread_id).await? {
+            None => {
+                self.state = S::default();
+                self.head = None;
+            }
+            Some(head) => {
+                let (state, head) = load(self.saver, &self.thread_id, head.meta.id).await?;
+                self.state = state;
+                self.head = Some(head);
+            }
+        }
+        Ok(())
+    }
+
+    /// The state.
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The state, giving up the handle.
+    pub fn into_state(self) -> S {
+        self.state
+    }
+
+    /// The thread id.
+    pub fn thread_id(&self) -> &str {
+        &self.thread_id
+    }
+
+    /// The checkpoint the state is at; `None` before the first step.
+    pub fn head(&self) -> Option<&CheckpointMeta> {
+        self.head.as_ref().map(|h| &h.meta)
+    }
+
+    /// The step number the next saved step gets: -1 for a thread's first,
+    /// then one more than the head's.
+    pub fn next_step(&self) -> i64 {
+        self.head.as_ref().map_or(-1, |h| h.meta.step + 1)
+    }
+
+    /// Uses `policy` for this handle's snapshots instead of the store's.
+    pub fn set_snapshot_policy(&mut self, policy: SnapshotPolicy) {
+        self.policy = policy;
+    }
+
+    /// Saves one step (the writes of the nodes of one superstep, applied
+    /// with [`StepRule::Superstep`]) and applies it.
+    ///
+    /// Order: the step is staged against the state (a
+    /// [`Rejected`](CheckpointError::Rejected) error stores nothing), then
+    /// stored as the thread's new head if the head is still the one this
+    /// handle loaded (else [`Conflict`](CheckpointError::Conflict), nothing
+    /// stored), and only then committed to the state. So when this returns
+    /// `Ok`, the step is stored and applied exactly once; when it returns an
+    /// error other than [`Snapshot`](CheckpointError::Snapshot), it is
+    /// neither.
+    pub async fn save_step<I, W>(
+        &mut self,
+        source: Source,
+        writes: I,
+    ) -> Result<&CheckpointMeta, CheckpointError>
+    where
+        I: IntoIterator<Item = W>,
+        W: Into<NodeWrite<S::Update>>,
+    {
+        let mut writes: Vec<NodeWrite<S::Update>> = writes.into_iter().map(Into::into).collect();
+        for write in &mut writes {
+            write.update.assign_message_ids();
+        }
+        let text = encode_writes(&writes);
+        let staged = self
+            .state
+            .stage(writes.into_iter().map(|w| w.update), StepRule::Superstep)?;
+        let (log_bytes, base_bytes) = match &self.head {
+            Some(h) => (h.log_bytes + text.len() as u64, h.base_bytes),
+            None => (text.len() as u64, 0),
+        };
+        let record = NewCheckpoint {
+            parent: self.head.as_ref().map(|h| h.meta.id),
+            step: self.next_step(),
+            source,
+            version: S::VERSION,
+            writes: text,
+            log_bytes,
+            base_bytes,
+            snapshot: None,
+        };
+        let expected = record.parent;
+        let meta = self.saver.append(&self.thread_id, expected, record).await?;
+        self.state.commit(staged);
+        let id = meta.id;
+        self.head = Some(Head {
+            meta,
+            log_bytes,
+            base_bytes,
+        });
+        if self.policy.due(log_bytes, base_bytes) {
+            self.snapshot().await.map_err(|error| CheckpointError::Snapshot {
+                thread_id: self.thread_id.clone(),
+                checkpoint: id,
+                error: Box::new(error),
+            })?;
+        }
+        Ok(self.head().expect("a head was just stored"))
+    }
+
+    /// Stores a snapshot of the state at the head now, whatever the policy
+    /// says. Loading from the head then reads no log.
+    pub async fn snapshot(&mut self) -> Result<(), CheckpointError> {
+        let Some(head) = &mut self.head else {
+            return Err(CheckpointError::NotFound {
+                thread_id: self.thread_id.clone(),
+                checkpoint: None,
+            });
+        };
+        let snapshot = encode_state(&self.state);
+        let bytes = snapshot.len() as u64;
+        self.saver
+            .put_snapshot(&self.thread_id, head.meta.id, snapshot)
+            .await?;
+        head.log_bytes = 0;
+        head.base_bytes = bytes;
+        Ok(())
+    }
+
+    /// Up to `limit` stored steps of the thread with ids below `before` (all
+    /// when `None`), newest first, with their writes read back as updates.
+    pub async fn history(
+        &self,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> Result<Vec<StepRecord<S::Update>>, CheckpointError> {
+        let records = self.saver.list(&self.thread_id, before, limit).await?;
+        records
+            .into_iter()
+            .map(|record| {
+                let writes = decode_writes::<S>(&record)?;
+                Ok(StepRecord {
+                    meta: record.meta,
+                    writes,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Loads the state at checkpoint `id`: the nearest snapshot, then the writes
+/// after it, each step applied once, in order.
+async fn load<S, C>(
+    saver: &C,
+    thread_id: &str,
+    id: CheckpointId,
+) -> Result<(S, Head), CheckpointError>
+where
+    S: AgentState + Default,
+    C: Checkpointer + ?Sized,
+{
+    let chain = saver.chain(thread_id, id).await?;
+    let Some((first, rest)) = chain.split_first() else {
+        return Err(CheckpointError::NotFound {
+            thread_id: thread_id.to_owned(),
+            checkpoint: Some(id),
+        });
+    };
+    let mut state = match &first.snapshot {
+        Some(text) => decode_state::<S>(first, text)?,
+        None => {
+            let mut state = S::default();
+            replay(&mut state, first)?;
+            state
+        }
+    };
+    for record in rest {
+        replay(&mut state, record)?;
+    }
+    let last = chain.last().expect("the chain is not empty");
+    let head = Head {
+        meta: last.meta.clone(),
+        log_bytes: last.log_bytes,
+        base_bytes: last.base_bytes,
+    };
+    Ok((state, head))
+}
+
+fn replay<S: AgentState>(state: &mut S, record: &StoredCheckpoint) -> Result<(), CheckpointError> {
+    let writes = decode_writes::<S>(record)?;
+    state
+        .apply_all(writes.into_iter().map(|w| w.update))
+        .map_err(|error| corrupt(record, error))
+}
+
+fn corrupt(record: &StoredCheckpoint, error: crate::StateError) -> CheckpointError {
+    CheckpointError::Corrupt {
+        thread_id: record.meta.thread_id.clone(),
+        checkpoint: record.meta.id,
+        error,
+    }
+}
+
+fn malformed(record: &StoredCheckpoint, reason: impl Into<String>) -> CheckpointError {
+    CheckpointError::Malformed {
+        thread_id: record.meta.thread_id.clone(),
+        checkpoint: record.meta.id,
+        reason: reason.into(),
+    }
+}
+
+/// Brings JSON stored under an older version up to `S::VERSION`, one
+/// version at a time through the state's migration.
+fn upgrade<S: AgentState>(
+    record: &StoredCheckpoint,
+    kind: Stored,
+    mut value: Value,
+) -> Result<Value, CheckpointError> {
+    let stored = record.meta.version;
+    if stored > S::VERSION {
+        return Err(CheckpointError::NewerVersion {
+            thread_id: record.meta.thread_id.clone(),
+            checkpoint: record.meta.id,
+            stored,
+            current: S::VERSION,
+        });
+    }
+    for from in stored..S::VERSION {
+        value = S::migrate(from, kind, value).map_err(|error| CheckpointError::Migration {
+            thread_id: record.meta.thread_id.clone(),
+            checkpoint: record.meta.id,
+            from,
+            error,
+        })?;
+    }
+    Ok(value)
+}
+
+fn decode_state<S: AgentState>(record: &StoredCheckpoint, text: &str) -> Result<S, CheckpointError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| malformed(record, format!("snapshot is not JSON: {e}")))?;
+    let value = upgrade::<S>(record, Stored::State, value)?;
+    S::from_json(value).map_err(|error| corrupt(record, error))
+}
+
+fn decode_writes<S: AgentState>(
+    record: &StoredCheckpoint,
+) -> Result<Vec<NodeWrite<S::Update>>, CheckpointError> {
+    let writes: Vec<NodeWrite<Value>> = serde_json::from_str(&record.writes).map_err(|e| {
+        malformed(record, format!("writes are not a JSON list of {{node, update}}: {e}"))
+    })?;
+    writes
+        .into_iter()
+        .map(|w| {
+            let value = upgrade::<S>(record, Stored::Update, w.update)?;
+            let update = S::Update::from_json(value).map_err(|error| corrupt(record, error))?;
+            Ok(NodeWrite::new(w.node, update))
+        })
+        .collect()
+}
+
+fn encode_state<S: AgentState>(state: &S) -> String {
+    state.to_json().to_string()
+}
+
+fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> String {
+    let list: Vec<NodeWrite<Value>> = writes
+        .iter()
+        .map(|w| NodeWrite::new(w.node.clone(), w.update.to_json()))
+        .collect();
+    serde_json::to_string(&list).expect("JSON values always serialize")
+}

@@ -1,0 +1,503 @@
+//! What every checkpointer must do, written once and run against the
+//! in-memory, SQLite and PostgreSQL backends.
+//!
+//! Each scenario gets two handles on the same storage (`a` and `b`: one
+//! store twice in memory, two connections to the file or the server), and a
+//! prefix for its thread ids so scenarios sharing a server stay apart.
+
+use agent_state::checkpoint::{
+    CheckpointError, CheckpointId, Checkpointer, SnapshotPolicy, Source, Thread,
+};
+use agent_state::{
+    ai, human, AgentState, ErrorKind, FieldWrite, Message, MigrationError, StateUpdate, Stored,
+};
+use serde_json::{json, Value};
+
+use super::{Debate, DebateUpdate};
+
+type R = Result<(), CheckpointError>;
+
+fn start(topic: &str) -> Debate {
+    let mut state = Debate {
+        topic: topic.into(),
+        ..Debate::default()
+    };
+    state
+        .apply(DebateUpdate::new().message(human(format!("Debate topic: {topic}"))))
+        .unwrap();
+    state
+}
+
+/// One debate round as three node steps: optimist, skeptic, moderator.
+fn round_steps(round: u32, n: u64) -> [(&'static str, DebateUpdate); 3] {
+    [
+        (
+            "optimist",
+            DebateUpdate::new().message(ai(format!("optimist {round}"))).add_log(n),
+        ),
+        (
+            "skeptic",
+            DebateUpdate::new()
+                .message(ai(format!("skeptic {round}")))
+                .round(round + 1)
+                .add_log(n + 1),
+        ),
+        (
+            "moderator",
+            DebateUpdate::new().message(ai(format!("moderator {round}"))).add_log(n + 2),
+        ),
+    ]
+}
+
+/// Saves `rounds` rounds, one node per step, and applies the same updates to
+/// `reference`, which the stored thread must always equal.
+async fn play<C: Checkpointer + ?Sized>(
+    thread: &mut Thread<'_, Debate, C>,
+    reference: &mut Debate,
+    rounds: u32,
+) -> R {
+    for _ in 0..rounds {
+        let round = thread.state().round;
+        let n = thread.state().log.len() as u64;
+        for (node, mut update) in round_steps(round, n) {
+            // The reference sees the ids the store will keep.
+            update.assign_message_ids();
+            reference.apply(update.clone()).unwrap();
+            thread.save_step(Source::Loop, [(node, update)]).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A new thread, saved steps, a reload from another handle, the history.
+pub async fn round_trip_and_history<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-rt");
+    let mut reference = start("Should AI be regulated?");
+    let mut thread = Thread::create(a, &id, reference.clone()).await?;
+    assert_eq!(thread.head().unwrap().step, -1);
+    assert_eq!(thread.head().unwrap().source, Source::Input);
+    play(&mut thread, &mut reference, 4).await?;
+    assert_eq!(thread.state(), &reference);
+
+    let loaded = Thread::<Debate, _>::open(b, &id).await?;
+    assert_eq!(loaded.state(), &reference, "a reload equals the state that was saved");
+    assert_eq!(loaded.state().messages.len(), 13);
+    assert_eq!(loaded.head(), thread.head());
+
+    let history = loaded.history(None, 100).await?;
+    assert_eq!(history.len(), 13, "the input and twelve node steps");
+    let steps: Vec<i64> = history.iter().map(|r| r.meta.step).collect();
+    assert_eq!(steps, (-1..=11).rev().collect::<Vec<_>>(), "newest first");
+    for pair in history.windows(2) {
+        assert_eq!(pair[0].meta.parent, Some(pair[1].meta.id));
+        assert!(pair[0].meta.id > pair[1].meta.id);
+    }
+    assert_eq!(history[0].writes[0].node, "moderator");
+    assert_eq!(history[0].writes[0].update.log, Some(FieldWrite::Reduce(vec![11])));
+    assert!(history.last().unwrap().writes.is_empty());
+
+    // Pages: ids below the 5th newest, three at a time.
+    let page = loaded.history(Some(history[4].meta.id), 3).await?;
+    let ids: Vec<CheckpointId> = page.iter().map(|r| r.meta.id).collect();
+    assert_eq!(ids, [history[5].meta.id, history[6].meta.id, history[7].meta.id]);
+    Ok(())
+}
+
+/// Threads never see each other; a thread id is required.
+pub async fn threads_are_isolated<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let (one, two) = (format!("{t}-one"), format!("{t}-two"));
+    let mut x = Thread::create(a, &one, start("one")).await?;
+    let mut y = Thread::create(b, &two, start("two")).await?;
+    x.save_step(Source::Loop, [("n", DebateUpdate::new().round(5))]).await?;
+    y.save_step(Source::Loop, [("n", DebateUpdate::new().round(9))]).await?;
+    assert_eq!(Thread::<Debate, _>::open(b, &one).await?.state().round, 5);
+    assert_eq!(Thread::<Debate, _>::open(a, &two).await?.state().round, 9);
+    assert_eq!(Thread::<Debate, _>::open(a, &one).await?.state().topic, "one");
+
+    let fresh = Thread::<Debate, _>::open(a, format!("{t}-never")).await?;
+    assert_eq!(fresh.state(), &Debate::default());
+    assert!(fresh.head().is_none());
+
+    let err = Thread::<Debate, _>::open(a, "").await.err().unwrap();
+    assert!(matches!(err, CheckpointError::MissingThreadId), "{err}");
+    assert!(a.head("").await.is_err());
+    Ok(())
+}
+
+/// Two writers of one thread: one wins, the other gets a conflict, stores
+/// nothing, and succeeds after a reload. No step is lost or doubled.
+pub async fn concurrent_writers_conflict<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-race");
+    Thread::create(a, &id, start("race")).await?;
+    let mut first = Thread::<Debate, _>::open(a, &id).await?;
+    let mut second = Thread::<Debate, _>::open(b, &id).await?;
+    let head = first.head().unwrap().id;
+
+    first
+        .save_step(Source::Loop, [("first", DebateUpdate::new().add_log(1).message(ai("first")))])
+        .await?;
+    let err = second
+        .save_step(Source::Loop, [("second", DebateUpdate::new().add_log(2).message(ai("second")))])
+        .await
+        .unwrap_err();
+    match &err {
+        CheckpointError::Conflict {
+            thread_id,
+            expected,
+            found,
+        } => {
+            assert_eq!(thread_id, &id);
+            assert_eq!(*expected, Some(head));
+            assert_eq!(*found, first.head().map(|h| h.id));
+        }
+        other => panic!("expected a conflict, got {other}"),
+    }
+    assert!(err.to_string().contains("reload and retry"), "{err}");
+    assert_eq!(second.state().log, Vec::<u64>::new(), "the loser's state is unchanged");
+
+    second.reload().await?;
+    second
+        .save_step(Source::Loop, [("second", DebateUpdate::new().add_log(2).message(ai("second")))])
+        .await?;
+    let last = Thread::<Debate, _>::open(a, &id).await?;
+    assert_eq!(last.state().log, [1, 2]);
+    assert_eq!(last.state().messages.len(), 3);
+
+    // Two new threads of one id: the second creator loses.
+    let id2 = format!("{t}-race-new");
+    Thread::create(a, &id2, start("x")).await?;
+    let err = Thread::create(b, &id2, start("y")).await.err().unwrap();
+    assert!(err.is_conflict(), "{err}");
+    assert_eq!(Thread::<Debate, _>::open(b, &id2).await?.state().topic, "x");
+    Ok(())
+}
+
+/// A step the state rejects stores nothing and changes nothing.
+pub async fn rejected_step_stores_nothing<C: Checkpointer>(a: &C, _b: &C, t: &str) -> R {
+    let id = format!("{t}-reject");
+    let mut thread = Thread::create(a, &id, start("reject")).await?;
+    thread.save_step(Source::Loop, [("n", DebateUpdate::new().round(1))]).await?;
+    let before = thread.state().clone();
+    let head = thread.head().cloned();
+    let err = thread
+        .save_step(
+            Source::Loop,
+            [
+                ("x", DebateUpdate::new().round(2).add_log(7)),
+                ("y", DebateUpdate::new().round(3)),
+            ],
+        )
+        .await
+        .unwrap_err();
+    match &err {
+        CheckpointError::Rejected(e) => {
+            assert_eq!(e.field(), "round");
+            assert!(matches!(e.kind(), ErrorKind::ConcurrentWrites { writes: 2 }));
+        }
+        other => panic!("expected a rejection, got {other}"),
+    }
+    assert_eq!(thread.state(), &before);
+    assert_eq!(thread.head(), head.as_ref());
+    let reloaded = Thread::<Debate, _>::open(a, &id).await?;
+    assert_eq!(reloaded.state(), &before);
+    assert_eq!(reloaded.history(None, 10).await?.len(), 2);
+    Ok(())
+}
+
+/// Reloading again and again (with snapshots taken on the way) never applies
+/// a stored update twice: the append-only log and the message count stay
+/// exact.
+pub async fn reloads_never_reapply<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-again");
+    let mut reference = start("again");
+    Thread::create(a, &id, reference.clone()).await?;
+    for i in 0..12 {
+        let store = if i % 2 == 0 { a } else { b };
+        let mut thread = Thread::<Debate, _>::open(store, &id).await?;
+        // Snapshot often, so loads mix snapshots and replays.
+        thread.set_snapshot_policy(SnapshotPolicy {
+            ratio: 0.5,
+            min_bytes: 300,
+        });
+        assert_eq!(thread.state(), &reference, "reload {i}");
+        play(&mut thread, &mut reference, 1).await?;
+    }
+    let last = Thread::<Debate, _>::open(a, &id).await?;
+    assert_eq!(last.state(), &reference);
+    assert_eq!(last.state().log, (0..36).collect::<Vec<u64>>());
+    assert_eq!(last.state().round, 12);
+    Ok(())
+}
+
+/// Snapshots keep loads short: the chain a load reads stays bounded while
+/// the thread grows, and the state is the same as without them.
+pub async fn snapshots_bound_the_replay<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-snap");
+    let mut reference = start("snap");
+    let mut thread = Thread::create(a, &id, reference.clone()).await?;
+    thread.set_snapshot_policy(SnapshotPolicy {
+        ratio: 1.0,
+        min_bytes: 2_000,
+    });
+    play(&mut thread, &mut reference, 60).await?;
+    let head = thread.head().unwrap().id;
+    let chain = b.chain(&id, head).await?;
+    assert!(chain[0].snapshot.is_some(), "a load starts from a snapshot");
+    assert!(chain.len() < 90, "a load replays {} records of 181", chain.len());
+    let log_bytes: usize = chain[1..].iter().map(|r| r.writes.len()).sum();
+    let base = chain[0].snapshot.as_ref().unwrap().len();
+    assert!(log_bytes <= base.max(2_000) + 400, "replayed {log_bytes} bytes after a {base}-byte snapshot");
+    assert_eq!(Thread::<Debate, _>::open(b, &id).await?.state(), &reference);
+
+    // Without snapshots, the same state by replaying everything.
+    let id2 = format!("{t}-nosnap");
+    let mut reference2 = start("snap");
+    let mut plain = Thread::create(a, &id2, reference2.clone()).await?;
+    plain.set_snapshot_policy(SnapshotPolicy::never());
+    play(&mut plain, &mut reference2, 60).await?;
+    let chain = b.chain(&id2, plain.head().unwrap().id).await?;
+    assert_eq!(chain.len(), 181, "only the first record has a snapshot");
+    assert_eq!(Thread::<Debate, _>::open(b, &id2).await?.state(), &reference2);
+    assert_eq!(reference.messages.len(), reference2.messages.len());
+    Ok(())
+}
+
+/// A fork continues from an older checkpoint; the steps after it stay in
+/// the history and every checkpoint still loads as it was.
+pub async fn fork_from_an_older_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-fork");
+    let mut reference = start("fork");
+    let mut thread = Thread::create(a, &id, reference.clone()).await?;
+    play(&mut thread, &mut reference, 1).await?;
+    let at_round_1 = reference.clone();
+    let fork_point = thread.head().unwrap().id;
+    play(&mut thread, &mut reference, 2).await?;
+    let tip = thread.head().unwrap().id;
+
+    let mut forked = Thread::<Debate, _>::fork(b, &id, fork_point).await?;
+    assert_eq!(forked.state(), &at_round_1);
+    let fork_meta = forked.head().unwrap().clone();
+    assert_eq!(fork_meta.source, Source::Fork);
+    assert_eq!(fork_meta.parent, Some(fork_point));
+    forked
+        .save_step(Source::Update, [("human", DebateUpdate::new().message(human("another way")))])
+        .await?;
+
+    let latest = Thread::<Debate, _>::open(a, &id).await?;
+    assert_eq!(latest.state().messages.len(), 5);
+    assert_eq!(latest.state().messages.last().unwrap().text(), "another way");
+    assert_eq!(Thread::<Debate, _>::open_at(a, &id, tip).await?.state(), &reference);
+    assert_eq!(Thread::<Debate, _>::open_at(a, &id, fork_point).await?.state(), &at_round_1);
+
+    // The old branch is still in the history, and cannot be written to.
+    assert_eq!(latest.history(None, 100).await?.len(), 1 + 9 + 1 + 1);
+    let mut old = Thread::<Debate, _>::open_at(b, &id, tip).await?;
+    let err = old
+        .save_step(Source::Loop, [("n", DebateUpdate::new().round(9))])
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+
+    let missing = Thread::<Debate, _>::fork(a, &id, CheckpointId(9_999)).await.err().unwrap();
+    assert!(matches!(missing, CheckpointError::NotFound { checkpoint: Some(CheckpointId(9_999)), .. }), "{missing}");
+    Ok(())
+}
+
+/// Messages without ids get them before they are stored, so a reload has
+/// the ids the live state had.
+pub async fn message_ids_survive_reload<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-ids");
+    let mut thread = Thread::create(a, &id, start("ids")).await?;
+    let no_id = Message::from_json(json!({"type": "ai", "content": "no id yet"})).unwrap();
+    assert!(no_id.id.is_none());
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().message(no_id))])
+        .await?;
+    let live: Vec<Option<String>> = thread.state().messages.iter().map(|m| m.id.clone()).collect();
+    let loaded = Thread::<Debate, _>::open(b, &id).await?;
+    let stored: Vec<Option<String>> = loaded.state().messages.iter().map(|m| m.id.clone()).collect();
+    assert_eq!(live, stored);
+    assert!(stored.iter().all(Option::is_some));
+    Ok(())
+}
+
+/// Deleting a thread removes it whole; other threads stay.
+pub async fn delete_thread<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let (gone, kept) = (format!("{t}-gone"), format!("{t}-kept"));
+    Thread::create(a, &gone, start("gone")).await?;
+    Thread::create(a, &kept, start("kept")).await?;
+    assert!(b.delete_thread(&gone).await?);
+    assert!(!b.delete_thread(&gone).await?);
+    assert!(a.head(&gone).await?.is_none());
+    assert!(a.list(&gone, None, 10).await?.is_empty());
+    assert_eq!(Thread::<Debate, _>::open(a, &gone).await?.state(), &Debate::default());
+    assert_eq!(Thread::<Debate, _>::open(a, &kept).await?.state().topic, "kept");
+    // The id can start over.
+    Thread::create(a, &gone, start("again")).await?;
+    Ok(())
+}
+
+// ---- stored data that no longer fits the state --------------------------
+
+/// The same thread read by a program whose `status` became a number.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct DebateRetyped {
+    #[reducer(messages)]
+    pub messages: agent_state::Messages,
+    pub round: u32,
+    #[reducer(immutable)]
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<u64>,
+    pub status: u8,
+}
+
+/// The same thread read by a program that renamed `round` to `turn`
+/// without a version bump.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct DebateRenamed {
+    #[reducer(messages)]
+    pub messages: agent_state::Messages,
+    pub turn: u32,
+    #[reducer(immutable)]
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<u64>,
+    pub status: String,
+}
+
+/// Version 2 of the state: `round` renamed to `turn`, with a migration.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(version = 2, migrate = migrate_round_to_turn)]
+pub struct DebateV2 {
+    #[reducer(messages)]
+    pub messages: agent_state::Messages,
+    pub turn: u32,
+    #[reducer(immutable)]
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<u64>,
+    pub status: String,
+}
+
+/// Version 1 → 2: `round` is now `turn`, in snapshots and in updates alike.
+pub fn migrate_round_to_turn(from: u32, _kind: Stored, mut value: Value) -> Result<Value, MigrationError> {
+    assert_eq!(from, 1);
+    let map = value
+        .as_object_mut()
+        .ok_or_else(|| MigrationError::new("not an object"))?;
+    if let Some(round) = map.remove("round") {
+        map.insert("turn".into(), round);
+    }
+    Ok(value)
+}
+
+/// Version 2 without a migration.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(version = 2)]
+pub struct DebateV2NoMigration {
+    #[reducer(messages)]
+    pub messages: agent_state::Messages,
+    pub turn: u32,
+    #[reducer(immutable)]
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<u64>,
+    pub status: String,
+}
+
+/// Stored data that no longer reads fails loudly, naming the thread, the
+/// checkpoint and the field; never silent defaults.
+pub async fn unreadable_checkpoints_fail_loudly<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-corrupt");
+    let mut thread = Thread::create(a, &id, start("corrupt")).await?;
+    thread.save_step(Source::Loop, [("n", DebateUpdate::new().round(1))]).await?;
+    thread
+        .save_step(Source::Loop, [("moderator", DebateUpdate::new().status("completed".to_owned()))])
+        .await?;
+    let first = thread.history(None, 10).await?.last().unwrap().meta.id;
+    let last = thread.head().unwrap().id;
+
+    let err = Thread::<DebateRetyped, _>::open(b, &id).await.err().unwrap();
+    match &err {
+        CheckpointError::Corrupt {
+            thread_id,
+            checkpoint,
+            error,
+        } => {
+            assert_eq!(thread_id, &id);
+            // The snapshot of the first checkpoint already has a string.
+            assert_eq!(*checkpoint, first);
+            assert_eq!(error.field(), "status");
+        }
+        other => panic!("expected a corrupt checkpoint, got {other}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains(&id) && text.contains("status"), "{text}");
+
+    let err = Thread::<DebateRenamed, _>::open(b, &id).await.err().unwrap();
+    match &err {
+        CheckpointError::Corrupt { error, .. } => {
+            assert_eq!(error.field(), "round");
+            assert!(matches!(error.kind(), ErrorKind::UnknownField { .. }));
+        }
+        other => panic!("expected a corrupt checkpoint, got {other}"),
+    }
+
+    // A bad value in a stored update (not a snapshot) is reported at its
+    // checkpoint: a thread whose first record has no snapshot replays it.
+    let id2 = format!("{t}-corrupt-update");
+    let mut plain = Thread::<Debate, _>::open(a, &id2).await?;
+    plain
+        .save_step(Source::Loop, [("moderator", DebateUpdate::new().status("done".to_owned()))])
+        .await?;
+    let err = Thread::<DebateRetyped, _>::open(b, &id2).await.err().unwrap();
+    match &err {
+        CheckpointError::Corrupt { checkpoint, error, .. } => {
+            assert_eq!(*checkpoint, plain.head().unwrap().id);
+            assert_eq!(error.field(), "status");
+        }
+        other => panic!("expected a corrupt checkpoint, got {other}"),
+    }
+    let _ = last;
+    Ok(())
+}
+
+/// A version bump with a migration loads old checkpoints; an older program
+/// refuses newer ones; a bump without a migration says so.
+pub async fn versions_migrate<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-v1");
+    let mut reference = start("versions");
+    let mut v1 = Thread::create(a, &id, reference.clone()).await?;
+    play(&mut v1, &mut reference, 2).await?;
+
+    let mut v2 = Thread::<DebateV2, _>::open(b, &id).await?;
+    assert_eq!(v2.state().turn, 2, "snapshot and updates migrated");
+    assert_eq!(v2.state().log, reference.log);
+    assert_eq!(v2.state().messages.len(), reference.messages.len());
+    let history = v2.history(None, 3).await?;
+    assert_eq!(history[1].writes[0].node, "skeptic");
+    assert_eq!(history[1].writes[0].update.turn, Some(2), "stored updates read through the migration");
+
+    v2.save_step(Source::Loop, [("n", DebateV2Update::new().turn(3))]).await?;
+    assert_eq!(v2.head().unwrap().version, 2);
+    assert_eq!(Thread::<DebateV2, _>::open(a, &id).await?.state().turn, 3);
+
+    let err = Thread::<Debate, _>::open(a, &id).await.err().unwrap();
+    match &err {
+        CheckpointError::NewerVersion { stored, current, .. } => {
+            assert_eq!((*stored, *current), (2, 1));
+        }
+        other => panic!("expected a newer-version error, got {other}"),
+    }
+
+    let err = Thread::<DebateV2NoMigration, _>::open(a, &id).await.err().unwrap();
+    match &err {
+        CheckpointError::Migration { from, error, .. } => {
+            assert_eq!(*from, 1);
+            assert!(error.message().contains("no migration"), "{error}");
+        }
+        other => panic!("expected a migration error, got {other}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! States and helpers shared by the checkpointer tests.
+#![allow(dead_code)] // each test binary uses its own share of this
+
+pub mod conformance;
+#[cfg(feature = "postgres")]
+pub mod pg;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use agent_state::{AgentState, Messages};
+
+/// The debate state of seed 004, with an append-only log that shows any
+/// update applied twice.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Debate {
+    /// The transcript.
+    #[reducer(messages)]
+    pub messages: Messages,
+    /// The round.
+    pub round: u32,
+    /// The subject.
+    #[reducer(immutable)]
+    pub topic: String,
+    /// Every step's number, once each: doubled replays show here.
+    #[reducer(append)]
+    pub log: Vec<u64>,
+    /// `running` until the debate ends.
+    #[state(default = "running".to_owned())]
+    pub status: String,
+}
+
+/// A path under the target directory, unique per call, for a SQLite file.
+pub fn temp_db(name: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("checkpoints");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-{}-{n}.db", std::process::id()));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
