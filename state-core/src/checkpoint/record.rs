@@ -79,13 +79,18 @@ pub struct CheckpointMeta {
     pub created_at_ms: u64,
 }
 
-/// One node's write in a step: the node's name and its update.
+/// One node's write in a step: the node's name, its update, and where a
+/// `Command` sent the graph next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeWrite<U> {
     /// The node (or input, or middleware hook) that returned the update.
     pub node: String,
     /// The update.
     pub update: U,
+    /// The nodes a `Command` from this node routed to, kept so a resumed run
+    /// knows what comes next. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goto: Vec<String>,
 }
 
 impl<U> NodeWrite<U> {
@@ -94,6 +99,7 @@ impl<U> NodeWrite<U> {
         Self {
             node: node.into(),
             update,
+            goto: Vec::new(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! One thread's typed state over a [`Checkpointer`]: load by snapshot plus
 //! replay, save a step as check → store → apply.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::record::{
@@ -55,7 +57,9 @@ struct Head {
 pub struct Thread<'c, S, C: ?Sized> {
     saver: &'c C,
     thread_id: String,
-    state: S,
+    // Shared so async graph nodes can hold the state across an await; the
+    // runtime drops their copies before a commit, so nothing is cloned.
+    state: Arc<S>,
     head: Option<Head>,
     policy: SnapshotPolicy,
 }
@@ -71,7 +75,7 @@ pub struct StepRecord<U> {
 
 impl<'c, S, C> Thread<'c, S, C>
 where
-    S: AgentState + Default,
+    S: AgentState + Default + Clone,
     C: Checkpointer + ?Sized,
 {
     /// The thread's latest state, or the default state for a thread with no
@@ -169,7 +173,7 @@ where
         Self {
             saver,
             thread_id,
-            state,
+            state: Arc::new(state),
             head: None,
             policy,
         }
@@ -180,12 +184,12 @@ where
     pub async fn reload(&mut self) -> Result<(), CheckpointError> {
         match self.saver.head(&self.thread_id).await? {
             None => {
-                self.state = S::default();
+                self.state = Arc::new(S::default());
                 self.head = None;
             }
             Some(head) => {
                 let (state, head) = load(self.saver, &self.thread_id, head.meta.id).await?;
-                self.state = state;
+                self.state = Arc::new(state);
                 self.head = Some(head);
             }
         }
@@ -197,9 +201,20 @@ where
         &self.state
     }
 
+    /// The state, shared: cheap to hand to async code. Hold it only while
+    /// no step is being saved, or the next save clones the state once.
+    pub fn shared_state(&self) -> Arc<S> {
+        Arc::clone(&self.state)
+    }
+
     /// The state, giving up the handle.
     pub fn into_state(self) -> S {
-        self.state
+        Arc::try_unwrap(self.state).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    /// The saver the thread is stored in.
+    pub fn saver(&self) -> &'c C {
+        self.saver
     }
 
     /// The thread id.
@@ -267,7 +282,7 @@ where
         };
         let expected = record.parent;
         let meta = self.saver.append(&self.thread_id, expected, record).await?;
-        self.state.commit(staged);
+        Arc::make_mut(&mut self.state).commit(staged);
         let id = meta.id;
         self.head = Some(Head {
             meta,
@@ -293,7 +308,7 @@ where
                 checkpoint: None,
             });
         };
-        let snapshot = encode_state(&self.state);
+        let snapshot = encode_state(&*self.state);
         let bytes = snapshot.len() as u64;
         self.saver
             .put_snapshot(&self.thread_id, head.meta.id, snapshot)
@@ -301,6 +316,19 @@ where
         head.log_bytes = 0;
         head.base_bytes = bytes;
         Ok(())
+    }
+
+    /// The stored step `id` with its writes.
+    pub async fn step(&self, id: CheckpointId) -> Result<StepRecord<S::Update>, CheckpointError> {
+        let chain = self.saver.chain(&self.thread_id, id).await?;
+        let record = chain.last().ok_or_else(|| CheckpointError::NotFound {
+            thread_id: self.thread_id.clone(),
+            checkpoint: Some(id),
+        })?;
+        Ok(StepRecord {
+            meta: record.meta.clone(),
+            writes: decode_writes::<S>(record)?,
+        })
     }
 
     /// Up to `limit` stored steps of the thread with ids below `before` (all
@@ -430,7 +458,11 @@ fn decode_writes<S: AgentState>(
         .map(|w| {
             let value = upgrade::<S>(record, Stored::Update, w.update)?;
             let update = S::Update::from_json(value).map_err(|error| corrupt(record, error))?;
-            Ok(NodeWrite::new(w.node, update))
+            Ok(NodeWrite {
+                node: w.node,
+                update,
+                goto: w.goto,
+            })
         })
         .collect()
 }
@@ -442,7 +474,11 @@ fn encode_state<S: AgentState>(state: &S) -> String {
 fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> String {
     let list: Vec<NodeWrite<Value>> = writes
         .iter()
-        .map(|w| NodeWrite::new(w.node.clone(), w.update.to_json()))
+        .map(|w| NodeWrite {
+            node: w.node.clone(),
+            update: w.update.to_json(),
+            goto: w.goto.clone(),
+        })
         .collect();
     serde_json::to_string(&list).expect("JSON values always serialize")
 }
