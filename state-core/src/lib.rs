@@ -18,6 +18,7 @@
 
 pub mod checkpoint;
 pub mod error;
+pub mod graph;
 mod id;
 pub mod message;
 pub mod messages;

@@ -3,7 +3,7 @@
 //! The in-memory and SQLite checkpointers never wait on I/O readiness, so
 //! parking the thread until woken is all they need. PostgreSQL needs Tokio.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -21,7 +21,8 @@ impl Wake for ThreadWaker {
     }
 }
 
-/// Runs a future to completion on the current thread.
+/// Runs a future (or a graph [`Run`](crate::graph::Run)) to completion on the
+/// current thread.
 ///
 /// For the in-memory and SQLite checkpointers and for graphs whose nodes do
 /// not need an async runtime. Inside Tokio, `.await` instead.
@@ -29,8 +30,8 @@ impl Wake for ThreadWaker {
 /// ```
 /// assert_eq!(agent_state::checkpoint::block_on(async { 1 + 1 }), 2);
 /// ```
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
+pub fn block_on<F: IntoFuture>(future: F) -> F::Output {
+    let mut future = pin!(future.into_future());
     let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {

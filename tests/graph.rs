@@ -1,0 +1,480 @@
+//! The graph runtime: edges, routing, supersteps, commands, middleware,
+//! errors, and runs on a checkpointed thread that stop and resume.
+
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use agent_state::checkpoint::{block_on, MemoryCheckpointer, Source};
+use agent_state::graph::{
+    BoxError, Command, Graph, GraphError, Input, Middleware, StateGraph, END, START,
+};
+use agent_state::{ai, human, tool, ErrorKind, Messages};
+use support::{Debate, DebateUpdate};
+
+fn transcript(state: &Debate) -> Vec<String> {
+    state.messages.iter().map(|m| m.text()).collect()
+}
+
+/// Seed 004's debate: optimist, skeptic (bumps the round), moderator (ends
+/// the debate after `rounds`).
+fn debate_graph(rounds: u32) -> Graph<Debate> {
+    StateGraph::<Debate>::new()
+        .add_node("optimist", |s: &Debate| {
+            DebateUpdate::new().message(ai(format!("optimist {}", s.round)))
+        })
+        .add_node("skeptic", |s: &Debate| {
+            DebateUpdate::new()
+                .message(ai(format!("skeptic {}", s.round)))
+                .round(s.round + 1)
+        })
+        .add_node("moderator", move |s: &Debate| {
+            let update = DebateUpdate::new().message(ai(format!("moderator {}", s.round)));
+            if s.round >= rounds {
+                update.status("completed".to_owned())
+            } else {
+                update
+            }
+        })
+        .add_edge(START, "optimist")
+        .add_edge("optimist", "skeptic")
+        .add_edge("skeptic", "moderator")
+        .add_conditional_edges("moderator", |s: &Debate| {
+            if s.status == "completed" {
+                END
+            } else {
+                "optimist"
+            }
+        })
+        .compile()
+        .unwrap()
+}
+
+fn topic(t: &str) -> Debate {
+    Debate {
+        topic: t.into(),
+        ..Debate::default()
+    }
+}
+
+#[test]
+fn debate_runs_to_end_and_streams_each_step() {
+    let graph = debate_graph(2);
+    let mut events = Vec::new();
+    let out = block_on(
+        graph
+            .run(Input::Update(DebateUpdate::new().message(human("topic: AI"))))
+            .on_step(|e| {
+                let nodes: Vec<String> = e.writes.iter().map(|w| w.node.clone()).collect();
+                events.push((e.step, e.source, nodes, e.next.to_vec(), e.state.messages.len()));
+            }),
+    )
+    .unwrap();
+    assert_eq!(
+        transcript(&out.state),
+        [
+            "topic: AI",
+            "optimist 0",
+            "skeptic 0",
+            "moderator 1",
+            "optimist 1",
+            "skeptic 1",
+            "moderator 2"
+        ]
+    );
+    assert_eq!(out.state.status, "completed");
+    assert!(out.next.is_empty());
+    assert_eq!(out.steps, 7);
+    assert_eq!(events.len(), 7);
+    assert_eq!(events[0], (-1, Source::Input, vec![START.to_owned()], vec!["optimist".to_owned()], 1));
+    assert_eq!(events[3], (2, Source::Loop, vec!["moderator".to_owned()], vec!["optimist".to_owned()], 4));
+    assert_eq!(events[6].3, Vec::<String>::new());
+}
+
+#[test]
+fn fan_out_applies_as_one_step_in_node_name_order() {
+    // `b_writer` is added first, but writes apply in node-name order.
+    let graph = StateGraph::<Debate>::new()
+        .add_node("b_writer", |_: &Debate| DebateUpdate::new().message(ai("from b")).add_log(2))
+        .add_node("a_writer", |_: &Debate| DebateUpdate::new().message(ai("from a")).add_log(1))
+        .add_node("join", |s: &Debate| DebateUpdate::new().round(s.messages.len() as u32))
+        .add_edge(START, "b_writer")
+        .add_edge(START, "a_writer")
+        .add_edge("a_writer", "join")
+        .add_edge("b_writer", "join")
+        .add_edge("join", END)
+        .compile()
+        .unwrap();
+    let mut steps = Vec::new();
+    let out = block_on(
+        graph
+            .run(Input::State(topic("fan")))
+            .on_step(|e| steps.push(e.writes.iter().map(|w| w.node.clone()).collect::<Vec<_>>())),
+    )
+    .unwrap();
+    assert_eq!(transcript(&out.state), ["from a", "from b"]);
+    assert_eq!(out.state.log, [1, 2]);
+    assert_eq!(out.state.round, 2, "`join` ran once, after both");
+    assert_eq!(steps, [vec![], vec!["a_writer".to_owned(), "b_writer".to_owned()], vec!["join".to_owned()]]);
+}
+
+#[test]
+fn two_parallel_writes_to_a_plain_field_fail_the_step_whole() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("a", |_: &Debate| DebateUpdate::new().round(1).message(ai("a")))
+        .add_node("b", |_: &Debate| DebateUpdate::new().round(2))
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(graph.run(Input::State(topic("clash"))).on_thread(&saver, "clash")).unwrap_err();
+    match &err {
+        GraphError::InvalidUpdate { step, nodes, error } => {
+            assert_eq!(step, &0);
+            assert_eq!(nodes, &["a", "b"]);
+            assert_eq!(error.field(), "round");
+            assert!(matches!(error.kind(), ErrorKind::ConcurrentWrites { writes: 2 }));
+        }
+        other => panic!("expected an invalid update, got {other}"),
+    }
+    // Nothing of the step was stored: the thread is at its input.
+    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(&saver, "clash")).unwrap();
+    assert!(thread.state().messages.is_empty());
+    assert_eq!(thread.head().unwrap().step, -1);
+}
+
+/// Seed 003's `mark_business_idea_complete`: a tool returning a `Command`
+/// with a tool message and a state change, routed by `goto`.
+#[test]
+fn commands_update_and_route() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("agent", |s: &Debate| {
+            if s.status == "done" {
+                Command::update(DebateUpdate::new().message(ai("all set"))).and_goto(END)
+            } else {
+                Command::goto("mark_complete")
+            }
+        })
+        .add_node("mark_complete", |_: &Debate| {
+            Command::update(
+                DebateUpdate::new()
+                    .message(tool("Marked the business idea complete.", "call-1"))
+                    .status("done".to_owned()),
+            )
+            .and_goto("agent")
+        })
+        .add_edge(START, "agent")
+        .compile()
+        .unwrap();
+    let out = block_on(graph.run(Input::State(topic("idea")))).unwrap();
+    assert_eq!(transcript(&out.state), ["Marked the business idea complete.", "all set"]);
+    assert_eq!(out.state.status, "done");
+    assert_eq!(out.steps, 4);
+}
+
+#[test]
+fn routing_to_a_missing_node_names_both() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("a", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "a")
+        .add_conditional_edges("a", |_: &Debate| "nowhere")
+        .compile()
+        .unwrap();
+    let err = block_on(graph.run(Input::State(topic("x")))).unwrap_err();
+    assert!(
+        matches!(&err, GraphError::UnknownTarget { from, target } if from == "a" && target == "nowhere"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recursion_limit_stops_a_loop_with_a_clear_error() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("again", |s: &Debate| DebateUpdate::new().round(s.round + 1))
+        .add_edge(START, "again")
+        .add_edge("again", "again")
+        .with_recursion_limit(5)
+        .compile()
+        .unwrap();
+    let err = block_on(graph.run(Input::State(topic("loop")))).unwrap_err();
+    match &err {
+        GraphError::RecursionLimit { limit, next } => {
+            assert_eq!(*limit, 5);
+            assert_eq!(next, &["again"]);
+        }
+        other => panic!("expected the recursion limit, got {other}"),
+    }
+    assert!(err.to_string().contains("with_recursion_limit"), "{err}");
+}
+
+#[test]
+fn bad_graphs_do_not_compile() {
+    let node = |_: &Debate| DebateUpdate::new();
+    let dup = StateGraph::<Debate>::new()
+        .add_node("a", node)
+        .add_node("a", node)
+        .add_edge(START, "a")
+        .compile()
+        .err()
+        .unwrap();
+    assert!(matches!(&dup, GraphError::DuplicateNode { name } if name == "a"), "{dup}");
+
+    let unknown = StateGraph::<Debate>::new()
+        .add_node("a", node)
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile()
+        .err()
+        .unwrap();
+    assert!(matches!(&unknown, GraphError::UnknownNode { name, from } if name == "b" && from == "a"), "{unknown}");
+
+    let no_entry = StateGraph::<Debate>::new().add_node("a", node).compile().err().unwrap();
+    assert!(matches!(no_entry, GraphError::NoEntry));
+
+    let reserved = StateGraph::<Debate>::new()
+        .add_node(END, node)
+        .add_edge(START, END)
+        .compile()
+        .err()
+        .unwrap();
+    assert!(matches!(reserved, GraphError::ReservedName { .. }));
+
+    let twice = StateGraph::<Debate>::new()
+        .add_node("a", node)
+        .add_edge(START, "a")
+        .add_middleware(Tag("m"))
+        .add_middleware(Tag("m"))
+        .compile()
+        .err()
+        .unwrap();
+    assert!(matches!(&twice, GraphError::DuplicateMiddleware { name } if name == "m"), "{twice}");
+}
+
+/// A middleware that logs its name before and after the agent, and sees
+/// what the middleware before it wrote.
+struct Tag(&'static str);
+
+impl Middleware<Debate> for Tag {
+    fn name(&self) -> &str {
+        self.0
+    }
+
+    fn before_agent(&self, state: &Debate) -> Result<Option<DebateUpdate>, BoxError> {
+        let before: Vec<String> = transcript(state);
+        Ok(Some(DebateUpdate::new().message(ai(format!(
+            "{} before (saw {})",
+            self.0,
+            before.join("|")
+        )))))
+    }
+
+    fn after_agent(&self, state: &Debate) -> Result<Option<DebateUpdate>, BoxError> {
+        if state.status != "completed" {
+            return Err("after_agent ran before the agent finished".into());
+        }
+        Ok(Some(DebateUpdate::new().message(ai(format!("{} after", self.0)))))
+    }
+}
+
+#[test]
+fn middleware_hooks_run_once_in_order_seeing_earlier_updates() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("agent", |_: &Debate| {
+            DebateUpdate::new().message(ai("agent")).status("completed".to_owned())
+        })
+        .add_edge(START, "agent")
+        .add_edge("agent", END)
+        .add_middleware(Tag("first"))
+        .add_middleware(Tag("second"))
+        .compile()
+        .unwrap();
+    let out = block_on(graph.run(Input::Update(DebateUpdate::new().message(human("hi"))))).unwrap();
+    assert_eq!(
+        transcript(&out.state),
+        [
+            "hi",
+            "first before (saw hi)",
+            "second before (saw hi|first before (saw hi))",
+            "agent",
+            "first after",
+            "second after"
+        ]
+    );
+    assert_eq!(out.steps, 6);
+}
+
+#[test]
+fn a_failing_node_names_itself_and_applies_nothing_of_its_step() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("ok", |_: &Debate| DebateUpdate::new().message(ai("ok")))
+        .add_node("model", |_: &Debate| -> Result<DebateUpdate, BoxError> {
+            Err("the model timed out".into())
+        })
+        .add_edge(START, "ok")
+        .add_edge(START, "model")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(graph.run(Input::State(topic("fail"))).on_thread(&saver, "f")).unwrap_err();
+    match &err {
+        GraphError::Node { node, step, error } => {
+            assert_eq!(node, "model");
+            assert_eq!(step, &0);
+            assert_eq!(error.to_string(), "the model timed out");
+        }
+        other => panic!("expected a node error, got {other}"),
+    }
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "f"));
+    assert!(matches!(out, Err(GraphError::Node { .. })), "the resumed step fails again");
+}
+
+/// A future that is pending until `flag` is set, waking itself to be
+/// polled again: it finishes only if something else runs meanwhile.
+struct WaitFor(Arc<AtomicBool>);
+
+impl Future for WaitFor {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.load(Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn async_nodes_of_one_step_run_together() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let (waiter, setter) = (Arc::clone(&flag), Arc::clone(&flag));
+    let graph = StateGraph::<Debate>::new()
+        // `a_waits` sorts first, so it is polled first; it can only finish
+        // if `b_sets` runs while it waits.
+        .add_async_node("a_waits", move |_s: Arc<Debate>| {
+            let flag = Arc::clone(&waiter);
+            async move {
+                WaitFor(flag).await;
+                DebateUpdate::new().message(ai("a"))
+            }
+        })
+        .add_async_node("b_sets", move |s: Arc<Debate>| {
+            let flag = Arc::clone(&setter);
+            async move {
+                flag.store(true, Ordering::SeqCst);
+                DebateUpdate::new().message(ai(format!("b saw {}", s.topic)))
+            }
+        })
+        .add_edge(START, "a_waits")
+        .add_edge(START, "b_sets")
+        .compile()
+        .unwrap();
+    let out = block_on(graph.run(Input::State(topic("async")))).unwrap();
+    assert_eq!(transcript(&out.state), ["a", "b saw async"]);
+}
+
+#[test]
+fn a_stopped_run_resumes_from_its_last_step_without_reapplying() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let graph = StateGraph::<Debate>::new()
+        .add_node("count", move |s: &Debate| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            DebateUpdate::new().add_log(s.log.len() as u64).round(s.round + 1)
+        })
+        .add_edge(START, "count")
+        .add_conditional_edges("count", |s: &Debate| if s.round < 10 { "count" } else { END })
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let first = block_on(graph.run(Input::State(topic("resume"))).on_thread(&saver, "r").stop_after(4)).unwrap();
+    assert_eq!(first.state.round, 3);
+    assert_eq!(first.next, ["count"]);
+
+    let second = block_on(graph.run(Input::Resume).on_thread(&saver, "r")).unwrap();
+    assert_eq!(second.state.round, 10);
+    assert_eq!(second.state.log, (0..10).collect::<Vec<u64>>(), "each step once");
+    assert_eq!(calls.load(Ordering::SeqCst), 10, "no node ran twice");
+    assert!(second.next.is_empty());
+
+    // A finished thread resumes to itself; a whole new state is refused.
+    let third = block_on(graph.run(Input::Resume).on_thread(&saver, "r")).unwrap();
+    assert_eq!(third.state, second.state);
+    assert_eq!(third.steps, 0);
+    let err = block_on(graph.run(Input::State(topic("again"))).on_thread(&saver, "r")).unwrap_err();
+    assert!(matches!(err, GraphError::ThreadExists { .. }), "{err}");
+
+    // An update continues the thread from START.
+    let fourth = block_on(
+        graph
+            .run(Input::Update(DebateUpdate::new().round(8)))
+            .on_thread(&saver, "r"),
+    )
+    .unwrap();
+    assert_eq!(fourth.state.round, 10);
+    assert_eq!(fourth.state.log.len(), 12);
+}
+
+/// A run cut short by a failure mid-way (as a crash would): what was saved
+/// stays, and the resumed run carries on from there.
+#[test]
+fn a_crashed_run_resumes_where_it_stopped() {
+    let fail_once = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&fail_once);
+    let graph = StateGraph::<Debate>::new()
+        .add_node("optimist", |s: &Debate| DebateUpdate::new().message(ai(format!("o{}", s.round))))
+        .add_node("skeptic", move |s: &Debate| -> Result<DebateUpdate, BoxError> {
+            if s.round == 1 && flag.swap(false, Ordering::SeqCst) {
+                return Err("process died".into());
+            }
+            Ok(DebateUpdate::new().message(ai(format!("s{}", s.round))).round(s.round + 1))
+        })
+        .add_edge(START, "optimist")
+        .add_edge("optimist", "skeptic")
+        .add_conditional_edges("skeptic", |s: &Debate| if s.round < 3 { "optimist" } else { END })
+        .compile()
+        .unwrap();
+    let path = support::temp_db("graph-crash");
+    let saver = agent_state::checkpoint::sqlite::SqliteCheckpointer::open(&path).unwrap();
+    assert!(block_on(graph.run(Input::State(topic("crash"))).on_thread(&saver, "c")).is_err());
+    drop(saver);
+    let saver = agent_state::checkpoint::sqlite::SqliteCheckpointer::open(&path).unwrap();
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "c")).unwrap();
+    assert_eq!(transcript(&out.state), ["o0", "s0", "o1", "s1", "o2", "s2"]);
+    assert_eq!(out.steps, 3, "only the steps not saved before: s1, o2, s2");
+}
+
+/// A fork continues a thread from an older step: the graph resumes from
+/// what that step would have run next.
+#[test]
+fn resuming_a_fork_continues_from_its_step() {
+    let graph = debate_graph(2);
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(graph.run(Input::State(topic("fork"))).on_thread(&saver, "k")).unwrap();
+    assert_eq!(out.state.messages.len(), 6);
+    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(&saver, "k")).unwrap();
+    let history = block_on(thread.history(None, 100)).unwrap();
+    // The step where the first optimist spoke.
+    let first_optimist = history.iter().find(|r| r.meta.step == 0).unwrap().meta.id;
+    block_on(agent_state::checkpoint::Thread::<Debate, _>::fork(&saver, "k", first_optimist)).unwrap();
+    let again = block_on(graph.run(Input::Resume).on_thread(&saver, "k")).unwrap();
+    assert_eq!(transcript(&again.state), transcript(&out.state));
+    assert_eq!(again.steps, 5);
+}
+
+#[test]
+fn messages_keep_ids_given_by_nodes() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("n", |_: &Debate| DebateUpdate::new().message(ai("x").with_id("fixed")))
+        .add_edge(START, "n")
+        .compile()
+        .unwrap();
+    let out = block_on(graph.run(Input::State(topic("ids")))).unwrap();
+    assert_eq!(out.state.messages[0].id.as_deref(), Some("fixed"));
+    let _: &Messages = &out.state.messages;
+}
