@@ -57,8 +57,11 @@ fn graph() -> Graph<DebateState> {
         })
         .add_node("moderator", |s: &DebateState| {
             let update = DebateStateUpdate::new().message(
-                ai(format!("Moderator: round {} of {} closed.", s.round, s.max_rounds))
-                    .with_name("moderator"),
+                ai(format!(
+                    "Moderator: round {} of {} closed.",
+                    s.round, s.max_rounds
+                ))
+                .with_name("moderator"),
             );
             if s.round >= s.max_rounds {
                 update.status("completed".to_owned())
@@ -100,7 +103,12 @@ fn check(state: &DebateState, rounds: u32) {
 }
 
 /// One run's wall time.
-fn run_once(graph: &Graph<DebateState>, rounds: u32, saver: Option<&SqliteCheckpointer>, n: usize) -> Duration {
+fn run_once(
+    graph: &Graph<DebateState>,
+    rounds: u32,
+    saver: Option<&SqliteCheckpointer>,
+    n: usize,
+) -> Duration {
     let thread = format!("bench-{rounds}-{n}");
     let start = Instant::now();
     let out = match saver {
@@ -125,9 +133,19 @@ fn main() {
         match arg.as_str() {
             "--rounds" => {
                 let list = args.next().expect("--rounds takes a list");
-                rounds = list.split(',').map(|r| r.trim().parse().expect("a round count")).collect();
+                rounds = list
+                    .split(',')
+                    .map(|r| r.trim().parse().expect("a round count"))
+                    .collect();
             }
-            "--repeat" => repeat = Some(args.next().expect("--repeat takes a count").parse().expect("a count")),
+            "--repeat" => {
+                repeat = Some(
+                    args.next()
+                        .expect("--repeat takes a count")
+                        .parse()
+                        .expect("a count"),
+                )
+            }
             "--bench" => {}
             other => panic!("unknown argument `{other}`"),
         }
@@ -160,7 +178,10 @@ fn main() {
             times.sort();
             let median = times[times.len() / 2];
             let per_step = median.as_secs_f64() * 1e6 / f64::from(3 * r);
-            eprintln!("agent-state {mode} {r} rounds: {} runs, median {median:?}", times.len());
+            eprintln!(
+                "agent-state {mode} {r} rounds: {} runs, median {median:?}",
+                times.len()
+            );
             println!("agent-state,{mode},{r},{per_step:.3}");
         }
     }

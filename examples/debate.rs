@@ -20,8 +20,8 @@
 
 use std::sync::Arc;
 
-use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::block_on;
+use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::graph::{Graph, GraphError, Input, StateGraph, StepEvent, END, START};
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::{ai, human, AgentState, Message, Messages};
@@ -50,7 +50,10 @@ impl std::fmt::Display for StatusError {
 
 /// Seed 004's `statusReducer`, validating transitions: a finished debate
 /// stays finished.
-pub fn status_reducer(current: &DebateStatus, next: DebateStatus) -> Result<DebateStatus, StatusError> {
+pub fn status_reducer(
+    current: &DebateStatus,
+    next: DebateStatus,
+) -> Result<DebateStatus, StatusError> {
     match (current, next) {
         (DebateStatus::Running, next) => Ok(next),
         (done, next) if *done == next => Ok(next),
@@ -123,7 +126,10 @@ fn build_graph(model: Arc<ScriptedModel>) -> Result<Graph<DebateState>, GraphErr
         .add_node("moderator", |s: &DebateState| {
             let done = s.round >= s.max_rounds;
             let text = if done {
-                format!("Round {} of {} closed. The debate is over.", s.round, s.max_rounds)
+                format!(
+                    "Round {} of {} closed. The debate is over.",
+                    s.round, s.max_rounds
+                )
             } else {
                 format!("Round {} of {} closed. Next round.", s.round, s.max_rounds)
             };
@@ -155,7 +161,8 @@ struct Options {
 }
 
 fn options() -> Result<Options, String> {
-    let env = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_owned());
+    let env =
+        |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_owned());
     let mut rounds = env("DEBATE_ROUNDS", "3");
     let mut db = env("DEBATE_DB", "target/debate.db");
     let mut thread = env("DEBATE_THREAD", "debate");
@@ -167,27 +174,47 @@ fn options() -> Result<Options, String> {
             "--db" => &mut db,
             "--thread" => &mut thread,
             "--steps" => &mut steps,
-            other => return Err(format!("unknown option `{other}`; expected --rounds, --db, --thread or --steps")),
+            other => {
+                return Err(format!(
+                    "unknown option `{other}`; expected --rounds, --db, --thread or --steps"
+                ))
+            }
         };
-        *slot = args.next().ok_or_else(|| format!("`{flag}` needs a value"))?;
+        *slot = args
+            .next()
+            .ok_or_else(|| format!("`{flag}` needs a value"))?;
     }
     Ok(Options {
-        rounds: rounds.parse().map_err(|e| format!("--rounds `{rounds}`: {e}"))?,
+        rounds: rounds
+            .parse()
+            .map_err(|e| format!("--rounds `{rounds}`: {e}"))?,
         db,
         thread,
-        steps: steps.parse().map_err(|e| format!("--steps `{steps}`: {e}"))?,
+        steps: steps
+            .parse()
+            .map_err(|e| format!("--steps `{steps}`: {e}"))?,
     })
 }
 
 fn print_step(e: &StepEvent<'_, DebateState>) {
     let nodes: Vec<&str> = e.writes.iter().map(|w| w.node.as_str()).collect();
-    let checkpoint = e.checkpoint.map_or_else(String::new, |c| format!(", checkpoint {}", c.id));
-    let next = if e.next.is_empty() { "END".to_owned() } else { e.next.join(", ") };
+    let checkpoint = e
+        .checkpoint
+        .map_or_else(String::new, |c| format!(", checkpoint {}", c.id));
+    let next = if e.next.is_empty() {
+        "END".to_owned()
+    } else {
+        e.next.join(", ")
+    };
     println!(
         "  step {:>3} [{}] {} -> {} ({} messages, round {}{checkpoint})",
         e.step,
         e.source,
-        if nodes.is_empty() { "input".to_owned() } else { nodes.join(", ") },
+        if nodes.is_empty() {
+            "input".to_owned()
+        } else {
+            nodes.join(", ")
+        },
         next,
         e.state.messages.len(),
         e.state.round,
@@ -202,18 +229,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let head = block_on(saver_head(&saver, &opts.thread))?;
     let input = match head {
         None => {
-            println!("New debate on thread `{}` in {} ({} rounds).", opts.thread, opts.db, opts.rounds);
+            println!(
+                "New debate on thread `{}` in {} ({} rounds).",
+                opts.thread, opts.db, opts.rounds
+            );
             let topic = "Should AI be regulated?".to_owned();
             let mut state = DebateState {
                 topic: topic.clone(),
                 max_rounds: opts.rounds,
                 ..DebateState::default()
             };
-            state.apply(DebateStateUpdate::new().message(human(format!("Debate topic: {topic}"))))?;
+            state
+                .apply(DebateStateUpdate::new().message(human(format!("Debate topic: {topic}"))))?;
             Input::State(state)
         }
         Some(step) => {
-            println!("Resuming thread `{}` in {} from step {step}.", opts.thread, opts.db);
+            println!(
+                "Resuming thread `{}` in {} from step {step}.",
+                opts.thread, opts.db
+            );
             Input::Resume
         }
     };
@@ -255,7 +289,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The thread's last step number, if it exists.
-async fn saver_head(saver: &SqliteCheckpointer, thread: &str) -> Result<Option<i64>, agent_state::checkpoint::CheckpointError> {
+async fn saver_head(
+    saver: &SqliteCheckpointer,
+    thread: &str,
+) -> Result<Option<i64>, agent_state::checkpoint::CheckpointError> {
     use agent_state::checkpoint::Checkpointer;
     Ok(saver.head(thread).await?.map(|h| h.meta.step))
 }

@@ -62,7 +62,10 @@ fn sqlite_file_survives_reopening_and_is_readable_json() {
         let saver = SqliteCheckpointer::open(&path)?;
         let mut thread = Thread::<Debate, _>::open(&saver, "t").await?;
         thread
-            .save_step(Source::Loop, [("optimist", DebateUpdate::new().message(ai("yes")).round(1))])
+            .save_step(
+                Source::Loop,
+                [("optimist", DebateUpdate::new().message(ai("yes")).round(1))],
+            )
             .await?;
         Ok::<_, agent_state::checkpoint::CheckpointError>(())
     })
@@ -82,7 +85,9 @@ fn sqlite_file_survives_reopening_and_is_readable_json() {
     assert_eq!(writes[0]["update"]["round"], 1);
     assert_eq!(writes[0]["update"]["messages"][0]["type"], "ai");
     assert_eq!(writes[0]["update"]["messages"][0]["content"], "yes");
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -108,7 +113,10 @@ fn crash_child_writer() {
                 .message(ai(format!("step {n} {}", "x".repeat(200))))
                 .round(u32::try_from(n).unwrap())
                 .add_log(n);
-            thread.save_step(Source::Loop, [("writer", update)]).await.unwrap();
+            thread
+                .save_step(Source::Loop, [("writer", update)])
+                .await
+                .unwrap();
             writeln!(out, "saved {n}").unwrap();
             out.flush().unwrap();
         }
@@ -126,7 +134,13 @@ fn sigkill_mid_save_loses_no_reported_step() {
     let mut reported: Option<u64> = None;
     for (run, steps) in [37u64, 120, 5, 260, 1, 90].into_iter().enumerate() {
         let mut child = Command::new(&exe)
-            .args(["--exact", "crash_child_writer", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "crash_child_writer",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("AGENT_STATE_CRASH_DB", &path)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -135,7 +149,10 @@ fn sigkill_mid_save_loses_no_reported_step() {
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut seen = 0;
         while seen < steps {
-            let line = lines.next().expect("the child writes until killed").unwrap();
+            let line = lines
+                .next()
+                .expect("the child writes until killed")
+                .unwrap();
             if let Some(n) = line.strip_prefix("saved ") {
                 reported = Some(n.parse().unwrap());
                 seen += 1;
@@ -150,11 +167,22 @@ fn sigkill_mid_save_loses_no_reported_step() {
         let state = thread.state();
         let last = reported.unwrap();
         let n = state.log.len() as u64;
-        assert!(n > last, "run {run}: step {last} was reported saved, the file has {n} steps");
-        assert_eq!(state.log, (0..n).collect::<Vec<_>>(), "run {run}: no step lost or doubled");
+        assert!(
+            n > last,
+            "run {run}: step {last} was reported saved, the file has {n} steps"
+        );
+        assert_eq!(
+            state.log,
+            (0..n).collect::<Vec<_>>(),
+            "run {run}: no step lost or doubled"
+        );
         assert_eq!(state.messages.len() as u64, n, "run {run}");
         assert_eq!(u64::from(state.round), n - 1, "run {run}");
-        assert_eq!(thread.head().unwrap().step, i64::try_from(n).unwrap() - 2, "run {run}");
+        assert_eq!(
+            thread.head().unwrap().step,
+            i64::try_from(n).unwrap() - 2,
+            "run {run}"
+        );
     }
 }
 
@@ -177,7 +205,10 @@ fn racing_sqlite_connections_lose_nothing() {
                         for i in 0..per_worker {
                             loop {
                                 let update = DebateUpdate::new().add_log(w * 1000 + i);
-                                match thread.save_step(Source::Loop, [(format!("w{w}"), update)]).await {
+                                match thread
+                                    .save_step(Source::Loop, [(format!("w{w}"), update)])
+                                    .await
+                                {
                                     Ok(_) => break,
                                     Err(e) if e.is_conflict() => {
                                         conflicts += 1;
@@ -195,7 +226,9 @@ fn racing_sqlite_connections_lose_nothing() {
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     let saver = SqliteCheckpointer::open(&path).unwrap();
-    let state = block_on(Thread::<Debate, _>::open(&saver, "shared")).unwrap().into_state();
+    let state = block_on(Thread::<Debate, _>::open(&saver, "shared"))
+        .unwrap()
+        .into_state();
     let mut log = state.log.clone();
     log.sort_unstable();
     let mut expected: Vec<u64> = (0..workers)
@@ -205,7 +238,12 @@ fn racing_sqlite_connections_lose_nothing() {
     assert_eq!(log, expected, "{conflicts} conflicts were retried");
     // Each worker's own additions stay in its order.
     for w in 0..workers {
-        let mine: Vec<u64> = state.log.iter().copied().filter(|v| v / 1000 == w).collect();
+        let mine: Vec<u64> = state
+            .log
+            .iter()
+            .copied()
+            .filter(|v| v / 1000 == w)
+            .collect();
         assert!(mine.windows(2).all(|p| p[0] < p[1]));
     }
     let _ = Debate::schema();

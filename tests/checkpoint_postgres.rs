@@ -5,9 +5,9 @@
 
 mod support;
 
+use agent_state::ai;
 use agent_state::checkpoint::postgres::PostgresCheckpointer;
 use agent_state::checkpoint::{Source, Thread};
-use agent_state::ai;
 use support::{conformance, pg, Debate, DebateUpdate};
 
 async fn connect() -> PostgresCheckpointer {
@@ -49,12 +49,17 @@ async fn racing_instances_lose_nothing() {
     for w in 0..workers {
         tasks.push(tokio::spawn(async move {
             let saver = connect().await;
-            let mut thread = Thread::<Debate, _>::open(&saver, "pg-shared").await.unwrap();
+            let mut thread = Thread::<Debate, _>::open(&saver, "pg-shared")
+                .await
+                .unwrap();
             let mut conflicts = 0u64;
             for i in 0..per_worker {
                 loop {
                     let update = DebateUpdate::new().add_log(w * 1000 + i);
-                    match thread.save_step(Source::Loop, [(format!("w{w}"), update)]).await {
+                    match thread
+                        .save_step(Source::Loop, [(format!("w{w}"), update)])
+                        .await
+                    {
                         Ok(_) => break,
                         Err(e) if e.is_conflict() => {
                             conflicts += 1;
@@ -72,7 +77,10 @@ async fn racing_instances_lose_nothing() {
         conflicts += t.await.unwrap();
     }
     let saver = connect().await;
-    let state = Thread::<Debate, _>::open(&saver, "pg-shared").await.unwrap().into_state();
+    let state = Thread::<Debate, _>::open(&saver, "pg-shared")
+        .await
+        .unwrap()
+        .into_state();
     let mut log = state.log.clone();
     log.sort_unstable();
     let mut expected: Vec<u64> = (0..workers)
@@ -88,7 +96,10 @@ async fn stored_writes_are_queryable_jsonb() {
     let saver = connect().await;
     let mut thread = Thread::<Debate, _>::open(&saver, "pg-json").await.unwrap();
     thread
-        .save_step(Source::Loop, [("optimist", DebateUpdate::new().message(ai("yes")).round(1))])
+        .save_step(
+            Source::Loop,
+            [("optimist", DebateUpdate::new().message(ai("yes")).round(1))],
+        )
         .await
         .unwrap();
     let row = saver

@@ -67,10 +67,18 @@ fn debate_runs_to_end_and_streams_each_step() {
     let mut events = Vec::new();
     let out = block_on(
         graph
-            .run(Input::Update(DebateUpdate::new().message(human("topic: AI"))))
+            .run(Input::Update(
+                DebateUpdate::new().message(human("topic: AI")),
+            ))
             .on_step(|e| {
                 let nodes: Vec<String> = e.writes.iter().map(|w| w.node.clone()).collect();
-                events.push((e.step, e.source, nodes, e.next.to_vec(), e.state.messages.len()));
+                events.push((
+                    e.step,
+                    e.source,
+                    nodes,
+                    e.next.to_vec(),
+                    e.state.messages.len(),
+                ));
             }),
     )
     .unwrap();
@@ -90,8 +98,26 @@ fn debate_runs_to_end_and_streams_each_step() {
     assert!(out.next.is_empty());
     assert_eq!(out.steps, 7);
     assert_eq!(events.len(), 7);
-    assert_eq!(events[0], (-1, Source::Input, vec![START.to_owned()], vec!["optimist".to_owned()], 1));
-    assert_eq!(events[3], (2, Source::Loop, vec!["moderator".to_owned()], vec!["optimist".to_owned()], 4));
+    assert_eq!(
+        events[0],
+        (
+            -1,
+            Source::Input,
+            vec![START.to_owned()],
+            vec!["optimist".to_owned()],
+            1
+        )
+    );
+    assert_eq!(
+        events[3],
+        (
+            2,
+            Source::Loop,
+            vec!["moderator".to_owned()],
+            vec!["optimist".to_owned()],
+            4
+        )
+    );
     assert_eq!(events[6].3, Vec::<String>::new());
 }
 
@@ -99,9 +125,15 @@ fn debate_runs_to_end_and_streams_each_step() {
 fn fan_out_applies_as_one_step_in_node_name_order() {
     // `b_writer` is added first, but writes apply in node-name order.
     let graph = StateGraph::<Debate>::new()
-        .add_node("b_writer", |_: &Debate| DebateUpdate::new().message(ai("from b")).add_log(2))
-        .add_node("a_writer", |_: &Debate| DebateUpdate::new().message(ai("from a")).add_log(1))
-        .add_node("join", |s: &Debate| DebateUpdate::new().round(s.messages.len() as u32))
+        .add_node("b_writer", |_: &Debate| {
+            DebateUpdate::new().message(ai("from b")).add_log(2)
+        })
+        .add_node("a_writer", |_: &Debate| {
+            DebateUpdate::new().message(ai("from a")).add_log(1)
+        })
+        .add_node("join", |s: &Debate| {
+            DebateUpdate::new().round(s.messages.len() as u32)
+        })
         .add_edge(START, "b_writer")
         .add_edge(START, "a_writer")
         .add_edge("a_writer", "join")
@@ -119,31 +151,51 @@ fn fan_out_applies_as_one_step_in_node_name_order() {
     assert_eq!(transcript(&out.state), ["from a", "from b"]);
     assert_eq!(out.state.log, [1, 2]);
     assert_eq!(out.state.round, 2, "`join` ran once, after both");
-    assert_eq!(steps, [vec![], vec!["a_writer".to_owned(), "b_writer".to_owned()], vec!["join".to_owned()]]);
+    assert_eq!(
+        steps,
+        [
+            vec![],
+            vec!["a_writer".to_owned(), "b_writer".to_owned()],
+            vec!["join".to_owned()]
+        ]
+    );
 }
 
 #[test]
 fn two_parallel_writes_to_a_plain_field_fail_the_step_whole() {
     let graph = StateGraph::<Debate>::new()
-        .add_node("a", |_: &Debate| DebateUpdate::new().round(1).message(ai("a")))
+        .add_node("a", |_: &Debate| {
+            DebateUpdate::new().round(1).message(ai("a"))
+        })
         .add_node("b", |_: &Debate| DebateUpdate::new().round(2))
         .add_edge(START, "a")
         .add_edge(START, "b")
         .compile()
         .unwrap();
     let saver = MemoryCheckpointer::new();
-    let err = block_on(graph.run(Input::State(topic("clash"))).on_thread(&saver, "clash")).unwrap_err();
+    let err = block_on(
+        graph
+            .run(Input::State(topic("clash")))
+            .on_thread(&saver, "clash"),
+    )
+    .unwrap_err();
     match &err {
         GraphError::InvalidUpdate { step, nodes, error } => {
             assert_eq!(step, &0);
             assert_eq!(nodes, &["a", "b"]);
             assert_eq!(error.field(), "round");
-            assert!(matches!(error.kind(), ErrorKind::ConcurrentWrites { writes: 2 }));
+            assert!(matches!(
+                error.kind(),
+                ErrorKind::ConcurrentWrites { writes: 2 }
+            ));
         }
         other => panic!("expected an invalid update, got {other}"),
     }
     // Nothing of the step was stored: the thread is at its input.
-    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(&saver, "clash")).unwrap();
+    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(
+        &saver, "clash",
+    ))
+    .unwrap();
     assert!(thread.state().messages.is_empty());
     assert_eq!(thread.head().unwrap().step, -1);
 }
@@ -172,7 +224,10 @@ fn commands_update_and_route() {
         .compile()
         .unwrap();
     let out = block_on(graph.run(Input::State(topic("idea")))).unwrap();
-    assert_eq!(transcript(&out.state), ["Marked the business idea complete.", "all set"]);
+    assert_eq!(
+        transcript(&out.state),
+        ["Marked the business idea complete.", "all set"]
+    );
     assert_eq!(out.state.status, "done");
     assert_eq!(out.steps, 4);
 }
@@ -222,7 +277,10 @@ fn bad_graphs_do_not_compile() {
         .compile()
         .err()
         .unwrap();
-    assert!(matches!(&dup, GraphError::DuplicateNode { name } if name == "a"), "{dup}");
+    assert!(
+        matches!(&dup, GraphError::DuplicateNode { name } if name == "a"),
+        "{dup}"
+    );
 
     let unknown = StateGraph::<Debate>::new()
         .add_node("a", node)
@@ -231,9 +289,16 @@ fn bad_graphs_do_not_compile() {
         .compile()
         .err()
         .unwrap();
-    assert!(matches!(&unknown, GraphError::UnknownNode { name, from } if name == "b" && from == "a"), "{unknown}");
+    assert!(
+        matches!(&unknown, GraphError::UnknownNode { name, from } if name == "b" && from == "a"),
+        "{unknown}"
+    );
 
-    let no_entry = StateGraph::<Debate>::new().add_node("a", node).compile().err().unwrap();
+    let no_entry = StateGraph::<Debate>::new()
+        .add_node("a", node)
+        .compile()
+        .err()
+        .unwrap();
     assert!(matches!(no_entry, GraphError::NoEntry));
 
     let reserved = StateGraph::<Debate>::new()
@@ -252,7 +317,10 @@ fn bad_graphs_do_not_compile() {
         .compile()
         .err()
         .unwrap();
-    assert!(matches!(&twice, GraphError::DuplicateMiddleware { name } if name == "m"), "{twice}");
+    assert!(
+        matches!(&twice, GraphError::DuplicateMiddleware { name } if name == "m"),
+        "{twice}"
+    );
 }
 
 /// A middleware that logs its name before and after the agent, and sees
@@ -277,7 +345,9 @@ impl Middleware<Debate> for Tag {
         if state.status != "completed" {
             return Err("after_agent ran before the agent finished".into());
         }
-        Ok(Some(DebateUpdate::new().message(ai(format!("{} after", self.0)))))
+        Ok(Some(
+            DebateUpdate::new().message(ai(format!("{} after", self.0))),
+        ))
     }
 }
 
@@ -285,7 +355,9 @@ impl Middleware<Debate> for Tag {
 fn middleware_hooks_run_once_in_order_seeing_earlier_updates() {
     let graph = StateGraph::<Debate>::new()
         .add_node("agent", |_: &Debate| {
-            DebateUpdate::new().message(ai("agent")).status("completed".to_owned())
+            DebateUpdate::new()
+                .message(ai("agent"))
+                .status("completed".to_owned())
         })
         .add_edge(START, "agent")
         .add_edge("agent", END)
@@ -320,7 +392,12 @@ fn a_failing_node_names_itself_and_applies_nothing_of_its_step() {
         .compile()
         .unwrap();
     let saver = MemoryCheckpointer::new();
-    let err = block_on(graph.run(Input::State(topic("fail"))).on_thread(&saver, "f")).unwrap_err();
+    let err = block_on(
+        graph
+            .run(Input::State(topic("fail")))
+            .on_thread(&saver, "f"),
+    )
+    .unwrap_err();
     match &err {
         GraphError::Node { node, step, error } => {
             assert_eq!(node, "model");
@@ -330,7 +407,10 @@ fn a_failing_node_names_itself_and_applies_nothing_of_its_step() {
         other => panic!("expected a node error, got {other}"),
     }
     let out = block_on(graph.run(Input::Resume).on_thread(&saver, "f"));
-    assert!(matches!(out, Err(GraphError::Node { .. })), "the resumed step fails again");
+    assert!(
+        matches!(out, Err(GraphError::Node { .. })),
+        "the resumed step fails again"
+    );
 }
 
 /// A future that is pending until `flag` is set, waking itself to be
@@ -385,20 +465,35 @@ fn a_stopped_run_resumes_from_its_last_step_without_reapplying() {
     let graph = StateGraph::<Debate>::new()
         .add_node("count", move |s: &Debate| {
             counted.fetch_add(1, Ordering::SeqCst);
-            DebateUpdate::new().add_log(s.log.len() as u64).round(s.round + 1)
+            DebateUpdate::new()
+                .add_log(s.log.len() as u64)
+                .round(s.round + 1)
         })
         .add_edge(START, "count")
-        .add_conditional_edges("count", |s: &Debate| if s.round < 10 { "count" } else { END })
+        .add_conditional_edges(
+            "count",
+            |s: &Debate| if s.round < 10 { "count" } else { END },
+        )
         .compile()
         .unwrap();
     let saver = MemoryCheckpointer::new();
-    let first = block_on(graph.run(Input::State(topic("resume"))).on_thread(&saver, "r").stop_after(4)).unwrap();
+    let first = block_on(
+        graph
+            .run(Input::State(topic("resume")))
+            .on_thread(&saver, "r")
+            .stop_after(4),
+    )
+    .unwrap();
     assert_eq!(first.state.round, 3);
     assert_eq!(first.next, ["count"]);
 
     let second = block_on(graph.run(Input::Resume).on_thread(&saver, "r")).unwrap();
     assert_eq!(second.state.round, 10);
-    assert_eq!(second.state.log, (0..10).collect::<Vec<u64>>(), "each step once");
+    assert_eq!(
+        second.state.log,
+        (0..10).collect::<Vec<u64>>(),
+        "each step once"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 10, "no node ran twice");
     assert!(second.next.is_empty());
 
@@ -406,7 +501,12 @@ fn a_stopped_run_resumes_from_its_last_step_without_reapplying() {
     let third = block_on(graph.run(Input::Resume).on_thread(&saver, "r")).unwrap();
     assert_eq!(third.state, second.state);
     assert_eq!(third.steps, 0);
-    let err = block_on(graph.run(Input::State(topic("again"))).on_thread(&saver, "r")).unwrap_err();
+    let err = block_on(
+        graph
+            .run(Input::State(topic("again")))
+            .on_thread(&saver, "r"),
+    )
+    .unwrap_err();
     assert!(matches!(err, GraphError::ThreadExists { .. }), "{err}");
 
     // An update continues the thread from START.
@@ -427,21 +527,36 @@ fn a_crashed_run_resumes_where_it_stopped() {
     let fail_once = Arc::new(AtomicBool::new(true));
     let flag = Arc::clone(&fail_once);
     let graph = StateGraph::<Debate>::new()
-        .add_node("optimist", |s: &Debate| DebateUpdate::new().message(ai(format!("o{}", s.round))))
-        .add_node("skeptic", move |s: &Debate| -> Result<DebateUpdate, BoxError> {
-            if s.round == 1 && flag.swap(false, Ordering::SeqCst) {
-                return Err("process died".into());
-            }
-            Ok(DebateUpdate::new().message(ai(format!("s{}", s.round))).round(s.round + 1))
+        .add_node("optimist", |s: &Debate| {
+            DebateUpdate::new().message(ai(format!("o{}", s.round)))
         })
+        .add_node(
+            "skeptic",
+            move |s: &Debate| -> Result<DebateUpdate, BoxError> {
+                if s.round == 1 && flag.swap(false, Ordering::SeqCst) {
+                    return Err("process died".into());
+                }
+                Ok(DebateUpdate::new()
+                    .message(ai(format!("s{}", s.round)))
+                    .round(s.round + 1))
+            },
+        )
         .add_edge(START, "optimist")
         .add_edge("optimist", "skeptic")
-        .add_conditional_edges("skeptic", |s: &Debate| if s.round < 3 { "optimist" } else { END })
+        .add_conditional_edges(
+            "skeptic",
+            |s: &Debate| if s.round < 3 { "optimist" } else { END },
+        )
         .compile()
         .unwrap();
     let path = support::temp_db("graph-crash");
     let saver = agent_state::checkpoint::sqlite::SqliteCheckpointer::open(&path).unwrap();
-    assert!(block_on(graph.run(Input::State(topic("crash"))).on_thread(&saver, "c")).is_err());
+    assert!(block_on(
+        graph
+            .run(Input::State(topic("crash")))
+            .on_thread(&saver, "c")
+    )
+    .is_err());
     drop(saver);
     let saver = agent_state::checkpoint::sqlite::SqliteCheckpointer::open(&path).unwrap();
     let out = block_on(graph.run(Input::Resume).on_thread(&saver, "c")).unwrap();
@@ -455,13 +570,26 @@ fn a_crashed_run_resumes_where_it_stopped() {
 fn resuming_a_fork_continues_from_its_step() {
     let graph = debate_graph(2);
     let saver = MemoryCheckpointer::new();
-    let out = block_on(graph.run(Input::State(topic("fork"))).on_thread(&saver, "k")).unwrap();
+    let out = block_on(
+        graph
+            .run(Input::State(topic("fork")))
+            .on_thread(&saver, "k"),
+    )
+    .unwrap();
     assert_eq!(out.state.messages.len(), 6);
-    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(&saver, "k")).unwrap();
+    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(
+        &saver, "k",
+    ))
+    .unwrap();
     let history = block_on(thread.history(None, 100)).unwrap();
     // The step where the first optimist spoke.
     let first_optimist = history.iter().find(|r| r.meta.step == 0).unwrap().meta.id;
-    block_on(agent_state::checkpoint::Thread::<Debate, _>::fork(&saver, "k", first_optimist)).unwrap();
+    block_on(agent_state::checkpoint::Thread::<Debate, _>::fork(
+        &saver,
+        "k",
+        first_optimist,
+    ))
+    .unwrap();
     let again = block_on(graph.run(Input::Resume).on_thread(&saver, "k")).unwrap();
     assert_eq!(transcript(&again.state), transcript(&out.state));
     assert_eq!(again.steps, 5);
@@ -470,7 +598,9 @@ fn resuming_a_fork_continues_from_its_step() {
 #[test]
 fn messages_keep_ids_given_by_nodes() {
     let graph = StateGraph::<Debate>::new()
-        .add_node("n", |_: &Debate| DebateUpdate::new().message(ai("x").with_id("fixed")))
+        .add_node("n", |_: &Debate| {
+            DebateUpdate::new().message(ai("x").with_id("fixed"))
+        })
         .add_edge(START, "n")
         .compile()
         .unwrap();

@@ -7,9 +7,9 @@ pub use ::serde_json;
 
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::messages::{MessageOp, MessageOps};
-pub use crate::reducer::replace::{commit_replace, stage_replace};
 pub use crate::reducer::merge::assign_nested_message_ids;
 pub use crate::reducer::messages::assign_message_ids;
+pub use crate::reducer::replace::{commit_replace, stage_replace};
 pub use crate::reducer::with::stage_with;
 pub use crate::reducer::{AppendField, MergeField, MessagesField, UnionField};
 pub use crate::schema::{FieldSchema, ReducerKind, StateSchema};

@@ -240,7 +240,11 @@ fn expand(cont: &Container) -> TokenStream {
     let generic = !cont.generics.params.is_empty();
     // Checkpoint versioning: only emitted when declared, so the trait's
     // defaults (version 1, no migration) apply otherwise.
-    let version = cont.attrs.version.as_ref().map(|v| quote!(const VERSION: u32 = #v;));
+    let version = cont
+        .attrs
+        .version
+        .as_ref()
+        .map(|v| quote!(const VERSION: u32 = #v;));
     let migrate = cont.attrs.migrate.as_ref().map(|path| {
         quote_spanned! {path.span()=>
             fn migrate(
@@ -426,7 +430,9 @@ fn expand(cont: &Container) -> TokenStream {
             Reducer::Merge => quote!(#p::assign_nested_message_ids::<#ty>(__w)),
             _ => return None,
         };
-        Some(quote!(#(#cfgs)* if let ::core::option::Option::Some(__w) = &mut self.#name { #call; }))
+        Some(
+            quote!(#(#cfgs)* if let ::core::option::Option::Some(__w) = &mut self.#name { #call; }),
+        )
     });
 
     // ---- state JSON, defaults and schema ------------------------------------

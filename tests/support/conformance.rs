@@ -33,7 +33,9 @@ fn round_steps(round: u32, n: u64) -> [(&'static str, DebateUpdate); 3] {
     [
         (
             "optimist",
-            DebateUpdate::new().message(ai(format!("optimist {round}"))).add_log(n),
+            DebateUpdate::new()
+                .message(ai(format!("optimist {round}")))
+                .add_log(n),
         ),
         (
             "skeptic",
@@ -44,7 +46,9 @@ fn round_steps(round: u32, n: u64) -> [(&'static str, DebateUpdate); 3] {
         ),
         (
             "moderator",
-            DebateUpdate::new().message(ai(format!("moderator {round}"))).add_log(n + 2),
+            DebateUpdate::new()
+                .message(ai(format!("moderator {round}")))
+                .add_log(n + 2),
         ),
     ]
 }
@@ -80,7 +84,11 @@ pub async fn round_trip_and_history<C: Checkpointer>(a: &C, b: &C, t: &str) -> R
     assert_eq!(thread.state(), &reference);
 
     let loaded = Thread::<Debate, _>::open(b, &id).await?;
-    assert_eq!(loaded.state(), &reference, "a reload equals the state that was saved");
+    assert_eq!(
+        loaded.state(),
+        &reference,
+        "a reload equals the state that was saved"
+    );
     assert_eq!(loaded.state().messages.len(), 13);
     assert_eq!(loaded.head(), thread.head());
 
@@ -93,13 +101,19 @@ pub async fn round_trip_and_history<C: Checkpointer>(a: &C, b: &C, t: &str) -> R
         assert!(pair[0].meta.id > pair[1].meta.id);
     }
     assert_eq!(history[0].writes[0].node, "moderator");
-    assert_eq!(history[0].writes[0].update.log, Some(FieldWrite::Reduce(vec![11])));
+    assert_eq!(
+        history[0].writes[0].update.log,
+        Some(FieldWrite::Reduce(vec![11]))
+    );
     assert!(history.last().unwrap().writes.is_empty());
 
     // Pages: ids below the 5th newest, three at a time.
     let page = loaded.history(Some(history[4].meta.id), 3).await?;
     let ids: Vec<CheckpointId> = page.iter().map(|r| r.meta.id).collect();
-    assert_eq!(ids, [history[5].meta.id, history[6].meta.id, history[7].meta.id]);
+    assert_eq!(
+        ids,
+        [history[5].meta.id, history[6].meta.id, history[7].meta.id]
+    );
     Ok(())
 }
 
@@ -108,11 +122,16 @@ pub async fn threads_are_isolated<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
     let (one, two) = (format!("{t}-one"), format!("{t}-two"));
     let mut x = Thread::create(a, &one, start("one")).await?;
     let mut y = Thread::create(b, &two, start("two")).await?;
-    x.save_step(Source::Loop, [("n", DebateUpdate::new().round(5))]).await?;
-    y.save_step(Source::Loop, [("n", DebateUpdate::new().round(9))]).await?;
+    x.save_step(Source::Loop, [("n", DebateUpdate::new().round(5))])
+        .await?;
+    y.save_step(Source::Loop, [("n", DebateUpdate::new().round(9))])
+        .await?;
     assert_eq!(Thread::<Debate, _>::open(b, &one).await?.state().round, 5);
     assert_eq!(Thread::<Debate, _>::open(a, &two).await?.state().round, 9);
-    assert_eq!(Thread::<Debate, _>::open(a, &one).await?.state().topic, "one");
+    assert_eq!(
+        Thread::<Debate, _>::open(a, &one).await?.state().topic,
+        "one"
+    );
 
     let fresh = Thread::<Debate, _>::open(a, format!("{t}-never")).await?;
     assert_eq!(fresh.state(), &Debate::default());
@@ -134,10 +153,19 @@ pub async fn concurrent_writers_conflict<C: Checkpointer>(a: &C, b: &C, t: &str)
     let head = first.head().unwrap().id;
 
     first
-        .save_step(Source::Loop, [("first", DebateUpdate::new().add_log(1).message(ai("first")))])
+        .save_step(
+            Source::Loop,
+            [("first", DebateUpdate::new().add_log(1).message(ai("first")))],
+        )
         .await?;
     let err = second
-        .save_step(Source::Loop, [("second", DebateUpdate::new().add_log(2).message(ai("second")))])
+        .save_step(
+            Source::Loop,
+            [(
+                "second",
+                DebateUpdate::new().add_log(2).message(ai("second")),
+            )],
+        )
         .await
         .unwrap_err();
     match &err {
@@ -153,11 +181,21 @@ pub async fn concurrent_writers_conflict<C: Checkpointer>(a: &C, b: &C, t: &str)
         other => panic!("expected a conflict, got {other}"),
     }
     assert!(err.to_string().contains("reload and retry"), "{err}");
-    assert_eq!(second.state().log, Vec::<u64>::new(), "the loser's state is unchanged");
+    assert_eq!(
+        second.state().log,
+        Vec::<u64>::new(),
+        "the loser's state is unchanged"
+    );
 
     second.reload().await?;
     second
-        .save_step(Source::Loop, [("second", DebateUpdate::new().add_log(2).message(ai("second")))])
+        .save_step(
+            Source::Loop,
+            [(
+                "second",
+                DebateUpdate::new().add_log(2).message(ai("second")),
+            )],
+        )
         .await?;
     let last = Thread::<Debate, _>::open(a, &id).await?;
     assert_eq!(last.state().log, [1, 2]);
@@ -176,7 +214,9 @@ pub async fn concurrent_writers_conflict<C: Checkpointer>(a: &C, b: &C, t: &str)
 pub async fn rejected_step_stores_nothing<C: Checkpointer>(a: &C, _b: &C, t: &str) -> R {
     let id = format!("{t}-reject");
     let mut thread = Thread::create(a, &id, start("reject")).await?;
-    thread.save_step(Source::Loop, [("n", DebateUpdate::new().round(1))]).await?;
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().round(1))])
+        .await?;
     let before = thread.state().clone();
     let head = thread.head().cloned();
     let err = thread
@@ -192,7 +232,10 @@ pub async fn rejected_step_stores_nothing<C: Checkpointer>(a: &C, _b: &C, t: &st
     match &err {
         CheckpointError::Rejected(e) => {
             assert_eq!(e.field(), "round");
-            assert!(matches!(e.kind(), ErrorKind::ConcurrentWrites { writes: 2 }));
+            assert!(matches!(
+                e.kind(),
+                ErrorKind::ConcurrentWrites { writes: 2 }
+            ));
         }
         other => panic!("expected a rejection, got {other}"),
     }
@@ -243,10 +286,17 @@ pub async fn snapshots_bound_the_replay<C: Checkpointer>(a: &C, b: &C, t: &str) 
     let head = thread.head().unwrap().id;
     let chain = b.chain(&id, head).await?;
     assert!(chain[0].snapshot.is_some(), "a load starts from a snapshot");
-    assert!(chain.len() < 90, "a load replays {} records of 181", chain.len());
+    assert!(
+        chain.len() < 90,
+        "a load replays {} records of 181",
+        chain.len()
+    );
     let log_bytes: usize = chain[1..].iter().map(|r| r.writes.len()).sum();
     let base = chain[0].snapshot.as_ref().unwrap().len();
-    assert!(log_bytes <= base.max(2_000) + 400, "replayed {log_bytes} bytes after a {base}-byte snapshot");
+    assert!(
+        log_bytes <= base.max(2_000) + 400,
+        "replayed {log_bytes} bytes after a {base}-byte snapshot"
+    );
     assert_eq!(Thread::<Debate, _>::open(b, &id).await?.state(), &reference);
 
     // Without snapshots, the same state by replaying everything.
@@ -257,7 +307,10 @@ pub async fn snapshots_bound_the_replay<C: Checkpointer>(a: &C, b: &C, t: &str) 
     play(&mut plain, &mut reference2, 60).await?;
     let chain = b.chain(&id2, plain.head().unwrap().id).await?;
     assert_eq!(chain.len(), 181, "only the first record has a snapshot");
-    assert_eq!(Thread::<Debate, _>::open(b, &id2).await?.state(), &reference2);
+    assert_eq!(
+        Thread::<Debate, _>::open(b, &id2).await?.state(),
+        &reference2
+    );
     assert_eq!(reference.messages.len(), reference2.messages.len());
     Ok(())
 }
@@ -280,14 +333,28 @@ pub async fn fork_from_an_older_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &st
     assert_eq!(fork_meta.source, Source::Fork);
     assert_eq!(fork_meta.parent, Some(fork_point));
     forked
-        .save_step(Source::Update, [("human", DebateUpdate::new().message(human("another way")))])
+        .save_step(
+            Source::Update,
+            [("human", DebateUpdate::new().message(human("another way")))],
+        )
         .await?;
 
     let latest = Thread::<Debate, _>::open(a, &id).await?;
     assert_eq!(latest.state().messages.len(), 5);
-    assert_eq!(latest.state().messages.last().unwrap().text(), "another way");
-    assert_eq!(Thread::<Debate, _>::open_at(a, &id, tip).await?.state(), &reference);
-    assert_eq!(Thread::<Debate, _>::open_at(a, &id, fork_point).await?.state(), &at_round_1);
+    assert_eq!(
+        latest.state().messages.last().unwrap().text(),
+        "another way"
+    );
+    assert_eq!(
+        Thread::<Debate, _>::open_at(a, &id, tip).await?.state(),
+        &reference
+    );
+    assert_eq!(
+        Thread::<Debate, _>::open_at(a, &id, fork_point)
+            .await?
+            .state(),
+        &at_round_1
+    );
 
     // The old branch is still in the history, and cannot be written to.
     assert_eq!(latest.history(None, 100).await?.len(), 1 + 9 + 1 + 1);
@@ -298,8 +365,20 @@ pub async fn fork_from_an_older_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &st
         .unwrap_err();
     assert!(err.is_conflict(), "{err}");
 
-    let missing = Thread::<Debate, _>::fork(a, &id, CheckpointId(9_999)).await.err().unwrap();
-    assert!(matches!(missing, CheckpointError::NotFound { checkpoint: Some(CheckpointId(9_999)), .. }), "{missing}");
+    let missing = Thread::<Debate, _>::fork(a, &id, CheckpointId(9_999))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            missing,
+            CheckpointError::NotFound {
+                checkpoint: Some(CheckpointId(9_999)),
+                ..
+            }
+        ),
+        "{missing}"
+    );
     Ok(())
 }
 
@@ -313,9 +392,19 @@ pub async fn message_ids_survive_reload<C: Checkpointer>(a: &C, b: &C, t: &str) 
     thread
         .save_step(Source::Loop, [("n", DebateUpdate::new().message(no_id))])
         .await?;
-    let live: Vec<Option<String>> = thread.state().messages.iter().map(|m| m.id.clone()).collect();
+    let live: Vec<Option<String>> = thread
+        .state()
+        .messages
+        .iter()
+        .map(|m| m.id.clone())
+        .collect();
     let loaded = Thread::<Debate, _>::open(b, &id).await?;
-    let stored: Vec<Option<String>> = loaded.state().messages.iter().map(|m| m.id.clone()).collect();
+    let stored: Vec<Option<String>> = loaded
+        .state()
+        .messages
+        .iter()
+        .map(|m| m.id.clone())
+        .collect();
     assert_eq!(live, stored);
     assert!(stored.iter().all(Option::is_some));
     Ok(())
@@ -330,8 +419,14 @@ pub async fn delete_thread<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
     assert!(!b.delete_thread(&gone).await?);
     assert!(a.head(&gone).await?.is_none());
     assert!(a.list(&gone, None, 10).await?.is_empty());
-    assert_eq!(Thread::<Debate, _>::open(a, &gone).await?.state(), &Debate::default());
-    assert_eq!(Thread::<Debate, _>::open(a, &kept).await?.state().topic, "kept");
+    assert_eq!(
+        Thread::<Debate, _>::open(a, &gone).await?.state(),
+        &Debate::default()
+    );
+    assert_eq!(
+        Thread::<Debate, _>::open(a, &kept).await?.state().topic,
+        "kept"
+    );
     // The id can start over.
     Thread::create(a, &gone, start("again")).await?;
     Ok(())
@@ -381,7 +476,11 @@ pub struct DebateV2 {
 }
 
 /// Version 1 → 2: `round` is now `turn`, in snapshots and in updates alike.
-pub fn migrate_round_to_turn(from: u32, _kind: Stored, mut value: Value) -> Result<Value, MigrationError> {
+pub fn migrate_round_to_turn(
+    from: u32,
+    _kind: Stored,
+    mut value: Value,
+) -> Result<Value, MigrationError> {
     assert_eq!(from, 1);
     let map = value
         .as_object_mut()
@@ -411,14 +510,25 @@ pub struct DebateV2NoMigration {
 pub async fn unreadable_checkpoints_fail_loudly<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
     let id = format!("{t}-corrupt");
     let mut thread = Thread::create(a, &id, start("corrupt")).await?;
-    thread.save_step(Source::Loop, [("n", DebateUpdate::new().round(1))]).await?;
     thread
-        .save_step(Source::Loop, [("moderator", DebateUpdate::new().status("completed".to_owned()))])
+        .save_step(Source::Loop, [("n", DebateUpdate::new().round(1))])
+        .await?;
+    thread
+        .save_step(
+            Source::Loop,
+            [(
+                "moderator",
+                DebateUpdate::new().status("completed".to_owned()),
+            )],
+        )
         .await?;
     let first = thread.history(None, 10).await?.last().unwrap().meta.id;
     let last = thread.head().unwrap().id;
 
-    let err = Thread::<DebateRetyped, _>::open(b, &id).await.err().unwrap();
+    let err = Thread::<DebateRetyped, _>::open(b, &id)
+        .await
+        .err()
+        .unwrap();
     match &err {
         CheckpointError::Corrupt {
             thread_id,
@@ -435,7 +545,10 @@ pub async fn unreadable_checkpoints_fail_loudly<C: Checkpointer>(a: &C, b: &C, t
     let text = err.to_string();
     assert!(text.contains(&id) && text.contains("status"), "{text}");
 
-    let err = Thread::<DebateRenamed, _>::open(b, &id).await.err().unwrap();
+    let err = Thread::<DebateRenamed, _>::open(b, &id)
+        .await
+        .err()
+        .unwrap();
     match &err {
         CheckpointError::Corrupt { error, .. } => {
             assert_eq!(error.field(), "round");
@@ -449,11 +562,19 @@ pub async fn unreadable_checkpoints_fail_loudly<C: Checkpointer>(a: &C, b: &C, t
     let id2 = format!("{t}-corrupt-update");
     let mut plain = Thread::<Debate, _>::open(a, &id2).await?;
     plain
-        .save_step(Source::Loop, [("moderator", DebateUpdate::new().status("done".to_owned()))])
+        .save_step(
+            Source::Loop,
+            [("moderator", DebateUpdate::new().status("done".to_owned()))],
+        )
         .await?;
-    let err = Thread::<DebateRetyped, _>::open(b, &id2).await.err().unwrap();
+    let err = Thread::<DebateRetyped, _>::open(b, &id2)
+        .await
+        .err()
+        .unwrap();
     match &err {
-        CheckpointError::Corrupt { checkpoint, error, .. } => {
+        CheckpointError::Corrupt {
+            checkpoint, error, ..
+        } => {
             assert_eq!(*checkpoint, plain.head().unwrap().id);
             assert_eq!(error.field(), "status");
         }
@@ -477,21 +598,31 @@ pub async fn versions_migrate<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
     assert_eq!(v2.state().messages.len(), reference.messages.len());
     let history = v2.history(None, 3).await?;
     assert_eq!(history[1].writes[0].node, "skeptic");
-    assert_eq!(history[1].writes[0].update.turn, Some(2), "stored updates read through the migration");
+    assert_eq!(
+        history[1].writes[0].update.turn,
+        Some(2),
+        "stored updates read through the migration"
+    );
 
-    v2.save_step(Source::Loop, [("n", DebateV2Update::new().turn(3))]).await?;
+    v2.save_step(Source::Loop, [("n", DebateV2Update::new().turn(3))])
+        .await?;
     assert_eq!(v2.head().unwrap().version, 2);
     assert_eq!(Thread::<DebateV2, _>::open(a, &id).await?.state().turn, 3);
 
     let err = Thread::<Debate, _>::open(a, &id).await.err().unwrap();
     match &err {
-        CheckpointError::NewerVersion { stored, current, .. } => {
+        CheckpointError::NewerVersion {
+            stored, current, ..
+        } => {
             assert_eq!((*stored, *current), (2, 1));
         }
         other => panic!("expected a newer-version error, got {other}"),
     }
 
-    let err = Thread::<DebateV2NoMigration, _>::open(a, &id).await.err().unwrap();
+    let err = Thread::<DebateV2NoMigration, _>::open(a, &id)
+        .await
+        .err()
+        .unwrap();
     match &err {
         CheckpointError::Migration { from, error, .. } => {
             assert_eq!(*from, 1);

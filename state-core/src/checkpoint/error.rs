@@ -100,7 +100,10 @@ pub enum CheckpointError {
 
 impl CheckpointError {
     /// A storage failure during `operation`.
-    pub fn backend(operation: &'static str, source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+    pub fn backend(
+        operation: &'static str,
+        source: impl Into<Box<dyn Error + Send + Sync>>,
+    ) -> Self {
         CheckpointError::Backend {
             operation,
             source: source.into(),

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::record::{CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint};
+use super::record::{
+    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint,
+};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 struct ThreadLog {

@@ -135,8 +135,10 @@ pub trait Checkpointer: Send + Sync {
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>>;
 
     /// Deletes every record of the thread. Returns whether it existed.
-    fn delete_thread<'a>(&'a self, thread_id: &'a str)
-        -> BoxFuture<'a, Result<bool, CheckpointError>>;
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>>;
 
     /// When [`Thread`] takes snapshots for this store.
     fn snapshot_policy(&self) -> SnapshotPolicy {

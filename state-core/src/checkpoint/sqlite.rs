@@ -284,7 +284,10 @@ impl SqliteCheckpointer {
         );
         let row = conn
             .prepare_cached(&sql)
-            .and_then(|mut st| st.query_row(params![thread_id], |r| read_row(r, false)).optional())
+            .and_then(|mut st| {
+                st.query_row(params![thread_id], |r| read_row(r, false))
+                    .optional()
+            })
             .map_err(db_err("head"))?;
         row.map(RawRow::into_stored).transpose()
     }

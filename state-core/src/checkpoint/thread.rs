@@ -290,11 +290,13 @@ where
             base_bytes,
         });
         if self.policy.due(log_bytes, base_bytes) {
-            self.snapshot().await.map_err(|error| CheckpointError::Snapshot {
-                thread_id: self.thread_id.clone(),
-                checkpoint: id,
-                error: Box::new(error),
-            })?;
+            self.snapshot()
+                .await
+                .map_err(|error| CheckpointError::Snapshot {
+                    thread_id: self.thread_id.clone(),
+                    checkpoint: id,
+                    error: Box::new(error),
+                })?;
         }
         Ok(self.head().expect("a head was just stored"))
     }
@@ -440,7 +442,10 @@ fn upgrade<S: AgentState>(
     Ok(value)
 }
 
-fn decode_state<S: AgentState>(record: &StoredCheckpoint, text: &str) -> Result<S, CheckpointError> {
+fn decode_state<S: AgentState>(
+    record: &StoredCheckpoint,
+    text: &str,
+) -> Result<S, CheckpointError> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| malformed(record, format!("snapshot is not JSON: {e}")))?;
     let value = upgrade::<S>(record, Stored::State, value)?;
@@ -451,7 +456,10 @@ fn decode_writes<S: AgentState>(
     record: &StoredCheckpoint,
 ) -> Result<Vec<NodeWrite<S::Update>>, CheckpointError> {
     let writes: Vec<NodeWrite<Value>> = serde_json::from_str(&record.writes).map_err(|e| {
-        malformed(record, format!("writes are not a JSON list of {{node, update}}: {e}"))
+        malformed(
+            record,
+            format!("writes are not a JSON list of {{node, update}}: {e}"),
+        )
     })?;
     writes
         .into_iter()

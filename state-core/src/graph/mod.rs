@@ -238,16 +238,24 @@ impl<S: AgentState + 'static> StateGraph<S> {
             if m.has_before_agent() {
                 let hook = Arc::clone(m);
                 let f = move |s: &S| -> NodeResult<S::Update> {
-                    hook.before_agent(s).map(|u| u.map_or(NodeOutput::Nothing, NodeOutput::Update))
+                    hook.before_agent(s)
+                        .map(|u| u.map_or(NodeOutput::Nothing, NodeOutput::Update))
                 };
-                befores.push(add(format!("{name}.before_agent"), NodeFn::Sync(Box::new(f)))?);
+                befores.push(add(
+                    format!("{name}.before_agent"),
+                    NodeFn::Sync(Box::new(f)),
+                )?);
             }
             if m.has_after_agent() {
                 let hook = Arc::clone(m);
                 let f = move |s: &S| -> NodeResult<S::Update> {
-                    hook.after_agent(s).map(|u| u.map_or(NodeOutput::Nothing, NodeOutput::Update))
+                    hook.after_agent(s)
+                        .map(|u| u.map_or(NodeOutput::Nothing, NodeOutput::Update))
                 };
-                afters.push(add(format!("{name}.after_agent"), NodeFn::Sync(Box::new(f)))?);
+                afters.push(add(
+                    format!("{name}.after_agent"),
+                    NodeFn::Sync(Box::new(f)),
+                )?);
             }
         }
 
@@ -314,7 +322,9 @@ impl<S: AgentState + 'static> StateGraph<S> {
         let mut is_after = vec![false; names.len()];
         for (k, &a) in afters.iter().enumerate() {
             is_after[a] = true;
-            routes[a] = vec![Edge::To(afters.get(k + 1).map_or(Target::End, |&n| Target::Node(n)))];
+            routes[a] = vec![Edge::To(
+                afters.get(k + 1).map_or(Target::End, |&n| Target::Node(n)),
+            )];
         }
 
         // Node-name order: the order a step's writes apply in.

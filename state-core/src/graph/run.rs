@@ -264,7 +264,10 @@ where
         match std::mem::replace(&mut self.input, Input::Resume) {
             Input::State(state) => {
                 match &mut sink {
-                    Sink::Plain { state: s, next_step } => {
+                    Sink::Plain {
+                        state: s,
+                        next_step,
+                    } => {
                         *s = Arc::new(state);
                         *next_step = 0;
                     }
@@ -291,7 +294,12 @@ where
                 graph.route_into(None, &[], sink.state(), &mut next)?;
                 graph.settle(&mut next);
                 steps += 1;
-                self.emit(&sink, Source::Input, observed.as_deref().unwrap_or(&[]), &next);
+                self.emit(
+                    &sink,
+                    Source::Input,
+                    observed.as_deref().unwrap_or(&[]),
+                    &next,
+                );
             }
             Input::Resume => {
                 if let Sink::Saved(thread) = &sink {
@@ -350,7 +358,12 @@ where
             graph.settle(&mut following);
             std::mem::swap(&mut next, &mut following);
             steps += 1;
-            self.emit(&sink, Source::Loop, observed.as_deref().unwrap_or(&[]), &next);
+            self.emit(
+                &sink,
+                Source::Loop,
+                observed.as_deref().unwrap_or(&[]),
+                &next,
+            );
         }
 
         let checkpoint = sink.head().cloned();
@@ -399,7 +412,9 @@ async fn run_nodes<S: AgentState>(
     nodes: &[usize],
     state: Arc<S>,
 ) -> Vec<NodeResult<S::Update>> {
-    let all_sync = nodes.iter().all(|&i| matches!(graph.fns[i], NodeFn::Sync(_)));
+    let all_sync = nodes
+        .iter()
+        .all(|&i| matches!(graph.fns[i], NodeFn::Sync(_)));
     if all_sync {
         return nodes
             .iter()
@@ -423,7 +438,10 @@ async fn run_nodes<S: AgentState>(
 /// The nodes a thread's next run continues with: recomputed from its head
 /// step (the nodes that ran, their `Command` gotos, and the routers on the
 /// stored state), so nothing about the future needs storing.
-async fn resume_point<S, C>(graph: &Graph<S>, thread: &Thread<'_, S, C>) -> Result<Vec<usize>, GraphError>
+async fn resume_point<S, C>(
+    graph: &Graph<S>,
+    thread: &Thread<'_, S, C>,
+) -> Result<Vec<usize>, GraphError>
 where
     S: AgentState + Default + Clone,
     C: Checkpointer + ?Sized,
