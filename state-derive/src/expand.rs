@@ -244,15 +244,22 @@ fn expand(cont: &Container) -> TokenStream {
         .attrs
         .version
         .as_ref()
-        .map(|v| quote!(const VERSION: u32 = #v;));
+        .map(|v| quote!(const VERSION: ::core::primitive::u32 = #v;));
     let migrate = cont.attrs.migrate.as_ref().map(|path| {
         quote_spanned! {path.span()=>
             fn migrate(
-                __from: u32,
+                __from: ::core::primitive::u32,
                 __kind: #p::Stored,
                 __value: #p::serde_json::Value,
             ) -> ::core::result::Result<#p::serde_json::Value, #p::MigrationError> {
-                #path(__from, __kind, __value)
+                // Through a fn pointer, so a wrong signature is one type
+                // error on the user's path.
+                let __migrate: fn(
+                    ::core::primitive::u32,
+                    #p::Stored,
+                    #p::serde_json::Value,
+                ) -> ::core::result::Result<#p::serde_json::Value, #p::MigrationError> = #path;
+                __migrate(__from, __kind, __value)
             }
         }
     });
