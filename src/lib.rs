@@ -135,6 +135,8 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod base;
+
 pub use agent_state_core::*;
 /// Derives [`AgentState`] for a struct with named fields: see the crate docs.
 pub use agent_state_derive::AgentState;
@@ -146,6 +148,17 @@ pub use agent_state_core::__private::serde;
 /// serde_json, re-exported: [`AgentState::apply_json`] and friends take its
 /// `Value`, and its `json!` macro works through this path.
 pub use agent_state_core::__private::serde_json;
+
+/// JSON Schema support (the `schemars` feature): see
+/// [`json_schema`](agent_state_core::json_schema).
+#[cfg(feature = "schemars")]
+pub use agent_state_core::json_schema;
+
+/// schemars, re-exported (the `schemars` feature) so field types can derive
+/// `JsonSchema` with no extra dependency line
+/// (`#[schemars(crate = "agent_state::schemars")]`).
+#[cfg(feature = "schemars")]
+pub use agent_state_core::json_schema::schemars;
 
 /// README.md's examples, compiled and run as doctests.
 #[cfg(doctest)]
