@@ -872,44 +872,6 @@ fn expand(cont: &Container) -> TokenStream {
         (quote!(#(const _: () = #clash_checks;)*), TokenStream::new())
     };
 
-    // ---- parts: typed access -------------------------------------------------
-    let has_part_impls = parts.iter().map(|f| {
-        let name = f.ident;
-        let ty = f.ty;
-        let pa = part_as(&p, f);
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #p::HasPart<#ty> for #ident #ty_generics #where_clause {
-                fn part_of(__whole: &Self) -> &#ty {
-                    &__whole.#name
-                }
-                fn update_part_of(__update: &#update #ty_generics) -> &#pa::Update {
-                    &__update.#name
-                }
-                fn update_part_of_mut(__update: &mut #update #ty_generics) -> &mut #pa::Update {
-                    &mut __update.#name
-                }
-            }
-        }
-    });
-    // `From` for the update: a generic state's part updates are projections
-    // rustc cannot tell apart from the update itself, so only non-generic
-    // states get it (generic code uses `AgentState::lift`).
-    let lift_impls = parts.iter().filter(|_| !generic).map(|f| {
-        let name = f.ident;
-        let pa = part_as(&p, f);
-        quote! {
-            #[automatically_derived]
-            impl ::core::convert::From<#pa::Update> for #update {
-                fn from(__part: #pa::Update) -> Self {
-                    let mut __out = <Self as ::core::default::Default>::default();
-                    __out.#name = __part;
-                    __out
-                }
-            }
-        }
-    });
-
     // Generic states need serde and `Default` bounds on their fields.
     let bound = |extra: &dyn Fn(&Field, Option<&FieldGen>) -> Option<TokenStream>| -> TokenStream {
         let mut preds: Vec<TokenStream> = where_clause
@@ -922,6 +884,17 @@ fn expand(cont: &Container) -> TokenStream {
                     .zip(&gens)
                     .filter_map(|(f, g)| extra(f, g.as_ref())),
             );
+            // A part's update and input are fields of the generated structs,
+            // whose derives of `Debug`, `Clone` and `PartialEq` copy these.
+            let traits = quote!(::core::fmt::Debug + ::core::clone::Clone + ::core::cmp::PartialEq);
+            preds.extend(parts.iter().map(|f| {
+                let ty = f.ty;
+                quote! {
+                    #ty: #p::AgentState,
+                    <#ty as #p::AgentState>::Update: #traits,
+                    <#ty as #p::AgentState>::Input: #traits
+                }
+            }));
         }
         if preds.is_empty() {
             TokenStream::new()
@@ -934,7 +907,7 @@ fn expand(cont: &Container) -> TokenStream {
     let serde_preds = |f: &Field, g: Option<&FieldGen>, tr: &TokenStream| -> Option<TokenStream> {
         let ty = f.ty;
         if f.is_part() {
-            return Some(quote!(#ty: #p::AgentState));
+            return None;
         }
         Some(match g.and_then(|g| g.partial_ty.as_ref()) {
             Some(partial) => quote!(#ty: #tr, #partial: #tr),
@@ -951,12 +924,35 @@ fn expand(cont: &Container) -> TokenStream {
             .then(|| quote!(#ty: ::core::default::Default))
     });
     let state_where = bound(&|f, g| serde_preds(f, g, &both));
+    // The generated structs name a part's associated types, which exist only
+    // where the part is a state: `bound` adds the part bounds to every set.
+    let parts_where = bound(&|_, _| None);
     let de_generics = {
         let mut g = cont.generics.clone();
         g.params.insert(0, syn::parse_quote!('__de));
         g
     };
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
+    // ---- parts: typed access -------------------------------------------------
+    let has_part_impls = parts.iter().map(|f| {
+        let name = f.ident;
+        let ty = f.ty;
+        let pa = part_as(&p, f);
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #p::HasPart<#ty> for #ident #ty_generics #state_where {
+                fn part_of(__whole: &Self) -> &#ty {
+                    &__whole.#name
+                }
+                fn update_part_of(__update: &#update #ty_generics) -> &#pa::Update {
+                    &__update.#name
+                }
+                fn update_part_of_mut(__update: &mut #update #ty_generics) -> &mut #pa::Update {
+                    &mut __update.#name
+                }
+            }
+        }
+    });
     let json_schema = if cont.attrs.json_schema {
         json_schema::expand(&p, cont, &slots)
     } else {
@@ -966,20 +962,20 @@ fn expand(cont: &Container) -> TokenStream {
     quote! {
         #[doc = #update_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
-        #vis struct #update #impl_generics #where_clause {
+        #vis struct #update #impl_generics #parts_where {
             #(#update_fields)*
             #marker_field
         }
 
         #[automatically_derived]
-        impl #impl_generics ::core::default::Default for #update #ty_generics #where_clause {
+        impl #impl_generics ::core::default::Default for #update #ty_generics #parts_where {
             fn default() -> Self {
                 Self { #(#update_none)* #marker_init }
             }
         }
 
         #[allow(clippy::return_self_not_must_use)]
-        impl #impl_generics #update #ty_generics #where_clause {
+        impl #impl_generics #update #ty_generics #parts_where {
             /// An update that changes nothing; add changes with the setters.
             #[must_use]
             #vis fn new() -> Self {
@@ -991,20 +987,20 @@ fn expand(cont: &Container) -> TokenStream {
 
         #[doc = #input_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
-        #vis struct #input #impl_generics #where_clause {
+        #vis struct #input #impl_generics #parts_where {
             #(#input_fields)*
             #marker_field
         }
 
         #[automatically_derived]
-        impl #impl_generics ::core::default::Default for #input #ty_generics #where_clause {
+        impl #impl_generics ::core::default::Default for #input #ty_generics #parts_where {
             fn default() -> Self {
                 Self { #(#input_none)* #marker_init }
             }
         }
 
         #[allow(clippy::return_self_not_must_use)]
-        impl #impl_generics #input #ty_generics #where_clause {
+        impl #impl_generics #input #ty_generics #parts_where {
             /// An input that sets nothing; add fields with the setters.
             #[must_use]
             #vis fn new() -> Self {
@@ -1023,7 +1019,7 @@ fn expand(cont: &Container) -> TokenStream {
 
         #[doc = #staged_doc]
         #[allow(dead_code)]
-        #vis struct #staged #impl_generics #where_clause {
+        #vis struct #staged #impl_generics #parts_where {
             #(#staged_fields)*
             #marker_field
         }
@@ -1256,8 +1252,6 @@ fn expand(cont: &Container) -> TokenStream {
         #free_checks
 
         #(#has_part_impls)*
-
-        #(#lift_impls)*
 
         /// A nested state merges field by field, through its own reducers.
         #[automatically_derived]
