@@ -18,7 +18,8 @@ pub fn check(cx: &Ctxt, cont: &mut Container) {
 /// A part type flattened twice would give the state two `HasPart` impls of
 /// one type and every field twice; `#[cfg]` on a part would leave a hole in
 /// the compile-time name check. Both are reported on the field, which is
-/// then expanded as a plain field.
+/// then expanded as an immutable field: a derived state has everything such
+/// a field needs, so no knock-on error follows.
 fn check_parts(cx: &Ctxt, cont: &mut Container) {
     let mut seen: HashMap<String, &syn::Ident> = HashMap::new();
     for field in &mut cont.fields {
@@ -31,6 +32,7 @@ fn check_parts(cx: &Ctxt, cont: &mut Container) {
                 "a `#[state(flatten)]` part cannot be `#[cfg]`'d; put the `#[cfg]` on the part's fields instead",
             );
             field.attrs.flatten = None;
+            field.attrs.reducer = crate::attr::Reducer::Immutable;
             continue;
         }
         let ty = crate::expand::tidy(&quote::ToTokens::to_token_stream(field.ty).to_string());
@@ -42,6 +44,7 @@ fn check_parts(cx: &Ctxt, cont: &mut Container) {
                 ),
             );
             field.attrs.flatten = None;
+            field.attrs.reducer = crate::attr::Reducer::Immutable;
             continue;
         }
         seen.insert(ty, field.ident);

@@ -838,11 +838,14 @@ fn expand(cont: &Container) -> TokenStream {
         let names = own.iter().map(|f| &f.json_name);
         quote!(&[#(#names),*])
     };
-    let part_name_trees = parts.iter().map(|f| {
-        let pa = part_as(&p, f);
-        let rust_name = &f.plain_name;
-        quote!(#p::PartNames { field: #rust_name, names: &#pa::FIELD_NAMES })
-    });
+    let part_name_trees: Vec<TokenStream> = parts
+        .iter()
+        .map(|f| {
+            let pa = part_as(&p, f);
+            let rust_name = &f.plain_name;
+            quote!(#p::PartNames { field: #rust_name, names: &#pa::FIELD_NAMES })
+        })
+        .collect();
     // One check per part, spanned on the part's field so the error points
     // at the declaration that clashes. A non-generic state is checked where
     // it is declared; a generic one when it is used (an inline const in
@@ -852,10 +855,13 @@ fn expand(cont: &Container) -> TokenStream {
         .enumerate()
         .map(|(i, f)| {
             let span = f.ident.span();
+            let names = if generic {
+                quote!(<#ident #ty_generics as #p::AgentState>::FIELD_NAMES)
+            } else {
+                quote!(__NAMES)
+            };
             quote_spanned! {span=>
-                if let ::core::option::Option::Some(__m) =
-                    #p::clash(&<#ident #ty_generics as #p::AgentState>::FIELD_NAMES, #i)
-                {
+                if let ::core::option::Option::Some(__m) = #p::clash(&#names, #i) {
                     ::core::panic!("{}", __m.as_str())
                 }
             }
@@ -864,12 +870,27 @@ fn expand(cont: &Container) -> TokenStream {
     let (free_checks, inline_checks) = if clash_checks.is_empty() {
         (TokenStream::new(), TokenStream::new())
     } else if generic {
-        (
-            TokenStream::new(),
-            quote!(#(let () = const { #clash_checks };)*),
-        )
+        let checks = clash_checks
+            .iter()
+            .map(|check| quote!(let () = const { #check };));
+        (TokenStream::new(), quote!(#(#checks)*))
     } else {
-        (quote!(#(const _: () = #clash_checks;)*), TokenStream::new())
+        // The names are spelled out here rather than read from the impl,
+        // which is conditional on the parts being states: a part that is
+        // not one is then reported once, on its type.
+        (
+            quote! {
+                const _: () = {
+                    const __NAMES: #p::FieldNames = #p::FieldNames {
+                        state: #state_name,
+                        own: #own_json_names,
+                        parts: &[#(#part_name_trees),*],
+                    };
+                    #(const _: () = #clash_checks;)*
+                };
+            },
+            TokenStream::new(),
+        )
     };
 
     // Generic states need serde and `Default` bounds on their fields.
@@ -884,18 +905,23 @@ fn expand(cont: &Container) -> TokenStream {
                     .zip(&gens)
                     .filter_map(|(f, g)| extra(f, g.as_ref())),
             );
-            // A part's update and input are fields of the generated structs,
-            // whose derives of `Debug`, `Clone` and `PartialEq` copy these.
-            let traits = quote!(::core::fmt::Debug + ::core::clone::Clone + ::core::cmp::PartialEq);
-            preds.extend(parts.iter().map(|f| {
-                let ty = f.ty;
-                quote! {
-                    #ty: #p::AgentState,
-                    <#ty as #p::AgentState>::Update: #traits,
-                    <#ty as #p::AgentState>::Input: #traits
-                }
-            }));
         }
+        // Every item that names a part's types is conditional on the part
+        // being a state (and its update and input, fields of the generated
+        // structs, having what their derives of `Debug`, `Clone` and
+        // `PartialEq` need; those derives copy these bounds). Written
+        // higher-ranked, a bound is not checked where it is declared, so a
+        // part that is not a state gives one error (in the name check
+        // below) instead of one per item.
+        let traits = quote!(::core::fmt::Debug + ::core::clone::Clone + ::core::cmp::PartialEq);
+        preds.extend(parts.iter().map(|f| {
+            let ty = f.ty;
+            quote! {
+                for<'__part> #ty: #p::AgentState,
+                for<'__part> <#ty as #p::AgentState>::Update: #traits,
+                for<'__part> <#ty as #p::AgentState>::Input: #traits
+            }
+        }));
         if preds.is_empty() {
             TokenStream::new()
         } else {

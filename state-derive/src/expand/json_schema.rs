@@ -31,9 +31,9 @@ pub(super) fn expand(p: &TokenStream, cont: &Container, slots: &[(&Field, Slot)]
         let in_output = f.in_output();
         match slot {
             Slot::Part => {
-                if generic {
-                    preds.push(quote!(#ty: #js::StateJsonSchema));
-                }
+                // Higher-ranked, as the other impls' part bounds: see
+                // `expand`.
+                preds.push(quote!(for<'__part> #ty: #js::StateJsonSchema));
                 props.push(quote! {
                     if __target.shows(true, #in_input, #in_output) {
                         <#ty as #js::StateJsonSchema>::add_properties(__gen, __target, __props);
