@@ -49,6 +49,7 @@ use crate::{AgentState, HasPart, Messages};
 /// [`HasMessages`].
 #[derive(AgentState, Debug, Clone, PartialEq)]
 #[state(crate = crate)]
+#[cfg_attr(feature = "schemars", state(json_schema))]
 pub struct MessagesState {
     /// Conversation history (LangGraph's message reducer).
     #[reducer(messages)]

@@ -143,15 +143,14 @@ pub fn write_schema<T: JsonSchema, P: JsonSchema>(generator: &mut SchemaGenerato
     })
 }
 
-/// Adds a field's doc comment as the schema's description.
+/// A field's schema with the first paragraph of its doc comment as the
+/// description, ready to be a property.
 #[doc(hidden)]
-pub fn describe(mut schema: Schema, doc: &str) -> Schema {
-    if !doc.is_empty() {
-        if let Some(first) = doc.split("\n\n").next() {
-            schema.insert("description".into(), first.trim().into());
-        }
+pub fn describe(mut schema: Schema, doc: &str) -> Value {
+    if let Some(first) = doc.split("\n\n").next().filter(|d| !d.is_empty()) {
+        schema.insert("description".into(), first.trim().into());
     }
-    schema
+    schema.to_value()
 }
 
 impl<S: StateJsonSchema> JsonSchema for Output<'_, S> {
