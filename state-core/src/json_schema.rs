@@ -6,7 +6,7 @@
 //! a checkpoint stores), its update (`FooUpdate`: what a node returns, each
 //! reducer field taking its partial or `{"__overwrite__": value}`) and its
 //! input (`FooInput`: the update less the fields omitted from input); the
-//! output view ([`Output`](crate::Output)) has one too. Every schema is one
+//! output view ([`Output`]) has one too. Every schema is one
 //! flat object, flattened parts' fields included, that rejects unknown
 //! fields, as the state's own JSON reading does. Field types need
 //! `JsonSchema` themselves: derive it through the re-export,
