@@ -85,6 +85,8 @@ pub struct FieldNames {
     /// Its own fields' JSON names; `""` stands for a field compiled out by
     /// `#[cfg]`.
     pub own: &'static [&'static str],
+    /// Their Rust names, in the same order.
+    pub rust: &'static [&'static str],
     /// Its parts.
     pub parts: &'static [PartNames],
 }
@@ -227,6 +229,7 @@ const fn locate(msg: ClashMessage, part: &PartNames, name: &str) -> ClashMessage
         let mut i = 0;
         while i < names.own.len() {
             if str_eq(names.own[i], name) {
+                msg = rust_name(msg, names, i);
                 break 'down;
             }
             i += 1;
@@ -251,6 +254,16 @@ const fn locate(msg: ClashMessage, part: &PartNames, name: &str) -> ClashMessage
     msg
 }
 
+/// Appends " (field `x`)" when the Rust name of own field `i` differs from
+/// its JSON name, so the user finds the declaration.
+const fn rust_name(msg: ClashMessage, names: &FieldNames, i: usize) -> ClashMessage {
+    if i < names.rust.len() && !str_eq(names.rust[i], names.own[i]) {
+        msg.push(" (field `").push(names.rust[i]).push("`)")
+    } else {
+        msg
+    }
+}
+
 /// The compile-time check the derive emits for the `part`-th flattened part
 /// of `names`: a field of that part (at any depth) must not share its JSON
 /// name with a field of the state itself or of an earlier part. Returns the
@@ -259,15 +272,23 @@ const fn locate(msg: ClashMessage, part: &PartNames, name: &str) -> ClashMessage
 pub const fn clash(names: &'static FieldNames, part: usize) -> Option<ClashMessage> {
     let this = &names.parts[part];
     if let Some(name) = first_shared(this.names, None, names.own) {
-        let msg = ClashMessage::new()
+        let mut msg = ClashMessage::new()
             .push("JSON field `")
             .push(name)
             .push("` is declared twice in `")
             .push(names.state)
             .push("`: by `")
             .push(names.state)
-            .push("` itself and by ");
-        return Some(locate(msg, this, name));
+            .push("` itself");
+        let mut i = 0;
+        while i < names.own.len() {
+            if str_eq(names.own[i], name) {
+                msg = rust_name(msg, names, i);
+                break;
+            }
+            i += 1;
+        }
+        return Some(locate(msg.push(" and by "), this, name));
     }
     let mut p = 0;
     while p < part {
@@ -294,16 +315,19 @@ mod tests {
     const BASE: FieldNames = FieldNames {
         state: "Base",
         own: &["messages"],
+        rust: &["messages"],
         parts: &[],
     };
     const TODO: FieldNames = FieldNames {
         state: "TodoState",
         own: &["todos", ""],
+        rust: &["todos", ""],
         parts: &[],
     };
     const PLAN: FieldNames = FieldNames {
         state: "Planning",
         own: &["plan"],
+        rust: &["plan"],
         parts: &[PartNames {
             field: "base",
             names: &BASE,
@@ -312,6 +336,7 @@ mod tests {
     const OK: FieldNames = FieldNames {
         state: "Agent",
         own: &["turns", ""],
+        rust: &["turns", ""],
         parts: &[
             PartNames {
                 field: "todo",
@@ -326,6 +351,7 @@ mod tests {
     const OUTER_CLASH: FieldNames = FieldNames {
         state: "Agent",
         own: &["todos"],
+        rust: &["to_dos"],
         parts: &[PartNames {
             field: "todo",
             names: &TODO,
@@ -334,6 +360,7 @@ mod tests {
     const DEEP_CLASH: FieldNames = FieldNames {
         state: "Agent",
         own: &[],
+        rust: &[],
         parts: &[
             PartNames {
                 field: "base",
@@ -356,7 +383,7 @@ mod tests {
     fn a_clash_names_the_field_and_both_places() {
         assert_eq!(
             clash(&OUTER_CLASH, 0).unwrap().as_str(),
-            "JSON field `todos` is declared twice in `Agent`: by `Agent` itself and by part `todo: TodoState`"
+            "JSON field `todos` is declared twice in `Agent`: by `Agent` itself (field `to_dos`) and by part `todo: TodoState`"
         );
         assert_eq!(
             clash(&DEEP_CLASH, 1).unwrap().as_str(),

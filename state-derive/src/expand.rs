@@ -818,26 +818,30 @@ fn expand(cont: &Container) -> TokenStream {
     );
 
     // ---- the compile-time name check across parts ---------------------------
-    let own_json_names = if own.iter().any(|f| !f.cfgs.is_empty()) {
-        // A field compiled out leaves `""`, which the check skips.
-        let n = own.len();
-        let sets = own.iter().enumerate().map(|(i, f)| {
-            let cfgs = &f.cfgs;
-            let json = &f.json_name;
-            quote!(#(#cfgs)* { __a[#i] = #json; })
-        });
-        quote!({
-            const fn __names() -> [&'static str; #n] {
-                let mut __a = [""; #n];
-                #(#sets)*
-                __a
-            }
-            &__names()
-        })
-    } else {
-        let names = own.iter().map(|f| &f.json_name);
-        quote!(&[#(#names),*])
+    // A field compiled out leaves `""`, which the check skips.
+    let name_list = |name: &dyn Fn(&Field) -> String| -> TokenStream {
+        if own.iter().any(|f| !f.cfgs.is_empty()) {
+            let n = own.len();
+            let sets = own.iter().enumerate().map(|(i, f)| {
+                let cfgs = &f.cfgs;
+                let name = name(f);
+                quote!(#(#cfgs)* { __a[#i] = #name; })
+            });
+            quote!({
+                const fn __names() -> [&'static str; #n] {
+                    let mut __a = [""; #n];
+                    #(#sets)*
+                    __a
+                }
+                &__names()
+            })
+        } else {
+            let names = own.iter().map(|f| name(f));
+            quote!(&[#(#names),*])
+        }
     };
+    let own_json_names = name_list(&|f| f.json_name.clone());
+    let own_rust_names = name_list(&|f| f.plain_name.clone());
     let part_name_trees: Vec<TokenStream> = parts
         .iter()
         .map(|f| {
@@ -884,6 +888,7 @@ fn expand(cont: &Container) -> TokenStream {
                     const __NAMES: #p::FieldNames = #p::FieldNames {
                         state: #state_name,
                         own: #own_json_names,
+                        rust: #own_rust_names,
                         parts: &[#(#part_name_trees),*],
                     };
                     #(const _: () = #clash_checks;)*
@@ -1194,6 +1199,7 @@ fn expand(cont: &Container) -> TokenStream {
             const FIELD_NAMES: #p::FieldNames = #p::FieldNames {
                 state: #state_name,
                 own: #own_json_names,
+                rust: #own_rust_names,
                 parts: &[#(#part_name_trees),*],
             };
 
