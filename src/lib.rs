@@ -115,14 +115,69 @@
 //!   on the struct: JSON names, as serde spells them.
 //! * `#[state(crate = path)]` on the struct: where generated code finds this
 //!   crate, if you re-export it under another path.
+//! * `#[state(flatten)]` on a field whose type derives `AgentState`: the
+//!   field is a *part* (a middleware's schema); its fields sit at the top
+//!   level of the JSON and update through their own reducers. See
+//!   [`HasPart`] and [`base`].
+//! * `#[state(omit_from_input)]`, `#[state(omit_from_output)]`,
+//!   `#[state(private)]` on a field or a part: LangChain's `OmitFromInput`,
+//!   `OmitFromOutput` and `PrivateStateAttr`. See [`StateInput`] and
+//!   [`AgentState::output`].
+//! * `#[state(json_schema)]` on the struct (the `schemars` feature): JSON
+//!   Schemas of the state, its update and its input (`json_schema` module).
+//!
+//! # Composition
+//!
+//! ```
+//! use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
+//! use agent_state::{ai, AgentState, HasPart, StateUpdate};
+//!
+//! /// A middleware's schema.
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct LanguageState {
+//!     /// Detected by the middleware; not an input of the graph.
+//!     #[state(omit_from_input)]
+//!     pub detected_language: Option<String>,
+//! }
+//!
+//! /// The middleware's hook, for any state with its part and the messages.
+//! fn before_agent<S: HasPart<LanguageState> + HasMessages>(state: &S) -> Option<S::Update> {
+//!     let text = state.messages().last()?.text();
+//!     let lang = if text.contains("bonjour") { "fr" } else { "en" };
+//!     Some(S::lift(LanguageStateUpdate::new().detected_language(lang)))
+//! }
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct Agent {
+//!     #[state(flatten)]
+//!     pub base: MessagesState,
+//!     #[state(flatten)]
+//!     pub language: LanguageState,
+//! }
+//!
+//! let mut agent = Agent::default();
+//! agent.apply_input(AgentInput::new().base(agent_state::base::MessagesStateInput::new().message("bonjour")))?;
+//! if let Some(update) = before_agent(&agent) {
+//!     agent.apply(update)?;
+//! }
+//! assert_eq!(agent.part::<LanguageState>().detected_language.as_deref(), Some("fr"));
+//! assert_eq!(
+//!     agent.to_output_json()["detected_language"],
+//!     serde_json::json!("fr"),
+//! );
+//! println!("{}", Agent::reference_table());
+//! # Ok::<(), agent_state::StateError>(())
+//! ```
 //!
 //! # What the derive generates
 //!
 //! For `struct Foo`: `FooUpdate` (the partial update, with setters,
-//! `Default`, `Debug`, `Clone`, `PartialEq` and serde), `FooStaged` (a checked
-//! step, see [`AgentState::stage`]), `impl AgentState for Foo`,
-//! `impl Default for Foo`, serde's `Serialize` and `Deserialize` for `Foo`,
-//! and `impl MergeField for Foo` so `Foo` can be merged as a field of another
+//! `Default`, `Debug`, `Clone`, `PartialEq` and serde), `FooInput` (what the
+//! graph's input may set, the same less the fields omitted from input),
+//! `FooStaged` (a checked step, see [`AgentState::stage`]),
+//! `impl AgentState for Foo`, `impl Default for Foo`, serde's `Serialize` and
+//! `Deserialize` for `Foo`, `impl HasPart<P> for Foo` for each part `P`, and
+//! `impl MergeField for Foo` so `Foo` can be merged as a field of another
 //! state. Your own field types need serde's traits; derive them through the
 //! re-export so you still need one dependency line:
 //!
@@ -135,6 +190,8 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod base;
+
 pub use agent_state_core::*;
 /// Derives [`AgentState`] for a struct with named fields: see the crate docs.
 pub use agent_state_derive::AgentState;
@@ -146,6 +203,12 @@ pub use agent_state_core::__private::serde;
 /// serde_json, re-exported: [`AgentState::apply_json`] and friends take its
 /// `Value`, and its `json!` macro works through this path.
 pub use agent_state_core::__private::serde_json;
+
+/// schemars, re-exported (the `schemars` feature) so field types can derive
+/// `JsonSchema` with no extra dependency line
+/// (`#[schemars(crate = "agent_state::schemars")]`).
+#[cfg(feature = "schemars")]
+pub use agent_state_core::json_schema::schemars;
 
 /// README.md's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -248,3 +248,35 @@ fn racing_sqlite_connections_lose_nothing() {
     }
     let _ = Debate::schema();
 }
+
+/// A state composed of parts: messages inside a flattened part get their
+/// ids before storing too, so a reload has the live ids.
+#[test]
+fn message_ids_inside_parts_survive_reload() {
+    use agent_state::base::{MessagesState, MessagesStateUpdate};
+    use agent_state::StateUpdate;
+
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct Agent {
+        #[state(flatten)]
+        base: MessagesState,
+        turns: u32,
+    }
+
+    let path = temp_db("parts");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    block_on(async {
+        let mut thread = Thread::<Agent, _>::open(&saver, "p").await?;
+        let update = AgentUpdate::new()
+            .turns(1)
+            .with(MessagesStateUpdate::new().message(ai("no id given")));
+        thread.save_step(Source::Loop, [("n", update)]).await?;
+        let live = thread.state().base.messages[0].id.clone();
+        assert!(live.is_some());
+        let loaded = Thread::<Agent, _>::open(&saver, "p").await?;
+        assert_eq!(loaded.state(), thread.state());
+        assert_eq!(loaded.state().base.messages[0].id, live);
+        Ok::<_, agent_state::checkpoint::CheckpointError>(())
+    })
+    .unwrap();
+}

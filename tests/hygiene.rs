@@ -46,6 +46,24 @@ mod shadowed {
         /// Maybe a room.
         pub room: ::core::option::Option<::std::string::String>,
     }
+
+    /// A state with a part and every visibility, among the same names.
+    #[derive(AgentState, ::core::fmt::Debug)]
+    pub struct HostileWhole {
+        /// The part.
+        #[state(flatten)]
+        pub inner: Hostile,
+        /// Not an input.
+        #[state(omit_from_input)]
+        pub done: bool,
+        /// Not an output.
+        #[state(omit_from_output)]
+        pub hint: ::core::option::Option<::std::string::String>,
+        /// Neither.
+        #[state(private)]
+        #[reducer(append)]
+        pub notes: ::std::vec::Vec<u8>,
+    }
 }
 
 #[test]
@@ -62,6 +80,47 @@ fn shadowed_prelude_names_do_not_capture_generated_code() {
     assert_eq!(s.count, 2);
     assert_eq!(s.items, ["a"]);
     assert_eq!(s.messages.len(), 1);
+}
+
+#[test]
+fn shadowed_names_do_not_capture_parts_inputs_or_outputs() {
+    let mut s = shadowed::HostileWhole::default();
+    s.apply_input(
+        shadowed::HostileWholeInput::new()
+            .inner(shadowed::HostileInput::new().count(1))
+            .hint("h"),
+    )
+    .unwrap();
+    s.apply(shadowed::HostileWhole::lift(shadowed::HostileUpdate::new().item("x")).notes([7]))
+        .unwrap();
+    assert_eq!(s.part::<shadowed::Hostile>().count, 1);
+    assert_eq!(
+        s.to_output_json(),
+        json!({"messages": [], "count": 1, "items": ["x"], "room": null, "done": false})
+    );
+}
+
+/// A part under a keyword name, with a keyword field of its own.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct RawWhole {
+    /// The part, as `r#type`.
+    #[state(flatten)]
+    pub r#type: Raw,
+    /// Own.
+    pub r#loop: u8,
+}
+
+#[test]
+fn raw_identifiers_name_parts() {
+    let mut s = RawWhole::default();
+    s.apply(
+        RawWholeUpdate::new()
+            .r#type(RawUpdate::new().r#type("t"))
+            .r#loop(2),
+    )
+    .unwrap();
+    assert_eq!(s.to_json(), json!({"type": "t", "match": [], "loop": 2}));
+    assert_eq!(RawWhole::schema().parts[0].field, "type");
 }
 
 /// Keywords as field names.
@@ -224,11 +283,27 @@ pub struct ThroughReexport {
     pub value: i64,
 }
 
+/// Parts found through `#[state(crate = ..)]` too.
+#[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+#[state(crate = crate::reexport::deep::runtime)]
+pub struct WholeThroughReexport {
+    /// The part.
+    #[state(flatten)]
+    pub part: ThroughReexport,
+    /// Private.
+    #[state(private)]
+    pub secret: u8,
+}
+
 #[test]
 fn crate_path_override() {
     let mut s = ThroughReexport::default();
     s.apply(ThroughReexportUpdate::new().value(-3)).unwrap();
     assert_eq!(s.value, -3);
+    let mut w = WholeThroughReexport::default();
+    w.apply_json(json!({"value": 4, "secret": 1})).unwrap();
+    assert_eq!((w.part.value, w.secret), (4, 1));
+    assert_eq!(w.to_output_json(), json!({"value": 4}));
 }
 
 /// Visibility of the generated items follows the state's.

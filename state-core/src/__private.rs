@@ -7,13 +7,16 @@ pub use ::serde_json;
 
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::messages::{MessageOp, MessageOps};
+pub use crate::part::{clash, FieldNames, HasPart, PartNames};
 pub use crate::reducer::merge::assign_nested_message_ids;
 pub use crate::reducer::messages::assign_message_ids;
 pub use crate::reducer::replace::{commit_replace, stage_replace};
 pub use crate::reducer::with::stage_with;
 pub use crate::reducer::{AppendField, MergeField, MessagesField, UnionField};
-pub use crate::schema::{FieldSchema, ReducerKind, StateSchema};
-pub use crate::state::{AgentState, MigrationError, StateUpdate, StepRule, Stored};
+pub use crate::schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
+pub use crate::state::{
+    AgentState, FieldView, MigrationError, StateInput, StateUpdate, StepRule, Stored,
+};
 pub use crate::write::{commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY};
 pub use crate::writes::Writes;
 
@@ -61,18 +64,50 @@ pub fn unknown_state_field(key: String, schema: &StateSchema) -> StateError {
 /// The error for a key an update may not carry, listing the fields an
 /// update can write (immutable ones are answered by [`immutable_field`]).
 pub fn unknown_update_field(key: String, schema: &StateSchema) -> StateError {
-    let expected = schema
-        .fields
-        .iter()
-        .filter(|f| f.reducer != ReducerKind::Immutable)
-        .map(|f| f.name)
-        .collect();
+    let expected = schema.update_fields().map(|f| f.name).collect();
+    StateError::new(key, ErrorKind::UnknownField { expected })
+}
+
+/// The error for a key the graph's input may not carry, listing the fields
+/// it can set (immutable ones and ones omitted from input are answered by
+/// [`immutable_field`] and [`not_input`]).
+pub fn unknown_input_field(key: String, schema: &StateSchema) -> StateError {
+    let expected = schema.input_fields().map(|f| f.name).collect();
     StateError::new(key, ErrorKind::UnknownField { expected })
 }
 
 /// The error for an immutable field named by an update.
 pub fn immutable_field(key: String) -> StateError {
     StateError::new(key, ErrorKind::Immutable)
+}
+
+/// The error for a field omitted from input named by the graph's input.
+pub fn not_input(key: String) -> StateError {
+    StateError::new(key, ErrorKind::NotInput)
+}
+
+/// The fields of a part's schema as the outer state lists them: with the
+/// outer state's part field name and the visibility of the flattened field
+/// applied on top of each field's own.
+pub fn part_fields(
+    part: &'static str,
+    visibility: Visibility,
+    schema: &'static StateSchema,
+) -> impl Iterator<Item = FieldSchema> {
+    schema.fields.iter().map(move |f| FieldSchema {
+        visibility: f.visibility.and(visibility),
+        part: Some(part),
+        ..f.clone()
+    })
+}
+
+/// The doc of a part: the flattened field's own, else the part struct's.
+pub fn part_doc(field_doc: &'static str, schema: &'static StateSchema) -> &'static str {
+    if field_doc.is_empty() {
+        schema.doc
+    } else {
+        field_doc
+    }
 }
 
 /// Serializes into a JSON value. Our generated `Serialize` impls write maps
@@ -107,3 +142,30 @@ where
     note = "set it when building the state (`State {{ field, ..Default::default() }}` or `AgentState::from_json`)"
 )]
 pub trait ImmutableField {}
+
+/// Expands `#[state(json_schema)]`'s impls when the `schemars` feature is on.
+#[cfg(feature = "schemars")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_state_if_json_schema {
+    ($($tokens:tt)*) => { $($tokens)* };
+}
+
+/// Without the `schemars` feature, `#[state(json_schema)]` is one error
+/// saying how to turn it on.
+#[cfg(not(feature = "schemars"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_state_if_json_schema {
+    ($($tokens:tt)*) => {
+        ::core::compile_error!(
+            "`#[state(json_schema)]` needs the `schemars` feature of agent-state: `agent-state = { version = \"..\", features = [\"schemars\"] }`"
+        );
+    };
+}
+
+pub use crate::__agent_state_if_json_schema as if_json_schema;
+
+/// The JSON Schema support generated code calls.
+#[cfg(feature = "schemars")]
+pub use crate::json_schema;

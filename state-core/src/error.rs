@@ -41,6 +41,9 @@ pub enum ErrorKind {
     },
     /// A dynamic update named an immutable field.
     Immutable,
+    /// The graph's input named a field omitted from input
+    /// (`#[state(omit_from_input)]` or `#[state(private)]`).
+    NotInput,
     /// A dynamic update or state named a field the state does not have.
     UnknownField {
         /// The names that are accepted.
@@ -124,6 +127,10 @@ impl fmt::Display for StateError {
             ErrorKind::Immutable => write!(
                 f,
                 "at key `{field}`: the field is immutable; it is set when the state is built and no update may change it"
+            ),
+            ErrorKind::NotInput => write!(
+                f,
+                "at key `{field}`: the field is not accepted as input; it is omitted from the graph's input schema"
             ),
             ErrorKind::UnknownField { expected } => {
                 write!(f, "unknown field `{field}`, expected ")?;

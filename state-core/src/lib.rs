@@ -20,8 +20,11 @@ pub mod checkpoint;
 pub mod error;
 pub mod graph;
 mod id;
+#[cfg(feature = "schemars")]
+pub mod json_schema;
 pub mod message;
 pub mod messages;
+pub mod part;
 pub mod reducer;
 pub mod schema;
 pub mod state;
@@ -39,10 +42,11 @@ pub use message::{
 pub use messages::{
     DuplicateId, MessageLike, MessageOp, MessageOps, Messages, RemoveMessage, REMOVE_ALL_MESSAGES,
 };
+pub use part::HasPart;
 pub use reducer::{
     add_messages, AppendField, MergeField, MessageNotFound, MessagesField, UnionField,
 };
-pub use schema::{FieldSchema, ReducerKind, StateSchema};
-pub use state::{AgentState, MigrationError, StateUpdate, StepRule, Stored};
+pub use schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
+pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, StepRule, Stored};
 pub use write::{FieldWrite, OVERWRITE_KEY};
 pub use writes::Writes;

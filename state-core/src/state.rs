@@ -1,8 +1,12 @@
-//! The trait every derived state implements, and the trait of its update.
+//! The trait every derived state implements, and the traits of its update
+//! and its input.
 
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::StateError;
+use crate::part::{FieldNames, HasPart};
 use crate::schema::StateSchema;
 
 /// How several writes to one field in one step combine.
@@ -20,8 +24,8 @@ pub enum StepRule {
 /// A graph state: a struct whose fields each have a reducer.
 ///
 /// Derive it; do not implement it by hand. The derive also generates the
-/// update type (`<Name>Update`), the staged type (`<Name>Staged`),
-/// `Default`, serde's traits and the schema.
+/// update type (`<Name>Update`), the input type (`<Name>Input`), the staged
+/// type (`<Name>Staged`), `Default`, serde's traits and the schema.
 ///
 /// Updates are atomic: [`stage`](Self::stage) checks a whole step without
 /// changing anything and [`commit`](Self::commit) cannot fail, so
@@ -50,9 +54,17 @@ pub enum StepRule {
 /// assert_eq!(chat.messages.len(), 1);
 /// # Ok::<(), agent_state::StateError>(())
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent state",
+    label = "not a struct with `#[derive(AgentState)]`",
+    note = "`#[state(flatten)]` and `HasPart` take a state that derives `AgentState`"
+)]
 pub trait AgentState: Sized {
     /// The partial update: every updatable field optional.
-    type Update: StateUpdate;
+    type Update: StateUpdate<State = Self>;
+    /// What the graph's input may carry: the update's fields less the ones
+    /// omitted from input.
+    type Input: StateInput<State = Self> + Into<Self::Update>;
     /// A checked step, ready to commit.
     type Staged;
 
@@ -75,7 +87,13 @@ pub trait AgentState: Sized {
         )))
     }
 
-    /// The field metadata: names, types, reducers, defaults, docs.
+    /// The JSON names of the fields, parts included, for the compile-time
+    /// check that flattened parts do not clash.
+    #[doc(hidden)]
+    const FIELD_NAMES: FieldNames;
+
+    /// The field metadata: names, types, reducers, defaults, docs,
+    /// visibility and owners, flattened parts' fields included.
     fn schema() -> &'static StateSchema;
 
     /// Checks a step's updates against the state and prepares them, without
@@ -112,17 +130,135 @@ pub trait AgentState: Sized {
         self.apply(update)
     }
 
+    /// Applies the graph's input: an update that cannot name a field
+    /// omitted from input.
+    fn apply_input(&mut self, input: Self::Input) -> Result<(), StateError> {
+        self.apply(input.into())
+    }
+
+    /// Applies the graph's input given as JSON. A key naming a field
+    /// omitted from input is an error saying so, and nothing is applied.
+    fn apply_input_json(&mut self, input: Value) -> Result<(), StateError> {
+        let input = Self::Input::from_json(input)?;
+        self.apply_input(input)
+    }
+
     /// Reads a whole state from JSON: missing fields take their defaults,
     /// unknown fields and values of the wrong type are errors naming the
     /// field.
     fn from_json(value: Value) -> Result<Self, StateError>;
 
-    /// The state as JSON.
+    /// The state as JSON: every field, private ones included (what a
+    /// checkpoint stores).
     fn to_json(&self) -> Value;
+
+    /// The graph's output view of the state: it serializes without the
+    /// fields omitted from output.
+    fn output(&self) -> Output<'_, Self> {
+        Output(self)
+    }
+
+    /// The graph's output as JSON: [`to_json`](Self::to_json) without the
+    /// fields omitted from output.
+    fn to_output_json(&self) -> Value {
+        crate::__private::to_value(&self.output())
+    }
+
+    /// The part of type `P` (a `#[state(flatten)]` field).
+    fn part<P: AgentState>(&self) -> &P
+    where
+        Self: HasPart<P>,
+    {
+        <Self as HasPart<P>>::part_of(self)
+    }
+
+    /// Lifts an update of a part into an update of the whole that changes
+    /// nothing else.
+    fn lift<U>(part_update: U) -> Self::Update
+    where
+        U: StateUpdate,
+        U::State: AgentState<Update = U>,
+        Self: HasPart<U::State>,
+    {
+        let mut update = Self::Update::default();
+        *<Self as HasPart<U::State>>::update_part_of_mut(&mut update) = part_update;
+        update
+    }
+
+    /// The reference table of the fields in Markdown, with the JSON of
+    /// each field's default value: see [`StateSchema::to_markdown`].
+    fn reference_table() -> String
+    where
+        Self: Default,
+    {
+        Self::schema().to_markdown(Some(&Self::default().to_json()))
+    }
+
+    /// Whether a JSON key is one of the state's fields, a part's included.
+    #[doc(hidden)]
+    fn has_field(name: &str) -> bool;
+
+    /// Writes the fields into a map being serialized, parts' fields
+    /// inline: all of them, or those the output shows.
+    #[doc(hidden)]
+    fn serialize_fields<M: SerializeMap>(
+        &self,
+        map: &mut M,
+        view: FieldView,
+    ) -> Result<(), M::Error>;
+}
+
+/// Which fields [`AgentState::serialize_fields`] writes.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldView {
+    /// Every field: the state as stored.
+    All,
+    /// The fields the graph's output shows.
+    Output,
+}
+
+/// The graph's output view of a state: serializes the fields the output
+/// shows, flat. Made by [`AgentState::output`].
+///
+/// ```
+/// use agent_state::AgentState;
+///
+/// #[derive(AgentState)]
+/// struct Research {
+///     answer: String,
+///     /// Scratch notes of the planner: checkpointed, never shown.
+///     #[state(private)]
+///     notes: Vec<String>,
+/// }
+///
+/// let state = Research { answer: "42".into(), notes: vec!["think".into()] };
+/// assert_eq!(state.to_output_json(), serde_json::json!({"answer": "42"}));
+/// assert_eq!(state.to_json(), serde_json::json!({"answer": "42", "notes": ["think"]}));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Output<'a, S>(&'a S);
+
+impl<S> Output<'_, S> {
+    /// The whole state behind the view.
+    pub fn state(&self) -> &S {
+        self.0
+    }
+}
+
+impl<S: AgentState> Serialize for Output<'_, S> {
+    fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        self.0.serialize_fields(&mut map, FieldView::Output)?;
+        map.end()
+    }
 }
 
 /// The update type of a state: what a node returns.
 pub trait StateUpdate: Default + Sized {
+    /// The state it updates.
+    type State: AgentState;
+
     /// Whether the update changes nothing.
     fn is_empty(&self) -> bool;
 
@@ -140,6 +276,71 @@ pub trait StateUpdate: Default + Sized {
     /// The update as JSON: set fields only; overwrites as
     /// `{"__overwrite__": value}`.
     fn to_json(&self) -> Value;
+
+    /// Sets the update of one part of the state (a `#[state(flatten)]`
+    /// field), replacing what this update held for that part. The part is
+    /// told by the type of `part`, so generic code reads
+    /// `S::lift(todo_update).with(messages_update)`.
+    #[must_use]
+    fn with<U>(mut self, part: U) -> Self
+    where
+        U: StateUpdate,
+        U::State: AgentState<Update = U>,
+        Self::State: HasPart<U::State> + AgentState<Update = Self>,
+    {
+        *<Self::State as HasPart<U::State>>::update_part_of_mut(&mut self) = part;
+        self
+    }
+
+    /// Writes the set fields into a map being serialized, parts' inline.
+    #[doc(hidden)]
+    fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+}
+
+/// The input type of a state: what the graph's input may carry.
+///
+/// It has the update's fields less the ones marked `omit_from_input` or
+/// `private` (and immutable ones, which no update can carry); a JSON input
+/// naming one of those is an error that names the field. It converts into
+/// the state's update with `Into`.
+///
+/// ```
+/// use agent_state::{AgentState, ErrorKind, Messages, StateInput};
+///
+/// #[derive(AgentState)]
+/// struct Chat {
+///     #[reducer(messages)]
+///     messages: Messages,
+///     /// Set by a middleware, never by the caller.
+///     #[state(omit_from_input)]
+///     language: Option<String>,
+/// }
+///
+/// let mut chat = Chat::default();
+/// chat.apply_input(ChatInput::new().message("hello"))?;
+/// let err = chat.apply_input_json(serde_json::json!({"language": "fr"})).unwrap_err();
+/// assert_eq!(err.field(), "language");
+/// assert_eq!(err.kind(), &ErrorKind::NotInput);
+/// assert_eq!(chat.messages.len(), 1);
+/// # Ok::<(), agent_state::StateError>(())
+/// ```
+pub trait StateInput: Default + Sized {
+    /// The state it is the input of.
+    type State: AgentState;
+
+    /// Whether the input sets nothing.
+    fn is_empty(&self) -> bool;
+
+    /// Reads an input from JSON, rejecting fields omitted from input (and
+    /// unknown and immutable ones), each error naming the field.
+    fn from_json(value: Value) -> Result<Self, StateError>;
+
+    /// The input as JSON: set fields only.
+    fn to_json(&self) -> Value;
+
+    /// Writes the set fields into a map being serialized, parts' inline.
+    #[doc(hidden)]
+    fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
 }
 
 /// What a stored JSON value holds, for a [migration](AgentState::migrate).

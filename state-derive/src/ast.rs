@@ -35,8 +35,25 @@ impl Field<'_> {
         &self.attrs.reducer
     }
 
+    /// Whether an update can write the field (a part's update always can).
     pub fn is_updatable(&self) -> bool {
         !matches!(self.attrs.reducer, Reducer::Immutable)
+    }
+
+    /// Whether the field is a `#[state(flatten)]` part.
+    pub fn is_part(&self) -> bool {
+        self.attrs.flatten.is_some()
+    }
+
+    /// Whether the graph's input may set the field (for a part: its fields,
+    /// subject to their own visibility).
+    pub fn in_input(&self) -> bool {
+        self.is_updatable() && !self.attrs.omit_from_input
+    }
+
+    /// Whether the graph's output shows the field.
+    pub fn in_output(&self) -> bool {
+        !self.attrs.omit_from_output
     }
 }
 

@@ -48,6 +48,13 @@ pub struct FieldAttrs {
     pub reducer_span: Option<Span>,
     pub default: Option<Expr>,
     pub rename: Option<String>,
+    /// `#[state(flatten)]`: the field is a part, a derived state whose
+    /// fields sit at the top level.
+    pub flatten: Option<Span>,
+    /// `omit_from_input` or `private`.
+    pub omit_from_input: bool,
+    /// `omit_from_output` or `private`.
+    pub omit_from_output: bool,
 }
 
 /// What `#[state]` says about the struct.
@@ -58,7 +65,13 @@ pub struct ContainerAttrs {
     pub version: Option<LitInt>,
     /// `migrate = path`: upgrades JSON stored under an older version.
     pub migrate: Option<Path>,
+    /// `json_schema`: implement `schemars::JsonSchema` for the state, its
+    /// update and its input.
+    pub json_schema: bool,
 }
+
+/// The keys `#[state(..)]` takes on a field, for messages.
+const FIELD_KEYS: &str = "`default = expr`, `rename = \"name\"`, `flatten`, `omit_from_input`, `omit_from_output` or `private`";
 
 /// `rename_all` rules, as serde spells them.
 #[derive(Clone, Copy)]
@@ -121,12 +134,40 @@ pub fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         reducer_span: None,
         default: None,
         rename: None,
+        flatten: None,
+        omit_from_input: false,
+        omit_from_output: false,
     };
+    let mut rename_span = None;
     for attr in attrs {
         if attr.path().is_ident("reducer") {
             parse_reducer(cx, attr, &mut out);
         } else if attr.path().is_ident("state") {
-            parse_field_state(cx, attr, &mut out);
+            parse_field_state(cx, attr, &mut out, &mut rename_span);
+        }
+    }
+    if out.flatten.is_some() {
+        // A part has no value of its own to reduce, default or name: its
+        // fields do. The attribute is dropped so expansion goes on.
+        if let Some(span) = out.reducer_span.take() {
+            cx.syn_error(syn::Error::new(
+                span,
+                "a `#[state(flatten)]` part takes no reducer: each of its fields updates through its own",
+            ));
+            out.reducer = Reducer::Replace;
+        }
+        if let Some(expr) = out.default.take() {
+            cx.error_spanned_by(
+                expr,
+                "a `#[state(flatten)]` part takes no `default`: its fields have their own defaults",
+            );
+        }
+        if let Some(span) = rename_span {
+            out.rename = None;
+            cx.syn_error(syn::Error::new(
+                span,
+                "a `#[state(flatten)]` part has no JSON name: its fields sit at the top level under their own names",
+            ));
         }
     }
     out
@@ -221,8 +262,39 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
     }
 }
 
-fn parse_field_state(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
+fn parse_field_state(
+    cx: &Ctxt,
+    attr: &Attribute,
+    out: &mut FieldAttrs,
+    rename_span: &mut Option<Span>,
+) {
     let result = attr.parse_nested_meta(|meta| {
+        let flag = |meta: &ParseNestedMeta, name: &str| -> syn::Result<()> {
+            if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+                return Err(meta.error(format!("`{name}` takes no value")));
+            }
+            Ok(())
+        };
+        if meta.path.is_ident("flatten") {
+            flag(&meta, "flatten")?;
+            if out.flatten.is_some() {
+                return Err(meta.error("duplicate `flatten`"));
+            }
+            out.flatten = Some(meta.path.span());
+            return Ok(());
+        }
+        for (name, input, output) in [
+            ("omit_from_input", true, false),
+            ("omit_from_output", false, true),
+            ("private", true, true),
+        ] {
+            if meta.path.is_ident(name) {
+                flag(&meta, name)?;
+                out.omit_from_input |= input;
+                out.omit_from_output |= output;
+                return Ok(());
+            }
+        }
         if meta.path.is_ident("default") {
             let expr: Expr = meta.value()?.parse()?;
             if out.default.is_some() {
@@ -236,11 +308,15 @@ fn parse_field_state(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
                 return Err(meta.error("duplicate `rename`"));
             }
             out.rename = Some(name.value());
+            *rename_span = Some(meta.path.span());
             Ok(())
         } else {
-            let name = meta.path.get_ident().map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
+            let name = meta
+                .path
+                .get_ident()
+                .map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
             Err(meta.error(format!(
-                "unknown field attribute {name}; `#[state(..)]` on a field takes `default = expr` or `rename = \"name\"`"
+                "unknown field attribute {name}; `#[state(..)]` on a field takes {FIELD_KEYS}"
             )))
         }
     });
@@ -256,6 +332,7 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
         rename_all: None,
         version: None,
         migrate: None,
+        json_schema: false,
     };
     for attr in attrs {
         if attr.path().is_ident("reducer") {
@@ -312,10 +389,16 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
                 };
                 out.migrate = Some(path);
                 Ok(())
+            } else if meta.path.is_ident("json_schema") {
+                if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+                    return Err(meta.error("`json_schema` takes no value"));
+                }
+                out.json_schema = true;
+                Ok(())
             } else {
                 let name = meta.path.get_ident().map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
                 Err(meta.error(format!(
-                    "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `version = N` or `migrate = path`"
+                    "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`"
                 )))
             }
         });

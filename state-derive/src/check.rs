@@ -12,6 +12,43 @@ pub fn check(cx: &Ctxt, cont: &mut Container) {
     check_json_names(cx, cont);
     check_setter_names(cx, cont);
     check_reducer_types(cx, cont);
+    check_parts(cx, cont);
+}
+
+/// A part type flattened twice would give the state two `HasPart` impls of
+/// one type and every field twice; `#[cfg]` on a part would leave a hole in
+/// the compile-time name check. Both are reported on the field, which is
+/// then expanded as an immutable field: a derived state has everything such
+/// a field needs, so no knock-on error follows.
+fn check_parts(cx: &Ctxt, cont: &mut Container) {
+    let mut seen: HashMap<String, &syn::Ident> = HashMap::new();
+    for field in &mut cont.fields {
+        if !field.is_part() {
+            continue;
+        }
+        if let Some(cfg) = field.cfgs.first() {
+            cx.error_spanned_by(
+                cfg,
+                "a `#[state(flatten)]` part cannot be `#[cfg]`'d; put the `#[cfg]` on the part's fields instead",
+            );
+            field.attrs.flatten = None;
+            field.attrs.reducer = crate::attr::Reducer::Immutable;
+            continue;
+        }
+        let ty = crate::expand::tidy(&quote::ToTokens::to_token_stream(field.ty).to_string());
+        if let Some(first) = seen.get(&ty) {
+            cx.error_spanned_by(
+                field.ty,
+                format!(
+                    "`{ty}` is already flattened as `{first}`: a state embeds each part type once"
+                ),
+            );
+            field.attrs.flatten = None;
+            field.attrs.reducer = crate::attr::Reducer::Immutable;
+            continue;
+        }
+        seen.insert(ty, field.ident);
+    }
 }
 
 /// Types that plainly cannot serve a reducer get one error here, on the
@@ -19,7 +56,7 @@ pub fn check(cx: &Ctxt, cont: &mut Container) {
 /// generated code catch the rest (aliases, other crates' types), but a
 /// failed bound is reported at every place generated code uses it.
 fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
-    for field in &mut cont.fields {
+    for field in cont.fields.iter_mut().filter(|f| !f.is_part()) {
         let shape = Shape::of(field.ty);
         let (serves, what) = match field.reducer() {
             Reducer::Merge => (
@@ -60,7 +97,7 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
 /// Two fields may not share a JSON name (after `rename`/`rename_all`).
 fn check_json_names(cx: &Ctxt, cont: &Container) {
     let mut seen: HashMap<&str, &syn::Ident> = HashMap::new();
-    for field in &cont.fields {
+    for field in cont.fields.iter().filter(|f| !f.is_part()) {
         if let Some(first) = seen.insert(&field.json_name, field.ident) {
             cx.error_spanned_by(
                 field.ident,
