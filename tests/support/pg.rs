@@ -58,9 +58,13 @@ fn run(root: bool, program: &Path, args: &[&str]) {
     } else {
         Command::new(program)
     };
-    let out = cmd.args(args).stdin(Stdio::null()).output().unwrap_or_else(|e| {
-        panic!("could not run {}: {e}", program.display());
-    });
+    let out = cmd
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("could not run {}: {e}", program.display());
+        });
     assert!(
         out.status.success(),
         "{} {args:?} failed:\n{}\n{}",
@@ -90,14 +94,33 @@ fn start() -> String {
     run(
         root,
         &bin.join("initdb"),
-        &["-D", data_s, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"],
+        &[
+            "-D",
+            data_s,
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
     );
     let options = format!("-c listen_addresses='' -k {dir_s} -p 5432");
     let log = dir.join("server.log");
     run(
         root,
         &bin.join("pg_ctl"),
-        &["-D", data_s, "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"],
+        &[
+            "-D",
+            data_s,
+            "-o",
+            &options,
+            "-l",
+            log.to_str().unwrap(),
+            "-w",
+            "start",
+        ],
     );
     // Stop the server and remove its files once this test binary is gone.
     let pg_ctl = bin.join("pg_ctl");
@@ -110,6 +133,9 @@ fn start() -> String {
         "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf {dir_s}",
         pid = std::process::id()
     );
+    // Never waited for, on purpose: it outlives this process, which is
+    // what it waits for; init adopts and reaps it.
+    #[allow(clippy::zombie_processes)]
     Command::new("sh")
         .args(["-c", &watchdog])
         .stdin(Stdio::null())
