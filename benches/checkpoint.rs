@@ -515,6 +515,17 @@ fn bench_postgres(config: &Config) {
         let saver = PostgresCheckpointer::connect(pg::url())
             .await
             .expect("the throwaway PostgreSQL server accepts a connection");
+        let name = if config.pg_async_commit {
+            // What the checkpointer costs without waiting for the disk.
+            saver
+                .client()
+                .batch_execute("SET synchronous_commit = off")
+                .await
+                .expect("synchronous_commit is set");
+            "PostgreSQL (Unix socket, synchronous_commit=off)"
+        } else {
+            "PostgreSQL (Unix socket)"
+        };
         // A server of one's own (AGENT_STATE_PG_URL) may hold an older run.
         saver
             .delete_thread(THREAD)
@@ -522,20 +533,14 @@ fn bench_postgres(config: &Config) {
             .expect("the old thread goes");
         let saver = Counting::new(saver);
         match run(&saver, &config.rounds).await {
-            Ok((rows, steps)) => report(
-                "postgres",
-                "PostgreSQL (Unix socket)",
-                &rows,
-                &steps,
-                config,
-            ),
+            Ok((rows, steps)) => report("postgres", name, &rows, &steps, config),
             Err(e) => panic!("PostgreSQL: {e}"),
         }
     });
 }
 
 const USAGE: &str = "usage: checkpoint [--rounds 10,100,1000] [--backends memory,sqlite,postgres] \
-                     [--trace steps.csv]";
+                     [--trace steps.csv] [--pg-async-commit]";
 
 const BACKENDS: [&str; 3] = ["memory", "sqlite", "postgres"];
 
@@ -547,15 +552,19 @@ struct Config {
     /// A CSV file to write every step to (backend, step, µs, record bytes,
     /// snapshot bytes).
     trace: Option<std::path::PathBuf>,
+    /// PostgreSQL commits without waiting for the WAL to reach the disk
+    /// (`synchronous_commit = off` on the checkpointer's session).
+    pg_async_commit: bool,
 }
 
-/// Reads `--rounds`, `--backends` and `--trace` (either `--x v` or
-/// `--x=v`); ignores the `--bench` cargo passes.
+/// Reads `--rounds`, `--backends`, `--trace` (either `--x v` or `--x=v`)
+/// and `--pg-async-commit`; ignores the `--bench` cargo passes.
 fn parse_args() -> Result<Config, String> {
     let mut config = Config {
         rounds: vec![10, 100, 1000],
         backends: BACKENDS.map(String::from).to_vec(),
         trace: None,
+        pg_async_commit: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -591,6 +600,7 @@ fn parse_args() -> Result<Config, String> {
                 }
             }
             "--trace" => config.trace = Some(value()?.into()),
+            "--pg-async-commit" => config.pg_async_commit = true,
             "-h" | "--help" => return Err(USAGE.to_owned()),
             _ => return Err(format!("unknown argument `{arg}`\n{USAGE}")),
         }
