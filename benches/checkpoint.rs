@@ -6,6 +6,8 @@
 //! cargo bench --bench checkpoint                        # memory, SQLite
 //! cargo bench --bench checkpoint --features postgres    # + PostgreSQL
 //! cargo bench --bench checkpoint -- --rounds 10,100,1000 --backends sqlite
+//! cargo bench --bench checkpoint -- --trace steps.csv  # every step, as CSV
+//! cargo bench --bench checkpoint --features postgres -- --pg-async-commit
 //! ```
 //!
 //! One debate of `max(--rounds)` rounds (default 1,000) per backend, three
@@ -36,6 +38,15 @@
 //! binaries by `tests/support/pg.rs` (or `AGENT_STATE_PG_URL`), driven from
 //! a current-thread Tokio runtime, talking over a Unix socket. The SQLite
 //! file lives in a directory under `target/` that is removed afterwards.
+//!
+//! Reading the figures: a window's median is the step itself; its mean and
+//! max also catch the rare steps that take a snapshot (O(state), paid for
+//! by as many bytes of log) and, for SQLite, the WAL checkpoint that runs
+//! inside the commit of about every 300th step (it copies the WAL into the
+//! file and fsyncs both, so it costs what the disk takes to flush ~4 MiB).
+//! "Since start" is the mean over every step so far, all of that included.
+//! PostgreSQL's steps wait for the WAL to reach the disk (`fdatasync` per
+//! commit); `--pg-async-commit` shows the cost without that wait.
 
 #[cfg(feature = "postgres")]
 #[allow(dead_code)]
