@@ -161,15 +161,25 @@ impl PostgresCheckpointer {
                  WHERE t.thread_id = $1"
             ))
             .await?,
+            // Each step of the walk looks its parent up by the whole primary
+            // key, in a LATERAL subquery that OFFSET 0 keeps from being
+            // flattened into a join: a join lets the planner, misled by
+            // stale statistics (a thread that grew since the last ANALYZE),
+            // scan the whole thread at every step, O(history) per record.
             chain: prepare(format!(
-                "WITH RECURSIVE chain(id) AS (
-                     SELECT id FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2
+                "WITH RECURSIVE chain AS (
+                     SELECT {COLUMNS}, c.snapshot::text AS snapshot FROM agent_state_checkpoints c
+                     WHERE c.thread_id = $1 AND c.id = $2
                      UNION ALL
-                     SELECT c.parent_id FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
-                     WHERE c.thread_id = $1 AND c.snapshot IS NULL AND c.parent_id IS NOT NULL
+                     SELECT p.* FROM chain, LATERAL (
+                         SELECT {COLUMNS}, c.snapshot::text AS snapshot
+                         FROM agent_state_checkpoints c
+                         WHERE c.thread_id = $1 AND c.id = chain.parent_id
+                         OFFSET 0
+                     ) p
+                     WHERE chain.snapshot IS NULL
                  )
-                 SELECT {COLUMNS}, c.snapshot::text FROM agent_state_checkpoints c
-                 JOIN chain ON c.id = chain.id WHERE c.thread_id = $1 ORDER BY c.id"
+                 SELECT * FROM chain ORDER BY id"
             ))
             .await?,
             list: prepare(format!(
