@@ -159,10 +159,12 @@ pub struct NewCheckpoint {
 ///
 /// A snapshot is taken after a step once the bytes of updates a load would
 /// replay reach `ratio` times the size of the last snapshot, and at least
-/// `min_bytes`. With the default ratio of 1, snapshots add at most about as
-/// many bytes as the updates themselves (each snapshot is paid for by as many
-/// bytes of log), so bytes written per step stay flat however long the
-/// history grows, and a load reads at most about twice the state's size.
+/// `min_bytes`. With the default ratio of 1, each snapshot is paid for by as
+/// many bytes of log, and snapshot sizes grow geometrically with the state,
+/// so snapshots add at most about twice the bytes of the updates (1.0–1.8×
+/// measured by `cargo bench --bench checkpoint`): bytes written per step
+/// stay flat however long the history grows, and a load reads at most about
+/// twice the state's size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SnapshotPolicy {
     /// Bytes of log per byte of the last snapshot before the next one.

@@ -3,19 +3,22 @@
 //! installing.
 //!
 //! The file is created on first use and opened in WAL mode. A step is one
-//! transaction: a compare-and-swap on the thread's head row and the insert
-//! of the step's record. With the default `synchronous = NORMAL` a step that
+//! transaction holding one statement: the insert of the step's record with
+//! the next id, guarded by a check that the thread's newest id is still the
+//! head the writer loaded (a compare-and-swap; writers are serialized by
+//! `BEGIN IMMEDIATE`). The table is keyed by `(thread_id, id)` without a
+//! separate rowid, so a step writes one B-tree leaf: fewer WAL bytes per
+//! step, and cheaper WAL checkpoints. With the default `synchronous = NORMAL` a step that
 //! was reported saved survives a crash of the process (the WAL is in the
 //! operating system's hands); [`SqliteCheckpointer::durable`] makes it
 //! survive power loss too, at the price of an `fsync` per step.
 //!
 //! The tables (`sqlite3 file.db .schema` shows them):
 //!
-//! * `agent_state_threads(thread_id, head, last_id)`: each thread's head and
-//!   the last id it allocated;
 //! * `agent_state_checkpoints(thread_id, id, parent_id, step, source,
 //!   version, created_at_ms, writes, log_bytes, base_bytes, snapshot)`: one
-//!   row per checkpoint; `writes` and `snapshot` are JSON text.
+//!   row per checkpoint; `writes` and `snapshot` are JSON text. A thread's
+//!   head is its newest checkpoint (a fork is a new checkpoint too).
 //!
 //! ```
 //! use agent_state::checkpoint::sqlite::SqliteCheckpointer;
@@ -62,11 +65,6 @@ use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 const FORMAT: i64 = 1;
 
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS agent_state_threads (
-    thread_id TEXT PRIMARY KEY,
-    head      INTEGER NOT NULL,
-    last_id   INTEGER NOT NULL
-);
 CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
     thread_id     TEXT    NOT NULL,
     id            INTEGER NOT NULL,
@@ -80,7 +78,7 @@ CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
     base_bytes    INTEGER NOT NULL,
     snapshot      TEXT,
     PRIMARY KEY (thread_id, id)
-);
+) WITHOUT ROWID;
 ";
 
 const COLUMNS: &str =
@@ -174,69 +172,56 @@ impl SqliteCheckpointer {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db_err("append"))?;
-        let id: Option<i64> = match expected {
-            None => tx
-                .prepare_cached(
-                    "INSERT INTO agent_state_threads (thread_id, head, last_id) VALUES (?1, 1, 1)
-                     ON CONFLICT (thread_id) DO NOTHING RETURNING last_id",
-                )
-                .and_then(|mut st| st.query_row(params![thread_id], |r| r.get(0)).optional()),
-            Some(head) => tx
-                .prepare_cached(
-                    "UPDATE agent_state_threads SET head = last_id + 1, last_id = last_id + 1
-                     WHERE thread_id = ?1 AND head = ?2 RETURNING last_id",
-                )
-                .and_then(|mut st| {
-                    st.query_row(params![thread_id, to_sql(head.0)], |r| r.get(0))
-                        .optional()
-                }),
-        }
-        .map_err(db_err("append"))?;
-        let Some(id) = id else {
-            let found: Option<i64> = tx
-                .query_row(
-                    "SELECT head FROM agent_state_threads WHERE thread_id = ?1",
-                    params![thread_id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(db_err("append"))?;
-            return Err(CheckpointError::Conflict {
-                thread_id: thread_id.to_owned(),
-                expected,
-                found: found.map(from_sql).map(CheckpointId),
-            });
-        };
+        let id = expected.map_or(1, |h| h.0 + 1);
         let meta = CheckpointMeta {
             thread_id: thread_id.to_owned(),
-            id: CheckpointId(from_sql(id)),
+            id: CheckpointId(id),
             parent: record.parent,
             step: record.step,
             source: record.source,
             version: record.version,
             created_at_ms: now_ms(),
         };
-        tx.prepare_cached(
-            "INSERT INTO agent_state_checkpoints
-             (thread_id, id, parent_id, step, source, version, created_at_ms, writes, log_bytes, base_bytes, snapshot)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )
-        .and_then(|mut st| {
-            st.execute(params![
-                thread_id,
-                id,
-                meta.parent.map(|p| to_sql(p.0)),
-                meta.step,
-                meta.source.as_str(),
-                meta.version,
-                to_sql(meta.created_at_ms),
-                record.writes,
-                to_sql(record.log_bytes),
-                to_sql(record.base_bytes),
-                record.snapshot,
-            ])
-        })
-        .map_err(db_err("append"))?;
+        // The head is the thread's newest id: insert only if it is still
+        // the one the writer loaded (NULL: no thread yet).
+        let inserted = tx
+            .prepare_cached(
+                "INSERT INTO agent_state_checkpoints
+                 (thread_id, id, parent_id, step, source, version, created_at_ms, writes, log_bytes, base_bytes, snapshot)
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+                 WHERE (SELECT max(id) FROM agent_state_checkpoints WHERE thread_id = ?1) IS ?12",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    thread_id,
+                    to_sql(id),
+                    meta.parent.map(|p| to_sql(p.0)),
+                    meta.step,
+                    meta.source.as_str(),
+                    meta.version,
+                    to_sql(meta.created_at_ms),
+                    record.writes,
+                    to_sql(record.log_bytes),
+                    to_sql(record.base_bytes),
+                    record.snapshot,
+                    expected.map(|h| to_sql(h.0)),
+                ])
+            })
+            .map_err(db_err("append"))?;
+        if inserted == 0 {
+            let found: Option<i64> = tx
+                .query_row(
+                    "SELECT max(id) FROM agent_state_checkpoints WHERE thread_id = ?1",
+                    params![thread_id],
+                    |r| r.get(0),
+                )
+                .map_err(db_err("append"))?;
+            return Err(CheckpointError::Conflict {
+                thread_id: thread_id.to_owned(),
+                expected,
+                found: found.map(from_sql).map(CheckpointId),
+            });
+        }
         tx.commit().map_err(db_err("append"))?;
         Ok(meta)
     }
@@ -279,8 +264,7 @@ impl SqliteCheckpointer {
         let conn = self.lock();
         let sql = format!(
             "SELECT {COLUMNS} FROM agent_state_checkpoints c
-             JOIN agent_state_threads t ON c.thread_id = t.thread_id AND c.id = t.head
-             WHERE t.thread_id = ?1"
+             WHERE c.thread_id = ?1 ORDER BY c.id DESC LIMIT 1"
         );
         let row = conn
             .prepare_cached(&sql)
@@ -343,23 +327,14 @@ impl SqliteCheckpointer {
 
     fn delete_sync(&self, thread_id: &str) -> Result<bool, CheckpointError> {
         check_thread_id(thread_id)?;
-        let mut conn = self.lock();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db_err("delete"))?;
-        tx.execute(
-            "DELETE FROM agent_state_checkpoints WHERE thread_id = ?1",
-            params![thread_id],
-        )
-        .map_err(db_err("delete"))?;
-        let existed = tx
+        let conn = self.lock();
+        let deleted = conn
             .execute(
-                "DELETE FROM agent_state_threads WHERE thread_id = ?1",
+                "DELETE FROM agent_state_checkpoints WHERE thread_id = ?1",
                 params![thread_id],
             )
             .map_err(db_err("delete"))?;
-        tx.commit().map_err(db_err("delete"))?;
-        Ok(existed > 0)
+        Ok(deleted > 0)
     }
 }
 
