@@ -10,37 +10,36 @@
 //! | filesystem | `FilesystemState` | `files` |
 //! | todo list | `PlanningState` | `todos` |
 //!
-//! `main` runs one invocation as seed 003 describes it: the input, the
-//! `before_agent` hooks in registration order (each seeing the updates of
-//! those before it), the system prompt the middleware inject, a model turn
-//! whose three tool calls run as one step, and the result, flat, as
+//! `main` runs one invocation of the agent graph as seed 003 describes it:
+//! the input (fields omitted from input are refused), the `before_agent`
+//! hooks in registration order (each a step that sees the updates of those
+//! before it), the system prompt the middleware inject, a model turn whose
+//! three tool calls run as one superstep (`mark_business_idea_complete`
+//! returns a `Command`), the model's answer, and the result, flat, as
 //! LangGraph returns it.
 #![deny(missing_docs)]
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
+use agent_state::checkpoint::block_on;
+use agent_state::graph::{
+    BoxError, Command, Input, Middleware, Next, StateGraph, StepEvent, END, START,
+};
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::serde_json::json;
-use agent_state::{ai, tool, AgentState, HasPart, MessageType, StateError, StateUpdate, ToolCall};
+use agent_state::{ai, tool, AgentState, HasPart, MessageType, StateInput, StateUpdate, ToolCall};
 
-/// What a middleware can do, reduced to the hooks this example needs
-/// (LangChain v1's `before_agent` and the system-prompt half of
-/// `wrap_model_call`). A middleware implements it for every state `S` that
-/// has its part.
-pub trait Middleware<S: AgentState> {
-    /// The middleware's name.
-    fn name(&self) -> &'static str;
+/// The system-prompt half of LangChain v1's `wrap_model_call`: what a
+/// middleware tells the model, from the state it reads. The state hooks
+/// (`before_agent`, `after_agent`) are the runtime's [`Middleware`] trait.
+pub trait Instructions<S: AgentState>: Send + Sync {
+    /// The middleware's name, as in the prompt.
+    fn label(&self) -> &'static str;
 
-    /// Runs once per invocation, before the model; may return an update.
-    fn before_agent(&self, _state: &S) -> Option<S::Update> {
-        None
-    }
-
-    /// What it adds to the system prompt, from the state it reads.
-    fn instructions(&self, _state: &S) -> Option<String> {
-        None
-    }
+    /// What it adds to the system prompt.
+    fn instructions(&self, state: &S) -> Option<String>;
 }
 
 // --- BusinessIdeaTrackerMiddleware --------------------------------------
@@ -60,7 +59,21 @@ pub struct BusinessIdeaState {
 pub struct BusinessIdeaTracker;
 
 impl<S: HasPart<BusinessIdeaState> + HasMessages> Middleware<S> for BusinessIdeaTracker {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
+        "business_idea_tracker"
+    }
+
+    fn has_before_agent(&self) -> bool {
+        false
+    }
+
+    fn has_after_agent(&self) -> bool {
+        false
+    }
+}
+
+impl<S: HasPart<BusinessIdeaState> + HasMessages> Instructions<S> for BusinessIdeaTracker {
+    fn label(&self) -> &'static str {
         "business_idea_tracker"
     }
 
@@ -128,23 +141,38 @@ impl LanguageDetection {
 }
 
 impl<S: HasPart<LanguageDetectionState> + HasMessages> Middleware<S> for LanguageDetection {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "language_detection"
     }
 
-    fn before_agent(&self, state: &S) -> Option<S::Update> {
-        let last = state
+    fn before_agent(&self, state: &S) -> Result<Option<S::Update>, BoxError> {
+        let Some(last) = state
             .messages()
             .iter()
             .rev()
-            .find(|m| m.kind == MessageType::Human)?;
-        let lang = Self::detect(&last.text())?;
+            .find(|m| m.kind == MessageType::Human)
+        else {
+            return Ok(None);
+        };
+        let Some(lang) = Self::detect(&last.text()) else {
+            return Ok(None);
+        };
         let current = state
             .part::<LanguageDetectionState>()
             .detected_language
             .as_deref();
-        (current != Some(lang))
-            .then(|| S::lift(LanguageDetectionStateUpdate::new().detected_language(lang)))
+        Ok((current != Some(lang))
+            .then(|| S::lift(LanguageDetectionStateUpdate::new().detected_language(lang))))
+    }
+
+    fn has_after_agent(&self) -> bool {
+        false
+    }
+}
+
+impl<S: HasPart<LanguageDetectionState> + HasMessages> Instructions<S> for LanguageDetection {
+    fn label(&self) -> &'static str {
+        "language_detection"
     }
 
     fn instructions(&self, state: &S) -> Option<String> {
@@ -186,11 +214,11 @@ pub struct Skills {
 }
 
 impl<S: HasPart<SkillsState>> Middleware<S> for Skills {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "skills"
     }
 
-    fn before_agent(&self, _state: &S) -> Option<S::Update> {
+    fn before_agent(&self, _state: &S) -> Result<Option<S::Update>, BoxError> {
         let skills = self
             .available
             .iter()
@@ -199,9 +227,19 @@ impl<S: HasPart<SkillsState>> Middleware<S> for Skills {
                 description: (*description).to_owned(),
                 path: format!("skills/{name}/SKILL.md"),
             });
-        Some(S::lift(
+        Ok(Some(S::lift(
             SkillsStateUpdate::new().skills_metadata(skills.collect::<Vec<_>>()),
-        ))
+        )))
+    }
+
+    fn has_after_agent(&self) -> bool {
+        false
+    }
+}
+
+impl<S: HasPart<SkillsState>> Instructions<S> for Skills {
+    fn label(&self) -> &'static str {
+        "skills"
     }
 
     fn instructions(&self, state: &S) -> Option<String> {
@@ -233,7 +271,21 @@ pub struct FilesystemState {
 pub struct Filesystem;
 
 impl<S: HasPart<FilesystemState>> Middleware<S> for Filesystem {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
+        "filesystem"
+    }
+
+    fn has_before_agent(&self) -> bool {
+        false
+    }
+
+    fn has_after_agent(&self) -> bool {
+        false
+    }
+}
+
+impl<S: HasPart<FilesystemState>> Instructions<S> for Filesystem {
+    fn label(&self) -> &'static str {
         "filesystem"
     }
 
@@ -294,7 +346,21 @@ pub struct PlanningState {
 pub struct TodoList;
 
 impl<S: HasPart<PlanningState>> Middleware<S> for TodoList {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
+        "todo_list"
+    }
+
+    fn has_before_agent(&self) -> bool {
+        false
+    }
+
+    fn has_after_agent(&self) -> bool {
+        false
+    }
+}
+
+impl<S: HasPart<PlanningState>> Instructions<S> for TodoList {
+    fn label(&self) -> &'static str {
         "todo_list"
     }
 
@@ -348,65 +414,101 @@ pub struct DeepAgentState {
     pub planning: PlanningState,
 }
 
-fn main() -> Result<(), StateError> {
+const IDEA: &str = "An app for students to plan their study time";
+
+fn skills() -> Skills {
+    Skills {
+        available: vec![
+            ("business-idea-evaluation", "Evaluate a business idea"),
+            ("pitch-deck", "Draft a pitch deck"),
+        ],
+    }
+}
+
+/// A scripted model: the first turn calls three tools, the next answers.
+/// It prints the system prompt the middleware inject, as a real model call
+/// would send it.
+fn model(
+    state: &DeepAgentState,
+    prompt: &[Box<dyn Instructions<DeepAgentState>>],
+) -> DeepAgentStateUpdate {
+    println!("  system prompt for this model call:");
+    for m in prompt {
+        if let Some(text) = m.instructions(state) {
+            println!("    [{}] {text}", m.label());
+        }
+    }
+    let answered_tools = state.messages().iter().any(|m| m.kind == MessageType::Tool);
+    let reply = if answered_tools {
+        ai("Your idea is recorded, planned and written to /idea.md.")
+    } else {
+        let call = |name: &str, id: &str| ToolCall::new(name, Default::default(), id);
+        ai("")
+            .with_tool_call(call("write_todos", "call-1"))
+            .with_tool_call(call("write_file", "call-2"))
+            .with_tool_call(call("mark_business_idea_complete", "call-3"))
+    };
+    DeepAgentState::lift(MessagesStateUpdate::new().message(reply))
+}
+
+/// The tools the model's last message called: they run together.
+fn route_tools(state: &DeepAgentState) -> Next {
+    let calls: Vec<String> = state
+        .messages()
+        .last()
+        .map(|m| m.tool_calls.iter().map(|c| c.name.clone()).collect())
+        .unwrap_or_default();
+    if calls.is_empty() {
+        END.into()
+    } else {
+        calls.into()
+    }
+}
+
+fn print_step(e: &StepEvent<'_, DeepAgentState>) {
+    let nodes: Vec<&str> = e.writes.iter().map(|w| w.node.as_str()).collect();
+    let written: Vec<String> = e
+        .writes
+        .iter()
+        .filter(|w| !w.update.is_empty())
+        .map(|w| w.update.to_json().to_string())
+        .collect();
+    println!(
+        "step {} [{}]: {} -> {}{}",
+        e.step,
+        e.source,
+        if nodes.is_empty() {
+            "input".to_owned()
+        } else {
+            nodes.join(" + ")
+        },
+        if e.next.is_empty() {
+            "END".to_owned()
+        } else {
+            e.next.join(", ")
+        },
+        if written.is_empty() {
+            String::new()
+        } else {
+            format!("\n    writes {}", written.join("\n    writes "))
+        }
+    );
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     type S = DeepAgentState;
-    let middleware: Vec<Box<dyn Middleware<S>>> = vec![
+    let prompt: Vec<Box<dyn Instructions<S>>> = vec![
         Box::new(BusinessIdeaTracker),
         Box::new(LanguageDetection),
-        Box::new(Skills {
-            available: vec![
-                ("business-idea-evaluation", "Evaluate a business idea"),
-                ("pitch-deck", "Draft a pitch deck"),
-            ],
-        }),
+        Box::new(skills()),
         Box::new(Filesystem),
         Box::new(TodoList),
     ];
-
-    // The invocation's input. Middleware fields are omitted from input: a
-    // caller that tries to set one is told so, and nothing is applied.
-    let mut state = S::default();
-    let err = state
-        .apply_input_json(json!({"messages": "hi", "business_idea_complete": true}))
-        .unwrap_err();
-    println!("input rejected: {err}");
-    state.apply_input_json(json!({
-        "messages": [{"role": "user", "content": "I have a business idea: an app for students to plan their study time"}]
-    }))?;
-
-    // `before_agent`, in registration order, each seeing the updates of
-    // those before it.
-    for m in &middleware {
-        if let Some(update) = m.before_agent(&state) {
-            println!("before_agent {}: {}", m.name(), update.to_json());
-            state.apply(update)?;
-        }
-    }
-
-    // What the middleware inject into the system prompt.
-    println!("\nsystem prompt:");
-    for m in &middleware {
-        if let Some(text) = m.instructions(&state) {
-            println!("  [{}] {text}", m.name());
-        }
-    }
-
-    // A model turn calling three tools; the tools run in parallel and their
-    // updates apply as one step: each writes its own part, and their tool
-    // messages fold into the conversation in order.
-    let idea = "An app for students to plan their study time";
-    let call = |name: &str, id: &str| ToolCall::new(name, Default::default(), id);
-    state.apply(S::lift(
-        MessagesStateUpdate::new().message(
-            ai("")
-                .with_tool_call(call("write_todos", "call-1"))
-                .with_tool_call(call("write_file", "call-2"))
-                .with_tool_call(call("mark_business_idea_complete", "call-3")),
-        ),
-    ))?;
-    state.apply_all([
-        write_todos::<S>(
-            vec![
+    let prompt = Arc::new(prompt);
+    let graph = StateGraph::<S>::new()
+        .add_node("model", move |s: &S| model(s, &prompt))
+        .add_node("write_todos", |_: &S| {
+            let todos = vec![
                 Todo {
                     content: "Interview five students".into(),
                     status: TodoStatus::InProgress,
@@ -415,27 +517,50 @@ fn main() -> Result<(), StateError> {
                     content: "Sketch the weekly planner".into(),
                     status: TodoStatus::Pending,
                 },
-            ],
-            "call-1",
-        ),
-        write_file::<S>("/idea.md", &format!("# Idea\n{idea}"), "call-2"),
-        mark_business_idea_complete::<S>(idea, "call-3"),
-    ])?;
-    assert!(state.business_idea.business_idea_complete);
-    assert_eq!(state.messages().len(), 5);
+            ];
+            write_todos::<S>(todos, "call-1")
+        })
+        .add_node("write_file", |_: &S| {
+            write_file::<S>("/idea.md", &format!("# Idea\n{IDEA}"), "call-2")
+        })
+        // Seed 003's tool returns a `Command`: an update, and where to go.
+        .add_node("mark_business_idea_complete", |_: &S| {
+            Command::update(mark_business_idea_complete::<S>(IDEA, "call-3")).and_goto("model")
+        })
+        .add_edge(START, "model")
+        .add_conditional_edges("model", route_tools)
+        .add_edge("write_todos", "model")
+        .add_edge("write_file", "model")
+        // Registration order is hook order.
+        .add_middleware(BusinessIdeaTracker)
+        .add_middleware(LanguageDetection)
+        .add_middleware(skills())
+        .add_middleware(Filesystem)
+        .add_middleware(TodoList)
+        .compile()?;
 
-    println!("\nsystem prompt after the tools:");
-    for m in &middleware {
-        if let Some(text) = m.instructions(&state) {
-            println!("  [{}] {text}", m.name());
-        }
-    }
+    // The invocation's input. Middleware fields are omitted from input: a
+    // caller that tries to set one is told so, and nothing is applied.
+    let err = <S as AgentState>::Input::from_json(
+        json!({"messages": "hi", "business_idea_complete": true}),
+    )
+    .unwrap_err();
+    println!("input rejected: {err}\n");
+    let input = <S as AgentState>::Input::from_json(json!({
+        "messages": [{"role": "user", "content": "I have a business idea: an app for students to plan their study time"}]
+    }))?;
+
+    let out = block_on(graph.run(Input::Update(input.into())).on_step(print_step))?;
+    let state = out.state;
+    assert!(state.business_idea.business_idea_complete);
+    assert_eq!(state.language.detected_language.as_deref(), Some("en"));
+    assert_eq!(state.messages().len(), 6);
 
     // The result, flat, as LangGraph returns it; the private skills list is
     // not in the output but stays in the checkpoint.
     assert!(state.to_output_json().get("skills_metadata").is_none());
     assert!(state.to_json().get("skills_metadata").is_some());
-    let output = agent_state::serde_json::to_string_pretty(&state.output()).expect("JSON");
+    let output = agent_state::serde_json::to_string_pretty(&state.output())?;
     println!("\nresult: {output}");
     println!("\n{}", S::reference_table());
     Ok(())
