@@ -280,3 +280,23 @@ fn message_ids_inside_parts_survive_reload() {
     })
     .unwrap();
 }
+
+/// Several processes starting at once on a new file (here: threads with
+/// their own connections) all open it: switching to WAL and creating the
+/// tables wait for each other instead of failing with "database is locked".
+#[test]
+fn many_handles_open_a_new_file_at_once() {
+    for round in 0..5 {
+        let path = temp_db("open-race");
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| SqliteCheckpointer::open(&path).map(drop)))
+                .collect();
+            for h in handles {
+                h.join()
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            }
+        });
+    }
+}

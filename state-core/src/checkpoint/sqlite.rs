@@ -81,6 +81,59 @@ CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
 ) WITHOUT ROWID;
 ";
 
+/// How long a handle waits for another one's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// WAL mode, the tables and the layout version, each idempotent.
+fn setup(conn: &Connection, path: &Path) -> Result<(), CheckpointError> {
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .map_err(db_err("open"))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err("open"))?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(db_err("open"))?;
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(db_err("open"))?;
+    let result = (|| {
+        let format: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(db_err("open"))?;
+        if format > FORMAT {
+            return Err(CheckpointError::backend(
+                "open",
+                format!(
+                    "{} has checkpoint table format {format}, newer than this program's {FORMAT}",
+                    path.display()
+                ),
+            ));
+        }
+        conn.execute_batch(SCHEMA).map_err(db_err("open"))?;
+        conn.pragma_update(None, "user_version", FORMAT)
+            .map_err(db_err("open"))
+    })();
+    if result.is_ok() {
+        if let Err(e) = conn.execute_batch("COMMIT") {
+            // Leave no transaction open for the retry.
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(CheckpointError::backend("open", e));
+        }
+    } else {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    result
+}
+
+fn is_busy(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    matches!(
+        error.downcast_ref::<rusqlite::Error>(),
+        Some(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 const COLUMNS: &str =
     "c.thread_id, c.id, c.parent_id, c.step, c.source, c.version, c.created_at_ms, c.writes, c.log_bytes, c.base_bytes";
 
@@ -106,27 +159,21 @@ impl SqliteCheckpointer {
         }
         let conn = Connection::open(&path).map_err(db_err("open"))?;
         // Writers of other handles wait for the lock rather than fail.
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(db_err("open"))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db_err("open"))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db_err("open"))?;
-        let format: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(db_err("open"))?;
-        if format > FORMAT {
-            return Err(CheckpointError::backend(
-                "open",
-                format!(
-                    "{} has checkpoint table format {format}, newer than this program's {FORMAT}",
-                    path.display()
-                ),
-            ));
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(db_err("open"))?;
+        // Switching to WAL and creating the tables take locks that SQLite
+        // does not wait for when several processes open a new file at once:
+        // retry those until the busy timeout.
+        let started = std::time::Instant::now();
+        loop {
+            match setup(&conn, &path) {
+                Err(CheckpointError::Backend { source, .. })
+                    if is_busy(source.as_ref()) && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                other => break other?,
+            }
         }
-        conn.execute_batch(SCHEMA).map_err(db_err("open"))?;
-        conn.pragma_update(None, "user_version", FORMAT)
-            .map_err(db_err("open"))?;
         Ok(Self {
             conn: Mutex::new(conn),
             path,
