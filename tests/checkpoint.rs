@@ -199,27 +199,9 @@ fn racing_sqlite_connections_lose_nothing() {
                 let path = &path;
                 scope.spawn(move || {
                     let saver = SqliteCheckpointer::open(path).unwrap();
-                    let mut conflicts = 0;
-                    block_on(async {
-                        let mut thread = Thread::<Debate, _>::open(&saver, "shared").await.unwrap();
-                        for i in 0..per_worker {
-                            loop {
-                                let update = DebateUpdate::new().add_log(w * 1000 + i);
-                                match thread
-                                    .save_step(Source::Loop, [(format!("w{w}"), update)])
-                                    .await
-                                {
-                                    Ok(_) => break,
-                                    Err(e) if e.is_conflict() => {
-                                        conflicts += 1;
-                                        thread.reload().await.unwrap();
-                                    }
-                                    Err(e) => panic!("{e}"),
-                                }
-                            }
-                        }
-                    });
-                    conflicts
+                    block_on(conformance::add_with_retries(
+                        &saver, "shared", w, per_worker,
+                    ))
                 })
             })
             .collect();
@@ -229,13 +211,7 @@ fn racing_sqlite_connections_lose_nothing() {
     let state = block_on(Thread::<Debate, _>::open(&saver, "shared"))
         .unwrap()
         .into_state();
-    let mut log = state.log.clone();
-    log.sort_unstable();
-    let mut expected: Vec<u64> = (0..workers)
-        .flat_map(|w| (0..per_worker).map(move |i| w * 1000 + i))
-        .collect();
-    expected.sort_unstable();
-    assert_eq!(log, expected, "{conflicts} conflicts were retried");
+    conformance::assert_every_addition_once(&state, workers, per_worker, conflicts);
     // Each worker's own additions stay in its order.
     for w in 0..workers {
         let mine: Vec<u64> = state
@@ -246,7 +222,6 @@ fn racing_sqlite_connections_lose_nothing() {
             .collect();
         assert!(mine.windows(2).all(|p| p[0] < p[1]));
     }
-    let _ = Debate::schema();
 }
 
 /// A state composed of parts: messages inside a flattened part get their
@@ -299,4 +274,190 @@ fn many_handles_open_a_new_file_at_once() {
             }
         });
     }
+}
+
+/// A stored record that is not in the checkpoint format at all fails with
+/// `Malformed`, naming the thread, the checkpoint and what is wrong.
+#[test]
+fn malformed_records_are_named() {
+    use agent_state::checkpoint::CheckpointError;
+
+    let path = temp_db("malformed");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let head = block_on(async {
+        let mut thread = Thread::<Debate, _>::open(&saver, "m").await?;
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().round(1))])
+            .await?;
+        Ok::<_, CheckpointError>(thread.head().unwrap().id)
+    })
+    .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+
+    conn.execute(
+        "UPDATE agent_state_checkpoints SET writes = '{\"not\": \"a list\"}'",
+        [],
+    )
+    .unwrap();
+    let err = block_on(Thread::<Debate, _>::open(&saver, "m"))
+        .err()
+        .unwrap();
+    match &err {
+        CheckpointError::Malformed {
+            thread_id,
+            checkpoint,
+            reason,
+        } => {
+            assert_eq!(thread_id, "m");
+            assert_eq!(*checkpoint, head);
+            assert!(reason.contains("writes"), "{reason}");
+        }
+        other => panic!("expected a malformed record, got {other}"),
+    }
+
+    conn.execute("UPDATE agent_state_checkpoints SET source = 'teleport'", [])
+        .unwrap();
+    let err = block_on(Thread::<Debate, _>::open(&saver, "m"))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&err, CheckpointError::Malformed { reason, .. } if reason.contains("`teleport`")),
+        "{err}"
+    );
+}
+
+/// A file written by a newer layout of the tables is refused, not misread.
+#[test]
+fn a_newer_table_layout_is_refused() {
+    let path = temp_db("newer");
+    drop(SqliteCheckpointer::open(&path).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let err = SqliteCheckpointer::open(&path).err().unwrap();
+    assert!(err.to_string().contains("format 99"), "{err}");
+}
+
+/// A store whose snapshots fail (a full disk, say), over the in-memory one.
+struct NoSnapshots(MemoryCheckpointer);
+
+impl agent_state::checkpoint::Checkpointer for NoSnapshots {
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        expected_head: Option<agent_state::checkpoint::CheckpointId>,
+        record: agent_state::checkpoint::NewCheckpoint,
+    ) -> agent_state::checkpoint::BoxFuture<
+        'a,
+        Result<agent_state::checkpoint::CheckpointMeta, agent_state::checkpoint::CheckpointError>,
+    > {
+        self.0.append(thread_id, expected_head, record)
+    }
+
+    fn put_snapshot<'a>(
+        &'a self,
+        _thread_id: &'a str,
+        _id: agent_state::checkpoint::CheckpointId,
+        _snapshot: String,
+    ) -> agent_state::checkpoint::BoxFuture<'a, Result<(), agent_state::checkpoint::CheckpointError>>
+    {
+        Box::pin(async {
+            Err(agent_state::checkpoint::CheckpointError::backend(
+                "snapshot",
+                "no space left on device",
+            ))
+        })
+    }
+
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> agent_state::checkpoint::BoxFuture<
+        'a,
+        Result<
+            Option<agent_state::checkpoint::StoredCheckpoint>,
+            agent_state::checkpoint::CheckpointError,
+        >,
+    > {
+        self.0.head(thread_id)
+    }
+
+    fn chain<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: agent_state::checkpoint::CheckpointId,
+    ) -> agent_state::checkpoint::BoxFuture<
+        'a,
+        Result<
+            Vec<agent_state::checkpoint::StoredCheckpoint>,
+            agent_state::checkpoint::CheckpointError,
+        >,
+    > {
+        self.0.chain(thread_id, id)
+    }
+
+    fn list<'a>(
+        &'a self,
+        thread_id: &'a str,
+        before: Option<agent_state::checkpoint::CheckpointId>,
+        limit: usize,
+    ) -> agent_state::checkpoint::BoxFuture<
+        'a,
+        Result<
+            Vec<agent_state::checkpoint::StoredCheckpoint>,
+            agent_state::checkpoint::CheckpointError,
+        >,
+    > {
+        self.0.list(thread_id, before, limit)
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> agent_state::checkpoint::BoxFuture<
+        'a,
+        Result<bool, agent_state::checkpoint::CheckpointError>,
+    > {
+        self.0.delete_thread(thread_id)
+    }
+}
+
+/// A failed snapshot after a stored step says the step was saved: it is
+/// applied, stored once, and loads by replaying further. Snapshotting a
+/// thread with no checkpoint yet names the thread.
+#[test]
+fn a_failed_snapshot_reports_the_step_saved() {
+    use agent_state::checkpoint::CheckpointError;
+
+    let saver = NoSnapshots(MemoryCheckpointer::new());
+    block_on(async {
+        let mut thread = Thread::<Debate, _>::open(&saver, "s").await.unwrap();
+        let err = thread.snapshot().await.unwrap_err();
+        assert!(
+            matches!(&err, CheckpointError::NotFound { thread_id, checkpoint: None } if thread_id == "s"),
+            "{err}"
+        );
+        thread.set_snapshot_policy(SnapshotPolicy {
+            ratio: 0.0,
+            min_bytes: 0,
+        });
+        let err = thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(1))])
+            .await
+            .unwrap_err();
+        match &err {
+            CheckpointError::Snapshot {
+                thread_id, error, ..
+            } => {
+                assert_eq!(thread_id, "s");
+                assert!(error.to_string().contains("no space left"), "{error}");
+            }
+            other => panic!("expected a snapshot error, got {other}"),
+        }
+        assert!(err.to_string().contains("was saved"), "{err}");
+        assert_eq!(thread.state().log, [1], "the step is applied");
+        let loaded = Thread::<Debate, _>::open(&saver, "s").await.unwrap();
+        assert_eq!(loaded.state().log, [1], "and stored once");
+    });
 }

@@ -49,27 +49,7 @@ async fn racing_instances_lose_nothing() {
     for w in 0..workers {
         tasks.push(tokio::spawn(async move {
             let saver = connect().await;
-            let mut thread = Thread::<Debate, _>::open(&saver, "pg-shared")
-                .await
-                .unwrap();
-            let mut conflicts = 0u64;
-            for i in 0..per_worker {
-                loop {
-                    let update = DebateUpdate::new().add_log(w * 1000 + i);
-                    match thread
-                        .save_step(Source::Loop, [(format!("w{w}"), update)])
-                        .await
-                    {
-                        Ok(_) => break,
-                        Err(e) if e.is_conflict() => {
-                            conflicts += 1;
-                            thread.reload().await.unwrap();
-                        }
-                        Err(e) => panic!("{e}"),
-                    }
-                }
-            }
-            conflicts
+            conformance::add_with_retries(&saver, "pg-shared", w, per_worker).await
         }));
     }
     let mut conflicts = 0;
@@ -81,13 +61,7 @@ async fn racing_instances_lose_nothing() {
         .await
         .unwrap()
         .into_state();
-    let mut log = state.log.clone();
-    log.sort_unstable();
-    let mut expected: Vec<u64> = (0..workers)
-        .flat_map(|w| (0..per_worker).map(move |i| w * 1000 + i))
-        .collect();
-    expected.sort_unstable();
-    assert_eq!(log, expected, "{conflicts} conflicts were retried");
+    conformance::assert_every_addition_once(&state, workers, per_worker, conflicts);
 }
 
 /// What `psql` shows: JSONB that SQL can reach into.

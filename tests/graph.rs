@@ -294,6 +294,22 @@ fn bad_graphs_do_not_compile() {
         "{unknown}"
     );
 
+    let unknown_source = StateGraph::<Debate>::new()
+        .add_node("a", node)
+        .add_edge(START, "a")
+        .add_conditional_edges("nope", |_: &Debate| END)
+        .compile()
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&unknown_source, GraphError::UnknownSource { name } if name == "nope"),
+        "{unknown_source}"
+    );
+    assert!(
+        unknown_source.to_string().contains("`nope`"),
+        "{unknown_source}"
+    );
+
     let no_entry = StateGraph::<Debate>::new()
         .add_node("a", node)
         .compile()

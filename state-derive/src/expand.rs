@@ -1010,6 +1010,34 @@ fn expand(cont: &Container) -> TokenStream {
         g
     };
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
+    // The update, the input and the state serialize their set fields through
+    // their trait's `serialize_fields` and read JSON through its `from_json`,
+    // which names the field on error.
+    let serde_via = |ty: &Ident, trait_name: &str, ser_args: TokenStream| {
+        let tr = format_ident!("{}", trait_name);
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #p::serde::Serialize for #ty #ty_generics #state_where {
+                fn serialize<__S: #p::serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
+                    use #p::serde::ser::SerializeMap as _;
+                    let mut __m = __s.serialize_map(::core::option::Option::None)?;
+                    #p::#tr::serialize_fields(self, &mut __m #ser_args)?;
+                    __m.end()
+                }
+            }
+
+            #[automatically_derived]
+            impl #de_impl_generics #p::serde::Deserialize<'__de> for #ty #ty_generics #state_where {
+                fn deserialize<__D: #p::serde::Deserializer<'__de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
+                    let __v = <#p::serde_json::Value as #p::serde::Deserialize>::deserialize(__d)?;
+                    <Self as #p::#tr>::from_json(__v).map_err(<__D::Error as #p::serde::de::Error>::custom)
+                }
+            }
+        }
+    };
+    let update_serde = serde_via(&update, "StateUpdate", TokenStream::new());
+    let input_serde = serde_via(&input, "StateInput", TokenStream::new());
+    let state_serde = serde_via(ident, "AgentState", quote!(, #p::FieldView::All));
     // ---- parts: typed access -------------------------------------------------
     let has_part_impls = parts.iter().map(|f| {
         let name = f.ident;
@@ -1101,23 +1129,7 @@ fn expand(cont: &Container) -> TokenStream {
             #marker_field
         }
 
-        #[automatically_derived]
-        impl #impl_generics #p::serde::Serialize for #update #ty_generics #state_where {
-            fn serialize<__S: #p::serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
-                use #p::serde::ser::SerializeMap as _;
-                let mut __m = __s.serialize_map(::core::option::Option::None)?;
-                #p::StateUpdate::serialize_fields(self, &mut __m)?;
-                __m.end()
-            }
-        }
-
-        #[automatically_derived]
-        impl #de_impl_generics #p::serde::Deserialize<'__de> for #update #ty_generics #state_where {
-            fn deserialize<__D: #p::serde::Deserializer<'__de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
-                let __v = <#p::serde_json::Value as #p::serde::Deserialize>::deserialize(__d)?;
-                <Self as #p::StateUpdate>::from_json(__v).map_err(<__D::Error as #p::serde::de::Error>::custom)
-            }
-        }
+        #update_serde
 
         #[automatically_derived]
         impl #impl_generics #p::StateUpdate for #update #ty_generics #state_where {
@@ -1160,23 +1172,7 @@ fn expand(cont: &Container) -> TokenStream {
             }
         }
 
-        #[automatically_derived]
-        impl #impl_generics #p::serde::Serialize for #input #ty_generics #state_where {
-            fn serialize<__S: #p::serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
-                use #p::serde::ser::SerializeMap as _;
-                let mut __m = __s.serialize_map(::core::option::Option::None)?;
-                #p::StateInput::serialize_fields(self, &mut __m)?;
-                __m.end()
-            }
-        }
-
-        #[automatically_derived]
-        impl #de_impl_generics #p::serde::Deserialize<'__de> for #input #ty_generics #state_where {
-            fn deserialize<__D: #p::serde::Deserializer<'__de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
-                let __v = <#p::serde_json::Value as #p::serde::Deserialize>::deserialize(__d)?;
-                <Self as #p::StateInput>::from_json(__v).map_err(<__D::Error as #p::serde::de::Error>::custom)
-            }
-        }
+        #input_serde
 
         #[automatically_derived]
         impl #impl_generics #p::StateInput for #input #ty_generics #state_where {
@@ -1222,23 +1218,7 @@ fn expand(cont: &Container) -> TokenStream {
             }
         }
 
-        #[automatically_derived]
-        impl #impl_generics #p::serde::Serialize for #ident #ty_generics #state_where {
-            fn serialize<__S: #p::serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
-                use #p::serde::ser::SerializeMap as _;
-                let mut __m = __s.serialize_map(::core::option::Option::None)?;
-                #p::AgentState::serialize_fields(self, &mut __m, #p::FieldView::All)?;
-                __m.end()
-            }
-        }
-
-        #[automatically_derived]
-        impl #de_impl_generics #p::serde::Deserialize<'__de> for #ident #ty_generics #state_where {
-            fn deserialize<__D: #p::serde::Deserializer<'__de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
-                let __v = <#p::serde_json::Value as #p::serde::Deserialize>::deserialize(__d)?;
-                <Self as #p::AgentState>::from_json(__v).map_err(<__D::Error as #p::serde::de::Error>::custom)
-            }
-        }
+        #state_serde
 
         #[automatically_derived]
         impl #impl_generics #p::AgentState for #ident #ty_generics #state_where {

@@ -632,3 +632,45 @@ pub async fn versions_migrate<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
     }
     Ok(())
 }
+
+/// One of several racing writers of `thread_id`: adds `writer * 1000 + i`
+/// to the log for each `i < count`, one step each, reloading and retrying
+/// on conflict. Returns how many conflicts it retried.
+pub async fn add_with_retries<C: Checkpointer + ?Sized>(
+    saver: &C,
+    thread_id: &str,
+    writer: u64,
+    count: u64,
+) -> u64 {
+    let mut thread = Thread::<Debate, _>::open(saver, thread_id).await.unwrap();
+    let mut conflicts = 0;
+    for i in 0..count {
+        loop {
+            let update = DebateUpdate::new().add_log(writer * 1000 + i);
+            match thread
+                .save_step(Source::Loop, [(format!("w{writer}"), update)])
+                .await
+            {
+                Ok(_) => break,
+                Err(e) if e.is_conflict() => {
+                    conflicts += 1;
+                    thread.reload().await.unwrap();
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    conflicts
+}
+
+/// After [`add_with_retries`] by `writers` writers: every addition is in
+/// the log exactly once.
+pub fn assert_every_addition_once(state: &Debate, writers: u64, count: u64, conflicts: u64) {
+    let mut log = state.log.clone();
+    log.sort_unstable();
+    let mut expected: Vec<u64> = (0..writers)
+        .flat_map(|w| (0..count).map(move |i| w * 1000 + i))
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(log, expected, "{conflicts} conflicts were retried");
+}

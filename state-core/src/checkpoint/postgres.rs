@@ -36,11 +36,13 @@
 //! # }
 //! ```
 
+use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use super::record::{
-    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, Source, StoredCheckpoint,
+    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint,
 };
+use super::sql::{from_sql, to_sql, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 /// Taken while creating the tables, so instances starting together do not
@@ -238,48 +240,33 @@ impl PostgresCheckpointer {
         let created = to_sql(created_at_ms);
         let log_bytes = to_sql(record.log_bytes);
         let base_bytes = to_sql(record.base_bytes);
-        let row = match expected {
-            None => {
-                self.client
-                    .query_opt(
-                        &self.st.append_new,
-                        &[
-                            &thread_id,
-                            &parent,
-                            &step,
-                            &source,
-                            &version,
-                            &created,
-                            &record.writes,
-                            &log_bytes,
-                            &base_bytes,
-                            &record.snapshot,
-                        ],
-                    )
-                    .await
-            }
+        let head = expected.map(|h| to_sql(h.0));
+        // The two statements share their first ten parameters; the CAS on
+        // an existing thread adds the expected head.
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+            &thread_id,
+            &parent,
+            &step,
+            &source,
+            &version,
+            &created,
+            &record.writes,
+            &log_bytes,
+            &base_bytes,
+            &record.snapshot,
+        ];
+        let statement = match &head {
+            None => &self.st.append_new,
             Some(head) => {
-                self.client
-                    .query_opt(
-                        &self.st.append_next,
-                        &[
-                            &thread_id,
-                            &parent,
-                            &step,
-                            &source,
-                            &version,
-                            &created,
-                            &record.writes,
-                            &log_bytes,
-                            &base_bytes,
-                            &record.snapshot,
-                            &to_sql(head.0),
-                        ],
-                    )
-                    .await
+                params.push(head);
+                &self.st.append_next
             }
-        }
-        .map_err(pg_err("append"))?;
+        };
+        let row = self
+            .client
+            .query_opt(statement, &params)
+            .await
+            .map_err(pg_err("append"))?;
         let Some(row) = row else {
             let found = self
                 .client
@@ -342,50 +329,29 @@ impl PostgresCheckpointer {
     }
 }
 
-/// PostgreSQL's BIGINT is signed; ids, times and sizes never reach 2^63.
-fn to_sql(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn from_sql(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
 fn read_row(row: &Row, with_snapshot: bool) -> Result<StoredCheckpoint, CheckpointError> {
-    let get = |e: tokio_postgres::Error| CheckpointError::backend("read", e);
-    let thread_id: String = row.try_get(0).map_err(get)?;
-    let id = CheckpointId(from_sql(row.try_get(1).map_err(get)?));
-    let source: String = row.try_get(4).map_err(get)?;
-    let version: i64 = row.try_get(5).map_err(get)?;
-    let malformed = |reason: String| CheckpointError::Malformed {
-        thread_id: thread_id.clone(),
-        checkpoint: id,
-        reason,
+    let read = || -> Result<RawRow, tokio_postgres::Error> {
+        Ok(RawRow {
+            thread_id: row.try_get(0)?,
+            id: row.try_get(1)?,
+            parent: row.try_get(2)?,
+            step: row.try_get(3)?,
+            source: row.try_get(4)?,
+            version: row.try_get(5)?,
+            created_at_ms: row.try_get(6)?,
+            writes: row.try_get(7)?,
+            log_bytes: row.try_get(8)?,
+            base_bytes: row.try_get(9)?,
+            snapshot: if with_snapshot {
+                row.try_get(10)?
+            } else {
+                None
+            },
+        })
     };
-    let source =
-        Source::parse(&source).ok_or_else(|| malformed(format!("unknown source `{source}`")))?;
-    let version =
-        u32::try_from(version).map_err(|_| malformed(format!("version {version} out of range")))?;
-    let parent: Option<i64> = row.try_get(2).map_err(get)?;
-    Ok(StoredCheckpoint {
-        meta: CheckpointMeta {
-            thread_id: thread_id.clone(),
-            id,
-            parent: parent.map(|p| CheckpointId(from_sql(p))),
-            step: row.try_get(3).map_err(get)?,
-            source,
-            version,
-            created_at_ms: from_sql(row.try_get(6).map_err(get)?),
-        },
-        writes: row.try_get(7).map_err(get)?,
-        log_bytes: from_sql(row.try_get(8).map_err(get)?),
-        base_bytes: from_sql(row.try_get(9).map_err(get)?),
-        snapshot: if with_snapshot {
-            row.try_get(10).map_err(get)?
-        } else {
-            None
-        },
-    })
+    read()
+        .map_err(|e| CheckpointError::backend("read", e))?
+        .into_stored()
 }
 
 impl Checkpointer for PostgresCheckpointer {

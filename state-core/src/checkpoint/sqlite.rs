@@ -56,8 +56,9 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 
 use super::record::{
-    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, Source, StoredCheckpoint,
+    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint,
 };
+use super::sql::{from_sql, to_sql, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 /// The layout version of the tables, kept in `PRAGMA user_version`, so a
@@ -385,30 +386,6 @@ impl SqliteCheckpointer {
     }
 }
 
-/// SQLite integers are signed; ids, times and sizes never reach 2^63.
-fn to_sql(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn from_sql(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-/// A row as read, before its source is checked.
-struct RawRow {
-    thread_id: String,
-    id: i64,
-    parent: Option<i64>,
-    step: i64,
-    source: String,
-    version: i64,
-    created_at_ms: i64,
-    writes: String,
-    log_bytes: i64,
-    base_bytes: i64,
-    snapshot: Option<String>,
-}
-
 fn read_row(r: &Row<'_>, with_snapshot: bool) -> rusqlite::Result<RawRow> {
     Ok(RawRow {
         thread_id: r.get(0)?,
@@ -423,36 +400,6 @@ fn read_row(r: &Row<'_>, with_snapshot: bool) -> rusqlite::Result<RawRow> {
         base_bytes: r.get(9)?,
         snapshot: if with_snapshot { r.get(10)? } else { None },
     })
-}
-
-impl RawRow {
-    fn into_stored(self) -> Result<StoredCheckpoint, CheckpointError> {
-        let id = CheckpointId(from_sql(self.id));
-        let malformed = |reason: String| CheckpointError::Malformed {
-            thread_id: self.thread_id.clone(),
-            checkpoint: id,
-            reason,
-        };
-        let source = Source::parse(&self.source)
-            .ok_or_else(|| malformed(format!("unknown source `{}`", self.source)))?;
-        let version = u32::try_from(self.version)
-            .map_err(|_| malformed(format!("version {} out of range", self.version)))?;
-        Ok(StoredCheckpoint {
-            meta: CheckpointMeta {
-                thread_id: self.thread_id,
-                id,
-                parent: self.parent.map(|p| CheckpointId(from_sql(p))),
-                step: self.step,
-                source,
-                version,
-                created_at_ms: from_sql(self.created_at_ms),
-            },
-            writes: self.writes,
-            log_bytes: from_sql(self.log_bytes),
-            base_bytes: from_sql(self.base_bytes),
-            snapshot: self.snapshot,
-        })
-    }
 }
 
 impl Checkpointer for SqliteCheckpointer {

@@ -259,13 +259,24 @@ where
         W: Into<NodeWrite<S::Update>>,
     {
         let mut writes: Vec<NodeWrite<S::Update>> = writes.into_iter().map(Into::into).collect();
-        for write in &mut writes {
+        self.save_writes(source, &mut writes).await
+    }
+
+    /// [`save_step`](Self::save_step) on writes the caller keeps: their
+    /// updates are moved out into the step, their node names stay, so the
+    /// graph runtime can name the nodes of a rejected step without copying
+    /// them on every step.
+    pub(crate) async fn save_writes(
+        &mut self,
+        source: Source,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<&CheckpointMeta, CheckpointError> {
+        for write in writes.iter_mut() {
             write.update.assign_message_ids();
         }
-        let text = encode_writes(&writes);
-        let staged = self
-            .state
-            .stage(writes.into_iter().map(|w| w.update), StepRule::Superstep)?;
+        let text = encode_writes(writes);
+        let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
+        let staged = self.state.stage(updates, StepRule::Superstep)?;
         let (log_bytes, base_bytes) = match &self.head {
             Some(h) => (h.log_bytes + text.len() as u64, h.base_bytes),
             None => (text.len() as u64, 0),
@@ -322,11 +333,20 @@ where
 
     /// The stored step `id` with its writes.
     pub async fn step(&self, id: CheckpointId) -> Result<StepRecord<S::Update>, CheckpointError> {
-        let chain = self.saver.chain(&self.thread_id, id).await?;
-        let record = chain.last().ok_or_else(|| CheckpointError::NotFound {
-            thread_id: self.thread_id.clone(),
-            checkpoint: Some(id),
-        })?;
+        // The newest record below `id + 1` is `id` itself, if it exists: one
+        // row, without the chain a load would read.
+        let found = self
+            .saver
+            .list(&self.thread_id, Some(CheckpointId(id.0 + 1)), 1)
+            .await?;
+        let record =
+            found
+                .first()
+                .filter(|r| r.meta.id == id)
+                .ok_or_else(|| CheckpointError::NotFound {
+                    thread_id: self.thread_id.clone(),
+                    checkpoint: Some(id),
+                })?;
         Ok(StepRecord {
             meta: record.meta.clone(),
             writes: decode_writes::<S>(record)?,

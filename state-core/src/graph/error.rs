@@ -33,6 +33,11 @@ pub enum GraphError {
         /// The edge's source.
         from: String,
     },
+    /// An edge or a router leaves a node that does not exist.
+    UnknownSource {
+        /// The unknown name.
+        name: String,
+    },
     /// Nothing leaves `START`, so a run would not know where to begin.
     NoEntry,
     /// A router or a `Command` sent the graph to a node that does not exist.
@@ -91,6 +96,9 @@ impl fmt::Display for GraphError {
             }
             GraphError::UnknownNode { name, from } => {
                 write!(f, "an edge from `{from}` goes to `{name}`, which is not a node")
+            }
+            GraphError::UnknownSource { name } => {
+                write!(f, "an edge or router leaves `{name}`, which is not a node")
             }
             GraphError::NoEntry => {
                 f.write_str("no edge leaves START: add one with `add_edge(START, \"node\")`")

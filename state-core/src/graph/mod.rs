@@ -236,26 +236,12 @@ impl<S: AgentState + 'static> StateGraph<S> {
                 return Err(GraphError::DuplicateMiddleware { name });
             }
             if m.has_before_agent() {
-                let hook = Arc::clone(m);
-                let f = move |s: &S| -> NodeResult<S::Update> {
-                    hook.before_agent(s)
-                        .map(|u| u.map_or(NodeOutput::Nothing, NodeOutput::Update))
-                };
-                befores.push(add(
-                    format!("{name}.before_agent"),
-                    NodeFn::Sync(Box::new(f)),
-                )?);
+                let node = hook_node(m, |m, s| m.before_agent(s));
+                befores.push(add(format!("{name}.before_agent"), node)?);
             }
             if m.has_after_agent() {
-                let hook = Arc::clone(m);
-                let f = move |s: &S| -> NodeResult<S::Update> {
-                    hook.after_agent(s)
-                        .map(|u| u.map_or(NodeOutput::Nothing, NodeOutput::Update))
-                };
-                afters.push(add(
-                    format!("{name}.after_agent"),
-                    NodeFn::Sync(Box::new(f)),
-                )?);
+                let node = hook_node(m, |m, s| m.after_agent(s));
+                afters.push(add(format!("{name}.after_agent"), node)?);
             }
         }
 
@@ -271,16 +257,15 @@ impl<S: AgentState + 'static> StateGraph<S> {
                     from: from.to_owned(),
                 })
         };
-        let source = |name: &str, to: &str| -> Result<Option<usize>, GraphError> {
+        let source = |name: &str| -> Result<Option<usize>, GraphError> {
             if name == START {
                 return Ok(None);
             }
             index
                 .get(name)
                 .map(|&i| Some(i))
-                .ok_or_else(|| GraphError::UnknownNode {
+                .ok_or_else(|| GraphError::UnknownSource {
                     name: name.to_owned(),
-                    from: format!("(edge to `{to}`)"),
                 })
         };
 
@@ -288,7 +273,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
         let mut start: Vec<Edge> = Vec::new();
         for (from, to) in &self.edges {
             let target = resolve(to, from)?;
-            match source(from, to)? {
+            match source(from)? {
                 None => start.push(Edge::To(target)),
                 Some(i) => routes[i].push(Edge::To(target)),
             }
@@ -297,7 +282,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
         for (from, router) in self.routers {
             let at = routers.len();
             routers.push(router);
-            match source(&from, "a router")? {
+            match source(&from)? {
                 None => start.push(Edge::Router(at)),
                 Some(i) => routes[i].push(Edge::Router(at)),
             }
@@ -348,6 +333,21 @@ impl<S: AgentState + 'static> StateGraph<S> {
             recursion_limit: self.recursion_limit,
         })
     }
+}
+
+/// One of [`Middleware`]'s hooks, called on a middleware.
+type Hook<S> = fn(&dyn Middleware<S>, &S) -> Result<Option<<S as AgentState>::Update>, BoxError>;
+
+/// A middleware hook as a node: its `Option` of an update is what a node
+/// returning an `Option` gives.
+fn hook_node<S: AgentState + 'static>(
+    middleware: &Arc<dyn Middleware<S>>,
+    hook: Hook<S>,
+) -> NodeFn<S, S::Update> {
+    let middleware = Arc::clone(middleware);
+    NodeFn::Sync(Box::new(move |s: &S| {
+        hook(middleware.as_ref(), s).and_then(IntoNodeResult::into_node_result)
+    }))
 }
 
 /// A compiled graph: run it with [`run`](Self::run).

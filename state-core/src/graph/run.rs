@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::node::{JoinAll, NodeFn, NodeOutput, NodeResult};
 use super::{Graph, GraphError, START};
 use crate::checkpoint::{CheckpointError, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread};
-use crate::state::{AgentState, StateUpdate, StepRule};
+use crate::state::{AgentState, StepRule};
 
 /// What a run starts from.
 pub enum Input<S: AgentState> {
@@ -209,19 +209,15 @@ where
                     }),
                 }
             }
-            Sink::Saved(thread) => {
-                let nodes = || writes.iter().map(|w| w.node.clone()).collect::<Vec<_>>();
-                let names = nodes();
-                match thread.save_step(source, writes).await {
-                    Ok(_) => Ok(()),
-                    Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
-                        step,
-                        nodes: names,
-                        error,
-                    }),
-                    Err(other) => Err(GraphError::Checkpoint(other)),
-                }
-            }
+            Sink::Saved(thread) => match thread.save_writes(source, &mut writes).await {
+                Ok(_) => Ok(()),
+                Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
+                    step,
+                    nodes: writes.into_iter().map(|w| w.node).collect(),
+                    error,
+                }),
+                Err(other) => Err(GraphError::Checkpoint(other)),
+            },
         }
     }
 }
@@ -468,11 +464,4 @@ where
     }
     graph.settle(&mut next);
     Ok(next)
-}
-
-impl<U: StateUpdate> NodeWrite<U> {
-    /// Whether the write changes nothing and routes nowhere.
-    pub fn is_empty(&self) -> bool {
-        self.update.is_empty() && self.goto.is_empty()
-    }
 }
