@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use crate::ast::Container;
 use crate::attr::Reducer;
 use crate::ctxt::Ctxt;
-use crate::expand::setter_names;
+use crate::names::{setter_names, text_of};
 use crate::ty::Shape;
 
 pub fn check(cx: &Ctxt, cont: &mut Container) {
@@ -32,10 +32,10 @@ fn check_parts(cx: &Ctxt, cont: &mut Container) {
                 "a `#[state(flatten)]` part cannot be `#[cfg]`'d; put the `#[cfg]` on the part's fields instead",
             );
             field.attrs.flatten = None;
-            field.attrs.reducer = crate::attr::Reducer::Immutable;
+            field.attrs.reducer = Reducer::Immutable;
             continue;
         }
-        let ty = crate::expand::tidy(&quote::ToTokens::to_token_stream(field.ty).to_string());
+        let ty = text_of(field.ty);
         if let Some(first) = seen.get(&ty) {
             cx.error_spanned_by(
                 field.ty,
@@ -44,7 +44,7 @@ fn check_parts(cx: &Ctxt, cont: &mut Container) {
                 ),
             );
             field.attrs.flatten = None;
-            field.attrs.reducer = crate::attr::Reducer::Immutable;
+            field.attrs.reducer = Reducer::Immutable;
             continue;
         }
         seen.insert(ty, field.ident);
@@ -86,7 +86,7 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
                 format!(
                     "`#[reducer({})]` cannot serve a field of type `{}`; {what}",
                     field.reducer().name(),
-                    crate::expand::tidy(&quote::ToTokens::to_token_stream(field.ty).to_string()),
+                    text_of(field.ty),
                 ),
             );
             field.attrs.reducer = Reducer::Replace;

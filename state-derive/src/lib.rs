@@ -4,15 +4,18 @@
 //!
 //! The pipeline follows serde's: `ast` reads the input and its attributes
 //! into a borrowed intermediate form, collecting every error in a `Ctxt`;
-//! `check` applies the rules across fields; `expand` generates code, and
-//! still does when there were errors, so a mistake gives one error and not
-//! a cascade.
+//! `check` applies the rules across fields; `expand` generates code, one
+//! module per generated item, and still does when there were errors, so a
+//! mistake gives one error and not a cascade. `names` holds the names both
+//! `check` and `expand` derive from a field (its setters), so neither
+//! imports the other.
 
 mod ast;
 mod attr;
 mod check;
 mod ctxt;
 mod expand;
+mod names;
 mod ty;
 
 use proc_macro::TokenStream;

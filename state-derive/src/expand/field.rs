@@ -1,0 +1,162 @@
+//! What one field contributes to the generated items, by reducer: the type
+//! an update carries, the staged type, and the code that stages, commits
+//! and reads it.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::Ident;
+
+use crate::ast::Field;
+use crate::attr::Reducer;
+use crate::ty::generic_arg_of;
+
+/// One field as the expansion sees it: its own value with a reducer (and,
+/// unless immutable, a write), or a flattened part.
+pub(super) enum Slot {
+    Own(Option<FieldGen>),
+    Part,
+}
+
+impl Slot {
+    /// The field's write, if it is its own and updatable.
+    pub(super) fn gen(&self) -> Option<&FieldGen> {
+        match self {
+            Slot::Own(g) => g.as_ref(),
+            Slot::Part => None,
+        }
+    }
+}
+
+/// Types and code for one field, by reducer.
+pub(super) struct FieldGen {
+    /// The update struct's field type (without the outer `Option`).
+    pub write_ty: TokenStream,
+    /// What a reducer write carries besides an overwrite; `None` for
+    /// `replace`, whose write is the value itself.
+    pub partial_ty: Option<TokenStream>,
+    /// The staged struct's field type.
+    pub staged_ty: TokenStream,
+    /// Expression staging the writes in `__w`.
+    pub stage: TokenStream,
+    /// Statement committing `__staged.<field>`.
+    pub commit: TokenStream,
+    /// Reads one JSON value `__v` into the write type.
+    pub from_json: TokenStream,
+}
+
+/// `<Ty as AgentState>` for a part, spanned on the type the user wrote so
+/// a type that is not a derived state is reported there.
+pub(super) fn part_as(p: &TokenStream, f: &Field) -> TokenStream {
+    let ty = f.ty;
+    quote_spanned!(ty.span()=> <#ty as #p::AgentState>)
+}
+
+/// Types and code of an updatable field; `None` for an immutable one,
+/// which has no write, no stage and no commit.
+pub(super) fn field_gen(p: &TokenStream, field: &Field) -> Option<FieldGen> {
+    let ty = field.ty;
+    let span = ty.span();
+    Some(match field.reducer() {
+        Reducer::Immutable => return None,
+        Reducer::Replace => replace(p, field),
+        Reducer::Merge => via_trait(
+            p,
+            field,
+            "MergeField",
+            quote_spanned!(span=> <#ty as #p::MergeField>::Partial),
+            None,
+        ),
+        Reducer::Messages => via_trait(
+            p,
+            field,
+            "MessagesField",
+            quote_spanned!(span=> #p::MessageOps<<#ty as #p::MessagesField>::Message>),
+            // In where-clauses of generic states, a spelled-out message type
+            // (`Messages<M>`) makes a bound rustc can match without
+            // normalizing `<Messages<M> as MessagesField>::Message`.
+            generic_arg_of(ty, &["Messages", "Vec"]).map(|m| quote!(#p::MessageOps<#m>)),
+        ),
+        Reducer::Union => via_trait(
+            p,
+            field,
+            "UnionField",
+            quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::UnionField>::Item>),
+            None,
+        ),
+        Reducer::Append => via_trait(
+            p,
+            field,
+            "AppendField",
+            quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::AppendField>::Item>),
+            None,
+        ),
+        Reducer::With { path, update } => with(p, field, path, update.as_deref()),
+    })
+}
+
+/// `replace`: the write is the value; a second write in a superstep is
+/// refused when staged.
+fn replace(p: &TokenStream, field: &Field) -> FieldGen {
+    let ty = field.ty;
+    let ident = field.ident;
+    let json = &field.json_name;
+    FieldGen {
+        write_ty: quote!(#ty),
+        partial_ty: None,
+        staged_ty: quote!(::core::option::Option<#ty>),
+        stage: quote!(#p::stage_replace(__w, __rule)),
+        commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
+        from_json: quote!(#p::value_from_json(#json, __v)),
+    }
+}
+
+/// A reducer served by a runtime trait (`MergeField`, `MessagesField`,
+/// ..): the write carries `partial` or an overwrite, and the trait's
+/// `stage` and `commit` do the work. `bound_partial` replaces `partial` in
+/// where-clauses when it reads better there.
+fn via_trait(
+    p: &TokenStream,
+    field: &Field,
+    trait_name: &str,
+    partial: TokenStream,
+    bound_partial: Option<TokenStream>,
+) -> FieldGen {
+    let ty = field.ty;
+    let ident = field.ident;
+    let json = &field.json_name;
+    let span = ty.span();
+    let tr = Ident::new(trait_name, span);
+    let tr = quote_spanned!(span=> #p::#tr);
+    FieldGen {
+        write_ty: quote!(#p::FieldWrite<#ty, #partial>),
+        partial_ty: Some(bound_partial.unwrap_or(partial)),
+        staged_ty: quote_spanned!(span=> #p::FieldStage<#ty, <#ty as #tr>::Staged>),
+        stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, __w, __rule, <#ty as #tr>::stage)),
+        commit: quote_spanned!(span=> #p::commit_writes(&mut self.#ident, __staged.#ident, <#ty as #tr>::commit)),
+        from_json: quote!(#p::write_from_json(#json, __v)),
+    }
+}
+
+/// `with = path`: the user's function folds each write into the value.
+fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::Type>) -> FieldGen {
+    let ty = field.ty;
+    let ident = field.ident;
+    let json = &field.json_name;
+    let input = update.map_or_else(|| ty.to_token_stream(), ToTokens::to_token_stream);
+    // Spanned on the path: a function of the wrong signature is reported
+    // on the attribute that names it.
+    let pspan = path.span();
+    FieldGen {
+        write_ty: quote!(#p::FieldWrite<#ty, #input>),
+        partial_ty: Some(input.clone()),
+        staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
+        stage: quote_spanned! {pspan=>
+            #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
+                #p::stage_with(__cur, __ws, #path)
+            })
+        },
+        commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
+        from_json: quote!(#p::write_from_json(#json, __v)),
+    }
+}

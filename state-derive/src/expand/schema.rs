@@ -1,0 +1,121 @@
+//! The body of `AgentState::schema()`: every field with its JSON name,
+//! Rust type, reducer, default, doc, visibility and owner, a part's fields
+//! through the part's own schema.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Expansion, Slot};
+use crate::ast::Field;
+use crate::attr::Reducer;
+use crate::names::text_of;
+
+/// The statements of `schema()`, after the name checks of a generic state.
+pub(super) fn schema_body(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
+    let p = &ex.p;
+    let state_name = ex.cont.ident.to_string();
+    let state_doc = &ex.cont.doc;
+    let fields = ex.slots.iter().map(|(f, s)| match s {
+        Slot::Part => part_schema(ex, f),
+        Slot::Own(_) => field_schema(ex, f),
+    });
+    quote! {
+        #inline_checks
+        static __SCHEMA: ::std::sync::OnceLock<#p::StateSchema> = ::std::sync::OnceLock::new();
+        __SCHEMA.get_or_init(|| {
+            let mut __fields = ::std::vec::Vec::new();
+            let mut __parts: ::std::vec::Vec<#p::PartSchema> = ::std::vec::Vec::new();
+            #(#fields)*
+            #p::StateSchema {
+                name: #state_name,
+                doc: #state_doc,
+                fields: __fields,
+                parts: __parts,
+            }
+        })
+    }
+}
+
+/// A part: its fields, with the part's visibility applied on top, and
+/// its `PartSchema`.
+fn part_schema(ex: &Expansion, f: &Field) -> TokenStream {
+    let p = &ex.p;
+    let rust_name = &f.plain_name;
+    let visibility = visibility(p, f);
+    let pa = ex.part_as(f);
+    let doc = &f.doc;
+    quote! {
+        {
+            let __ps = #pa::schema();
+            __fields.extend(#p::part_fields(#rust_name, #visibility, __ps));
+            __parts.push(#p::PartSchema {
+                field: #rust_name,
+                state: __ps.name,
+                doc: #p::part_doc(#doc, __ps),
+                visibility: #visibility,
+            });
+        }
+    }
+}
+
+/// An own field's `FieldSchema`.
+fn field_schema(ex: &Expansion, f: &Field) -> TokenStream {
+    let p = &ex.p;
+    let cfgs = &f.cfgs;
+    let rust_name = &f.plain_name;
+    let visibility = visibility(p, f);
+    let json = &f.json_name;
+    let ty = text_of(f.ty);
+    let kind = reducer_kind(p, f);
+    let doc = &f.doc;
+    let state_name = ex.cont.ident.to_string();
+    let default = match &f.attrs.default {
+        Some(expr) => {
+            let text = text_of(expr);
+            quote!(::core::option::Option::Some(#text))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        #(#cfgs)*
+        __fields.push(#p::FieldSchema {
+            name: #json,
+            rust_name: #rust_name,
+            ty: #ty,
+            reducer: #kind,
+            default: #default,
+            doc: #doc,
+            visibility: #visibility,
+            owner: #state_name,
+            part: ::core::option::Option::None,
+        });
+    }
+}
+
+/// The schema's `ReducerKind` of a field.
+fn reducer_kind(p: &TokenStream, field: &Field) -> TokenStream {
+    let kind = match field.reducer() {
+        Reducer::Replace => quote!(Replace),
+        Reducer::Immutable => quote!(Immutable),
+        Reducer::Merge => quote!(Merge),
+        Reducer::Messages => quote!(Messages),
+        Reducer::Union => quote!(Union),
+        Reducer::Append => quote!(Append),
+        Reducer::With { path, .. } => {
+            let path_str = text_of(path);
+            quote!(With(#path_str))
+        }
+    };
+    quote!(#p::ReducerKind::#kind)
+}
+
+/// The schema's `Visibility` of a field as declared on it.
+fn visibility(p: &TokenStream, f: &Field) -> TokenStream {
+    let v = match (f.attrs.omit_from_input, f.attrs.omit_from_output) {
+        (false, false) => quote!(Public),
+        (true, false) => quote!(OmitFromInput),
+        (false, true) => quote!(OmitFromOutput),
+        (true, true) => quote!(Private),
+    };
+    quote!(#p::Visibility::#v)
+}
