@@ -13,11 +13,14 @@
 //! ```
 //!
 //! Options (or environment variables): `--rounds N` (`DEBATE_ROUNDS`,
-//! default 3), `--db PATH` (`DEBATE_DB`, default `target/debate.db`),
+//! default 3), `--db PATH` (`DEBATE_DB`, default `debate.db` in the target
+//! directory Cargo built the example into: `target/`, or where
+//! `CARGO_TARGET_DIR` points; the program prints the path it uses),
 //! `--thread ID` (`DEBATE_THREAD`, default `debate`), `--steps N` supersteps
 //! per run before it stops as an interrupted run would (`DEBATE_STEPS`,
 //! default 7: the input and two rounds).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_state::checkpoint::block_on;
@@ -164,7 +167,8 @@ fn options() -> Result<Options, String> {
     let env =
         |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_owned());
     let mut rounds = env("DEBATE_ROUNDS", "3");
-    let mut db = env("DEBATE_DB", "target/debate.db");
+    let mut db =
+        std::env::var("DEBATE_DB").unwrap_or_else(|_| default_db().to_string_lossy().into_owned());
     let mut thread = env("DEBATE_THREAD", "debate");
     let mut steps = env("DEBATE_STEPS", "7");
     let mut args = std::env::args().skip(1);
@@ -194,6 +198,26 @@ fn options() -> Result<Options, String> {
             .parse()
             .map_err(|e| format!("--steps `{steps}`: {e}"))?,
     })
+}
+
+/// `debate.db` in the target directory Cargo built this example into: the
+/// executable is `<target>/<profile>/examples/debate`. So `cargo clean`
+/// removes it, and a checkout whose builds go to `CARGO_TARGET_DIR` never
+/// finds a stale `./target/debate.db`. Outside Cargo's layout, the
+/// `CARGO_TARGET_DIR` the example was built with, else `target/` of this
+/// package.
+fn default_db() -> PathBuf {
+    let from_exe = std::env::current_exe().ok().and_then(|exe| {
+        let examples = exe.parent()?;
+        if examples.file_name()? != "examples" {
+            return None;
+        }
+        Some(examples.parent()?.parent()?.to_path_buf())
+    });
+    from_exe
+        .or_else(|| option_env!("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join("debate.db")
 }
 
 fn print_step(e: &StepEvent<'_, DebateState>) {

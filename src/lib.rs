@@ -189,6 +189,7 @@
 //! pub enum Client { Portal, Matrix, Slack }
 //! ```
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod base;
 
@@ -208,6 +209,7 @@ pub use agent_state_core::__private::serde_json;
 /// `JsonSchema` with no extra dependency line
 /// (`#[schemars(crate = "agent_state::schemars")]`).
 #[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use agent_state_core::json_schema::schemars;
 
 /// README.md's examples, compiled and run as doctests.

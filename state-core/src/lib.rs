@@ -15,12 +15,14 @@
 //! assert!(history.is_empty());
 //! ```
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod checkpoint;
 pub mod error;
 pub mod graph;
 mod id;
 #[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub mod json_schema;
 pub mod message;
 pub mod messages;
@@ -50,3 +52,8 @@ pub use schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
 pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, StepRule, Stored};
 pub use write::{FieldWrite, OVERWRITE_KEY};
 pub use writes::Writes;
+
+/// README.md's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

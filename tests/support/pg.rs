@@ -1,6 +1,6 @@
 //! A throwaway PostgreSQL server for the tests, started once per test
-//! binary from the server binaries of Debian's `postgresql` package (or
-//! `AGENT_STATE_PG_URL`, to use a server of your own).
+//! binary from the server binaries found on this machine (Linux or macOS:
+//! see [`bin_dir`]), or `AGENT_STATE_PG_URL`, to use a server of your own.
 //!
 //! It listens on a Unix socket in its own directory only, so it never
 //! clashes with another server, and a watchdog process stops it and removes
@@ -16,28 +16,104 @@ pub fn url() -> &'static str {
     URL.get_or_init(|| std::env::var("AGENT_STATE_PG_URL").unwrap_or_else(|_| start()))
 }
 
+/// The directory of the server binaries (`initdb` and `pg_ctl`): the first
+/// that has both among `PATH`, `pg_config --bindir`, Debian's
+/// `/usr/lib/postgresql/<major>/bin`, the PostgreSQL project's RPMs'
+/// `/usr/pgsql-<major>/bin`, Homebrew's `opt/postgresql@<major>/bin` (Apple
+/// silicon and Intel prefixes) and Postgres.app, newest major first.
 fn bin_dir() -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut candidates: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    candidates.extend(pg_config_bindir());
+    candidates.extend(by_major("/usr/lib/postgresql", ""));
+    candidates.extend(by_major("/usr", "pgsql-"));
+    candidates.extend(by_major("/opt/homebrew/opt", "postgresql"));
+    candidates.extend(by_major("/usr/local/opt", "postgresql"));
+    candidates.extend(by_major("/Applications/Postgres.app/Contents/Versions", ""));
+    candidates
+        .into_iter()
+        .find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
+        .unwrap_or_else(|| panic!("{NOT_FOUND}"))
+}
+
+/// What to do when no server binaries are found, in one line.
+const NOT_FOUND: &str = "the PostgreSQL tests need the server binaries initdb and pg_ctl \
+    (not found on PATH, through pg_config, in /usr/lib/postgresql/*/bin or Homebrew's \
+    opt/postgresql*/bin): install PostgreSQL (Debian/Ubuntu: apt-get install postgresql; \
+    Fedora: dnf install postgresql-server; macOS: brew install postgresql@17), or set \
+    AGENT_STATE_PG_URL to a running server's connection string";
+
+/// What `pg_config --bindir` says, when `pg_config` is on `PATH`.
+fn pg_config_bindir() -> Option<PathBuf> {
+    let out = Command::new("pg_config")
+        .arg("--bindir")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(out.stdout).ok()?;
+    (out.status.success() && !dir.trim().is_empty()).then(|| PathBuf::from(dir.trim()))
+}
+
+/// The `bin` directories of `parent/<prefix><major>` (also `<prefix>@<major>`
+/// and `<prefix>-<major>`), newest major first; an entry without a number
+/// comes last.
+fn by_major(parent: &str, prefix: &str) -> Vec<PathBuf> {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(parent)
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| e.path().join("bin"))
-        .filter(|bin| bin.join("initdb").exists() && bin.join("pg_ctl").exists())
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let major = major_of(name.strip_prefix(prefix)?);
+            Some((major, entry.path().join("bin")))
+        })
         .collect();
-    // The newest major version, by its number.
-    found.sort_by_key(|p| {
-        p.parent()
-            .and_then(|v| v.file_name())
-            .and_then(|v| v.to_str())
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0)
-    });
-    found.pop().unwrap_or_else(|| {
-        panic!(
-            "the PostgreSQL tests need the server binaries: install Debian's `postgresql` \
-             package (.ci/run does), or set AGENT_STATE_PG_URL to a server's connection string"
-        )
-    })
+    found.sort_by_key(|(major, _)| std::cmp::Reverse(*major));
+    found.into_iter().map(|(_, dir)| dir).collect()
+}
+
+/// `16` for `16`, `@16`, `-16` or `@9.6` → `9`; `0` for no number.
+fn major_of(rest: &str) -> u32 {
+    rest.trim_start_matches(['@', '-'])
+        .split('.')
+        .next()
+        .and_then(|major| major.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn majors_sort_newest_first_whatever_the_spelling() {
+    assert_eq!(major_of("16"), 16);
+    assert_eq!(major_of("@17"), 17);
+    assert_eq!(major_of("@9.6"), 9);
+    assert_eq!(major_of("-15"), 15);
+    assert_eq!(major_of(""), 0);
+    assert_eq!(major_of("-common"), 0);
+    assert!(!NOT_FOUND.contains('\n'), "the error is one line");
+    let dir = std::env::temp_dir().join(format!("agent-state-pg-majors-{}", std::process::id()));
+    for name in [
+        "postgresql@9.6",
+        "postgresql@17",
+        "postgresql",
+        "postgresql@16",
+    ] {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+    }
+    let order = by_major(dir.to_str().unwrap(), "postgresql");
+    let names: Vec<_> = order
+        .iter()
+        .map(|p| p.parent().unwrap().file_name().unwrap().to_str().unwrap())
+        .collect();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        names,
+        [
+            "postgresql@17",
+            "postgresql@16",
+            "postgresql@9.6",
+            "postgresql"
+        ]
+    );
 }
 
 fn is_root() -> bool {
