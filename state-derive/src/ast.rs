@@ -61,39 +61,7 @@ impl<'a> Container<'a> {
     /// Reads the input; `None` (with the error in `cx`) for anything but a
     /// struct with named fields.
     pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
-        let named = match &input.data {
-            syn::Data::Struct(data) => match &data.fields {
-                syn::Fields::Named(named) => named,
-                syn::Fields::Unnamed(_) => {
-                    cx.error_spanned_by(
-                        &input.ident,
-                        "`AgentState` needs a struct with named fields: each field is a channel with a name; this is a tuple struct",
-                    );
-                    return None;
-                }
-                syn::Fields::Unit => {
-                    cx.error_spanned_by(
-                        &input.ident,
-                        "`AgentState` needs a struct with named fields: each field is a channel with a name; this is a unit struct",
-                    );
-                    return None;
-                }
-            },
-            syn::Data::Enum(data) => {
-                cx.syn_error(syn::Error::new(
-                    data.enum_token.span,
-                    "`AgentState` can only be derived for a struct with named fields, not an enum",
-                ));
-                return None;
-            }
-            syn::Data::Union(data) => {
-                cx.syn_error(syn::Error::new(
-                    data.union_token.span,
-                    "`AgentState` can only be derived for a struct with named fields, not a union",
-                ));
-                return None;
-            }
-        };
+        let named = named_fields(cx, input)?;
         let attrs = attr::container_attrs(cx, &input.attrs);
         let rename_all = attrs.rename_all;
         let fields = named
@@ -131,5 +99,43 @@ impl<'a> Container<'a> {
             attrs,
             fields,
         })
+    }
+}
+
+/// The named fields of a struct; `None`, with the error in `cx`, for
+/// anything else.
+fn named_fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<&'a syn::FieldsNamed> {
+    match &input.data {
+        syn::Data::Struct(data) => match &data.fields {
+            syn::Fields::Named(named) => Some(named),
+            syn::Fields::Unnamed(_) => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    "`AgentState` needs a struct with named fields: each field is a channel with a name; this is a tuple struct",
+                );
+                None
+            }
+            syn::Fields::Unit => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    "`AgentState` needs a struct with named fields: each field is a channel with a name; this is a unit struct",
+                );
+                None
+            }
+        },
+        syn::Data::Enum(data) => {
+            cx.syn_error(syn::Error::new(
+                data.enum_token.span,
+                "`AgentState` can only be derived for a struct with named fields, not an enum",
+            ));
+            None
+        }
+        syn::Data::Union(data) => {
+            cx.syn_error(syn::Error::new(
+                data.union_token.span,
+                "`AgentState` can only be derived for a struct with named fields, not a union",
+            ));
+            None
+        }
     }
 }

@@ -125,6 +125,31 @@ fn parse_lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
     meta.value()?.parse::<LitStr>()
 }
 
+/// An error unless the key stands alone (`flatten`, not `flatten = x`).
+fn no_value(meta: &ParseNestedMeta, name: &str) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+        return Err(meta.error(format!("`{name}` takes no value")));
+    }
+    Ok(())
+}
+
+/// The key for an "unknown .." error: `` `name` ``, or `this` for a path.
+fn key_name(meta: &ParseNestedMeta) -> String {
+    meta.path
+        .get_ident()
+        .map_or_else(|| "this".to_owned(), |i| format!("`{i}`"))
+}
+
+/// A path given bare or as a string: `with = f`, `crate = "::x"`.
+fn parse_path(meta: &ParseNestedMeta) -> syn::Result<Path> {
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        value.parse::<LitStr>()?.parse()
+    } else {
+        value.parse()
+    }
+}
+
 /// Parses the field's `#[reducer]` and `#[state]` attributes. Errors go to
 /// `cx`; a field with a bad attribute still gets usable attrs (the bad part
 /// ignored) so expansion can go on and the user sees only the real error.
@@ -200,25 +225,8 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
     let mut with_update: Option<(Box<Type>, Span)> = None;
     let result = attr.parse_nested_meta(|meta| {
         let span = meta.path.span();
-        let simple = if meta.path.is_ident("replace") {
-            Some(Reducer::Replace)
-        } else if meta.path.is_ident("merge") {
-            Some(Reducer::Merge)
-        } else if meta.path.is_ident("messages") {
-            Some(Reducer::Messages)
-        } else if meta.path.is_ident("union") {
-            Some(Reducer::Union)
-        } else if meta.path.is_ident("append") {
-            Some(Reducer::Append)
-        } else if meta.path.is_ident("immutable") {
-            Some(Reducer::Immutable)
-        } else {
-            None
-        };
-        if let Some(reducer) = simple {
-            if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
-                return Err(meta.error(format!("`{}` takes no value", reducer.name())));
-            }
+        if let Some(reducer) = simple_reducer(&meta.path) {
+            no_value(&meta, reducer.name())?;
             set(cx, span, reducer);
             return Ok(());
         }
@@ -237,10 +245,7 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
             with_update = Some((Box::new(ty), span));
             return Ok(());
         }
-        let name = meta
-            .path
-            .get_ident()
-            .map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
+        let name = key_name(&meta);
         Err(meta.error(format!("unknown reducer {name}; expected {REDUCERS}")))
     });
     if let Err(err) = result {
@@ -251,6 +256,11 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
         // user has not made yet; `replace` compiles for any type.
         out.reducer = Reducer::Replace;
     }
+    attach_update_type(cx, out, with_update);
+}
+
+/// `update = Type` completes `with = path`; anywhere else it is an error.
+fn attach_update_type(cx: &Ctxt, out: &mut FieldAttrs, with_update: Option<(Box<Type>, Span)>) {
     if let Some((ty, span)) = with_update {
         match &mut out.reducer {
             Reducer::With { update, .. } => *update = Some(ty),
@@ -262,6 +272,20 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
     }
 }
 
+/// The reducers written as a bare name.
+fn simple_reducer(path: &Path) -> Option<Reducer> {
+    [
+        ("replace", Reducer::Replace),
+        ("merge", Reducer::Merge),
+        ("messages", Reducer::Messages),
+        ("union", Reducer::Union),
+        ("append", Reducer::Append),
+        ("immutable", Reducer::Immutable),
+    ]
+    .into_iter()
+    .find_map(|(name, reducer)| path.is_ident(name).then_some(reducer))
+}
+
 fn parse_field_state(
     cx: &Ctxt,
     attr: &Attribute,
@@ -269,14 +293,8 @@ fn parse_field_state(
     rename_span: &mut Option<Span>,
 ) {
     let result = attr.parse_nested_meta(|meta| {
-        let flag = |meta: &ParseNestedMeta, name: &str| -> syn::Result<()> {
-            if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
-                return Err(meta.error(format!("`{name}` takes no value")));
-            }
-            Ok(())
-        };
         if meta.path.is_ident("flatten") {
-            flag(&meta, "flatten")?;
+            no_value(&meta, "flatten")?;
             if out.flatten.is_some() {
                 return Err(meta.error("duplicate `flatten`"));
             }
@@ -289,7 +307,7 @@ fn parse_field_state(
             ("private", true, true),
         ] {
             if meta.path.is_ident(name) {
-                flag(&meta, name)?;
+                no_value(&meta, name)?;
                 out.omit_from_input |= input;
                 out.omit_from_output |= output;
                 return Ok(());
@@ -311,10 +329,7 @@ fn parse_field_state(
             *rename_span = Some(meta.path.span());
             Ok(())
         } else {
-            let name = meta
-                .path
-                .get_ident()
-                .map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
+            let name = key_name(&meta);
             Err(meta.error(format!(
                 "unknown field attribute {name}; `#[state(..)]` on a field takes {FIELD_KEYS}"
             )))
@@ -342,71 +357,84 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
         if !attr.path().is_ident("state") {
             continue;
         }
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                let value = meta.value()?;
-                let path: Path = if value.peek(LitStr) {
-                    value.parse::<LitStr>()?.parse()?
-                } else {
-                    value.parse()?
-                };
-                let absolute = path.leading_colon.is_some()
-                    || path.segments.first().is_some_and(|s| s.ident == "crate" || s.ident == "$crate");
-                if !absolute {
-                    return Err(syn::Error::new_spanned(
-                        &path,
-                        "`crate` must be an absolute path, such as `::agent_state` or `crate::reexports::agent_state`, so generated code finds it from any module",
-                    ));
-                }
-                out.krate = Some(path);
-                Ok(())
-            } else if meta.path.is_ident("rename_all") {
-                let lit = parse_lit_str(&meta)?;
-                match RenameRule::ALL.iter().find(|(name, _)| *name == lit.value()) {
-                    Some((_, rule)) => out.rename_all = Some(*rule),
-                    None => {
-                        let names: Vec<String> = RenameRule::ALL.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-                        return Err(syn::Error::new_spanned(
-                            &lit,
-                            format!("unknown `rename_all` rule; expected one of {}", names.join(", ")),
-                        ));
-                    }
-                }
-                Ok(())
-            } else if meta.path.is_ident("version") {
-                let lit: LitInt = meta.value()?.parse()?;
-                match lit.base10_parse::<u32>() {
-                    Ok(v) if v >= 1 => out.version = Some(lit),
-                    _ => return Err(syn::Error::new_spanned(&lit, "`version` is a `u32` of at least 1")),
-                }
-                Ok(())
-            } else if meta.path.is_ident("migrate") {
-                let value = meta.value()?;
-                let path: Path = if value.peek(LitStr) {
-                    value.parse::<LitStr>()?.parse()?
-                } else {
-                    value.parse()?
-                };
-                out.migrate = Some(path);
-                Ok(())
-            } else if meta.path.is_ident("json_schema") {
-                if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
-                    return Err(meta.error("`json_schema` takes no value"));
-                }
-                out.json_schema = true;
-                Ok(())
-            } else {
-                let name = meta.path.get_ident().map_or_else(|| "this".to_owned(), |i| format!("`{i}`"));
-                Err(meta.error(format!(
-                    "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`"
-                )))
-            }
-        });
-        if let Err(err) = result {
+        if let Err(err) = attr.parse_nested_meta(|meta| container_key(&meta, &mut out)) {
             cx.syn_error(err);
         }
     }
     out
+}
+
+/// One key of the struct's `#[state(..)]`.
+fn container_key(meta: &ParseNestedMeta, out: &mut ContainerAttrs) -> syn::Result<()> {
+    if meta.path.is_ident("crate") {
+        out.krate = Some(crate_path(meta)?);
+    } else if meta.path.is_ident("rename_all") {
+        out.rename_all = Some(rename_rule(meta)?);
+    } else if meta.path.is_ident("version") {
+        let lit: LitInt = meta.value()?.parse()?;
+        match lit.base10_parse::<u32>() {
+            Ok(v) if v >= 1 => out.version = Some(lit),
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    &lit,
+                    "`version` is a `u32` of at least 1",
+                ))
+            }
+        }
+    } else if meta.path.is_ident("migrate") {
+        out.migrate = Some(parse_path(meta)?);
+    } else if meta.path.is_ident("json_schema") {
+        no_value(meta, "json_schema")?;
+        out.json_schema = true;
+    } else {
+        let name = key_name(meta);
+        return Err(meta.error(format!(
+            "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`"
+        )));
+    }
+    Ok(())
+}
+
+/// `crate = path`, which must be absolute so generated code finds it from
+/// any module.
+fn crate_path(meta: &ParseNestedMeta) -> syn::Result<Path> {
+    let path = parse_path(meta)?;
+    let absolute = path.leading_colon.is_some()
+        || path
+            .segments
+            .first()
+            .is_some_and(|s| s.ident == "crate" || s.ident == "$crate");
+    if !absolute {
+        return Err(syn::Error::new_spanned(
+            &path,
+            "`crate` must be an absolute path, such as `::agent_state` or `crate::reexports::agent_state`, so generated code finds it from any module",
+        ));
+    }
+    Ok(path)
+}
+
+/// `rename_all = ".."`: one of [`RenameRule::ALL`].
+fn rename_rule(meta: &ParseNestedMeta) -> syn::Result<RenameRule> {
+    let lit = parse_lit_str(meta)?;
+    match RenameRule::ALL
+        .iter()
+        .find(|(name, _)| *name == lit.value())
+    {
+        Some((_, rule)) => Ok(*rule),
+        None => {
+            let names: Vec<String> = RenameRule::ALL
+                .iter()
+                .map(|(n, _)| format!("\"{n}\""))
+                .collect();
+            Err(syn::Error::new_spanned(
+                &lit,
+                format!(
+                    "unknown `rename_all` rule; expected one of {}",
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
 }
 
 /// The doc comment of an item, one leading space per line removed.

@@ -5,12 +5,12 @@
 //! | [`update`] | `FooUpdate`, its `Default`, `new` and `impl StateUpdate` |
 //! | [`setters`] | the methods of `FooUpdate` and `FooInput`, per reducer |
 //! | [`input`] | `FooInput`, `From<FooInput> for FooUpdate`, `impl StateInput` |
-//! | [`staged`] | `FooStaged`, and the `stage` and `commit` bodies |
+//! | [`staged`] | `FooStaged`, and the `stage` and `commit` methods |
 //! | [`state`] | `impl AgentState for Foo` and `impl MergeField for Foo` |
 //! | [`parts`] | `FIELD_NAMES`, the name-clash checks, `impl HasPart<P> for Foo` |
 //! | [`json`] | the `from_json` and `serialize_fields` bodies of the three |
 //! | [`serde`] | `Serialize` and `Deserialize` of the three, through those |
-//! | [`schema`] | the `schema()` body |
+//! | [`schema`] | the `schema()` method |
 //! | [`defaults`] | `impl Default for Foo` and each field's default |
 //! | [`json_schema`] | `JsonSchema` impls, with `#[state(json_schema)]` |
 //!

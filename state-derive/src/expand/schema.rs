@@ -1,4 +1,4 @@
-//! The body of `AgentState::schema()`: every field with its JSON name,
+//! `AgentState::schema()`: every field with its JSON name,
 //! Rust type, reducer, default, doc, visibility and owner, a part's fields
 //! through the part's own schema.
 
@@ -10,8 +10,9 @@ use crate::ast::Field;
 use crate::attr::Reducer;
 use crate::names::text_of;
 
-/// The statements of `schema()`, after the name checks of a generic state.
-pub(super) fn schema_body(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
+/// `AgentState::schema()`, built once, after the name checks of a generic
+/// state.
+pub(super) fn schema_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
     let p = &ex.p;
     let state_name = ex.cont.ident.to_string();
     let state_doc = &ex.cont.doc;
@@ -20,19 +21,21 @@ pub(super) fn schema_body(ex: &Expansion, inline_checks: &TokenStream) -> TokenS
         Slot::Own(_) => field_schema(ex, f),
     });
     quote! {
-        #inline_checks
-        static __SCHEMA: ::std::sync::OnceLock<#p::StateSchema> = ::std::sync::OnceLock::new();
-        __SCHEMA.get_or_init(|| {
-            let mut __fields = ::std::vec::Vec::new();
-            let mut __parts: ::std::vec::Vec<#p::PartSchema> = ::std::vec::Vec::new();
-            #(#fields)*
-            #p::StateSchema {
-                name: #state_name,
-                doc: #state_doc,
-                fields: __fields,
-                parts: __parts,
-            }
-        })
+        fn schema() -> &'static #p::StateSchema {
+            #inline_checks
+            static __SCHEMA: ::std::sync::OnceLock<#p::StateSchema> = ::std::sync::OnceLock::new();
+            __SCHEMA.get_or_init(|| {
+                let mut __fields = ::std::vec::Vec::new();
+                let mut __parts: ::std::vec::Vec<#p::PartSchema> = ::std::vec::Vec::new();
+                #(#fields)*
+                #p::StateSchema {
+                    name: #state_name,
+                    doc: #state_doc,
+                    fields: __fields,
+                    parts: __parts,
+                }
+            })
+        }
     }
 }
 

@@ -46,10 +46,11 @@ pub(super) fn item(ex: &Expansion) -> TokenStream {
     }
 }
 
-/// The body of `stage`: one list of writes per field, filled from each
+/// `AgentState::stage`: one list of writes per field, filled from each
 /// update, then each list staged by the field's reducer. An error names
 /// the field and returns before anything is written.
-pub(super) fn stage_body(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
+pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
+    let p = &ex.p;
     let staged = &ex.staged;
     let marker_init = ex.marker_init();
     let write_lists = write_lists(ex);
@@ -65,13 +66,22 @@ pub(super) fn stage_body(ex: &Expansion, inline_checks: &TokenStream) -> TokenSt
         }
     });
     quote! {
-        #inline_checks
-        #(#write_lists)*
-        for __u in __updates {
-            #(#collect)*
+        fn stage<__I>(
+            &self,
+            __updates: __I,
+            __rule: #p::StepRule,
+        ) -> ::core::result::Result<Self::Staged, #p::StateError>
+        where
+            __I: ::core::iter::IntoIterator<Item = Self::Update>,
+        {
+            #inline_checks
+            #(#write_lists)*
+            for __u in __updates {
+                #(#collect)*
+            }
+            #(#stage)*
+            ::core::result::Result::Ok(#staged { #(#init)* #marker_init })
         }
-        #(#stage)*
-        ::core::result::Result::Ok(#staged { #(#init)* #marker_init })
     }
 }
 
@@ -152,9 +162,9 @@ fn stage_fields(ex: &Expansion) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The body of `commit`: each field's staged change written, each part's
+/// `AgentState::commit`: each field's staged change written, each part's
 /// staged step committed.
-pub(super) fn commit_body(ex: &Expansion) -> TokenStream {
+pub(super) fn commit_fn(ex: &Expansion) -> TokenStream {
     let commits = ex.slots.iter().filter_map(|(f, s)| {
         let cfgs = &f.cfgs;
         let name = f.ident;
@@ -170,5 +180,9 @@ pub(super) fn commit_body(ex: &Expansion) -> TokenStream {
             }
         }
     });
-    quote!(#(#commits)*)
+    quote! {
+        fn commit(&mut self, __staged: Self::Staged) {
+            #(#commits)*
+        }
+    }
 }

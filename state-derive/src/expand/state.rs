@@ -19,9 +19,9 @@ pub(super) fn agent_state_impl(ex: &Expansion) -> TokenStream {
     let (version, migrate) = versioning(ex);
     let field_names = parts::field_names(ex);
     let inline_checks = parts::inline_checks(ex);
-    let schema = schema::schema_body(ex, &inline_checks);
-    let stage = staged::stage_body(ex, &inline_checks);
-    let commit = staged::commit_body(ex);
+    let schema = schema::schema_fn(ex, &inline_checks);
+    let stage = staged::stage_fn(ex, &inline_checks);
+    let commit = staged::commit_fn(ex);
     let from_json = json::state_from_json(ex);
     let has_field = has_field(ex);
     let ser = json::state_serialize_fields(ex);
@@ -36,24 +36,11 @@ pub(super) fn agent_state_impl(ex: &Expansion) -> TokenStream {
 
             const FIELD_NAMES: #p::FieldNames = #field_names;
 
-            fn schema() -> &'static #p::StateSchema {
-                #schema
-            }
+            #schema
 
-            fn stage<__I>(
-                &self,
-                __updates: __I,
-                __rule: #p::StepRule,
-            ) -> ::core::result::Result<Self::Staged, #p::StateError>
-            where
-                __I: ::core::iter::IntoIterator<Item = Self::Update>,
-            {
-                #stage
-            }
+            #stage
 
-            fn commit(&mut self, __staged: Self::Staged) {
-                #commit
-            }
+            #commit
 
             fn from_json(__value: #p::serde_json::Value) -> ::core::result::Result<Self, #p::StateError> {
                 #from_json
