@@ -16,6 +16,9 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "agent")]
+pub mod agent;
+pub mod base;
 pub mod checkpoint;
 pub mod error;
 pub mod graph;
