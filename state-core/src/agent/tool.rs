@@ -429,10 +429,18 @@ pub fn schema_of<A: JsonSchema>() -> Value {
 
 fn read_args<A: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<A, ToolError> {
     let value = Value::Object(args);
-    A::deserialize(&value).map_err(|error| ToolError::InvalidArguments {
-        tool: tool.to_owned(),
-        args: value.clone(),
-        error: error.to_string(),
+    serde_path_to_error::deserialize(&value).map_err(|error| {
+        let path = error.path().to_string();
+        let error = if path == "." {
+            error.into_inner().to_string()
+        } else {
+            format!("at `{path}`: {}", error.into_inner())
+        };
+        ToolError::InvalidArguments {
+            tool: tool.to_owned(),
+            args: value.clone(),
+            error,
+        }
     })
 }
 
