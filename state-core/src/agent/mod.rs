@@ -49,6 +49,8 @@
 mod middleware;
 mod model;
 mod nodes;
+#[cfg(feature = "openai")]
+pub mod openai;
 mod scripted;
 mod tool;
 mod tools_node;
