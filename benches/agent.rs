@@ -54,7 +54,10 @@ struct Lookup {
 }
 
 fn ai_count(messages: &[Message]) -> usize {
-    messages.iter().filter(|m| m.kind == MessageType::Ai).count()
+    messages
+        .iter()
+        .filter(|m| m.kind == MessageType::Ai)
+        .count()
 }
 
 /// The script: two lookups per turn until the last.
@@ -91,8 +94,9 @@ impl AgentMiddleware<Bench> for Counter {
 
 struct Prompt;
 
-type ModelFuture<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>>;
+type ModelFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>,
+>;
 
 impl AgentMiddleware<Bench> for Prompt {
     fn name(&self) -> &str {
@@ -109,16 +113,21 @@ impl AgentMiddleware<Bench> for Prompt {
         handler: ModelHandler<'a, Bench>,
     ) -> ModelFuture<'a> {
         let turn = ai_count(request.messages());
-        let prompt = format!("{} (turn {turn})", request.system_prompt().unwrap_or_default());
+        let prompt = format!(
+            "{} (turn {turn})",
+            request.system_prompt().unwrap_or_default()
+        );
         handler.call(request.with_system_prompt(prompt))
     }
 }
 
 fn agent(mode: &str, turns: usize) -> Graph<Bench> {
     let model = FnModel(move |r: &ModelRequest<Bench>| Ok(reply(turns, r.messages())));
-    let lookup = FnTool::sync("lookup", "Looks a key up.", |a: Lookup, _: &ToolRuntime<Bench>| {
-        format!("value of {}", a.key)
-    });
+    let lookup = FnTool::sync(
+        "lookup",
+        "Looks a key up.",
+        |a: Lookup, _: &ToolRuntime<Bench>| format!("value of {}", a.key),
+    );
     let mut builder = create_agent(model)
         .system_prompt("You look things up.")
         .tool(lookup)
@@ -157,10 +166,18 @@ fn main() {
         match arg.as_str() {
             "--turns" => {
                 let list = args.next().expect("--turns takes a list");
-                turns = list.split(',').map(|t| t.trim().parse().expect("a turn count")).collect();
+                turns = list
+                    .split(',')
+                    .map(|t| t.trim().parse().expect("a turn count"))
+                    .collect();
             }
             "--repeat" => {
-                repeat = Some(args.next().expect("--repeat takes a count").parse().expect("a count"));
+                repeat = Some(
+                    args.next()
+                        .expect("--repeat takes a count")
+                        .parse()
+                        .expect("a count"),
+                );
             }
             "--bench" => {}
             other => panic!("unknown argument `{other}`"),
@@ -187,7 +204,10 @@ fn main() {
             times.sort();
             let median = times[times.len() / 2];
             let per_turn = median.as_secs_f64() * 1e6 / t as f64;
-            eprintln!("agent-state {mode} {t} turns: {} runs, median {median:?}", times.len());
+            eprintln!(
+                "agent-state {mode} {t} turns: {} runs, median {median:?}",
+                times.len()
+            );
             println!("agent-state,{mode},{t},{per_turn:.3}");
         }
     }

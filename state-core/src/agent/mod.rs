@@ -6,7 +6,7 @@
 //!   definitions with their JSON Schema, the state read-only, settings) and
 //!   answers with an AI message (tool calls, usage); it may stream.
 //! * A [`Tool`] declares typed arguments ([`FnTool`]: serde + `JsonSchema`)
-//!   and answers with text, or a state update / [`Command`] applied through
+//!   and answers with text, or a state update / [`Command`](crate::graph::Command) applied through
 //!   the reducers ([`ToolOutput`]).
 //! * An [`AgentMiddleware`] brings tools and hooks: `before_agent`,
 //!   `before_model`, `wrap_model_call`, `after_model`, `wrap_tool_call`,

@@ -92,8 +92,9 @@ pub struct ToolOutput<S: AgentState> {
 }
 
 pub(crate) enum OutputKind<S: AgentState> {
-    /// Becomes a tool message answering the call.
-    Answer(Message),
+    /// Becomes a tool message answering the call (boxed: a message is
+    /// large next to most updates).
+    Answer(Box<Message>),
     /// An update of the state; `answer`, when set, is added to the update as
     /// the call's tool message.
     Update {
@@ -107,7 +108,7 @@ impl<S: AgentState> ToolOutput<S> {
     /// Text (or content blocks): a tool message with the call's id.
     pub fn text(content: impl Into<Content>) -> Self {
         Self {
-            kind: OutputKind::Answer(Message::new(MessageType::Tool, content.into())),
+            kind: OutputKind::Answer(Box::new(Message::new(MessageType::Tool, content.into()))),
         }
     }
 
@@ -115,7 +116,7 @@ impl<S: AgentState> ToolOutput<S> {
     /// id and name are set to the call's.
     pub fn message(message: Message) -> Self {
         Self {
-            kind: OutputKind::Answer(message),
+            kind: OutputKind::Answer(Box::new(message)),
         }
     }
 

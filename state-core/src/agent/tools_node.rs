@@ -85,7 +85,7 @@ where
                 message.tool_call_id = Some(id.to_owned());
                 message.name.get_or_insert_with(|| call.name.clone());
                 message.status.get_or_insert(ToolStatus::Success);
-                (lift_message::<S>(message), Vec::new())
+                (lift_message::<S>(*message), Vec::new())
             }
             OutputKind::Update {
                 mut update,
