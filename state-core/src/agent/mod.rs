@@ -229,36 +229,20 @@ where
     /// Builds the agent's graph, to compile, or to look at.
     pub fn into_state_graph(self) -> Result<StateGraph<S>, AgentError> {
         let mut names = HashSet::new();
-        for m in &self.middleware {
-            if !names.insert(m.name().to_owned()) {
-                return Err(AgentError::DuplicateMiddleware {
-                    name: m.name().to_owned(),
-                });
-            }
+        if let Some(m) = self.middleware.iter().find(|m| !names.insert(m.name())) {
+            return Err(AgentError::DuplicateMiddleware {
+                name: m.name().to_owned(),
+            });
         }
         let tools = self.collect_tools()?;
-        let with = |hook: Hooks| -> Vec<Arc<dyn AgentMiddleware<S>>> {
-            let chosen = self.middleware.iter().filter(|m| m.hooks().contains(hook));
-            chosen.cloned().collect()
-        };
-        let (before_agent, before_model) = (with(Hooks::BEFORE_AGENT), with(Hooks::BEFORE_MODEL));
-        let (after_model, after_agent) = (with(Hooks::AFTER_MODEL), with(Hooks::AFTER_AGENT));
-        let node = |m: &Arc<dyn AgentMiddleware<S>>, kind: HookKind| {
-            format!("{}.{}", m.name(), kind.suffix())
-        };
-        let loop_entry = before_model
-            .first()
-            .map_or_else(|| "model".to_owned(), |m| node(m, HookKind::BeforeModel));
-        let exit = after_agent
-            .last()
-            .map_or_else(|| END.to_owned(), |m| node(m, HookKind::AfterAgent));
-        let entry = before_agent
-            .first()
-            .map_or_else(|| loop_entry.clone(), |m| node(m, HookKind::BeforeAgent));
-
+        let chains = Chains::of(&self.middleware);
+        let places = chains.places(!tools.is_empty());
+        let entry = chains.before_agent.first().map_or_else(
+            || places.loop_entry.clone(),
+            |m| hook_name(m, HookKind::BeforeAgent),
+        );
         let definitions: Vec<ToolDefinition> =
             tools.iter().map(|t| t.definition().clone()).collect();
-        let has_tools = !tools.is_empty();
         let lp = Arc::new(AgentLoop {
             model: ModelCore {
                 model: self.model,
@@ -274,59 +258,14 @@ where
             definitions: Arc::from(definitions),
             system_prompt: self.system_prompt.map(Arc::from),
             settings: self.settings,
-            wrap_model: with(Hooks::WRAP_MODEL_CALL),
-            wrap_tool: with(Hooks::WRAP_TOOL_CALL),
-            places: Places {
-                loop_entry: loop_entry.clone(),
-                exit: exit.clone(),
-                after_model: after_model.last().map(|m| node(m, HookKind::AfterModel)),
-                has_tools,
-            },
+            wrap_model: chains.wrap_model.clone(),
+            wrap_tool: chains.wrap_tool.clone(),
+            places,
         });
-
-        let mut graph = StateGraph::new()
+        let graph = StateGraph::new()
             .with_recursion_limit(self.recursion_limit)
             .add_edge(START, entry);
-        let model_loop = Arc::clone(&lp);
-        graph = graph.add_async_node("model", move |state| {
-            let lp = Arc::clone(&model_loop);
-            async move { lp.model_step(state).await }
-        });
-        if has_tools {
-            let tools_loop = Arc::clone(&lp);
-            graph = graph.add_async_node("tools", move |state| {
-                let lp = Arc::clone(&tools_loop);
-                async move { lp.tools_step(state).await }
-            });
-        }
-        // Each chain: (hook, its middleware in run order, where the last goes).
-        let reversed = |list: &[Arc<dyn AgentMiddleware<S>>]| list.iter().rev().cloned().collect();
-        let chains: [(HookKind, Vec<_>, Then); 4] = [
-            (HookKind::BeforeAgent, before_agent, Then::Node(loop_entry)),
-            (
-                HookKind::BeforeModel,
-                before_model,
-                Then::Node("model".to_owned()),
-            ),
-            (HookKind::AfterModel, reversed(&after_model), Then::Route),
-            (
-                HookKind::AfterAgent,
-                reversed(&after_agent),
-                Then::Node(END.to_owned()),
-            ),
-        ];
-        for (kind, chain, last) in chains {
-            for (k, m) in chain.iter().enumerate() {
-                let then = chain
-                    .get(k + 1)
-                    .map_or_else(|| last.clone(), |n| Then::Node(node(n, kind)));
-                let (lp, m) = (Arc::clone(&lp), Arc::clone(m));
-                graph = graph.add_node(node(&m, kind), move |state: &S| {
-                    lp.hook_step(m.as_ref(), kind, &then, state)
-                });
-            }
-        }
-        Ok(graph)
+        Ok(chains.add_hooks(add_loop_nodes(graph, &lp), &lp))
     }
 
     /// Builds and compiles the agent: run it as any graph
@@ -349,5 +288,123 @@ where
             }
         }
         Ok(tools)
+    }
+}
+
+/// The model node and, when there are tools, the tools node.
+fn add_loop_nodes<S>(mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send + Sync,
+{
+    let model_loop = Arc::clone(lp);
+    graph = graph.add_async_node("model", move |state| {
+        let lp = Arc::clone(&model_loop);
+        async move { lp.model_step(state).await }
+    });
+    if lp.places.has_tools {
+        let tools_loop = Arc::clone(lp);
+        graph = graph.add_async_node("tools", move |state| {
+            let lp = Arc::clone(&tools_loop);
+            async move { lp.tools_step(state).await }
+        });
+    }
+    graph
+}
+
+fn hook_name<S: crate::AgentState>(m: &Arc<dyn AgentMiddleware<S>>, kind: HookKind) -> String {
+    format!("{}.{}", m.name(), kind.suffix())
+}
+
+type Chain<S> = Vec<Arc<dyn AgentMiddleware<S>>>;
+
+/// The middleware of each hook, in registration order.
+struct Chains<S: crate::AgentState> {
+    before_agent: Chain<S>,
+    before_model: Chain<S>,
+    after_model: Chain<S>,
+    after_agent: Chain<S>,
+    wrap_model: Chain<S>,
+    wrap_tool: Chain<S>,
+}
+
+impl<S> Chains<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send + Sync,
+{
+    fn of(middleware: &[Arc<dyn AgentMiddleware<S>>]) -> Self {
+        let with = |hook: Hooks| -> Chain<S> {
+            let chosen = middleware.iter().filter(|m| m.hooks().contains(hook));
+            chosen.cloned().collect()
+        };
+        Self {
+            before_agent: with(Hooks::BEFORE_AGENT),
+            before_model: with(Hooks::BEFORE_MODEL),
+            after_model: with(Hooks::AFTER_MODEL),
+            after_agent: with(Hooks::AFTER_AGENT),
+            wrap_model: with(Hooks::WRAP_MODEL_CALL),
+            wrap_tool: with(Hooks::WRAP_TOOL_CALL),
+        }
+    }
+
+    /// LangChain's loop entry and exit, and where the model goes.
+    fn places(&self, has_tools: bool) -> Places {
+        Places {
+            loop_entry: self.before_model.first().map_or_else(
+                || "model".to_owned(),
+                |m| hook_name(m, HookKind::BeforeModel),
+            ),
+            exit: self
+                .after_agent
+                .last()
+                .map_or_else(|| END.to_owned(), |m| hook_name(m, HookKind::AfterAgent)),
+            after_model: self
+                .after_model
+                .last()
+                .map(|m| hook_name(m, HookKind::AfterModel)),
+            has_tools,
+        }
+    }
+
+    /// One node per hook, each chain in run order (`after_*` reversed),
+    /// each node leading to the next of its chain, the last to where the
+    /// chain ends.
+    fn add_hooks(self, mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S> {
+        let reversed = |list: Chain<S>| list.into_iter().rev().collect::<Chain<S>>();
+        let chains = [
+            (
+                HookKind::BeforeAgent,
+                self.before_agent,
+                Then::Node(lp.places.loop_entry.clone()),
+            ),
+            (
+                HookKind::BeforeModel,
+                self.before_model,
+                Then::Node("model".to_owned()),
+            ),
+            (
+                HookKind::AfterModel,
+                reversed(self.after_model),
+                Then::Route,
+            ),
+            (
+                HookKind::AfterAgent,
+                reversed(self.after_agent),
+                Then::Node(END.to_owned()),
+            ),
+        ];
+        for (kind, chain, last) in chains {
+            for (k, m) in chain.iter().enumerate() {
+                let then = chain
+                    .get(k + 1)
+                    .map_or_else(|| last.clone(), |n| Then::Node(hook_name(n, kind)));
+                let (lp, m) = (Arc::clone(lp), Arc::clone(m));
+                graph = graph.add_node(hook_name(&m, kind), move |state: &S| {
+                    lp.hook_step(m.as_ref(), kind, &then, state)
+                });
+            }
+        }
+        graph
     }
 }
