@@ -17,7 +17,6 @@ use agent_state::agent::{
     ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
-use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
 use agent_state::graph::{Command, GraphError, Input};
 use agent_state::serde::Deserialize;
@@ -776,8 +775,10 @@ fn a_stopped_thread_resumes_without_rerunning_a_finished_tool_call_in_memory() {
     resumes_without_rerunning(&MemoryCheckpointer::new());
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn a_stopped_thread_resumes_without_rerunning_a_finished_tool_call_on_sqlite() {
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
     let path = support::temp_db("agent-resume");
     resumes_without_rerunning(&SqliteCheckpointer::open(&path).unwrap());
     // And the stored thread reloads in a new connection, as after a restart.
