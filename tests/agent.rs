@@ -371,6 +371,63 @@ fn a_short_circuit_calls_the_model_zero_times_and_an_edit_reaches_it() {
     assert_eq!(seen[0].messages.len(), 1);
 }
 
+/// Retries a failed tool call once; answers calls to `cached` itself.
+struct ToolRetry;
+
+impl AgentMiddleware<Chat> for ToolRetry {
+    fn name(&self) -> &str {
+        "tool_retry"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_TOOL_CALL
+    }
+
+    fn wrap_tool_call<'a>(
+        &'a self,
+        request: ToolCallRequest<Chat>,
+        handler: ToolHandler<'a, Chat>,
+    ) -> ToolFuture<'a, Chat> {
+        if request.call.name == "cached" {
+            return Box::pin(async { Ok(ToolOutput::text("from the cache")) });
+        }
+        Box::pin(async move {
+            match handler.call(request.clone()).await {
+                Ok(out) => Ok(out),
+                Err(_) => handler.call(request).await,
+            }
+        })
+    }
+}
+
+#[test]
+fn a_tool_wrapper_retries_and_short_circuits() {
+    let tries = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&tries);
+    let flaky = FnTool::sync(
+        "flaky",
+        "Fails once",
+        move |_: NoArgs, _: &ToolRuntime<Chat>| match counted.fetch_add(1, Ordering::SeqCst) {
+            0 => Err("try again"),
+            _ => Ok("worked"),
+        },
+    );
+    let model = ScriptedModel::new([calls(&[("flaky", "c1"), ("cached", "c2")]), ai("ok")]);
+    let agent = create_agent(model)
+        .tool(flaky)
+        .middleware(ToolRetry)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert_eq!(tries.load(Ordering::SeqCst), 2);
+    let answers = tool_messages(&out.state);
+    assert_eq!(answers[0].1, "worked");
+    assert_eq!(
+        answers[1].1, "from the cache",
+        "an unknown tool a wrapper answers"
+    );
+}
+
 // --- tools ---------------------------------------------------------------
 
 /// Pending until `count` reaches `target`, waking itself; gives up (false)
@@ -828,6 +885,80 @@ fn a_hook_can_jump_to_the_end() {
     let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
     assert_eq!(model.calls(), 1);
     assert_eq!(out.state.messages().last().unwrap().text(), "answered");
+}
+
+/// Sends a draft back to the model once, from `after_model`.
+struct Redraft;
+
+impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Redraft {
+    fn name(&self) -> &str {
+        "redraft"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::AFTER_MODEL
+    }
+
+    fn after_model(&self, state: &S) -> HookResult<S> {
+        let draft = state.messages().last().is_some_and(|m| m.text() == "draft");
+        Ok(if draft {
+            HookOutput::jump(Jump::Model)
+        } else {
+            HookOutput::none()
+        })
+    }
+}
+
+/// Runs the tools of the last AI message from `before_model`: the calls a
+/// `wrap_model_call` short-circuited with.
+struct ToolsFirst;
+
+impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for ToolsFirst {
+    fn name(&self) -> &str {
+        "tools_first"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE_AGENT
+    }
+
+    fn before_agent(&self, state: &S) -> HookResult<S> {
+        let pending = state
+            .messages()
+            .last()
+            .is_some_and(|m| !m.tool_calls.is_empty());
+        Ok(if pending {
+            HookOutput::jump(Jump::Tools)
+        } else {
+            HookOutput::none()
+        })
+    }
+}
+
+#[test]
+fn hooks_can_jump_to_the_model_and_to_the_tools() {
+    let model = Arc::new(ScriptedModel::new([ai("draft"), ai("final")]));
+    let agent = create_agent(Arc::clone(&model))
+        .middleware(Redraft)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("write"))).unwrap();
+    assert_eq!(model.calls(), 2);
+    assert_eq!(out.state.messages().last().unwrap().text(), "final");
+
+    // An input that ends with tool calls: `before_agent` sends them to the
+    // tools before any model call.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = Arc::new(ScriptedModel::new([ai("after the tool")]));
+    let agent = create_agent(Arc::clone(&model))
+        .tool(echo("echo", &runs))
+        .middleware(ToolsFirst)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>(calls(&[("echo", "c1")])))).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(model.calls(), 1);
+    assert_eq!(tool_messages(&out.state)[0].1, "echo ran");
 }
 
 #[test]
