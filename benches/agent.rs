@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use agent_state::agent::{
     create_agent, input, AgentMiddleware, FnModel, FnTool, HookOutput, HookResult, Hooks,
-    ModelError, ModelHandler, ModelRequest, ModelResponse, ToolRuntime,
+    ModelFuture, ModelHandler, ModelRequest, ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState};
 use agent_state::checkpoint::block_on;
@@ -93,10 +93,6 @@ impl AgentMiddleware<Bench> for Counter {
 }
 
 struct Prompt;
-
-type ModelFuture<'a> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>,
->;
 
 impl AgentMiddleware<Bench> for Prompt {
     fn name(&self) -> &str {

@@ -27,8 +27,7 @@ use std::sync::Arc;
 
 use agent_state::agent::{
     create_agent, input, AgentMiddleware, ChatModel, FnTool, HookOutput, HookResult, Hooks,
-    ModelError, ModelHandler, ModelRequest, ModelResponse, ScriptedModel, Tool, ToolOutput,
-    ToolRuntime,
+    ModelFuture, ModelHandler, ModelRequest, ScriptedModel, Tool, ToolOutput, ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::MemoryCheckpointer;
@@ -51,15 +50,6 @@ fn with_section<S>(request: ModelRequest<S>, section: &str) -> ModelRequest<S> {
         None => section.to_owned(),
     };
     request.with_system_prompt(prompt)
-}
-
-type ModelFuture<'a> = futures_like::BoxFuture<'a, Result<ModelResponse, ModelError>>;
-
-/// `futures::future::BoxFuture`, spelled out so the example needs no
-/// futures dependency.
-mod futures_like {
-    /// A boxed, sendable future.
-    pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 }
 
 // --- BusinessIdeaTrackerMiddleware --------------------------------------

@@ -13,8 +13,8 @@ use std::task::{Context, Poll};
 
 use agent_state::agent::{
     create_agent, input, AgentBuilder, AgentError, AgentMiddleware, FnModel, FnTool, HookOutput,
-    HookResult, Hooks, Jump, ModelError, ModelHandler, ModelRequest, ModelResponse, ScriptedModel,
-    ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
+    HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
+    ScriptedModel, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
@@ -24,13 +24,6 @@ use agent_state::serde_json::{json, Map, Value};
 use agent_state::{
     ai, AgentState, HasPart, Message, MessageType, StateUpdate, ToolCall, ToolStatus,
 };
-use futures_like::BoxFuture;
-
-/// `futures::future::BoxFuture`, spelled out (the tests need no futures
-/// dependency of their own).
-mod futures_like {
-    pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-}
 
 /// A middleware's part: a log every hook appends to, and a flag a tool sets.
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -152,7 +145,7 @@ where
         &'a self,
         request: ModelRequest<S>,
         handler: ModelHandler<'a, S>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    ) -> ModelFuture<'a> {
         Box::pin(async move {
             self.note("wrap_model_call>");
             let out = handler.call(request).await;
@@ -268,7 +261,7 @@ impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Retry {
         &'a self,
         request: ModelRequest<S>,
         handler: ModelHandler<'a, S>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    ) -> ModelFuture<'a> {
         Box::pin(async move {
             match handler.call(request.clone()).await {
                 Ok(response) => Ok(response),
@@ -325,7 +318,7 @@ impl<S: HasPart<NotesState> + HasMessages + Send + Sync + 'static> AgentMiddlewa
         &'a self,
         request: ModelRequest<S>,
         handler: ModelHandler<'a, S>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    ) -> ModelFuture<'a> {
         if request
             .messages()
             .last()

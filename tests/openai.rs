@@ -4,6 +4,7 @@
 #![cfg(feature = "openai")]
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_state::agent::openai::OpenAiChat;
@@ -33,6 +34,9 @@ struct Chat {
 enum Reply {
     Json(Value),
     Sse(Vec<Value>),
+    /// SSE sent live: the first event, then (once `go` is set, or after a
+    /// second) the others; `waited` records whether `go` came first.
+    Live(Vec<Value>, Arc<AtomicBool>, Arc<AtomicBool>),
     Status(u16, Value),
     Raw(&'static str),
 }
@@ -54,6 +58,7 @@ async fn completions(State(mock): State<Arc<Mock>>, body: Bytes) -> Response {
             text.push_str("data: [DONE]\n\n");
             ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response()
         }
+        Some(Reply::Live(events, go, waited)) => live(events, go, waited),
         Some(Reply::Status(code, value)) => {
             let status = StatusCode::from_u16(code).unwrap();
             (status, [(header::RETRY_AFTER, "0")], axum::Json(value)).into_response()
@@ -63,6 +68,43 @@ async fn completions(State(mock): State<Arc<Mock>>, body: Bytes) -> Response {
         }
         None => (StatusCode::INTERNAL_SERVER_ERROR, "no reply scripted").into_response(),
     }
+}
+
+/// A body fed by a channel, so the server can send events one by one.
+struct Chunks(tokio::sync::mpsc::UnboundedReceiver<String>);
+
+impl futures::Stream for Chunks {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0
+            .poll_recv(cx)
+            .map(|text| text.map(|t| Ok(Bytes::from(t))))
+    }
+}
+
+fn live(events: Vec<Value>, go: Arc<AtomicBool>, waited: Arc<AtomicBool>) -> Response {
+    let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut events = events.into_iter().map(|e| format!("data: {e}\n\n"));
+        let _ = send.send(events.next().unwrap_or_default());
+        for _ in 0..1000 {
+            if go.load(Ordering::SeqCst) {
+                waited.store(true, Ordering::SeqCst);
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        for event in events {
+            let _ = send.send(event);
+        }
+        let _ = send.send("data: [DONE]\n\n".to_owned());
+    });
+    let body = axum::body::Body::from_stream(Chunks(receive));
+    ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
 }
 
 /// Starts the server on a loopback port; the model talks to it.
@@ -238,6 +280,37 @@ async fn streamed_chunks_reach_the_sink_and_fold_into_one_message() {
     let requests = mock.requests.lock().unwrap();
     assert_eq!(requests[0]["stream"], true);
     assert_eq!(requests[0]["stream_options"]["include_usage"], true);
+}
+
+#[tokio::test]
+async fn tokens_reach_the_sink_while_the_answer_is_still_coming() {
+    let (go, waited) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (model, _) = serve(vec![Reply::Live(
+        vec![
+            chunk(json!({"role": "assistant", "content": "Hel"}), None),
+            chunk(json!({"content": "lo"}), Some("stop")),
+        ],
+        Arc::clone(&go),
+        Arc::clone(&waited),
+    )])
+    .await;
+    let agent = create_agent(model)
+        .on_token(move |c| {
+            if c.text == "Hel" {
+                go.store(true, Ordering::SeqCst);
+            }
+        })
+        .compile()
+        .unwrap();
+    let out = agent.run(input::<Chat>("hi")).await.unwrap();
+    assert_eq!(out.state.messages()[1].text(), "Hello");
+    assert!(
+        waited.load(Ordering::SeqCst),
+        "the first token reached the sink before the server sent the rest"
+    );
 }
 
 fn rate_limited() -> Reply {

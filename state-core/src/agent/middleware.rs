@@ -4,11 +4,10 @@
 use std::ops::BitOr;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-
-use super::model::{ModelError, ModelRequest, ModelResponse};
+use super::model::ModelRequest;
 use super::nodes::{ModelExec, ToolExec};
 use super::tool::{Tool, ToolError, ToolFuture};
+use super::ModelFuture;
 use crate::graph::BoxError;
 use crate::message::ToolCall;
 use crate::state::AgentState;
@@ -197,7 +196,7 @@ pub trait AgentMiddleware<S: AgentState>: Send + Sync {
         &'a self,
         request: ModelRequest<S>,
         handler: ModelHandler<'a, S>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    ) -> ModelFuture<'a> {
         handler.call(request)
     }
 
@@ -229,10 +228,7 @@ impl<S> Copy for ModelHandler<'_, S> {}
 
 impl<'a, S: AgentState> ModelHandler<'a, S> {
     /// Runs the request through the rest of the chain.
-    pub fn call(
-        &self,
-        request: ModelRequest<S>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    pub fn call(&self, request: ModelRequest<S>) -> ModelFuture<'a> {
         match self.layers.split_first() {
             Some((first, rest)) => first.wrap_model_call(
                 request,

@@ -68,6 +68,13 @@ pub use model::{
     ModelRequest, ModelResponse, ModelSettings, ToolCallChunk, ToolChoice, ToolDefinition, Usage,
 };
 pub use nodes::TokenSink;
+
+/// A boxed, sendable future (futures' `BoxFuture`): what the `wrap_*` hooks
+/// and models return, re-exported so middleware need no futures dependency.
+pub use futures::future::BoxFuture;
+
+/// What a model call through the `wrap_model_call` chain returns.
+pub type ModelFuture<'a> = BoxFuture<'a, Result<ModelResponse, ModelError>>;
 pub use scripted::{FnModel, ScriptedModel, SeenRequest};
 pub use tool::{
     schema_of, FnTool, IntoToolResult, Tool, ToolError, ToolFuture, ToolOutput, ToolRuntime,
