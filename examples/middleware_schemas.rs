@@ -1,45 +1,55 @@
-//! Seed 003's agent: five middleware, each with its own state schema, each
-//! written once and generic over any state that contains its part and the
-//! conversation, composed into one agent state with `#[state(flatten)]`.
+//! Seed 003's agent on the agent loop: five middleware, each with its own
+//! state schema, tools and hooks, each written once and generic over any
+//! state that contains its part and the conversation, composed into one
+//! agent state with `#[state(flatten)]`.
 //!
-//! | middleware | part | fields |
-//! | --- | --- | --- |
-//! | business idea tracker | `BusinessIdeaState` | `business_idea_complete`, `materialized_business_idea` |
-//! | language detection | `LanguageDetectionState` | `detected_language` |
-//! | skills | `SkillsState` | `skills_metadata` |
-//! | filesystem | `FilesystemState` | `files` |
-//! | todo list | `PlanningState` | `todos` |
+//! | middleware | part | hooks | tools |
+//! | --- | --- | --- | --- |
+//! | business idea tracker | `BusinessIdeaState` | `wrap_model_call` (status from the state) | `mark_business_idea_complete` (a `Command`) |
+//! | language detection | `LanguageDetectionState` | `before_agent`, `wrap_model_call` | — |
+//! | skills | `SkillsState` | `before_agent`, `wrap_model_call` | — |
+//! | filesystem | `FilesystemState` | `wrap_model_call` | `write_file` |
+//! | todo list | `PlanningState` | `wrap_model_call` | `write_todos` |
 //!
-//! `main` runs one invocation of the agent graph as seed 003 describes it:
-//! the input (fields omitted from input are refused), the `before_agent`
-//! hooks in registration order (each a step that sees the updates of those
-//! before it), the system prompt the middleware inject, a model turn whose
-//! three tool calls run as one superstep (`mark_business_idea_complete`
-//! returns a `Command`), the model's answer, and the result, flat, as
-//! LangGraph returns it.
+//! The example has no loop code: `create_agent` compiles the middleware
+//! into a graph. Two invocations on one thread, as seed 003 walks through
+//! them: the first marks the idea complete, so the second's system prompt
+//! tells the model not to evaluate it again.
+//!
+//! Scripted model by default. With `OPENAI_API_KEY` set (and optionally
+//! `OPENAI_BASE_URL`, `OPENAI_MODEL`) and the `openai` feature, a real
+//! model answers instead:
+//! `OPENAI_API_KEY=.. cargo run --example middleware_schemas --features openai`.
 #![deny(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
-use agent_state::checkpoint::block_on;
-use agent_state::graph::{
-    BoxError, Command, Input, Middleware, Next, StateGraph, StepEvent, END, START,
+use agent_state::agent::{
+    create_agent, input, AgentMiddleware, ChatModel, FnTool, HookOutput, HookResult, Hooks,
+    ModelFuture, ModelHandler, ModelRequest, ScriptedModel, Tool, ToolOutput, ToolRuntime,
 };
+use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
+use agent_state::checkpoint::MemoryCheckpointer;
+use agent_state::graph::{Command, Graph, StepEvent};
+use agent_state::schemars::JsonSchema;
 use agent_state::serde::{Deserialize, Serialize};
-use agent_state::serde_json::json;
-use agent_state::{ai, tool, AgentState, HasPart, MessageType, StateInput, StateUpdate, ToolCall};
+use agent_state::serde_json::{json, Map, Value};
+use agent_state::{ai, AgentState, HasPart, MessageType, StateInput, StateUpdate, ToolCall};
 
-/// The system-prompt half of LangChain v1's `wrap_model_call`: what a
-/// middleware tells the model, from the state it reads. The state hooks
-/// (`before_agent`, `after_agent`) are the runtime's [`Middleware`] trait.
-pub trait Instructions<S: AgentState>: Send + Sync {
-    /// The middleware's name, as in the prompt.
-    fn label(&self) -> &'static str;
+/// What every middleware here asks of the state: its part, the
+/// conversation, and what the agent needs to run it on threads.
+pub trait AgentOf<P: AgentState>: HasPart<P> + HasMessages + Send + Sync + 'static {}
 
-    /// What it adds to the system prompt.
-    fn instructions(&self, state: &S) -> Option<String>;
+impl<P: AgentState, S: HasPart<P> + HasMessages + Send + Sync + 'static> AgentOf<P> for S {}
+
+/// The request with `section` added to its system prompt.
+fn with_section<S>(request: ModelRequest<S>, section: &str) -> ModelRequest<S> {
+    let prompt = match request.system_prompt() {
+        Some(prompt) => format!("{prompt}\n\n{section}"),
+        None => section.to_owned(),
+    };
+    request.with_system_prompt(prompt)
 }
 
 // --- BusinessIdeaTrackerMiddleware --------------------------------------
@@ -55,53 +65,67 @@ pub struct BusinessIdeaState {
     pub materialized_business_idea: Option<String>,
 }
 
-/// Tells the model whether to evaluate ideas; its tool marks one complete.
+/// The arguments of `mark_business_idea_complete`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+pub struct MarkComplete {
+    /// One paragraph summing up the idea.
+    pub idea_summary: String,
+}
+
+/// Tells the model whether to evaluate ideas, from the state; its tool
+/// marks one complete.
 pub struct BusinessIdeaTracker;
 
-impl<S: HasPart<BusinessIdeaState> + HasMessages> Middleware<S> for BusinessIdeaTracker {
+impl<S: AgentOf<BusinessIdeaState>> AgentMiddleware<S> for BusinessIdeaTracker
+where
+    S::Update: Send,
+{
     fn name(&self) -> &str {
         "business_idea_tracker"
     }
 
-    fn has_before_agent(&self) -> bool {
-        false
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_MODEL_CALL
     }
 
-    fn has_after_agent(&self) -> bool {
-        false
+    fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
+        // Seed 003's tool: a `Command` whose update sets the part and
+        // carries the tool message answering the call.
+        let tool = FnTool::sync(
+            "mark_business_idea_complete",
+            "Record that the user's business idea is complete, with its summary.",
+            |args: MarkComplete, rt: &ToolRuntime<S>| {
+                let summary = args.idea_summary;
+                let answer = rt.answer(format!("Marked business idea as complete: {summary}"));
+                let idea = BusinessIdeaStateUpdate::new()
+                    .business_idea_complete(true)
+                    .materialized_business_idea(summary);
+                let update = S::lift(idea).with(MessagesStateUpdate::new().message(answer));
+                ToolOutput::command(Command::update(update))
+            },
+        );
+        vec![Arc::new(tool)]
     }
-}
 
-impl<S: HasPart<BusinessIdeaState> + HasMessages> Instructions<S> for BusinessIdeaTracker {
-    fn label(&self) -> &'static str {
-        "business_idea_tracker"
-    }
-
-    fn instructions(&self, state: &S) -> Option<String> {
-        let idea: &BusinessIdeaState = state.part();
-        Some(match &idea.materialized_business_idea {
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        let idea: &BusinessIdeaState = request.state().part();
+        let status = match &idea.materialized_business_idea {
             Some(summary) if idea.business_idea_complete => format!(
-                "A complete business idea has been identified: {summary}. Do NOT use the business-idea-evaluation skill."
+                "**Current Status**: A complete business idea has been identified:\n{summary}\n\n\
+                 **Action**: Do NOT use the business-idea-evaluation skill. The idea is already materialized."
             ),
-            _ => "No complete business idea yet: you may use the business-idea-evaluation skill.".to_owned(),
-        })
+            _ => "**Current Status**: No complete business idea has been identified yet.\n\n\
+                  **Action**: You may use the business-idea-evaluation skill to evaluate the user's input."
+                .to_owned(),
+        };
+        handler.call(with_section(request, &status))
     }
-}
-
-/// The `mark_business_idea_complete` tool.
-pub fn mark_business_idea_complete<S>(summary: &str, call_id: &str) -> S::Update
-where
-    S: HasPart<BusinessIdeaState> + HasMessages,
-{
-    S::lift(
-        BusinessIdeaStateUpdate::new()
-            .business_idea_complete(true)
-            .materialized_business_idea(summary),
-    )
-    .with(MessagesStateUpdate::new().message(tool(
-        format!("Marked business idea as complete: {summary}"),
-        call_id,
-    )))
 }
 
 // --- LanguageDetectionMiddleware ----------------------------------------
@@ -126,61 +150,58 @@ impl LanguageDetection {
             ("fr", &["le", "une", "j'ai", "pour", "des"]),
         ];
         let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+        let hits = |stop: &[&str]| words.iter().filter(|w| stop.contains(&w.as_str())).count();
         WORDS
             .iter()
-            .map(|(lang, stop)| {
-                (
-                    lang,
-                    words.iter().filter(|w| stop.contains(&w.as_str())).count(),
-                )
-            })
+            .map(|(lang, stop)| (*lang, hits(stop)))
             .filter(|(_, hits)| *hits > 0)
             .max_by_key(|(_, hits)| *hits)
-            .map(|(lang, _)| *lang)
+            .map(|(lang, _)| lang)
     }
 }
 
-impl<S: HasPart<LanguageDetectionState> + HasMessages> Middleware<S> for LanguageDetection {
+impl<S: AgentOf<LanguageDetectionState>> AgentMiddleware<S> for LanguageDetection {
     fn name(&self) -> &str {
         "language_detection"
     }
 
-    fn before_agent(&self, state: &S) -> Result<Option<S::Update>, BoxError> {
-        let Some(last) = state
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE_AGENT | Hooks::WRAP_MODEL_CALL
+    }
+
+    fn before_agent(&self, state: &S) -> HookResult<S> {
+        let last_human = state
             .messages()
             .iter()
             .rev()
-            .find(|m| m.kind == MessageType::Human)
-        else {
-            return Ok(None);
-        };
-        let Some(lang) = Self::detect(&last.text()) else {
-            return Ok(None);
+            .find(|m| m.kind == MessageType::Human);
+        let Some(lang) = last_human.and_then(|m| Self::detect(&m.text())) else {
+            return Ok(HookOutput::none());
         };
         let current = state
             .part::<LanguageDetectionState>()
             .detected_language
             .as_deref();
-        Ok((current != Some(lang))
-            .then(|| S::lift(LanguageDetectionStateUpdate::new().detected_language(lang))))
+        if current == Some(lang) {
+            return Ok(HookOutput::none());
+        }
+        let update = LanguageDetectionStateUpdate::new().detected_language(lang);
+        Ok(HookOutput::update(S::lift(update)))
     }
 
-    fn has_after_agent(&self) -> bool {
-        false
-    }
-}
-
-impl<S: HasPart<LanguageDetectionState> + HasMessages> Instructions<S> for LanguageDetection {
-    fn label(&self) -> &'static str {
-        "language_detection"
-    }
-
-    fn instructions(&self, state: &S) -> Option<String> {
-        let lang = state
-            .part::<LanguageDetectionState>()
-            .detected_language
-            .as_deref()?;
-        Some(format!("Answer in the user's language ({lang})."))
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        let part: &LanguageDetectionState = request.state().part();
+        match part.detected_language.clone() {
+            Some(lang) => {
+                let section = format!("Answer in the user's language ({lang}).");
+                handler.call(with_section(request, &section))
+            }
+            None => handler.call(request),
+        }
     }
 }
 
@@ -207,18 +228,23 @@ pub struct SkillsState {
     pub skills_metadata: Vec<SkillMetadata>,
 }
 
-/// Lists the available skills before each invocation.
+/// Lists the available skills before each invocation and shows them to
+/// the model.
 pub struct Skills {
     /// The skills directory's contents, as `(name, description)`.
     pub available: Vec<(&'static str, &'static str)>,
 }
 
-impl<S: HasPart<SkillsState>> Middleware<S> for Skills {
+impl<S: AgentOf<SkillsState>> AgentMiddleware<S> for Skills {
     fn name(&self) -> &str {
         "skills"
     }
 
-    fn before_agent(&self, _state: &S) -> Result<Option<S::Update>, BoxError> {
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE_AGENT | Hooks::WRAP_MODEL_CALL
+    }
+
+    fn before_agent(&self, _state: &S) -> HookResult<S> {
         let skills = self
             .available
             .iter()
@@ -227,25 +253,22 @@ impl<S: HasPart<SkillsState>> Middleware<S> for Skills {
                 description: (*description).to_owned(),
                 path: format!("skills/{name}/SKILL.md"),
             });
-        Ok(Some(S::lift(
-            SkillsStateUpdate::new().skills_metadata(skills.collect::<Vec<_>>()),
-        )))
+        let update = SkillsStateUpdate::new().skills_metadata(skills.collect::<Vec<_>>());
+        Ok(HookOutput::update(S::lift(update)))
     }
 
-    fn has_after_agent(&self) -> bool {
-        false
-    }
-}
-
-impl<S: HasPart<SkillsState>> Instructions<S> for Skills {
-    fn label(&self) -> &'static str {
-        "skills"
-    }
-
-    fn instructions(&self, state: &S) -> Option<String> {
-        let skills = &state.part::<SkillsState>().skills_metadata;
-        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
-        Some(format!("Skills: {}.", names.join(", ")))
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        let skills = &request.state().part::<SkillsState>().skills_metadata;
+        let lines: Vec<String> = skills
+            .iter()
+            .map(|s| format!("- {}: {} ({})", s.name, s.description, s.path))
+            .collect();
+        let section = format!("Skills:\n{}", lines.join("\n"));
+        handler.call(with_section(request, &section))
     }
 }
 
@@ -267,54 +290,73 @@ pub struct FilesystemState {
     pub files: BTreeMap<String, FileData>,
 }
 
+/// The arguments of `write_file`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+pub struct WriteFile {
+    /// Absolute path of the file.
+    pub file_path: String,
+    /// The whole new content.
+    pub content: String,
+}
+
 /// Gives the model a filesystem kept in the state.
 pub struct Filesystem;
 
-impl<S: HasPart<FilesystemState>> Middleware<S> for Filesystem {
+impl<S: AgentOf<FilesystemState>> AgentMiddleware<S> for Filesystem
+where
+    S::Update: Send,
+{
     fn name(&self) -> &str {
         "filesystem"
     }
 
-    fn has_before_agent(&self) -> bool {
-        false
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_MODEL_CALL
     }
 
-    fn has_after_agent(&self) -> bool {
-        false
+    fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
+        let tool = FnTool::sync(
+            "write_file",
+            "Write a file of the agent's filesystem.",
+            |args: WriteFile, _: &ToolRuntime<S>| {
+                let file = FileData {
+                    content: args.content.lines().map(str::to_owned).collect(),
+                };
+                let path = args.file_path;
+                let update = S::lift(FilesystemStateUpdate::new().files([(path.clone(), file)]));
+                ToolOutput::update(format!("Updated file {path}"), update)
+            },
+        );
+        vec![Arc::new(tool)]
     }
-}
 
-impl<S: HasPart<FilesystemState>> Instructions<S> for Filesystem {
-    fn label(&self) -> &'static str {
-        "filesystem"
-    }
-
-    fn instructions(&self, state: &S) -> Option<String> {
-        let files = &state.part::<FilesystemState>().files;
-        Some(format!(
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        let files = &request.state().part::<FilesystemState>().files;
+        let names: Vec<&str> = files.keys().map(String::as_str).collect();
+        let section = format!(
             "Files: {}.",
-            files.keys().cloned().collect::<Vec<_>>().join(", ")
-        ))
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+        handler.call(with_section(request, &section))
     }
-}
-
-/// The `write_file` tool.
-pub fn write_file<S>(path: &str, text: &str, call_id: &str) -> S::Update
-where
-    S: HasPart<FilesystemState> + HasMessages,
-{
-    let file = FileData {
-        content: text.lines().map(str::to_owned).collect(),
-    };
-    S::lift(FilesystemStateUpdate::new().files([(path.to_owned(), file)]))
-        .with(MessagesStateUpdate::new().message(tool(format!("Updated file {path}"), call_id)))
 }
 
 // --- TodoListMiddleware --------------------------------------------------
 
 /// Where a todo stands.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "agent_state::serde", rename_all = "snake_case")]
+#[schemars(crate = "agent_state::schemars")]
 pub enum TodoStatus {
     /// Not started.
     Pending,
@@ -325,8 +367,9 @@ pub enum TodoStatus {
 }
 
 /// One item of the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
 pub struct Todo {
     /// What to do.
     pub content: String,
@@ -342,49 +385,58 @@ pub struct PlanningState {
     pub todos: Vec<Todo>,
 }
 
+/// The arguments of `write_todos`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+pub struct WriteTodos {
+    /// The whole plan.
+    pub todos: Vec<Todo>,
+}
+
 /// Keeps a plan and shows it to the model.
 pub struct TodoList;
 
-impl<S: HasPart<PlanningState>> Middleware<S> for TodoList {
+impl<S: AgentOf<PlanningState>> AgentMiddleware<S> for TodoList
+where
+    S::Update: Send,
+{
     fn name(&self) -> &str {
         "todo_list"
     }
 
-    fn has_before_agent(&self) -> bool {
-        false
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_MODEL_CALL
     }
 
-    fn has_after_agent(&self) -> bool {
-        false
+    fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
+        let tool = FnTool::sync(
+            "write_todos",
+            "Replace the todo list with a new plan.",
+            |args: WriteTodos, _: &ToolRuntime<S>| {
+                let note = format!("Updated todo list to {} items", args.todos.len());
+                ToolOutput::update(note, S::lift(PlanningStateUpdate::new().todos(args.todos)))
+            },
+        );
+        vec![Arc::new(tool)]
     }
-}
 
-impl<S: HasPart<PlanningState>> Instructions<S> for TodoList {
-    fn label(&self) -> &'static str {
-        "todo_list"
-    }
-
-    fn instructions(&self, state: &S) -> Option<String> {
-        let todos = &state.part::<PlanningState>().todos;
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        let todos = &request.state().part::<PlanningState>().todos;
         let open = todos
             .iter()
             .filter(|t| t.status != TodoStatus::Completed)
             .count();
-        Some(format!(
+        let section = format!(
             "Plan: {open} of {} todos open; keep it current with write_todos.",
             todos.len()
-        ))
+        );
+        handler.call(with_section(request, &section))
     }
-}
-
-/// The `write_todos` tool.
-pub fn write_todos<S: HasPart<PlanningState> + HasMessages>(
-    todos: Vec<Todo>,
-    call_id: &str,
-) -> S::Update {
-    let note = format!("Updated todo list to {} items", todos.len());
-    S::lift(PlanningStateUpdate::new().todos(todos))
-        .with(MessagesStateUpdate::new().message(tool(note, call_id)))
 }
 
 // --- the agent -----------------------------------------------------------
@@ -414,131 +466,90 @@ pub struct DeepAgentState {
     pub planning: PlanningState,
 }
 
+type S = DeepAgentState;
+
 const IDEA: &str = "An app for students to plan their study time";
 
-fn skills() -> Skills {
-    Skills {
+/// The agent: the five middleware in seed 003's order, no loop code.
+fn agent<M: ChatModel<S> + 'static>(model: M) -> Result<Graph<S>, Box<dyn std::error::Error>> {
+    let skills = Skills {
         available: vec![
             ("business-idea-evaluation", "Evaluate a business idea"),
             ("pitch-deck", "Draft a pitch deck"),
         ],
-    }
-}
-
-/// A scripted model: the first turn calls three tools, the next answers.
-/// It prints the system prompt the middleware inject, as a real model call
-/// would send it.
-fn model(
-    state: &DeepAgentState,
-    prompt: &[Box<dyn Instructions<DeepAgentState>>],
-) -> DeepAgentStateUpdate {
-    println!("  system prompt for this model call:");
-    for m in prompt {
-        if let Some(text) = m.instructions(state) {
-            println!("    [{}] {text}", m.label());
-        }
-    }
-    let answered_tools = state.messages().iter().any(|m| m.kind == MessageType::Tool);
-    let reply = if answered_tools {
-        ai("Your idea is recorded, planned and written to /idea.md.")
-    } else {
-        let call = |name: &str, id: &str| ToolCall::new(name, Default::default(), id);
-        ai("")
-            .with_tool_call(call("write_todos", "call-1"))
-            .with_tool_call(call("write_file", "call-2"))
-            .with_tool_call(call("mark_business_idea_complete", "call-3"))
     };
-    DeepAgentState::lift(MessagesStateUpdate::new().message(reply))
+    Ok(create_agent(model)
+        .system_prompt("You help founders shape their business ideas.")
+        .middleware(BusinessIdeaTracker)
+        .middleware(LanguageDetection)
+        .middleware(skills)
+        .middleware(Filesystem)
+        .middleware(TodoList)
+        .compile()?)
 }
 
-/// The tools the model's last message called: they run together.
-fn route_tools(state: &DeepAgentState) -> Next {
-    let calls: Vec<String> = state
-        .messages()
-        .last()
-        .map(|m| m.tool_calls.iter().map(|c| c.name.clone()).collect())
-        .unwrap_or_default();
-    if calls.is_empty() {
-        END.into()
-    } else {
-        calls.into()
-    }
+fn args(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
 }
 
-fn print_step(e: &StepEvent<'_, DeepAgentState>) {
+/// The scripted model: the first turn calls the three tools at once, the
+/// second answers; the second invocation answers from what it is told.
+fn scripted() -> ScriptedModel {
+    let todos = json!({"todos": [
+        {"content": "Interview five students", "status": "in_progress"},
+        {"content": "Sketch the weekly planner", "status": "pending"},
+    ]});
+    let file = json!({"file_path": "/idea.md", "content": format!("# Idea\n{IDEA}")});
+    let calls = ai("")
+        .with_tool_call(ToolCall::new("write_todos", args(todos), "call-1"))
+        .with_tool_call(ToolCall::new("write_file", args(file), "call-2"))
+        .with_tool_call(ToolCall::new(
+            "mark_business_idea_complete",
+            args(json!({"idea_summary": IDEA})),
+            "call-3",
+        ));
+    ScriptedModel::new([
+        calls,
+        ai("Your idea is recorded, planned and written to /idea.md."),
+        ai("Your idea is already complete: next, a pitch deck."),
+    ])
+    .recording()
+}
+
+fn print_step(e: &StepEvent<'_, S>) {
     let nodes: Vec<&str> = e.writes.iter().map(|w| w.node.as_str()).collect();
-    let written: Vec<String> = e
-        .writes
-        .iter()
-        .filter(|w| !w.update.is_empty())
-        .map(|w| w.update.to_json().to_string())
-        .collect();
+    let next = if e.next.is_empty() {
+        "END".to_owned()
+    } else {
+        e.next.join(", ")
+    };
     println!(
-        "step {} [{}]: {} -> {}{}",
+        "step {} [{}]: {} -> {next}",
         e.step,
         e.source,
-        if nodes.is_empty() {
-            "input".to_owned()
-        } else {
-            nodes.join(" + ")
-        },
-        if e.next.is_empty() {
-            "END".to_owned()
-        } else {
-            e.next.join(", ")
-        },
-        if written.is_empty() {
-            String::new()
-        } else {
-            format!("\n    writes {}", written.join("\n    writes "))
-        }
+        nodes.join(" + ")
     );
+    for w in e.writes.iter().filter(|w| !w.update.is_empty()) {
+        println!("    writes {}", w.update.to_json());
+    }
+}
+
+/// A real model when `OPENAI_API_KEY` is set and the `openai` feature is on.
+#[cfg(feature = "openai")]
+fn real_model() -> Option<agent_state::agent::openai::OpenAiChat> {
+    std::env::var_os("OPENAI_API_KEY")?;
+    Some(agent_state::agent::openai::OpenAiChat::from_env())
+}
+
+#[cfg(not(feature = "openai"))]
+fn real_model() -> Option<ScriptedModel> {
+    if std::env::var_os("OPENAI_API_KEY").is_some() {
+        println!("OPENAI_API_KEY is set: build with `--features openai` to use a real model\n");
+    }
+    None
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    type S = DeepAgentState;
-    let prompt: Vec<Box<dyn Instructions<S>>> = vec![
-        Box::new(BusinessIdeaTracker),
-        Box::new(LanguageDetection),
-        Box::new(skills()),
-        Box::new(Filesystem),
-        Box::new(TodoList),
-    ];
-    let prompt = Arc::new(prompt);
-    let graph = StateGraph::<S>::new()
-        .add_node("model", move |s: &S| model(s, &prompt))
-        .add_node("write_todos", |_: &S| {
-            let todos = vec![
-                Todo {
-                    content: "Interview five students".into(),
-                    status: TodoStatus::InProgress,
-                },
-                Todo {
-                    content: "Sketch the weekly planner".into(),
-                    status: TodoStatus::Pending,
-                },
-            ];
-            write_todos::<S>(todos, "call-1")
-        })
-        .add_node("write_file", |_: &S| {
-            write_file::<S>("/idea.md", &format!("# Idea\n{IDEA}"), "call-2")
-        })
-        // Seed 003's tool returns a `Command`: an update, and where to go.
-        .add_node("mark_business_idea_complete", |_: &S| {
-            Command::update(mark_business_idea_complete::<S>(IDEA, "call-3")).and_goto("model")
-        })
-        .add_edge(START, "model")
-        .add_conditional_edges("model", route_tools)
-        .add_edge("write_todos", "model")
-        .add_edge("write_file", "model")
-        // Registration order is hook order.
-        .add_middleware(BusinessIdeaTracker)
-        .add_middleware(LanguageDetection)
-        .add_middleware(skills())
-        .add_middleware(Filesystem)
-        .add_middleware(TodoList)
-        .compile()?;
-
     // The invocation's input. Middleware fields are omitted from input: a
     // caller that tries to set one is told so, and nothing is applied.
     let err = <S as AgentState>::Input::from_json(
@@ -546,15 +557,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .unwrap_err();
     println!("input rejected: {err}\n");
-    let input = <S as AgentState>::Input::from_json(json!({
-        "messages": [{"role": "user", "content": "I have a business idea: an app for students to plan their study time"}]
-    }))?;
 
-    let out = block_on(graph.run(Input::Update(input.into())).on_step(print_step))?;
-    let state = out.state;
-    assert!(state.business_idea.business_idea_complete);
-    assert_eq!(state.language.detected_language.as_deref(), Some("en"));
-    assert_eq!(state.messages().len(), 6);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    if let Some(model) = real_model() {
+        let graph = agent(model)?;
+        let saver = MemoryCheckpointer::new();
+        let out = runtime.block_on(invoke(&graph, &saver))?;
+        println!(
+            "\nresult: {}",
+            agent_state::serde_json::to_string_pretty(&out.output())?
+        );
+        return Ok(());
+    }
+
+    let model = Arc::new(scripted());
+    let graph = agent(Arc::clone(&model))?;
+    let saver = MemoryCheckpointer::new();
+    let state = runtime.block_on(invoke(&graph, &saver))?;
+    for (k, request) in model.seen().iter().enumerate() {
+        println!(
+            "\nsystem prompt of model call {}:\n{}",
+            k + 1,
+            request.system_prompt.as_deref().unwrap_or("")
+        );
+    }
+    check(&state, &model)?;
 
     // The result, flat, as LangGraph returns it; the private skills list is
     // not in the output but stays in the checkpoint.
@@ -563,5 +592,83 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let output = agent_state::serde_json::to_string_pretty(&state.output())?;
     println!("\nresult: {output}");
     println!("\n{}", S::reference_table());
+    Ok(())
+}
+
+/// Two invocations on one thread, as seed 003's walk-through.
+async fn invoke(
+    graph: &Graph<S>,
+    saver: &MemoryCheckpointer,
+) -> Result<S, Box<dyn std::error::Error>> {
+    let first = "I have a business idea: an app for students to plan their study time";
+    println!("--- invocation 1: {first}");
+    graph
+        .run(input::<S>(first))
+        .on_thread(saver, "thread-1")
+        .on_step(print_step)
+        .await?;
+    let second = "Can you evaluate another idea for the students?";
+    println!("--- invocation 2: {second}");
+    let out = graph
+        .run(input::<S>(second))
+        .on_thread(saver, "thread-1")
+        .on_step(print_step)
+        .await?;
+    Ok(out.state)
+}
+
+/// What the scripted run must have done.
+fn check(state: &S, model: &ScriptedModel) -> Result<(), String> {
+    let expect = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("expected {what}"))
+        }
+    };
+    expect(
+        state.business_idea.business_idea_complete,
+        "the idea marked complete",
+    )?;
+    expect(
+        state.business_idea.materialized_business_idea.as_deref() == Some(IDEA),
+        "the idea's summary",
+    )?;
+    expect(
+        state.language.detected_language.as_deref() == Some("en"),
+        "English detected",
+    )?;
+    expect(state.planning.todos.len() == 2, "two todos")?;
+    expect(
+        state.filesystem.files.contains_key("/idea.md"),
+        "/idea.md written",
+    )?;
+    expect(state.skills.skills_metadata.len() == 2, "two skills listed")?;
+    // human, AI with 3 calls, 3 answers, AI; human, AI.
+    expect(state.messages().len() == 8, "eight messages")?;
+    let seen = model.seen();
+    expect(seen.len() == 3, "three model calls")?;
+    expect(
+        seen[0].tools.len() == 3,
+        "the middleware's three tools offered",
+    )?;
+    let before = seen[0].system_prompt.as_deref().unwrap_or_default();
+    let after = seen[2].system_prompt.as_deref().unwrap_or_default();
+    expect(
+        before.contains("No complete business idea"),
+        "the first prompt to allow evaluation",
+    )?;
+    expect(
+        after.contains("Do NOT use the business-idea-evaluation skill"),
+        "the last prompt to forbid it",
+    )?;
+    expect(
+        after.contains("Answer in the user's language (en)."),
+        "the language in the prompt",
+    )?;
+    expect(
+        after.contains("Files: /idea.md."),
+        "the files in the prompt",
+    )?;
     Ok(())
 }

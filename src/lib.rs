@@ -191,8 +191,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod base;
-
 pub use agent_state_core::*;
 /// Derives [`AgentState`] for a struct with named fields: see the crate docs.
 pub use agent_state_derive::AgentState;

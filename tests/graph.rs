@@ -368,7 +368,7 @@ impl Middleware<Debate> for Tag {
 }
 
 #[test]
-fn middleware_hooks_run_once_in_order_seeing_earlier_updates() {
+fn middleware_hooks_run_once_before_in_order_after_in_reverse() {
     let graph = StateGraph::<Debate>::new()
         .add_node("agent", |_: &Debate| {
             DebateUpdate::new()
@@ -389,8 +389,9 @@ fn middleware_hooks_run_once_in_order_seeing_earlier_updates() {
             "first before (saw hi)",
             "second before (saw hi|first before (saw hi))",
             "agent",
-            "first after",
-            "second after"
+            // `after_*` hooks run last to first, as in LangChain v1.
+            "second after",
+            "first after"
         ]
     );
     assert_eq!(out.steps, 6);

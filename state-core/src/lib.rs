@@ -17,6 +17,9 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "agent")]
+pub mod agent;
+pub mod base;
 pub mod checkpoint;
 pub mod error;
 pub mod graph;

@@ -9,8 +9,9 @@
 //!   step in node-name order ([`AgentState::apply_all`] rules: two writes to
 //!   a plain field are an error).
 //! * Middleware ([`Middleware`]): `before_agent` / `after_agent` hooks, run
-//!   once per invocation in registration order, each its own step, so each
-//!   sees the updates of those before it.
+//!   once per invocation, each its own step, so each sees the updates of
+//!   those before it: `before_agent` in registration order, `after_agent`
+//!   in reverse (LangChain v1's order).
 //! * A recursion limit, a stream of step events, and per-thread runs over a
 //!   [`Checkpointer`](crate::checkpoint::Checkpointer) that resume after a
 //!   crash from the last saved step without re-applying anything.
@@ -62,7 +63,12 @@ pub const END: &str = "__end__";
 /// A middleware: state hooks that run once per invocation, as LangChain's
 /// `AgentMiddleware.before_agent` / `after_agent`. Each hook runs as its own
 /// step (named `<name>.before_agent` / `<name>.after_agent` in the stream
-/// and the checkpoints), in registration order.
+/// and the checkpoints): `before_agent` hooks in registration order,
+/// `after_agent` hooks in reverse, so the first middleware wraps the others
+/// as in LangChain v1.
+///
+/// For a model ↔ tools loop with `before_model`, `wrap_model_call` and the
+/// other agent hooks, see the `agent` module's `AgentMiddleware`.
 ///
 /// Write it generic over every state that has what it needs, and add it to
 /// as many graphs as you like.
@@ -191,7 +197,8 @@ impl<S: AgentState + 'static> StateGraph<S> {
         self
     }
 
-    /// Adds a middleware, after those added before it.
+    /// Adds a middleware, after those added before it: its `before_agent`
+    /// runs after theirs, its `after_agent` before theirs.
     #[must_use]
     pub fn add_middleware<M: Middleware<S> + 'static>(mut self, middleware: M) -> Self {
         self.middleware.push(Arc::new(middleware));
@@ -303,7 +310,9 @@ impl<S: AgentState + 'static> StateGraph<S> {
         } else {
             start
         };
-        // END → after hooks in order → the real end.
+        // END → after hooks, last registered first (LangChain's order for
+        // every `after_*` hook) → the real end.
+        afters.reverse();
         let mut is_after = vec![false; names.len()];
         for (k, &a) in afters.iter().enumerate() {
             is_after[a] = true;

@@ -68,6 +68,12 @@ pub enum NodeOutput<U> {
     Update(U),
     /// An update plus routing.
     Command(Command<U>),
+    /// Several writes of one node, applied in order with the step's other
+    /// writes (each its own entry in the checkpoint, under the node's name),
+    /// with [`AgentState::apply_all`](crate::AgentState::apply_all)'s rules:
+    /// what LangGraph does with the several `Command`s of a tool node, one
+    /// per tool call. Their gotos all apply.
+    Batch(Vec<Command<U>>),
 }
 
 /// The return types a node may have: an update, a [`Command`], an `Option`

@@ -318,25 +318,18 @@ where
             let step = sink.next_step();
             let results = run_nodes(graph, &next, sink.shared()).await;
             let mut writes: Vec<NodeWrite<S::Update>> = Vec::with_capacity(next.len());
+            // The writes of `next[k]` are `writes[owners[k]..owners[k + 1]]`.
+            let mut owners: Vec<usize> = Vec::with_capacity(next.len() + 1);
             for (&i, result) in next.iter().zip(results) {
-                let (update, goto) = match result {
-                    Ok(NodeOutput::Nothing) => (S::Update::default(), Vec::new()),
-                    Ok(NodeOutput::Update(u)) => (u, Vec::new()),
-                    Ok(NodeOutput::Command(c)) => (c.update.unwrap_or_default(), c.goto),
-                    Err(error) => {
-                        return Err(GraphError::Node {
-                            node: graph.names[i].clone(),
-                            step,
-                            error,
-                        })
-                    }
-                };
-                writes.push(NodeWrite {
+                owners.push(writes.len());
+                let output = result.map_err(|error| GraphError::Node {
                     node: graph.names[i].clone(),
-                    update,
-                    goto,
-                });
+                    step,
+                    error,
+                })?;
+                push_writes(&graph.names[i], output, &mut writes);
             }
+            owners.push(writes.len());
             // Routing needs the gotos after the writes are consumed; most
             // steps have none, and then nothing is copied.
             let gotos: Vec<Vec<String>> = if writes.iter().any(|w| !w.goto.is_empty()) {
@@ -347,9 +340,13 @@ where
             let observed = self.observer.is_some().then(|| writes.clone());
             sink.apply(Source::Loop, writes).await?;
             following.clear();
+            let mut goto: Vec<String> = Vec::new();
             for (k, &i) in next.iter().enumerate() {
-                let goto = gotos.get(k).map_or(&[][..], Vec::as_slice);
-                graph.route_into(Some(i), goto, sink.state(), &mut following)?;
+                goto.clear();
+                if let Some(own) = gotos.get(owners[k]..owners[k + 1]) {
+                    goto.extend(own.iter().flatten().cloned());
+                }
+                graph.route_into(Some(i), &goto, sink.state(), &mut following)?;
             }
             graph.settle(&mut following);
             std::mem::swap(&mut next, &mut following);
@@ -393,6 +390,28 @@ where
                 checkpoint: sink.head(),
                 next: &names,
             });
+        }
+    }
+}
+
+/// A node's output as the step's writes: one, or one per command of a
+/// [`NodeOutput::Batch`] (at least one, so the node is on record as having
+/// run and a resume routes from it).
+fn push_writes<U: Default>(node: &str, output: NodeOutput<U>, writes: &mut Vec<NodeWrite<U>>) {
+    let write = |update: Option<U>, goto: Vec<String>| NodeWrite {
+        node: node.to_owned(),
+        update: update.unwrap_or_default(),
+        goto,
+    };
+    match output {
+        NodeOutput::Nothing => writes.push(write(None, Vec::new())),
+        NodeOutput::Update(u) => writes.push(write(Some(u), Vec::new())),
+        NodeOutput::Command(c) => writes.push(write(c.update, c.goto)),
+        NodeOutput::Batch(commands) if commands.is_empty() => {
+            writes.push(write(None, Vec::new()));
+        }
+        NodeOutput::Batch(commands) => {
+            writes.extend(commands.into_iter().map(|c| write(c.update, c.goto)));
         }
     }
 }

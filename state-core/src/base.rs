@@ -42,7 +42,9 @@
 //! # Ok::<(), agent_state::StateError>(())
 //! ```
 
-use crate::{AgentState, HasPart, Messages};
+use agent_state_derive::AgentState;
+
+use crate::{HasPart, Messages};
 
 /// The conversation: the base part of an agent's state (LangChain's
 /// `AgentState` base schema). Flatten it into your state to make the state

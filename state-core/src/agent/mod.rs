@@ -1,0 +1,417 @@
+//! The agent: a model ↔ tools loop whose middleware own their state, as
+//! LangChain v1's `create_agent`, compiled to a [`StateGraph`] so it
+//! checkpoints, resumes and streams like any graph.
+//!
+//! * A [`ChatModel`] gets a [`ModelRequest`] (system prompt, messages, tool
+//!   definitions with their JSON Schema, the state read-only, settings) and
+//!   answers with an AI message (tool calls, usage); it may stream.
+//! * A [`Tool`] declares typed arguments ([`FnTool`]: serde + `JsonSchema`)
+//!   and answers with text, or a state update / [`Command`](crate::graph::Command) applied through
+//!   the reducers ([`ToolOutput`]).
+//! * An [`AgentMiddleware`] brings tools and hooks: `before_agent`,
+//!   `before_model`, `wrap_model_call`, `after_model`, `wrap_tool_call`,
+//!   `after_agent`, in LangChain's order, generic over any state with its
+//!   part.
+//!
+//! The graph: `model` (one model call through the `wrap_model_call`
+//! chain), `tools` (the pending tool calls of the last AI message, run
+//! together and applied as one step), and one node per hook
+//! (`<middleware>.before_model`, ...). Every node names where the loop goes
+//! next, so a resumed thread goes on exactly where it stopped.
+//!
+//! ```
+//! use agent_state::agent::{create_agent, input, FnTool, ScriptedModel, ToolRuntime};
+//! use agent_state::base::{HasMessages, MessagesState};
+//! use agent_state::checkpoint::block_on;
+//! use agent_state::{ai, AgentState, ToolCall};
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Chat {
+//!     #[state(flatten)]
+//!     base: MessagesState,
+//! }
+//!
+//! let call = ToolCall::new("add", serde_json::json!({"a": 2, "b": 3}).as_object().unwrap().clone(), "c1");
+//! let model = ScriptedModel::new([ai("").with_tool_call(call), ai("2 + 3 = 5")]);
+//! let add = FnTool::sync("add", "Adds two numbers", |args: Args, _: &ToolRuntime<Chat>| {
+//!     (args.a + args.b).to_string()
+//! });
+//! # #[derive(serde::Deserialize, agent_state::json_schema::schemars::JsonSchema)]
+//! # #[schemars(crate = "agent_state::json_schema::schemars")]
+//! # struct Args { a: i64, b: i64 }
+//! let agent = create_agent(model).system_prompt("You add.").tool(add).compile()?;
+//! let out = block_on(agent.run(input::<Chat>("What is 2 + 3?")))?;
+//! assert_eq!(out.state.messages()[2].text(), "5");
+//! assert_eq!(out.state.messages().last().unwrap().text(), "2 + 3 = 5");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod middleware;
+mod model;
+mod nodes;
+#[cfg(feature = "openai")]
+pub mod openai;
+mod scripted;
+mod tool;
+mod tools_node;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+pub use middleware::{
+    AgentMiddleware, HookOutput, HookResult, Hooks, Jump, ModelHandler, ToolCallRequest,
+    ToolHandler,
+};
+pub use model::{
+    invalid_tool_call, parse_args, ChatChunk, ChatModel, ChunkAccumulator, ModelError,
+    ModelRequest, ModelResponse, ModelSettings, ToolCallChunk, ToolChoice, ToolDefinition, Usage,
+};
+pub use nodes::TokenSink;
+
+/// A boxed, sendable future (futures' `BoxFuture`): what the `wrap_*` hooks
+/// and models return, re-exported so middleware need no futures dependency.
+pub use futures::future::BoxFuture;
+
+/// What a model call through the `wrap_model_call` chain returns.
+pub type ModelFuture<'a> = BoxFuture<'a, Result<ModelResponse, ModelError>>;
+pub use scripted::{FnModel, ScriptedModel, SeenRequest};
+pub use tool::{
+    schema_of, FnTool, IntoToolResult, Tool, ToolError, ToolFuture, ToolOutput, ToolRuntime,
+};
+
+use crate::base::{HasMessages, MessagesStateUpdate};
+use crate::graph::{Graph, GraphError, Input, StateGraph, END, START};
+use crate::message::Message;
+use nodes::{AgentLoop, HookKind, ModelCore, Places, Then, ToolCore};
+
+/// A run's input of one message (a bare string is a human message):
+/// `graph.run(input::<MyState>("hi"))`.
+pub fn input<S: HasMessages>(message: impl Into<Message>) -> Input<S> {
+    Input::Update(S::lift(MessagesStateUpdate::new().message(message.into())))
+}
+
+/// Starts building an agent around `model` (LangChain's `create_agent`).
+pub fn create_agent<S, M>(model: M) -> AgentBuilder<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send + Sync,
+    M: ChatModel<S> + 'static,
+{
+    AgentBuilder::new(model)
+}
+
+/// Why an agent did not build.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// Two middleware share a name (LangChain requires unique names too).
+    DuplicateMiddleware {
+        /// The name.
+        name: String,
+    },
+    /// Two tools (the agent's or its middleware's) share a name: the model
+    /// could not tell them apart.
+    DuplicateTool {
+        /// The name.
+        name: String,
+    },
+    /// The graph did not compile.
+    Graph(GraphError),
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DuplicateMiddleware { name } => {
+                write!(f, "middleware `{name}` is added twice; middleware names must be unique")
+            }
+            Self::DuplicateTool { name } => write!(
+                f,
+                "two tools are named `{name}` (the agent's and its middleware's tools share one namespace)"
+            ),
+            Self::Graph(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Graph(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<GraphError> for AgentError {
+    fn from(error: GraphError) -> Self {
+        Self::Graph(error)
+    }
+}
+
+/// An agent being built: a model, tools, middleware, a system prompt.
+pub struct AgentBuilder<S: crate::AgentState> {
+    model: Arc<dyn ChatModel<S>>,
+    system_prompt: Option<String>,
+    tools: Vec<Arc<dyn Tool<S>>>,
+    middleware: Vec<Arc<dyn AgentMiddleware<S>>>,
+    settings: ModelSettings,
+    sink: Option<TokenSink>,
+    recursion_limit: usize,
+}
+
+impl<S> AgentBuilder<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send + Sync,
+{
+    /// An agent around `model`, with no tools and no middleware yet.
+    pub fn new<M: ChatModel<S> + 'static>(model: M) -> Self {
+        Self {
+            model: Arc::new(model),
+            system_prompt: None,
+            tools: Vec::new(),
+            middleware: Vec::new(),
+            settings: ModelSettings::default(),
+            sink: None,
+            recursion_limit: 10_000,
+        }
+    }
+
+    /// The system prompt of every model call (middleware may change it).
+    #[must_use]
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Adds a tool.
+    #[must_use]
+    pub fn tool<T: Tool<S> + 'static>(mut self, tool: T) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds a shared tool.
+    #[must_use]
+    pub fn shared_tool(mut self, tool: Arc<dyn Tool<S>>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds a middleware, after those added before it: its `before_*` hooks
+    /// run after theirs, its `after_*` hooks before theirs, its `wrap_*`
+    /// hooks inside theirs.
+    #[must_use]
+    pub fn middleware<M: AgentMiddleware<S> + 'static>(mut self, middleware: M) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// The model settings of every call (middleware may change them).
+    #[must_use]
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Streams every model call: `sink` gets each chunk as it arrives
+    /// (LangGraph's `messages` stream mode), through
+    /// [`ChatModel::stream`].
+    #[must_use]
+    pub fn on_token(mut self, sink: impl Fn(&ChatChunk) + Send + Sync + 'static) -> Self {
+        self.sink = Some(Arc::new(sink));
+        self
+    }
+
+    /// How many supersteps one run may take (default 10,000, as
+    /// `create_agent`'s).
+    #[must_use]
+    pub fn recursion_limit(mut self, limit: usize) -> Self {
+        self.recursion_limit = limit;
+        self
+    }
+
+    /// Builds the agent's graph, to compile, or to look at.
+    pub fn into_state_graph(self) -> Result<StateGraph<S>, AgentError> {
+        let mut names = HashSet::new();
+        if let Some(m) = self.middleware.iter().find(|m| !names.insert(m.name())) {
+            return Err(AgentError::DuplicateMiddleware {
+                name: m.name().to_owned(),
+            });
+        }
+        let tools = self.collect_tools()?;
+        let chains = Chains::of(&self.middleware);
+        let places = chains.places(!tools.is_empty());
+        let entry = chains.before_agent.first().map_or_else(
+            || places.loop_entry.clone(),
+            |m| hook_name(m, HookKind::BeforeAgent),
+        );
+        let definitions: Vec<ToolDefinition> =
+            tools.iter().map(|t| t.definition().clone()).collect();
+        let lp = Arc::new(AgentLoop {
+            model: ModelCore {
+                model: self.model,
+                sink: self.sink,
+            },
+            tools: ToolCore {
+                names: definitions.iter().map(|d| d.name.clone()).collect(),
+                by_name: tools
+                    .into_iter()
+                    .map(|t| (t.definition().name.clone(), t))
+                    .collect(),
+            },
+            definitions: Arc::from(definitions),
+            system_prompt: self.system_prompt.map(Arc::from),
+            settings: self.settings,
+            wrap_model: chains.wrap_model.clone(),
+            wrap_tool: chains.wrap_tool.clone(),
+            places,
+        });
+        let graph = StateGraph::new()
+            .with_recursion_limit(self.recursion_limit)
+            .add_edge(START, entry);
+        Ok(chains.add_hooks(add_loop_nodes(graph, &lp), &lp))
+    }
+
+    /// Builds and compiles the agent: run it as any graph
+    /// (`agent.run(input("hi")).on_thread(&saver, "t-1").await`).
+    pub fn compile(self) -> Result<Graph<S>, AgentError> {
+        Ok(self.into_state_graph()?.compile()?)
+    }
+
+    fn collect_tools(&self) -> Result<Vec<Arc<dyn Tool<S>>>, AgentError> {
+        let mut tools = self.tools.clone();
+        for m in &self.middleware {
+            tools.extend(m.tools());
+        }
+        let mut seen: HashMap<&str, ()> = HashMap::new();
+        for t in &tools {
+            if seen.insert(&t.definition().name, ()).is_some() {
+                return Err(AgentError::DuplicateTool {
+                    name: t.definition().name.clone(),
+                });
+            }
+        }
+        Ok(tools)
+    }
+}
+
+/// The model node and, when there are tools, the tools node.
+fn add_loop_nodes<S>(mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send + Sync,
+{
+    let model_loop = Arc::clone(lp);
+    graph = graph.add_async_node("model", move |state| {
+        let lp = Arc::clone(&model_loop);
+        async move { lp.model_step(state).await }
+    });
+    if lp.places.has_tools {
+        let tools_loop = Arc::clone(lp);
+        graph = graph.add_async_node("tools", move |state| {
+            let lp = Arc::clone(&tools_loop);
+            async move { lp.tools_step(state).await }
+        });
+    }
+    graph
+}
+
+fn hook_name<S: crate::AgentState>(m: &Arc<dyn AgentMiddleware<S>>, kind: HookKind) -> String {
+    format!("{}.{}", m.name(), kind.suffix())
+}
+
+type Chain<S> = Vec<Arc<dyn AgentMiddleware<S>>>;
+
+/// The middleware of each hook, in registration order.
+struct Chains<S: crate::AgentState> {
+    before_agent: Chain<S>,
+    before_model: Chain<S>,
+    after_model: Chain<S>,
+    after_agent: Chain<S>,
+    wrap_model: Chain<S>,
+    wrap_tool: Chain<S>,
+}
+
+impl<S> Chains<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send + Sync,
+{
+    fn of(middleware: &[Arc<dyn AgentMiddleware<S>>]) -> Self {
+        let with = |hook: Hooks| -> Chain<S> {
+            let chosen = middleware.iter().filter(|m| m.hooks().contains(hook));
+            chosen.cloned().collect()
+        };
+        Self {
+            before_agent: with(Hooks::BEFORE_AGENT),
+            before_model: with(Hooks::BEFORE_MODEL),
+            after_model: with(Hooks::AFTER_MODEL),
+            after_agent: with(Hooks::AFTER_AGENT),
+            wrap_model: with(Hooks::WRAP_MODEL_CALL),
+            wrap_tool: with(Hooks::WRAP_TOOL_CALL),
+        }
+    }
+
+    /// LangChain's loop entry and exit, and where the model goes.
+    fn places(&self, has_tools: bool) -> Places {
+        Places {
+            loop_entry: self.before_model.first().map_or_else(
+                || "model".to_owned(),
+                |m| hook_name(m, HookKind::BeforeModel),
+            ),
+            exit: self
+                .after_agent
+                .last()
+                .map_or_else(|| END.to_owned(), |m| hook_name(m, HookKind::AfterAgent)),
+            after_model: self
+                .after_model
+                .last()
+                .map(|m| hook_name(m, HookKind::AfterModel)),
+            has_tools,
+        }
+    }
+
+    /// One node per hook, each chain in run order (`after_*` reversed),
+    /// each node leading to the next of its chain, the last to where the
+    /// chain ends.
+    fn add_hooks(self, mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S> {
+        let reversed = |list: Chain<S>| list.into_iter().rev().collect::<Chain<S>>();
+        let chains = [
+            (
+                HookKind::BeforeAgent,
+                self.before_agent,
+                Then::Node(lp.places.loop_entry.clone()),
+            ),
+            (
+                HookKind::BeforeModel,
+                self.before_model,
+                Then::Node("model".to_owned()),
+            ),
+            (
+                HookKind::AfterModel,
+                reversed(self.after_model),
+                Then::Route,
+            ),
+            (
+                HookKind::AfterAgent,
+                reversed(self.after_agent),
+                Then::Node(END.to_owned()),
+            ),
+        ];
+        for (kind, chain, last) in chains {
+            for (k, m) in chain.iter().enumerate() {
+                let then = chain
+                    .get(k + 1)
+                    .map_or_else(|| last.clone(), |n| Then::Node(hook_name(n, kind)));
+                let (lp, m) = (Arc::clone(lp), Arc::clone(m));
+                graph = graph.add_node(hook_name(&m, kind), move |state: &S| {
+                    lp.hook_step(m.as_ref(), kind, &then, state)
+                });
+            }
+        }
+        graph
+    }
+}

@@ -1,0 +1,305 @@
+//! The agent's nodes: the model node, the hook nodes and where each routes.
+//! The tools node is in `tools_node.rs`.
+//!
+//! Every node of the agent names where the loop goes next in its own
+//! `Command` (the graph has no edges but the one from START), so a hook's
+//! jump replaces the next node instead of adding to it, and a resumed
+//! thread routes from the stored gotos exactly as the live run did.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::stream::StreamExt;
+
+use super::middleware::{
+    unknown_tool, AgentMiddleware, HookResult, Jump, ModelHandler, ToolCallRequest,
+};
+use super::model::{
+    ChatChunk, ChatModel, ChunkAccumulator, ModelError, ModelRequest, ModelResponse, ModelSettings,
+    ToolDefinition,
+};
+use super::tool::{answer_message, Tool, ToolFuture, ToolRuntime};
+use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
+use crate::graph::{BoxError, Command, END};
+use crate::message::{Message, MessageType, ToolStatus};
+use crate::state::{AgentState, StateUpdate};
+
+/// Receives every chunk of every model call, as it streams.
+pub type TokenSink = Arc<dyn Fn(&ChatChunk) + Send + Sync>;
+
+/// The innermost model handler: calls the model, streaming when a sink
+/// listens.
+pub(crate) struct ModelCore<S> {
+    pub(crate) model: Arc<dyn ChatModel<S>>,
+    pub(crate) sink: Option<TokenSink>,
+}
+
+/// The innermost model handler, as the handlers see it (so a handler's
+/// `call` needs no bounds of its own).
+pub(crate) trait ModelExec<S>: Sync {
+    fn run(&self, request: ModelRequest<S>) -> BoxFuture<'_, Result<ModelResponse, ModelError>>;
+}
+
+/// The innermost tool handler, as the handlers see it.
+pub(crate) trait ToolExec<S: AgentState>: Sync {
+    fn run(&self, request: ToolCallRequest<S>) -> ToolFuture<'_, S>;
+}
+
+impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
+    fn run(&self, request: ModelRequest<S>) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            let message = match &self.sink {
+                None => self.model.invoke(&request).await?,
+                Some(sink) => {
+                    let mut chunks = self.model.stream(&request);
+                    let mut message = ChunkAccumulator::new();
+                    while let Some(chunk) = chunks.next().await {
+                        let chunk = chunk?;
+                        sink(&chunk);
+                        message.push(&chunk);
+                    }
+                    message.finish()
+                }
+            };
+            Ok(ModelResponse::new(message))
+        })
+    }
+}
+
+/// The innermost tool handler: finds the tool and runs it.
+pub(crate) struct ToolCore<S: AgentState> {
+    pub(crate) by_name: HashMap<String, Arc<dyn Tool<S>>>,
+    pub(crate) names: Vec<String>,
+}
+
+impl<S> ToolExec<S> for ToolCore<S>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    fn run(&self, request: ToolCallRequest<S>) -> ToolFuture<'_, S> {
+        let ToolCallRequest { call, tool, state } = request;
+        let Some(tool) = tool else {
+            let error = unknown_tool(&call.name, &self.names);
+            return Box::pin(futures::future::ready(Err(error)));
+        };
+        Box::pin(async move {
+            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name);
+            tool.call(call.args, runtime).await
+        })
+    }
+}
+
+/// Where the agent's nodes lead: LangChain's entry, loop entry and exit.
+pub(crate) struct Places {
+    /// The first `before_model` hook, else the model.
+    pub(crate) loop_entry: String,
+    /// The last registered middleware's `after_agent` hook, else END.
+    pub(crate) exit: String,
+    /// Where the model goes: the last registered `after_model` hook, if any.
+    pub(crate) after_model: Option<String>,
+    /// Whether the agent has a tools node.
+    pub(crate) has_tools: bool,
+}
+
+/// Where a hook goes when it does not jump.
+#[derive(Clone)]
+pub(crate) enum Then {
+    /// A node (or END).
+    Node(String),
+    /// Out of the model step: tools, back to the model, or the exit, by the
+    /// conversation after the hook's update.
+    Route,
+}
+
+/// Which hook a hook node calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookKind {
+    BeforeAgent,
+    BeforeModel,
+    AfterModel,
+    AfterAgent,
+}
+
+impl HookKind {
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Self::BeforeAgent => "before_agent",
+            Self::BeforeModel => "before_model",
+            Self::AfterModel => "after_model",
+            Self::AfterAgent => "after_agent",
+        }
+    }
+
+    fn call<S: AgentState>(self, m: &dyn AgentMiddleware<S>, state: &S) -> HookResult<S> {
+        match self {
+            Self::BeforeAgent => m.before_agent(state),
+            Self::BeforeModel => m.before_model(state),
+            Self::AfterModel => m.after_model(state),
+            Self::AfterAgent => m.after_agent(state),
+        }
+    }
+}
+
+/// Everything the agent's nodes share.
+pub(crate) struct AgentLoop<S: AgentState> {
+    pub(crate) model: ModelCore<S>,
+    pub(crate) tools: ToolCore<S>,
+    pub(crate) definitions: Arc<[ToolDefinition]>,
+    pub(crate) system_prompt: Option<Arc<str>>,
+    pub(crate) settings: ModelSettings,
+    pub(crate) wrap_model: Vec<Arc<dyn AgentMiddleware<S>>>,
+    pub(crate) wrap_tool: Vec<Arc<dyn AgentMiddleware<S>>>,
+    pub(crate) places: Places,
+}
+
+impl<S> AgentLoop<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send,
+{
+    /// The model node: one model call through the `wrap_model_call` chain;
+    /// its messages are the step's update.
+    pub(crate) async fn model_step(&self, state: Arc<S>) -> Result<Command<S::Update>, BoxError> {
+        let request = ModelRequest::new(Arc::clone(&state)).set_shared(
+            self.system_prompt.clone(),
+            Arc::clone(&self.definitions),
+            self.settings.clone(),
+        );
+        let handler = ModelHandler {
+            layers: &self.wrap_model,
+            core: &self.model,
+        };
+        let mut added = handler.call(request).await?.messages;
+        answer_invalid_calls(&mut added);
+        let goto = match &self.places.after_model {
+            Some(hook) => hook.clone(),
+            None => self.route(state.messages(), &added),
+        };
+        let update = S::lift(MessagesStateUpdate::new().messages(added));
+        Ok(Command {
+            update: Some(update),
+            goto: vec![goto],
+        })
+    }
+
+    /// A hook node's step: the hook's update, and where to go.
+    pub(crate) fn hook_step(
+        &self,
+        middleware: &dyn AgentMiddleware<S>,
+        kind: HookKind,
+        then: &Then,
+        state: &S,
+    ) -> Result<Command<S::Update>, BoxError> {
+        let out = kind.call(middleware, state)?;
+        let goto = match (out.jump_to, then) {
+            (Some(jump), _) => self.jump(jump, kind == HookKind::AfterAgent),
+            (None, Then::Node(name)) => name.clone(),
+            (None, Then::Route) => self.route_after(state, out.update.as_ref()),
+        };
+        Ok(Command {
+            update: out.update,
+            goto: vec![goto],
+        })
+    }
+
+    /// Where a jump leads.
+    pub(crate) fn jump(&self, jump: Jump, from_after_agent: bool) -> String {
+        match jump {
+            Jump::Model => self.places.loop_entry.clone(),
+            Jump::Tools => "tools".to_owned(),
+            Jump::End if from_after_agent => END.to_owned(),
+            Jump::End => self.places.exit.clone(),
+        }
+    }
+
+    /// Where the loop goes after the model step, by the conversation once
+    /// `update` (a hook's) is applied: only a hook that writes messages
+    /// makes this copy the conversation.
+    fn route_after(&self, state: &S, update: Option<&S::Update>) -> String {
+        if let Some(part) = update.map(S::update_part_of).filter(|p| !p.is_empty()) {
+            let mut conversation: MessagesState = state.part::<MessagesState>().clone();
+            if conversation.apply(part.clone()).is_ok() {
+                return self.route(&conversation.messages, &[]);
+            }
+        }
+        self.route(state.messages(), &[])
+    }
+
+    /// LangChain's model → tools edge on `history` followed by `added`: no
+    /// AI message or no tool call leaves the loop (unless the calls were
+    /// invalid: then the model sees their errors), pending calls go to the
+    /// tools, calls all answered go back to the model.
+    pub(crate) fn route(&self, history: &[Message], added: &[Message]) -> String {
+        if !self.places.has_tools {
+            return self.places.exit.clone();
+        }
+        let mut answered: Vec<&str> = Vec::new();
+        for message in added.iter().rev().chain(history.iter().rev()) {
+            match message.kind {
+                MessageType::Tool => answered.extend(message.tool_call_id.as_deref()),
+                MessageType::Ai if message.tool_calls.is_empty() => {
+                    return if message.invalid_tool_calls.is_empty() {
+                        self.places.exit.clone()
+                    } else {
+                        self.places.loop_entry.clone()
+                    };
+                }
+                MessageType::Ai => {
+                    let pending = message
+                        .tool_calls
+                        .iter()
+                        .any(|c| !answered.contains(&c.id.as_deref().unwrap_or_default()));
+                    return if pending {
+                        "tools".to_owned()
+                    } else {
+                        self.places.loop_entry.clone()
+                    };
+                }
+                _ => {}
+            }
+        }
+        self.places.exit.clone()
+    }
+}
+
+/// Gives every tool call of the response an id (the tool message that
+/// answers it must name it), and answers each invalid tool call (arguments
+/// that are not a JSON object) with an error tool message the model sees,
+/// as LangChain does.
+fn answer_invalid_calls(messages: &mut Vec<Message>) {
+    let mut errors = Vec::new();
+    for message in messages.iter_mut().filter(|m| m.kind == MessageType::Ai) {
+        for call in &mut message.tool_calls {
+            call.id
+                .get_or_insert_with(|| format!("call_{}", crate::new_message_id()));
+        }
+        for invalid in &mut message.invalid_tool_calls {
+            let Some(map) = invalid.as_object_mut() else {
+                continue;
+            };
+            let id = match map.get("id").and_then(|v| v.as_str()) {
+                Some(id) => id.to_owned(),
+                None => {
+                    let id = format!("call_{}", crate::new_message_id());
+                    map.insert("id".to_owned(), id.clone().into());
+                    id
+                }
+            };
+            let field = |key: &str| map.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+            let text = format!(
+                "Error: the arguments of your call to `{}` could not be read ({}). Call it again with a JSON object of arguments.",
+                field("name"),
+                field("error"),
+            );
+            errors.push(answer_message(
+                text.into(),
+                &id,
+                field("name"),
+                ToolStatus::Error,
+            ));
+        }
+    }
+    messages.extend(errors);
+}

@@ -1,0 +1,196 @@
+//! The tools node: the pending tool calls of the last AI message, run
+//! together, their answers and updates applied as one step.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::future::{join_all, FutureExt};
+
+use super::middleware::{ToolCallRequest, ToolHandler};
+use super::nodes::AgentLoop;
+use super::tool::{add_message, answer_message, answers_call, OutputKind, ToolError, ToolOutput};
+use crate::base::{HasMessages, MessagesStateUpdate};
+use crate::graph::{BoxError, Command, NodeOutput, END};
+use crate::message::{Message, MessageType, ToolCall, ToolStatus};
+use crate::state::AgentState;
+
+impl<S> AgentLoop<S>
+where
+    S: HasMessages + Send + Sync + 'static,
+    S::Update: Send,
+{
+    /// The tools node's step: every pending call of the last AI message,
+    /// concurrently, each through the `wrap_tool_call` chain with panics
+    /// caught; one write per call, applied together (`apply_all`'s rules).
+    pub(crate) async fn tools_step(
+        &self,
+        state: Arc<S>,
+    ) -> Result<NodeOutput<S::Update>, BoxError> {
+        let calls = pending_calls(state.messages());
+        if calls.is_empty() {
+            let back = Command::goto(self.places.loop_entry.clone());
+            return Ok(NodeOutput::Command(back));
+        }
+        let handler = ToolHandler {
+            layers: &self.wrap_tool,
+            core: &self.tools,
+        };
+        let runs = calls.iter().map(|call| {
+            let request = ToolCallRequest {
+                call: call.clone(),
+                tool: self.tools.by_name.get(&call.name).cloned(),
+                state: Arc::clone(&state),
+            };
+            guarded(handler, request)
+        });
+        let results = join_all(runs).await;
+        drop(state);
+
+        let mut commands = Vec::with_capacity(calls.len());
+        let mut jumps: Vec<String> = Vec::new();
+        for (call, result) in calls.iter().zip(results) {
+            let (update, goto) = self.answer(call, result);
+            jumps.extend(goto);
+            commands.push(Command::update(update));
+        }
+        let next = if !jumps.is_empty() {
+            jumps
+        } else if self.all_return_direct(&calls) {
+            vec![self.places.exit.clone()]
+        } else {
+            vec![self.places.loop_entry.clone()]
+        };
+        if let Some(last) = commands.last_mut() {
+            last.goto = next;
+        }
+        Ok(NodeOutput::Batch(commands))
+    }
+
+    /// A call's write: its answer (or its update, which must carry one), or
+    /// an error answer naming what went wrong.
+    fn answer(
+        &self,
+        call: &ToolCall,
+        result: Result<ToolOutput<S>, ToolError>,
+    ) -> (S::Update, Vec<String>) {
+        let id = call.id.as_deref().unwrap_or_default();
+        let output = match result {
+            Ok(output) => output,
+            Err(error) => return (self.error_answer(call, &error), Vec::new()),
+        };
+        match output.kind {
+            OutputKind::Answer(mut message) => {
+                message.kind = MessageType::Tool;
+                message.tool_call_id = Some(id.to_owned());
+                message.name.get_or_insert_with(|| call.name.clone());
+                message.status.get_or_insert(ToolStatus::Success);
+                (lift_message::<S>(*message), Vec::new())
+            }
+            OutputKind::Update {
+                mut update,
+                answer,
+                goto,
+            } => {
+                if let Some(content) = answer {
+                    let message = answer_message(content, id, &call.name, ToolStatus::Success);
+                    add_message::<S>(&mut update, message);
+                }
+                if !answers_call::<S>(&update, id) {
+                    let error = ToolError::Unanswered {
+                        tool: call.name.clone(),
+                        call_id: id.to_owned(),
+                    };
+                    return (self.error_answer(call, &error), Vec::new());
+                }
+                let goto = goto
+                    .into_iter()
+                    .map(|g| {
+                        if g == END {
+                            self.places.exit.clone()
+                        } else {
+                            g
+                        }
+                    })
+                    .collect();
+                (update, goto)
+            }
+        }
+    }
+
+    fn error_answer(&self, call: &ToolCall, error: &ToolError) -> S::Update {
+        tracing::warn!(tool = %call.name, call_id = ?call.id, %error, "tool call answered with an error");
+        let id = call.id.as_deref().unwrap_or_default();
+        let text = error.to_string();
+        lift_message::<S>(answer_message(
+            text.into(),
+            id,
+            &call.name,
+            ToolStatus::Error,
+        ))
+    }
+
+    /// Whether every call names a tool that ends the loop (LangChain's
+    /// `return_direct`); calls to unknown tools do not count.
+    fn all_return_direct(&self, calls: &[ToolCall]) -> bool {
+        let mut known = calls
+            .iter()
+            .filter_map(|c| self.tools.by_name.get(&c.name))
+            .peekable();
+        known.peek().is_some() && known.all(|t| t.return_direct())
+    }
+}
+
+/// Runs a call through the chain with panics caught: the whole chain runs
+/// inside the guarded future, so a panic in a middleware's wrapper is
+/// caught too.
+async fn guarded<S: AgentState>(
+    handler: ToolHandler<'_, S>,
+    request: ToolCallRequest<S>,
+) -> Result<ToolOutput<S>, ToolError> {
+    let tool = request.call.name.clone();
+    let run = AssertUnwindSafe(async move { handler.call(request).await });
+    match run.catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => Err(ToolError::Panicked {
+            tool,
+            message: panic_message(panic.as_ref()),
+        }),
+    }
+}
+
+fn lift_message<S: HasMessages>(message: Message) -> S::Update {
+    S::lift(MessagesStateUpdate::new().message(message))
+}
+
+/// The tool calls of the last AI message that no later tool message
+/// answers.
+pub(crate) fn pending_calls(history: &[Message]) -> Vec<ToolCall> {
+    let mut answered: Vec<&str> = Vec::new();
+    for message in history.iter().rev() {
+        match message.kind {
+            MessageType::Tool => answered.extend(message.tool_call_id.as_deref()),
+            MessageType::Ai => {
+                return message
+                    .tool_calls
+                    .iter()
+                    .filter(|c| !answered.contains(&c.id.as_deref().unwrap_or_default()))
+                    .cloned()
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// A panic's message, when it has one.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".to_owned()
+    }
+}

@@ -1,0 +1,1018 @@
+//! The agent loop: hook order against LangChain v1's documented order,
+//! wrap nesting, concurrent tools, bad calls, tools that update the state,
+//! resume without re-running a finished tool call, panics.
+#![cfg(feature = "agent")]
+
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use agent_state::agent::{
+    create_agent, input, AgentBuilder, AgentError, AgentMiddleware, FnModel, FnTool, HookOutput,
+    HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
+    ScriptedModel, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
+};
+use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
+use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
+use agent_state::graph::{Command, GraphError, Input};
+use agent_state::serde::Deserialize;
+use agent_state::serde_json::{json, Map, Value};
+use agent_state::{
+    ai, AgentState, HasPart, Message, MessageType, StateUpdate, ToolCall, ToolStatus,
+};
+
+/// A middleware's part: a log every hook appends to, and a flag a tool sets.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct NotesState {
+    /// What ran, in order.
+    #[reducer(append)]
+    pub log: Vec<String>,
+    /// Set by the `finish` tool.
+    pub done: bool,
+    /// A plain field two tools may fight over.
+    pub owner: Option<String>,
+}
+
+/// The agent's state.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Chat {
+    #[state(flatten)]
+    pub base: MessagesState,
+    #[state(flatten)]
+    pub notes: NotesState,
+}
+
+fn args(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+fn call(name: &str, id: &str, value: Value) -> ToolCall {
+    ToolCall::new(name, args(value), id)
+}
+
+fn calls(list: &[(&str, &str)]) -> Message {
+    list.iter().fold(ai(""), |m, (name, id)| {
+        m.with_tool_call(call(name, id, json!({})))
+    })
+}
+
+#[derive(Deserialize, agent_state::schemars::JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+struct NoArgs {}
+
+/// A tool that answers its name and counts its runs.
+fn echo(name: &'static str, runs: &Arc<AtomicUsize>) -> FnTool<Chat> {
+    let runs = Arc::clone(runs);
+    FnTool::sync(
+        name,
+        "Echoes its name",
+        move |_: NoArgs, _: &ToolRuntime<Chat>| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            format!("{name} ran")
+        },
+    )
+}
+
+fn tool_messages(state: &Chat) -> Vec<(String, String, Option<ToolStatus>)> {
+    state
+        .messages()
+        .iter()
+        .filter(|m| m.kind == MessageType::Tool)
+        .map(|m| {
+            (
+                m.tool_call_id.clone().unwrap_or_default(),
+                m.text(),
+                m.status,
+            )
+        })
+        .collect()
+}
+
+// --- hook order -------------------------------------------------------------
+
+/// Logs every hook to a shared trace and to the state's log.
+struct Tracer {
+    name: &'static str,
+    trace: Arc<Mutex<Vec<String>>>,
+}
+
+impl Tracer {
+    fn note(&self, what: &str) -> String {
+        let line = format!("{}.{what}", self.name);
+        self.trace.lock().unwrap().push(line.clone());
+        line
+    }
+
+    fn hook<S: HasPart<NotesState>>(&self, what: &str, state: &S) -> HookResult<S> {
+        let seen = state.part::<NotesState>().log.len();
+        let line = format!("{} (saw {seen})", self.note(what));
+        Ok(HookOutput::update(S::lift(
+            NotesStateUpdate::new().add_log(line),
+        )))
+    }
+}
+
+impl<S: HasPart<NotesState> + HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Tracer
+where
+    S::Update: Send,
+{
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn before_agent(&self, state: &S) -> HookResult<S> {
+        self.hook("before_agent", state)
+    }
+
+    fn before_model(&self, state: &S) -> HookResult<S> {
+        self.hook("before_model", state)
+    }
+
+    fn after_model(&self, state: &S) -> HookResult<S> {
+        self.hook("after_model", state)
+    }
+
+    fn after_agent(&self, state: &S) -> HookResult<S> {
+        self.hook("after_agent", state)
+    }
+
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        Box::pin(async move {
+            self.note("wrap_model_call>");
+            let out = handler.call(request).await;
+            self.note("<wrap_model_call");
+            out
+        })
+    }
+
+    fn wrap_tool_call<'a>(
+        &'a self,
+        request: ToolCallRequest<S>,
+        handler: ToolHandler<'a, S>,
+    ) -> ToolFuture<'a, S> {
+        Box::pin(async move {
+            self.note("wrap_tool_call>");
+            let out = handler.call(request).await;
+            self.note("<wrap_tool_call");
+            out
+        })
+    }
+}
+
+/// LangChain v1's documented order: `before_*` first to last, `after_*`
+/// last to first, `wrap_*` nested with the first middleware outermost.
+#[test]
+fn hooks_run_in_langchains_order() {
+    let trace = Arc::new(Mutex::new(Vec::new()));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([calls(&[("echo", "c1")]), ai("done")]);
+    let mut builder = create_agent(model).tool(echo("echo", &runs));
+    for name in ["m1", "m2", "m3"] {
+        let trace = Arc::clone(&trace);
+        builder = builder.middleware(Tracer { name, trace });
+    }
+    let agent = builder.compile().unwrap();
+    let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
+
+    let turn = [
+        "m1.before_model",
+        "m2.before_model",
+        "m3.before_model",
+        "m1.wrap_model_call>",
+        "m2.wrap_model_call>",
+        "m3.wrap_model_call>",
+        "m3.<wrap_model_call",
+        "m2.<wrap_model_call",
+        "m1.<wrap_model_call",
+        "m3.after_model",
+        "m2.after_model",
+        "m1.after_model",
+    ];
+    let mut expected = vec!["m1.before_agent", "m2.before_agent", "m3.before_agent"];
+    expected.extend(turn);
+    expected.extend([
+        "m1.wrap_tool_call>",
+        "m2.wrap_tool_call>",
+        "m3.wrap_tool_call>",
+        "m3.<wrap_tool_call",
+        "m2.<wrap_tool_call",
+        "m1.<wrap_tool_call",
+    ]);
+    expected.extend(turn);
+    expected.extend(["m3.after_agent", "m2.after_agent", "m1.after_agent"]);
+    assert_eq!(*trace.lock().unwrap(), expected);
+
+    // Each node hook is its own step and sees the updates of those before it.
+    let log = &out.state.notes.log;
+    assert_eq!(log[0], "m1.before_agent (saw 0)");
+    assert_eq!(log[2], "m3.before_agent (saw 2)");
+    assert_eq!(log.last().unwrap(), "m1.after_agent (saw 17)");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(out.state.messages().last().unwrap().text(), "done");
+}
+
+/// The graph the agent compiles to: LangChain's node names.
+#[test]
+fn the_agent_is_a_graph_with_langchains_node_names() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let trace = Arc::new(Mutex::new(Vec::new()));
+    let agent = create_agent(ScriptedModel::new([]))
+        .tool(echo("echo", &runs))
+        .middleware(Tracer { name: "m1", trace })
+        .compile()
+        .unwrap();
+    let names: Vec<&str> = agent.node_names().collect();
+    for name in [
+        "model",
+        "tools",
+        "m1.before_agent",
+        "m1.before_model",
+        "m1.after_model",
+        "m1.after_agent",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+}
+
+// --- wrap nesting -------------------------------------------------------------
+
+/// Retries a failed model call once.
+struct Retry;
+
+impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Retry {
+    fn name(&self) -> &str {
+        "retry"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_MODEL_CALL
+    }
+
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        Box::pin(async move {
+            match handler.call(request.clone()).await {
+                Ok(response) => Ok(response),
+                Err(_) => handler.call(request).await,
+            }
+        })
+    }
+}
+
+#[test]
+fn a_retry_calls_the_model_twice() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let model = FnModel(
+        move |_: &ModelRequest<Chat>| match seen.fetch_add(1, Ordering::SeqCst) {
+            0 => Err(ModelError::other("the provider is overloaded")),
+            _ => Ok(ai("second time lucky")),
+        },
+    );
+    let agent = create_agent(model).middleware(Retry).compile().unwrap();
+    let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        out.state.messages().last().unwrap().text(),
+        "second time lucky"
+    );
+
+    // Without the retry the error stops the run, naming the model node.
+    let failing = FnModel(|_: &ModelRequest<Chat>| Err(ModelError::other("down")));
+    let agent = create_agent(failing).compile().unwrap();
+    match block_on(agent.run(input::<Chat>("hi"))).unwrap_err() {
+        GraphError::Node { node, error, .. } => {
+            assert_eq!(node, "model");
+            assert_eq!(error.to_string(), "the model failed: down");
+        }
+        other => panic!("expected a node error, got {other}"),
+    }
+}
+
+/// Answers from a cache without calling the model; edits the prompt from
+/// the state otherwise.
+struct Cache;
+
+impl<S: HasPart<NotesState> + HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Cache {
+    fn name(&self) -> &str {
+        "cache"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_MODEL_CALL
+    }
+
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<S>,
+        handler: ModelHandler<'a, S>,
+    ) -> ModelFuture<'a> {
+        if request
+            .messages()
+            .last()
+            .is_some_and(|m| m.text() == "cached?")
+        {
+            return Box::pin(async { Ok(ModelResponse::new(ai("from the cache"))) });
+        }
+        let done = request.state().part::<NotesState>().done;
+        let prompt = format!(
+            "{} done={done}",
+            request.system_prompt().unwrap_or_default()
+        );
+        handler.call(request.with_system_prompt(prompt))
+    }
+}
+
+#[test]
+fn a_short_circuit_calls_the_model_zero_times_and_an_edit_reaches_it() {
+    let model = Arc::new(ScriptedModel::new([ai("from the model")]).recording());
+    let agent = create_agent(Arc::clone(&model))
+        .system_prompt("Be brief.")
+        .middleware(Cache)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("cached?"))).unwrap();
+    assert_eq!(model.calls(), 0);
+    assert_eq!(
+        out.state.messages().last().unwrap().text(),
+        "from the cache"
+    );
+
+    let out = block_on(agent.run(input::<Chat>("fresh"))).unwrap();
+    assert_eq!(model.calls(), 1);
+    assert_eq!(
+        out.state.messages().last().unwrap().text(),
+        "from the model"
+    );
+    let seen = model.seen();
+    assert_eq!(
+        seen[0].system_prompt.as_deref(),
+        Some("Be brief. done=false")
+    );
+    assert_eq!(seen[0].messages.len(), 1);
+}
+
+/// Retries a failed tool call once; answers calls to `cached` itself.
+struct ToolRetry;
+
+impl AgentMiddleware<Chat> for ToolRetry {
+    fn name(&self) -> &str {
+        "tool_retry"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_TOOL_CALL
+    }
+
+    fn wrap_tool_call<'a>(
+        &'a self,
+        request: ToolCallRequest<Chat>,
+        handler: ToolHandler<'a, Chat>,
+    ) -> ToolFuture<'a, Chat> {
+        if request.call.name == "cached" {
+            return Box::pin(async { Ok(ToolOutput::text("from the cache")) });
+        }
+        Box::pin(async move {
+            match handler.call(request.clone()).await {
+                Ok(out) => Ok(out),
+                Err(_) => handler.call(request).await,
+            }
+        })
+    }
+}
+
+#[test]
+fn a_tool_wrapper_retries_and_short_circuits() {
+    let tries = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&tries);
+    let flaky = FnTool::sync(
+        "flaky",
+        "Fails once",
+        move |_: NoArgs, _: &ToolRuntime<Chat>| match counted.fetch_add(1, Ordering::SeqCst) {
+            0 => Err("try again"),
+            _ => Ok("worked"),
+        },
+    );
+    let model = ScriptedModel::new([calls(&[("flaky", "c1"), ("cached", "c2")]), ai("ok")]);
+    let agent = create_agent(model)
+        .tool(flaky)
+        .middleware(ToolRetry)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert_eq!(tries.load(Ordering::SeqCst), 2);
+    let answers = tool_messages(&out.state);
+    assert_eq!(answers[0].1, "worked");
+    assert_eq!(
+        answers[1].1, "from the cache",
+        "an unknown tool a wrapper answers"
+    );
+}
+
+// --- tools ---------------------------------------------------------------
+
+/// Pending until `count` reaches `target`, waking itself; gives up (false)
+/// after `budget` polls, so a sequential run fails instead of hanging.
+struct Barrier {
+    count: Arc<AtomicUsize>,
+    target: usize,
+    budget: usize,
+}
+
+impl Future for Barrier {
+    type Output = bool;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.count.load(Ordering::SeqCst) >= self.target {
+            return Poll::Ready(true);
+        }
+        if self.budget == 0 {
+            return Poll::Ready(false);
+        }
+        self.budget -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A tool that arrives at the barrier and waits for the others.
+fn meeting(name: &'static str, arrived: &Arc<AtomicUsize>) -> FnTool<Chat> {
+    let arrived = Arc::clone(arrived);
+    FnTool::new(name, "Meets the others", move |_: NoArgs, _| {
+        let arrived = Arc::clone(&arrived);
+        async move {
+            arrived.fetch_add(1, Ordering::SeqCst);
+            let all = Barrier {
+                count: arrived,
+                target: 3,
+                budget: 10_000,
+            };
+            if all.await {
+                Ok(format!("{name} met everyone"))
+            } else {
+                Err(format!("{name} waited alone"))
+            }
+        }
+    })
+}
+
+#[test]
+fn the_tools_of_one_response_overlap_in_time() {
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        calls(&[("a", "c1"), ("b", "c2"), ("c", "c3")]),
+        ai("all met"),
+    ]);
+    let agent = create_agent(model)
+        .tool(meeting("a", &arrived))
+        .tool(meeting("b", &arrived))
+        .tool(meeting("c", &arrived))
+        .compile()
+        .unwrap();
+    let mut steps = Vec::new();
+    let out = block_on(
+        agent
+            .run(input::<Chat>("meet"))
+            .on_step(|e| steps.push(e.writes.iter().map(|w| w.node.clone()).collect::<Vec<_>>())),
+    )
+    .unwrap();
+    let answers = tool_messages(&out.state);
+    assert_eq!(
+        answers,
+        [
+            (
+                "c1".into(),
+                "a met everyone".into(),
+                Some(ToolStatus::Success)
+            ),
+            (
+                "c2".into(),
+                "b met everyone".into(),
+                Some(ToolStatus::Success)
+            ),
+            (
+                "c3".into(),
+                "c met everyone".into(),
+                Some(ToolStatus::Success)
+            ),
+        ]
+    );
+    // One step holds the three answers.
+    assert!(steps.contains(&vec!["tools".to_owned(); 3]), "{steps:?}");
+}
+
+#[derive(Deserialize, agent_state::schemars::JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+struct Repeat {
+    /// What to say.
+    text: String,
+    /// How many times.
+    times: u32,
+}
+
+fn repeat() -> FnTool<Chat> {
+    FnTool::sync(
+        "repeat",
+        "Repeats a text",
+        |a: Repeat, _: &ToolRuntime<Chat>| a.text.repeat(a.times as usize),
+    )
+}
+
+#[test]
+fn bad_arguments_and_unknown_tools_are_answered_with_errors_the_model_sees() {
+    let model = Arc::new(
+        ScriptedModel::new([
+            ai("")
+                .with_tool_call(call("repeat", "c1", json!({"text": "ab", "times": "two"})))
+                .with_tool_call(call("repeat", "c2", json!({"times": 2})))
+                .with_tool_call(call("shout", "c3", json!({})))
+                .with_tool_call(call("repeat", "c4", json!({"text": "ab", "times": 2}))),
+            ai("sorry"),
+        ])
+        .recording(),
+    );
+    let agent = create_agent(Arc::clone(&model))
+        .tool(repeat())
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    let answers = tool_messages(&out.state);
+    assert_eq!(answers.len(), 4);
+    let (_, bad_type, status) = &answers[0];
+    assert_eq!(*status, Some(ToolStatus::Error));
+    assert!(
+        bad_type.contains("`repeat`") && bad_type.contains("at `times`"),
+        "{bad_type}"
+    );
+    assert!(
+        bad_type.contains("invalid type: string \"two\", expected u32"),
+        "{bad_type}"
+    );
+    assert!(
+        answers[1].1.contains("missing field `text`"),
+        "{}",
+        answers[1].1
+    );
+    assert_eq!(
+        answers[2].1,
+        "Error: `shout` is not a valid tool, try one of [repeat]."
+    );
+    assert_eq!(answers[3].1, "abab");
+    assert_eq!(answers[3].2, Some(ToolStatus::Success));
+    // The model saw the errors on its next call.
+    assert_eq!(model.calls(), 2);
+    assert_eq!(model.seen()[1].messages.len(), 6);
+}
+
+#[test]
+fn arguments_that_are_not_json_are_answered_and_the_model_tries_again() {
+    let mut broken = ai("");
+    broken
+        .invalid_tool_calls
+        .push(agent_state::agent::invalid_tool_call(
+            "repeat",
+            "{\"text\": ",
+            Some("c1".into()),
+            "EOF while parsing",
+        ));
+    let model = Arc::new(ScriptedModel::new([broken, ai("fixed")]));
+    let agent = create_agent(Arc::clone(&model))
+        .tool(repeat())
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    let answers = tool_messages(&out.state);
+    assert_eq!(answers.len(), 1);
+    assert!(answers[0]
+        .1
+        .contains("could not be read (EOF while parsing)"));
+    assert_eq!(model.calls(), 2);
+}
+
+#[derive(Deserialize, agent_state::schemars::JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+struct Finish {
+    /// Who finished.
+    who: String,
+}
+
+/// Seed 003's shape: a tool returning a `Command` whose update sets a part
+/// and answers the call.
+fn finish() -> FnTool<Chat> {
+    FnTool::sync(
+        "finish",
+        "Marks the work done",
+        |a: Finish, rt: &ToolRuntime<Chat>| {
+            let update = Chat::lift(NotesStateUpdate::new().done(true).owner(a.who.clone()))
+                .with(MessagesStateUpdate::new().message(rt.answer(format!("done by {}", a.who))));
+            ToolOutput::command(Command::update(update))
+        },
+    )
+}
+
+/// Forgets the answer: the update is refused, the call answered with why.
+fn forgetful() -> FnTool<Chat> {
+    FnTool::sync(
+        "forgetful",
+        "Sets done, answers nothing",
+        |_: NoArgs, _: &ToolRuntime<Chat>| {
+            ToolOutput::command(Command::update(Chat::lift(
+                NotesStateUpdate::new().done(true),
+            )))
+        },
+    )
+}
+
+/// The short form: an answer and an update, the agent writes the message.
+fn claim() -> FnTool<Chat> {
+    FnTool::sync(
+        "claim",
+        "Claims the work",
+        |a: Finish, _: &ToolRuntime<Chat>| {
+            let update = Chat::lift(NotesStateUpdate::new().owner(a.who.clone()));
+            ToolOutput::update(format!("claimed by {}", a.who), update)
+        },
+    )
+}
+
+#[test]
+fn a_tool_returning_a_command_updates_a_part() {
+    let model = ScriptedModel::new([
+        ai("").with_tool_call(call("finish", "c1", json!({"who": "ada"}))),
+        ai("finished"),
+    ]);
+    let agent = create_agent(model).tool(finish()).compile().unwrap();
+    let out = block_on(agent.run(input::<Chat>("finish it"))).unwrap();
+    assert!(out.state.notes.done);
+    assert_eq!(out.state.notes.owner.as_deref(), Some("ada"));
+    let answers = tool_messages(&out.state);
+    assert_eq!(
+        answers,
+        [("c1".into(), "done by ada".into(), Some(ToolStatus::Success))]
+    );
+
+    let model = ScriptedModel::new([calls(&[("forgetful", "c1")]), ai("oh")]);
+    let agent = create_agent(model).tool(forgetful()).compile().unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert!(
+        !out.state.notes.done,
+        "an update without its answer is not applied"
+    );
+    let answers = tool_messages(&out.state);
+    assert!(
+        answers[0].1.contains("no tool message answering call `c1`"),
+        "{}",
+        answers[0].1
+    );
+    assert_eq!(answers[0].2, Some(ToolStatus::Error));
+}
+
+#[test]
+fn two_tools_writing_one_plain_field_fail_the_step_whole() {
+    let model = ScriptedModel::new([
+        ai("")
+            .with_tool_call(call("claim", "c1", json!({"who": "ada"})))
+            .with_tool_call(call("finish", "c2", json!({"who": "bob"}))),
+        ai("never"),
+    ]);
+    let agent = create_agent(model)
+        .tool(claim())
+        .tool(finish())
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "t")).unwrap_err();
+    match &err {
+        GraphError::InvalidUpdate { nodes, error, .. } => {
+            assert_eq!(error.field(), "owner");
+            assert_eq!(nodes, &["tools", "tools"]);
+        }
+        other => panic!("expected an invalid update, got {other}"),
+    }
+    // Nothing of the step was applied: the calls are still pending.
+    let out = block_on(
+        agent
+            .run(Input::Resume)
+            .on_thread(&saver, "t")
+            .stop_after(0),
+    )
+    .unwrap();
+    assert!(!out.state.notes.done);
+    assert_eq!(out.next, ["tools"]);
+}
+
+#[test]
+fn a_panicking_tool_is_answered_and_the_thread_goes_on() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let boom = FnTool::sync(
+        "boom",
+        "Panics",
+        |_: NoArgs, _: &ToolRuntime<Chat>| -> String { panic!("boom at the tool") },
+    );
+    let model = ScriptedModel::new([calls(&[("boom", "c1"), ("echo", "c2")]), ai("recovered")]);
+    let agent = create_agent(model)
+        .tool(boom)
+        .tool(echo("echo", &runs))
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "t")).unwrap();
+    let answers = tool_messages(&out.state);
+    assert_eq!(
+        answers[0].1,
+        "Error: tool `boom` panicked: boom at the tool"
+    );
+    assert_eq!(answers[0].2, Some(ToolStatus::Error));
+    assert_eq!(answers[1].1, "echo ran");
+    assert_eq!(out.state.messages().last().unwrap().text(), "recovered");
+    assert!(out.next.is_empty());
+}
+
+#[test]
+fn a_failing_tool_is_answered_with_its_error() {
+    let failing = FnTool::sync("fetch", "Fails", |_: NoArgs, _: &ToolRuntime<Chat>| {
+        Err::<String, _>("connection refused")
+    });
+    let model = ScriptedModel::new([calls(&[("fetch", "c1")]), ai("ok")]);
+    let agent = create_agent(model).tool(failing).compile().unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    let answers = tool_messages(&out.state);
+    assert_eq!(
+        answers[0].1,
+        "Error: tool `fetch` failed: connection refused"
+    );
+}
+
+// --- resume -------------------------------------------------------------------
+
+fn resumable(runs: &Arc<AtomicUsize>) -> AgentBuilder<Chat> {
+    let model = ScriptedModel::new([
+        calls(&[("a", "c1"), ("b", "c2")]),
+        calls(&[("a", "c3")]),
+        ai("all done"),
+    ]);
+    create_agent(model)
+        .tool(echo("a", runs))
+        .tool(echo("b", runs))
+}
+
+/// Stops the run after each step in turn and resumes it: every tool call
+/// runs once, the model is called three times, the result is the same.
+fn resumes_without_rerunning<C: Checkpointer>(saver: &C) {
+    for stop in 1..=5 {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let agent = resumable(&runs).compile().unwrap();
+        let thread = format!("stop-{stop}");
+        let first = agent
+            .run(input::<Chat>("go"))
+            .on_thread(saver, &thread)
+            .stop_after(stop);
+        let out = block_on(first).unwrap();
+        assert!(!out.next.is_empty(), "stopped after {stop} steps");
+        let before = runs.load(Ordering::SeqCst);
+        // A new agent, as after a restart: its script starts over where the
+        // stored conversation says the model is.
+        let again = Arc::new(AtomicUsize::new(0));
+        let model_calls = out
+            .state
+            .messages()
+            .iter()
+            .filter(|m| m.kind == MessageType::Ai)
+            .count();
+        let agent = resume_agent(&again, model_calls);
+        let out = block_on(agent.run(Input::Resume).on_thread(saver, &thread)).unwrap();
+        assert!(out.next.is_empty());
+        assert_eq!(
+            before + again.load(Ordering::SeqCst),
+            3,
+            "stopped after {stop}"
+        );
+        assert_eq!(tool_messages(&out.state).len(), 3);
+        assert_eq!(out.state.messages().last().unwrap().text(), "all done");
+    }
+}
+
+/// The resumable agent, its script advanced past the replies already made.
+fn resume_agent(runs: &Arc<AtomicUsize>, made: usize) -> agent_state::graph::Graph<Chat> {
+    let script = [
+        calls(&[("a", "c1"), ("b", "c2")]),
+        calls(&[("a", "c3")]),
+        ai("all done"),
+    ];
+    let model = ScriptedModel::new(script.into_iter().skip(made));
+    create_agent(model)
+        .tool(echo("a", runs))
+        .tool(echo("b", runs))
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn a_stopped_thread_resumes_without_rerunning_a_finished_tool_call_in_memory() {
+    resumes_without_rerunning(&MemoryCheckpointer::new());
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_stopped_thread_resumes_without_rerunning_a_finished_tool_call_on_sqlite() {
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    let path = support::temp_db("agent-resume");
+    resumes_without_rerunning(&SqliteCheckpointer::open(&path).unwrap());
+    // And the stored thread reloads in a new connection, as after a restart.
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = resume_agent(&runs, 3);
+    let out = block_on(agent.run(Input::Resume).on_thread(&saver, "stop-3")).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(tool_messages(&out.state).len(), 3);
+}
+
+// --- jumps, return_direct, building -----------------------------------------
+
+/// Jumps to the end before the model when the user says "stop".
+struct Guard;
+
+impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Guard {
+    fn name(&self) -> &str {
+        "guard"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE_MODEL
+    }
+
+    fn before_model(&self, state: &S) -> HookResult<S> {
+        let stop = state.messages().last().is_some_and(|m| m.text() == "stop");
+        Ok(if stop {
+            HookOutput::update(S::lift(MessagesStateUpdate::new().message(ai("stopped"))))
+                .and_jump(Jump::End)
+        } else {
+            HookOutput::none()
+        })
+    }
+}
+
+#[test]
+fn a_hook_can_jump_to_the_end() {
+    let model = Arc::new(ScriptedModel::new([ai("answered")]));
+    let agent = create_agent(Arc::clone(&model))
+        .middleware(Guard)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("stop"))).unwrap();
+    assert_eq!(model.calls(), 0);
+    assert_eq!(out.state.messages().last().unwrap().text(), "stopped");
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert_eq!(model.calls(), 1);
+    assert_eq!(out.state.messages().last().unwrap().text(), "answered");
+}
+
+/// Sends a draft back to the model once, from `after_model`.
+struct Redraft;
+
+impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Redraft {
+    fn name(&self) -> &str {
+        "redraft"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::AFTER_MODEL
+    }
+
+    fn after_model(&self, state: &S) -> HookResult<S> {
+        let draft = state.messages().last().is_some_and(|m| m.text() == "draft");
+        Ok(if draft {
+            HookOutput::jump(Jump::Model)
+        } else {
+            HookOutput::none()
+        })
+    }
+}
+
+/// Runs the tools of the last AI message from `before_model`: the calls a
+/// `wrap_model_call` short-circuited with.
+struct ToolsFirst;
+
+impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for ToolsFirst {
+    fn name(&self) -> &str {
+        "tools_first"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE_AGENT
+    }
+
+    fn before_agent(&self, state: &S) -> HookResult<S> {
+        let pending = state
+            .messages()
+            .last()
+            .is_some_and(|m| !m.tool_calls.is_empty());
+        Ok(if pending {
+            HookOutput::jump(Jump::Tools)
+        } else {
+            HookOutput::none()
+        })
+    }
+}
+
+#[test]
+fn hooks_can_jump_to_the_model_and_to_the_tools() {
+    let model = Arc::new(ScriptedModel::new([ai("draft"), ai("final")]));
+    let agent = create_agent(Arc::clone(&model))
+        .middleware(Redraft)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("write"))).unwrap();
+    assert_eq!(model.calls(), 2);
+    assert_eq!(out.state.messages().last().unwrap().text(), "final");
+
+    // An input that ends with tool calls: `before_agent` sends them to the
+    // tools before any model call.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = Arc::new(ScriptedModel::new([ai("after the tool")]));
+    let agent = create_agent(Arc::clone(&model))
+        .tool(echo("echo", &runs))
+        .middleware(ToolsFirst)
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>(calls(&[("echo", "c1")])))).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(model.calls(), 1);
+    assert_eq!(tool_messages(&out.state)[0].1, "echo ran");
+}
+
+#[test]
+fn a_return_direct_tool_ends_the_loop() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = Arc::new(ScriptedModel::new([calls(&[("echo", "c1")]), ai("never")]));
+    let agent = create_agent(Arc::clone(&model))
+        .tool(echo("echo", &runs).return_direct())
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert_eq!(model.calls(), 1);
+    assert_eq!(out.state.messages().last().unwrap().text(), "echo ran");
+}
+
+#[test]
+fn tokens_stream_to_the_sink() {
+    let chunks = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&chunks);
+    let agent = create_agent(ScriptedModel::new([ai("hello there")]))
+        .on_token(move |c| sink.lock().unwrap().push(c.text.clone()))
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
+    assert_eq!(*chunks.lock().unwrap(), ["hello there"]);
+    assert_eq!(out.state.messages().last().unwrap().text(), "hello there");
+}
+
+#[test]
+fn duplicate_names_do_not_build() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let err = create_agent(ScriptedModel::new([]))
+        .tool(echo("echo", &runs))
+        .tool(echo("echo", &runs))
+        .compile()
+        .err()
+        .unwrap();
+    assert!(matches!(&err, AgentError::DuplicateTool { name } if name == "echo"));
+    let err = create_agent::<Chat, _>(ScriptedModel::new([]))
+        .middleware(Guard)
+        .middleware(Guard)
+        .compile()
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "middleware `guard` is added twice; middleware names must be unique"
+    );
+}
+
+#[test]
+fn a_tool_definition_carries_the_json_schema_of_its_arguments() {
+    let tool = repeat();
+    let def = agent_state::agent::Tool::definition(&tool);
+    assert_eq!(def.name, "repeat");
+    assert_eq!(def.parameters["type"], "object");
+    assert_eq!(def.parameters["properties"]["times"]["type"], "integer");
+    assert_eq!(
+        def.parameters["properties"]["text"]["description"],
+        "What to say."
+    );
+    assert_eq!(def.parameters["required"], json!(["text", "times"]));
+    assert!(def.parameters.get("$schema").is_none());
+}
