@@ -28,6 +28,7 @@ pub mod part;
 pub mod reducer;
 pub mod schema;
 pub mod state;
+mod storable;
 pub mod write;
 pub mod writes;
 
@@ -48,5 +49,6 @@ pub use reducer::{
 };
 pub use schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
 pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, StepRule, Stored};
-pub use write::{FieldWrite, OVERWRITE_KEY};
+pub use storable::MAX_FIELD_DEPTH;
+pub use write::{FieldWrite, OVERWRITE_KEY, REDUCE_KEY};
 pub use writes::Writes;
