@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::{block_on, MemoryCheckpointer, SnapshotPolicy, Source, Thread};
 use agent_state::{ai, AgentState};
-use support::{conformance, temp_db, Debate, DebateUpdate};
+use support::{conformance, props, temp_db, Debate, DebateUpdate};
 
 macro_rules! scenarios {
     ($($name:ident),* $(,)?) => {
@@ -460,4 +460,53 @@ fn a_failed_snapshot_reports_the_step_saved() {
         let loaded = Thread::<Debate, _>::open(&saver, "s").await.unwrap();
         assert_eq!(loaded.state().log, [1], "and stored once");
     });
+}
+
+/// The round-trip property (`support/props.rs`) on the memory store: every
+/// field type and reducer, floats of every class, any unicode, nesting
+/// around the limit, marker-like keys, every message type.
+#[test]
+fn whatever_memory_accepts_reloads_equal() {
+    let saver = MemoryCheckpointer::new();
+    let outcomes = props::Outcomes::default();
+    let n = std::cell::Cell::new(0);
+    props::run(192, |case| {
+        n.set(n.get() + 1);
+        block_on(props::play(
+            &saver,
+            &saver,
+            &format!("p{}", n.get()),
+            case,
+            &outcomes,
+        ))
+    });
+    eprintln!("{outcomes:?}");
+    assert!(
+        outcomes.stored.get() > 50 && outcomes.refused.get() > 50,
+        "{outcomes:?}"
+    );
+}
+
+/// The same property on a SQLite file, reloading through a second connection.
+#[test]
+fn whatever_sqlite_accepts_reloads_equal() {
+    let path = temp_db("props");
+    let a = SqliteCheckpointer::open(&path).unwrap();
+    let b = SqliteCheckpointer::open(&path).unwrap();
+    let outcomes = props::Outcomes::default();
+    let n = std::cell::Cell::new(0);
+    props::run(128, |case| {
+        n.set(n.get() + 1);
+        block_on(props::play(
+            &a,
+            &b,
+            &format!("p{}", n.get()),
+            case,
+            &outcomes,
+        ))
+    });
+    assert!(
+        outcomes.stored.get() > 30 && outcomes.refused.get() > 30,
+        "{outcomes:?}"
+    );
 }

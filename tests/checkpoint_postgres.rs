@@ -8,7 +8,7 @@ mod support;
 use agent_state::ai;
 use agent_state::checkpoint::postgres::PostgresCheckpointer;
 use agent_state::checkpoint::{SnapshotPolicy, Source, Thread};
-use support::{conformance, pg, Debate, DebateUpdate};
+use support::{conformance, pg, props, Debate, DebateUpdate};
 
 async fn connect() -> PostgresCheckpointer {
     PostgresCheckpointer::connect(pg::url()).await.unwrap()
@@ -164,4 +164,34 @@ fn connect_outside_tokio_is_a_clear_error() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("Tokio runtime"), "{err}");
+}
+
+/// The round-trip property (`support/props.rs`) on PostgreSQL, reloading
+/// through a second connection: `jsonb` keeps every float a float and every
+/// string as it was, and a string holding U+0000 (which `jsonb` cannot
+/// hold) is refused, naming the field, with nothing stored.
+#[test]
+fn whatever_postgres_accepts_reloads_equal() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, b) = runtime.block_on(async { (connect().await, connect().await) });
+    let outcomes = props::Outcomes::default();
+    let n = std::cell::Cell::new(0);
+    props::run(64, |case| {
+        n.set(n.get() + 1);
+        runtime.block_on(props::play(
+            &a,
+            &b,
+            &format!("pg-props-{}", n.get()),
+            case,
+            &outcomes,
+        ))
+    });
+    eprintln!("{outcomes:?}");
+    assert!(
+        outcomes.stored.get() > 15 && outcomes.refused.get() > 15,
+        "{outcomes:?}"
+    );
 }

@@ -283,14 +283,16 @@ impl SqliteCheckpointer {
         let conn = self.lock();
         // The walk goes to strictly older ids only (`parent_id < id`), so it
         // ends whatever the rows hold: a loop or a missing parent leaves the
-        // chain short, and the loader names the break.
+        // chain short, and the loader names the break. Compared with
+        // `chain.id`, not `c.id` (equal here): SQLite plans the latter as a
+        // scan of the thread at every step of the walk.
         let sql = format!(
             "WITH RECURSIVE chain(id) AS (
                  SELECT id FROM agent_state_checkpoints WHERE thread_id = ?1 AND id = ?2
                  UNION ALL
                  SELECT c.parent_id FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
                  WHERE c.thread_id = ?1 AND c.snapshot IS NULL AND c.parent_id IS NOT NULL
-                   AND c.parent_id < c.id
+                   AND c.parent_id < chain.id
              )
              SELECT {COLUMNS}, c.snapshot FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
              WHERE c.thread_id = ?1 ORDER BY c.id"

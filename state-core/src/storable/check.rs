@@ -53,6 +53,22 @@ pub(crate) fn encode_object<F: Fields + ?Sized>(
     })
 }
 
+/// Checks that `value`, a field's whole value, can be stored and read back,
+/// writing nothing: what a snapshot would hold of it.
+pub(crate) fn check_value<T: Serialize + ?Sized>(value: &T) -> Result<(), ErrorKind> {
+    let ctx = Ctx::default();
+    let mut writer = serde_json::Serializer::with_formatter(io::sink(), StoreFormatter);
+    Checked::new(value, &ctx, 0)
+        .serialize(&mut writer)
+        .map_err(|error| {
+            ctx.refusal
+                .into_inner()
+                .unwrap_or_else(|| ErrorKind::NotStorable {
+                    reason: error.to_string(),
+                })
+        })
+}
+
 /// What the checks noted while serializing: serde's error type is the
 /// writer's, so the reason travels beside it.
 #[derive(Default)]

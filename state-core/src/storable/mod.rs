@@ -16,6 +16,9 @@
 //!   (serde_json writes `null`), integers beyond 64 bits (read back as
 //!   floats), `Some` of a value written as `null` (read back as `None`), a
 //!   `Serialize` that fails. The encoder ([`encode_object`]) refuses them.
+//!   A `with` reducer, the one reducer whose result can nest deeper than
+//!   its writes or hold a NaN they did not, has its result checked too
+//!   ([`check_value`]), so a snapshot of the state can always be stored.
 //! * **Markers.** An update's field JSON `{"__overwrite__": v}` means an
 //!   overwrite. A reduce write whose own JSON has a marker's shape is written
 //!   as `{"__reduce__": v}` ([`reads_as_marker`], used by
@@ -26,7 +29,7 @@ mod check;
 mod probe;
 mod text;
 
-pub(crate) use check::{encode_object, Fields};
+pub(crate) use check::{check_value, encode_object, Fields};
 pub(crate) use probe::reads_as_marker;
 
 use serde_json::Value;
