@@ -21,7 +21,7 @@ pub(crate) fn from_sql(n: i64) -> u64 {
 /// `COLUMNS`), each read failing with the driver's error.
 pub(crate) trait Columns {
     /// The driver's error.
-    type Error: Display;
+    type Error: std::error::Error;
     /// A text column.
     fn text(&self, at: usize) -> Result<String, Self::Error>;
     /// A text column that may be `NULL`.
@@ -60,11 +60,14 @@ impl RawRow {
     ) -> Result<Self, CheckpointError> {
         let id = row
             .int(1)
-            .map_err(|e| unreadable_id(thread_id, loading, &e))?;
+            .map_err(|e| unreadable_id(thread_id, loading, &with_sources(&e)))?;
         let bad = |column: &str, e: R::Error| CheckpointError::Malformed {
             thread_id: thread_id.to_owned(),
             checkpoint: CheckpointId(from_sql(id)),
-            reason: format!("column `{column}` does not read as its type: {e}"),
+            reason: format!(
+                "column `{column}` does not read as its type: {}",
+                with_sources(&e)
+            ),
         };
         Ok(RawRow {
             thread_id: row.text(0).map_err(|e| bad("thread_id", e))?,
@@ -130,6 +133,19 @@ impl RawRow {
             snapshot: self.snapshot,
         })
     }
+}
+
+/// An error and its sources, `a: b: c` (a driver's top error often says
+/// only "error deserializing column 3").
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// A row whose id does not read: named by the checkpoint being loaded, or
