@@ -341,9 +341,11 @@ async fn nul_characters_are_refused_naming_the_field() {
     assert_eq!(loaded.state(), thread.state());
     assert_eq!(loaded.history(None, 10).await.unwrap().len(), 2);
 
-    let mut initial = Everything::default();
-    initial.letter = 'a';
-    initial.origin = "\0".into();
+    let initial = Everything {
+        letter: 'a',
+        origin: "\0".into(),
+        ..Everything::default()
+    };
     let err = Thread::create(&saver, "pg-nul-new", initial)
         .await
         .err()

@@ -722,8 +722,10 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
         .add_edge(START, "n")
         .compile()
         .unwrap();
-    let mut state = Everything::default();
-    state.score = f64::INFINITY;
+    let state = Everything {
+        score: f64::INFINITY,
+        ..Everything::default()
+    };
     let err = block_on(
         graph
             .run(Input::State(state))

@@ -66,6 +66,8 @@ pub struct Notes {
 }
 
 /// The `with` reducer of `layers`: pushes the map it gets.
+// A `with` reducer takes `&T` of its field's type.
+#[allow(clippy::ptr_arg)]
 pub fn push_layer(
     current: &Vec<BTreeMap<String, Value>>,
     layer: BTreeMap<String, Value>,
