@@ -18,11 +18,14 @@ use crate::writes::Writes;
 /// a value nested deeper than [`MAX_FIELD_DEPTH`](crate::MAX_FIELD_DEPTH)):
 /// its result is checked as a snapshot would store it, and one that could
 /// not be read back rejects the step.
-pub fn stage_with<T: Serialize, U, E: Display>(
+pub fn stage_with<T, U, E: Display>(
     current: &T,
     writes: Writes<U>,
     reducer: impl Fn(&T, U) -> Result<T, E>,
-) -> Result<Option<T>, StateError> {
+) -> Result<Option<T>, StateError>
+where
+    T: Serialize,
+{
     let mut value: Option<T> = None;
     for write in writes {
         let next = reducer(value.as_ref().unwrap_or(current), write).map_err(|e| {
