@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::node::{JoinAll, NodeFn, NodeOutput, NodeResult};
-use super::{Graph, GraphError, START};
+use super::{Graph, GraphError, END, START};
 use crate::checkpoint::{CheckpointError, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread};
 use crate::state::{AgentState, StepRule};
 
@@ -275,7 +275,16 @@ where
                         }
                         let saver = thread.saver();
                         let id = thread.thread_id().to_owned();
-                        *thread = Thread::create(saver, id, state).await?;
+                        *thread = Thread::create(saver, id, state)
+                            .await
+                            .map_err(|e| match e {
+                                CheckpointError::Rejected(error) => GraphError::InvalidUpdate {
+                                    step: -1,
+                                    nodes: vec![START.to_owned()],
+                                    error,
+                                },
+                                other => GraphError::Checkpoint(other),
+                            })?;
                     }
                 }
                 graph.route_into(None, &[], sink.state(), &mut next)?;
@@ -333,6 +342,7 @@ where
             // Routing needs the gotos after the writes are consumed; most
             // steps have none, and then nothing is copied.
             let gotos: Vec<Vec<String>> = if writes.iter().any(|w| !w.goto.is_empty()) {
+                check_gotos(graph, &writes)?;
                 writes.iter().map(|w| w.goto.clone()).collect()
             } else {
                 Vec::new()
@@ -414,6 +424,27 @@ fn push_writes<U: Default>(node: &str, output: NodeOutput<U>, writes: &mut Vec<N
             writes.extend(commands.into_iter().map(|c| write(c.update, c.goto)));
         }
     }
+}
+
+/// Refuses a step whose `Command`s route to a node that does not exist,
+/// before it is stored: stored, it would fail every resume the same way.
+fn check_gotos<S: AgentState>(
+    graph: &Graph<S>,
+    writes: &[NodeWrite<S::Update>],
+) -> Result<(), GraphError> {
+    for write in writes {
+        if let Some(target) = write
+            .goto
+            .iter()
+            .find(|t| *t != END && !graph.index.contains_key(t.as_str()))
+        {
+            return Err(GraphError::UnknownTarget {
+                from: write.node.clone(),
+                target: target.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn names_of<S: AgentState>(graph: &Graph<S>, nodes: &[usize]) -> Vec<String> {
