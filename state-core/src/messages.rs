@@ -339,12 +339,15 @@ pub(crate) fn upsert<M: MessageLike>(
     None
 }
 
-/// The id → position index of `items`; the first of a repeated id wins.
+/// The id → position index of `items`. When a plain list holds one id
+/// twice (a `Vec` loaded from elsewhere; [`Messages`] never does), the
+/// **last** of them is indexed, so a new message with that id replaces the
+/// last one, as LangGraph's `add_messages` does.
 pub(crate) fn build_index<M: MessageLike>(items: &[M]) -> HashMap<String, usize> {
     let mut index = HashMap::with_capacity(items.len());
     for (at, msg) in items.iter().enumerate() {
         if let Some(id) = msg.id() {
-            index.entry(id.to_owned()).or_insert(at);
+            index.insert(id.to_owned(), at);
         }
     }
     index
