@@ -268,6 +268,59 @@ fn fields_named_like_generated_items() {
     assert!(!NamedUpdate::new().apply(1).is_empty());
 }
 
+/// One-item setters: the plural rule, `add_<field>` for names that are
+/// not plain plurals, and `#[state(item_setter = "..")]`, a keyword
+/// included.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct ItemSetters {
+    /// A plain plural: `loaded_plugin`.
+    #[reducer(append)]
+    pub loaded_plugins: Vec<String>,
+    /// Not a plural: `add_status`.
+    #[reducer(append)]
+    pub status: Vec<String>,
+    /// A plural whose singular is not the name less its `s`: `add_entries`.
+    #[reducer(append)]
+    pub entries: Vec<u32>,
+    /// No final `s`: `add_trace`.
+    #[reducer(append)]
+    pub trace: Vec<String>,
+    /// `new` by the rule, the constructor's name: named by the attribute.
+    #[reducer(append)]
+    #[state(item_setter = "headline")]
+    pub news: Vec<String>,
+    /// A keyword as the item setter's name: `r#type`.
+    #[reducer(append)]
+    #[state(item_setter = "type")]
+    pub kinds: Vec<String>,
+    /// A raw field with an item setter from the rule: `add_match`.
+    #[reducer(append)]
+    pub r#match: Vec<u8>,
+}
+
+#[test]
+fn item_setters_follow_the_documented_rule_and_the_attribute() {
+    let mut s = ItemSetters::default();
+    s.apply(
+        ItemSettersUpdate::new()
+            .loaded_plugin("editor")
+            .add_status("ok")
+            .add_entries(1)
+            .add_trace("t")
+            .headline("h")
+            .r#type("k")
+            .add_match(7),
+    )
+    .unwrap();
+    s.apply(ItemSettersUpdate::new().news(["n".to_owned()]).kinds(["j"]))
+        .unwrap();
+    assert_eq!(s.loaded_plugins, ["editor"]);
+    assert_eq!((s.status.len(), s.entries.len(), s.trace.len()), (1, 1, 1));
+    assert_eq!(s.news, ["h", "n"]);
+    assert_eq!(s.kinds, ["k", "j"]);
+    assert_eq!(s.r#match, [7]);
+}
+
 mod reexport {
     //! A crate that re-exports agent-state under its own path.
     pub mod deep {

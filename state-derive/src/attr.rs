@@ -55,6 +55,8 @@ pub struct FieldAttrs {
     pub omit_from_input: bool,
     /// `omit_from_output` or `private`.
     pub omit_from_output: bool,
+    /// `item_setter = "name"`: the one-item setter of a collection field.
+    pub item_setter: Option<LitStr>,
 }
 
 /// What `#[state]` says about the struct.
@@ -71,7 +73,7 @@ pub struct ContainerAttrs {
 }
 
 /// The keys `#[state(..)]` takes on a field, for messages.
-const FIELD_KEYS: &str = "`default = expr`, `rename = \"name\"`, `flatten`, `omit_from_input`, `omit_from_output` or `private`";
+const FIELD_KEYS: &str = "`default = expr`, `rename = \"name\"`, `item_setter = \"name\"`, `flatten`, `omit_from_input`, `omit_from_output` or `private`";
 
 /// `rename_all` rules, as serde spells them.
 #[derive(Clone, Copy)]
@@ -140,6 +142,24 @@ fn key_name(meta: &ParseNestedMeta) -> String {
         .map_or_else(|| "this".to_owned(), |i| format!("`{i}`"))
 }
 
+/// `item_setter = "name"`: a string holding a method name.
+fn parse_method_name(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+    let lit = parse_lit_str(meta)?;
+    let name = lit.value();
+    let plain = name.strip_prefix("r#").unwrap_or(&name);
+    let valid = syn::parse_str::<syn::Ident>(plain).is_ok()
+        || syn::parse_str::<syn::Ident>(&format!("r#{plain}")).is_ok();
+    if !valid || plain == "_" {
+        return Err(syn::Error::new_spanned(
+            &lit,
+            format!(
+                "`item_setter` takes a method name, such as \"add_status\"; `{name}` is not one"
+            ),
+        ));
+    }
+    Ok(LitStr::new(plain, lit.span()))
+}
+
 /// A path given bare or as a string: `with = f`, `crate = "::x"`.
 fn parse_path(meta: &ParseNestedMeta) -> syn::Result<Path> {
     let value = meta.value()?;
@@ -162,6 +182,7 @@ pub fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         flatten: None,
         omit_from_input: false,
         omit_from_output: false,
+        item_setter: None,
     };
     let mut rename_span = None;
     for attr in attrs {
@@ -185,6 +206,12 @@ pub fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
             cx.error_spanned_by(
                 expr,
                 "a `#[state(flatten)]` part takes no `default`: its fields have their own defaults",
+            );
+        }
+        if let Some(lit) = out.item_setter.take() {
+            cx.error_spanned_by(
+                lit,
+                "a `#[state(flatten)]` part has no item setter: its update is set whole, and its own collection fields have theirs",
             );
         }
         if let Some(span) = rename_span {
@@ -319,6 +346,13 @@ fn parse_field_state(
                 return Err(meta.error("duplicate `default`"));
             }
             out.default = Some(expr);
+            Ok(())
+        } else if meta.path.is_ident("item_setter") {
+            let lit = parse_method_name(&meta)?;
+            if out.item_setter.is_some() {
+                return Err(meta.error("duplicate `item_setter`"));
+            }
+            out.item_setter = Some(lit);
             Ok(())
         } else if meta.path.is_ident("rename") {
             let name = parse_lit_str(&meta)?;

@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use crate::ast::Container;
+use crate::ast::{Container, Field};
 use crate::attr::Reducer;
 use crate::ctxt::Ctxt;
-use crate::names::{setter_names, text_of};
+use crate::names::{item_setter, prefixed_setter_names, text_of, ItemOrigin, ItemSetter, RESERVED};
 use crate::ty::Shape;
 
 pub fn check(cx: &Ctxt, cont: &mut Container) {
@@ -110,31 +110,109 @@ fn check_json_names(cx: &Ctxt, cont: &Container) {
     }
 }
 
-/// The update type's methods must not collide: a field named
-/// `overwrite_messages` next to a `messages` field would otherwise produce
-/// two methods of one name and a baffling error in generated code.
+/// The update type's methods must not collide: with each other (a field
+/// named `overwrite_messages` next to a `messages` field, a `todos` field
+/// whose item setter `todo` is another field's setter) or with the methods
+/// every update has (`new`, `with`, `is_empty`, ..). Each clash is one
+/// error on the field that can change, saying how.
 fn check_setter_names(cx: &Ctxt, cont: &Container) {
-    let mut taken: HashMap<String, String> = HashMap::new();
-    taken.insert("new".to_owned(), "the constructor `new`".to_owned());
+    let mut taken: HashMap<String, String> = RESERVED
+        .iter()
+        .map(|(name, what)| ((*name).to_owned(), (*what).to_owned()))
+        .collect();
+    // `clear_<field>` and `overwrite_<field>` first: a field whose own name
+    // is one of them (or reserved) is the one to rename. Item setters come
+    // last: they yield, since an attribute can name them.
     for field in &cont.fields {
-        if matches!(field.reducer(), Reducer::Immutable) {
-            continue;
+        for name in prefixed_setter_names(field) {
+            let what = fixed_role(field, &name);
+            taken.insert(name, what);
         }
-        for (name, optional) in setter_names(field) {
-            if let Some(owner) = taken.get(&name) {
-                if optional {
-                    continue; // a convenience setter is skipped on a clash
+    }
+    for field in &cont.fields {
+        let plain = &field.plain_name;
+        if matches!(field.reducer(), Reducer::Immutable) {
+            // No setter, only a hidden stand-in that explains why (skipped
+            // when its name is taken); an item setter of this name would
+            // read as the field's.
+            taken
+                .entry(plain.clone())
+                .or_insert_with(|| format!("the name of immutable field `{plain}`"));
+        } else if let Some(what) = taken.get(plain) {
+            own_name_clash(cx, field, what);
+        } else {
+            taken.insert(plain.clone(), format!("the setter of field `{plain}`"));
+        }
+    }
+    for field in &cont.fields {
+        if let Some(item) = item_setter(field) {
+            match taken.get(&item.name) {
+                Some(what) => item_name_clash(cx, field, &item, what),
+                None => {
+                    let what = format!("the one-item setter of field `{}`", field.plain_name);
+                    taken.insert(item.name, what);
                 }
-                cx.error_spanned_by(
-                    field.ident,
-                    format!(
-                        "field `{}` needs the update method `{name}`, which clashes with {owner}; rename the field",
-                        field.plain_name
-                    ),
-                );
-            } else {
-                taken.insert(name, format!("the method of field `{}`", field.plain_name));
             }
+        } else if let Some(lit) = &field.attrs.item_setter {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`item_setter` names the one-item setter of a `messages`, `union` or `append` field; `{}` has `{}`, whose setter takes the whole value",
+                    field.plain_name,
+                    field.reducer().name()
+                ),
+            );
+        }
+    }
+}
+
+/// What a `clear_` or `overwrite_` name is, for messages.
+fn fixed_role(field: &Field, name: &str) -> String {
+    let plain = &field.plain_name;
+    if name.starts_with("clear_") {
+        format!("the `{name}` setter of field `{plain}` (sets it to `None`)")
+    } else {
+        format!("the `{name}` setter of field `{plain}` (LangGraph's `Overwrite`)")
+    }
+}
+
+/// A field whose own name, or a name made from it, is taken.
+fn own_name_clash(cx: &Ctxt, field: &Field, what: &str) {
+    let plain = &field.plain_name;
+    let json = &field.json_name;
+    cx.error_spanned_by(
+        field.ident,
+        format!(
+            "field `{plain}` gives the update the setter `{plain}`, which is already {what}; rename the field, and keep its JSON name with `#[state(rename = \"{json}\")]`"
+        ),
+    );
+}
+
+/// A one-item setter whose name is taken: the error is on the attribute
+/// that named it, or on the field with the attribute to add.
+fn item_name_clash(cx: &Ctxt, field: &Field, item: &ItemSetter, what: &str) {
+    let (plain, name) = (&field.plain_name, &item.name);
+    match item.origin {
+        ItemOrigin::Attribute(span) => cx.syn_error(syn::Error::new(
+            span,
+            format!("the item setter `{name}` of field `{plain}` is already {what}; choose another name"),
+        )),
+        ItemOrigin::Plural | ItemOrigin::Add => {
+            let rule = match item.origin {
+                ItemOrigin::Plural => format!("`{plain}` less its final `s`"),
+                _ => format!("`add_` and the name, since `{plain}` is not a plain plural"),
+            };
+            let suggestion = if name == &format!("add_{plain}") {
+                format!("push_{plain}")
+            } else {
+                format!("add_{plain}")
+            };
+            cx.error_spanned_by(
+                field.ident,
+                format!(
+                    "field `{plain}` gets the one-item setter `{name}` ({rule}), which is already {what}; name it with `#[state(item_setter = \"{suggestion}\")]`"
+                ),
+            );
         }
     }
 }
