@@ -7,6 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, LitInt, LitStr, Path, Type};
 
 use crate::ctxt::Ctxt;
+use crate::suggest::{nearest, reducer_hint};
 
 /// Reducer names, for messages.
 pub const REDUCERS: &str =
@@ -272,8 +273,7 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
             with_update = Some((Box::new(ty), span));
             return Ok(());
         }
-        let name = key_name(&meta);
-        Err(meta.error(format!("unknown reducer {name}; expected {REDUCERS}")))
+        Err(meta.error(unknown_reducer(&meta)))
     });
     if let Err(err) = result {
         cx.syn_error(err);
@@ -297,6 +297,51 @@ fn attach_update_type(cx: &Ctxt, out: &mut FieldAttrs, with_update: Option<(Box<
             )),
         }
     }
+}
+
+/// The error for a reducer name we do not know, with a "did you mean"
+/// when it is a LangGraph name (`add_messages`, `operator.add`, which
+/// comes here as the path `operator`) or a typo of ours.
+fn unknown_reducer(meta: &ParseNestedMeta) -> String {
+    let path = &meta.path;
+    let mut shown: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    // Python's `operator.add` parses as the path `operator` then `.add`.
+    let fork = meta.input.fork();
+    if fork.parse::<syn::Token![.]>().is_ok() {
+        if let Ok(attr) = fork.parse::<syn::Ident>() {
+            shown.push(attr.to_string());
+        }
+    }
+    let shown = shown.join(if meta.input.peek(syn::Token![.]) {
+        "."
+    } else {
+        "::"
+    });
+    let names = [
+        "replace",
+        "merge",
+        "messages",
+        "union",
+        "append",
+        "immutable",
+        "with",
+    ];
+    match reducer_hint(&shown, &names) {
+        Some(hint) => format!("unknown reducer `{shown}`: {hint}"),
+        None => format!("unknown reducer `{shown}`; expected {REDUCERS}"),
+    }
+}
+
+/// "Unknown key" with the nearest known key, when the key is a typo of one.
+fn unknown_key(meta: &ParseNestedMeta, what: &str, keys: &[&str], expected: &str) -> syn::Error {
+    let name = key_name(meta);
+    let hint = meta
+        .path
+        .get_ident()
+        .and_then(|i| nearest(&i.to_string(), keys))
+        .map(|k| format!("did you mean `{k}`? "))
+        .unwrap_or_default();
+    meta.error(format!("unknown {what} {name}; {hint}{expected}"))
 }
 
 /// The reducers written as a bare name.
@@ -363,10 +408,20 @@ fn parse_field_state(
             *rename_span = Some(meta.path.span());
             Ok(())
         } else {
-            let name = key_name(&meta);
-            Err(meta.error(format!(
-                "unknown field attribute {name}; `#[state(..)]` on a field takes {FIELD_KEYS}"
-            )))
+            Err(unknown_key(
+                &meta,
+                "field attribute",
+                &[
+                    "default",
+                    "rename",
+                    "item_setter",
+                    "flatten",
+                    "omit_from_input",
+                    "omit_from_output",
+                    "private",
+                ],
+                &format!("`#[state(..)]` on a field takes {FIELD_KEYS}"),
+            ))
         }
     });
     if let Err(err) = result {
@@ -421,10 +476,12 @@ fn container_key(meta: &ParseNestedMeta, out: &mut ContainerAttrs) -> syn::Resul
         no_value(meta, "json_schema")?;
         out.json_schema = true;
     } else {
-        let name = key_name(meta);
-        return Err(meta.error(format!(
-            "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`"
-        )));
+        return Err(unknown_key(
+            meta,
+            "struct attribute",
+            &["crate", "rename_all", "json_schema", "version", "migrate"],
+            "`#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`",
+        ));
     }
     Ok(())
 }
