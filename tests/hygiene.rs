@@ -195,6 +195,26 @@ where
     pub label: String,
 }
 
+/// A field of a bare type parameter: the state is one for every `T` with
+/// serde's traits and `Default`.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Holder<T: Clone + std::fmt::Debug + PartialEq> {
+    /// The value.
+    pub value: T,
+    /// Its part, generic too.
+    #[state(flatten)]
+    pub inner: Generic<T, Line>,
+}
+
+#[test]
+fn generic_fields_take_their_default_when_missing() {
+    let mut h: Holder<String> = Holder::default();
+    h.apply(HolderUpdate::new().value("x")).unwrap();
+    assert_eq!(h.value, "x");
+    let h = Holder::<u8>::from_json(json!({"items": [1]})).unwrap();
+    assert_eq!((h.value, h.inner.items), (0, vec![1]));
+}
+
 /// Another crate's message type.
 #[derive(
     Debug, Clone, PartialEq, agent_state::serde::Serialize, agent_state::serde::Deserialize,

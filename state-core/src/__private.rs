@@ -36,13 +36,67 @@ pub fn expect_object(value: Value) -> Result<Map<String, Value>, StateError> {
     }
 }
 
+/// A field value generated code reads and writes as JSON: any type with
+/// serde's `Serialize` and `DeserializeOwned`.
+///
+/// Generated impls require this trait of a field type, written
+/// higher-ranked (`for<'__f> Plan: SerdeValue`), rather than serde's traits
+/// themselves: rustc does not check such a bound where it is declared, and
+/// unlike `DeserializeOwned` (itself higher-ranked) it is never ambiguous
+/// with the type's own impl. A field type without serde then gets one error,
+/// from the derive's check on its type, instead of one per impl.
+pub trait SerdeValue: Sized {
+    /// Reads the value, naming the field on error.
+    fn read_json(field: &str, value: Value) -> Result<Self, StateError>;
+
+    /// Serializes the value.
+    fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
+}
+
+impl<T: serde::Serialize + DeserializeOwned> SerdeValue for T {
+    fn read_json(field: &str, value: Value) -> Result<Self, StateError> {
+        serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
+    }
+
+    fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize(serializer)
+    }
+}
+
+/// A field value serialized through [`SerdeValue`].
+pub struct AsSerde<'a, T>(pub &'a T);
+
+impl<T: SerdeValue> serde::Serialize for AsSerde<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.write_json(serializer)
+    }
+}
+
+/// A reducer field's write serialized through [`SerdeValue`]: the partial,
+/// or `{"__overwrite__": value}`.
+pub struct WriteAsSerde<'a, T, P>(pub &'a FieldWrite<T, P>);
+
+impl<T: SerdeValue, P: SerdeValue> serde::Serialize for WriteAsSerde<'_, T, P> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            FieldWrite::Reduce(partial) => partial.write_json(serializer),
+            FieldWrite::Overwrite(value) => {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(OVERWRITE_KEY, &AsSerde(value))?;
+                map.end()
+            }
+        }
+    }
+}
+
 /// Reads one field's value, naming the field on error.
-pub fn value_from_json<T: DeserializeOwned>(field: &str, value: Value) -> Result<T, StateError> {
-    serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
+pub fn value_from_json<T: SerdeValue>(field: &str, value: Value) -> Result<T, StateError> {
+    T::read_json(field, value)
 }
 
 /// Reads one reducer field's write: `{"__overwrite__": v}` or a partial.
-pub fn write_from_json<T: DeserializeOwned, P: DeserializeOwned>(
+pub fn write_from_json<T: SerdeValue, P: SerdeValue>(
     field: &str,
     value: Value,
 ) -> Result<FieldWrite<T, P>, StateError> {
@@ -131,6 +185,84 @@ where
             partial.extend(items);
             *slot = Some(FieldWrite::Reduce(partial));
         }
+    }
+}
+
+/// The probe of the derive's one check that a field type has serde's
+/// traits: `(&Probe::<T>::new()).verdict()` is [`IsSerde`] when `T` is
+/// `Serialize + DeserializeOwned` ([`ViaSerde`], found first by method
+/// resolution) and [`NotSerde`] otherwise ([`ViaFallback`], found by
+/// autoref), and [`assert_serde`] accepts only the first. A type missing
+/// both traits so gives one error, on the field's type, instead of one per
+/// trait and per place generated code serializes.
+pub struct Probe<T>(core::marker::PhantomData<T>);
+
+impl<T> Probe<T> {
+    /// A probe of `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+/// The field type has serde's traits.
+pub struct IsSerde;
+
+/// The field type lacks `Serialize` or `Deserialize`.
+pub struct NotSerde;
+
+/// Found first, for a type with serde's traits.
+pub trait ViaSerde {
+    /// [`IsSerde`].
+    fn verdict(&self) -> IsSerde {
+        IsSerde
+    }
+}
+
+impl<T: serde::Serialize + DeserializeOwned> ViaSerde for Probe<T> {}
+
+/// Found by autoref when [`ViaSerde`] does not apply.
+pub trait ViaFallback {
+    /// [`NotSerde`].
+    fn verdict(&self) -> NotSerde {
+        NotSerde
+    }
+}
+
+impl<T> ViaFallback for &Probe<T> {}
+
+/// The verdict of a [`Probe`] of a field type `T`: only [`IsSerde`] is one.
+#[diagnostic::on_unimplemented(
+    message = "`{T}` cannot be the type of a state field: it needs serde's `Serialize` and `Deserialize`",
+    label = "not `Serialize + Deserialize`",
+    note = "a state is stored and sent as JSON; derive both on `{T}`: `#[derive(Serialize, Deserialize)]` with `#[serde(crate = \"agent_state::serde\")]` (serde re-exported by agent_state), or check whether the crate of `{T}` has a `serde` feature"
+)]
+pub trait SerdeField<T> {}
+
+#[diagnostic::do_not_recommend]
+impl<T> SerdeField<T> for IsSerde {}
+
+/// Accepts the verdict of a [`Probe`] of `T` only if `T` has serde's traits.
+pub fn assert_serde<T, V: SerdeField<T>>(verdict: V) {
+    let _ = verdict;
+}
+
+/// A field's initial value when it has no `#[state(default = ..)]`: its
+/// `Default`. Through this trait, a type without one is told how to give
+/// the field a default.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `Default`, which a state field without `#[state(default = ..)]` takes as its initial value",
+    label = "no `Default`",
+    note = "give the field its initial value with `#[state(default = expr)]`, or implement `Default` for `{Self}`"
+)]
+pub trait FieldDefault {
+    /// The initial value.
+    fn field_default() -> Self;
+}
+
+impl<T: Default> FieldDefault for T {
+    fn field_default() -> Self {
+        T::default()
     }
 }
 

@@ -13,6 +13,7 @@
 //! | [`schema`] | the `schema()` method |
 //! | [`defaults`] | `impl Default for Foo` and each field's default |
 //! | [`json_schema`] | `JsonSchema` impls, with `#[state(json_schema)]` |
+//! | [`field_checks`] | the check that each field type has serde's traits |
 //!
 //! [`field`] holds what each field contributes by reducer, [`bounds`] the
 //! where-clauses. Every runtime name goes through `<crate>::__private` and
@@ -22,6 +23,7 @@
 mod bounds;
 mod defaults;
 mod field;
+mod field_checks;
 mod input;
 mod json;
 mod json_schema;
@@ -82,7 +84,8 @@ fn fallback(input: &DeriveInput, errors: syn::Error) -> TokenStream {
 /// them: the three structs, then each one's impls.
 fn expand(cont: &Container) -> TokenStream {
     let ex = Expansion::new(cont);
-    let mut out = update::items(&ex);
+    let mut out = field_checks::serde_checks(&ex);
+    out.extend(update::items(&ex));
     out.extend(input::items(&ex));
     out.extend(staged::item(&ex));
     out.extend(serde::impls(

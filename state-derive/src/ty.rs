@@ -3,7 +3,9 @@
 //! and early, single errors; the trait bounds in generated code stay the
 //! real check.
 
-use syn::{GenericArgument, PathArguments, Type};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::{GenericArgument, GenericParam, Generics, PathArguments, Type};
 
 /// Types whose setters take the value itself: `impl Into<u32>` would make
 /// `.round(2)` fail, since the literal defaults to `i32`.
@@ -92,4 +94,68 @@ impl Shape {
             _ => Self::Other,
         }
     }
+}
+
+/// Whether `ty` is plainly serde's already: a primitive, `String`, or a
+/// std collection, `Option`, `Box`, tuple or array of such types. Used to leave out checks and bounds that
+/// would only add noise to the expansion and to rustdoc.
+pub fn plainly_serde(ty: &Type) -> bool {
+    match ty {
+        Type::Tuple(t) => t.elems.iter().all(plainly_serde),
+        Type::Array(a) => plainly_serde(&a.elem),
+        Type::Paren(p) => plainly_serde(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            let known = PRIMITIVES.contains(&name.as_str())
+                || matches!(
+                    name.as_str(),
+                    "String"
+                        | "Option"
+                        | "Vec"
+                        | "VecDeque"
+                        | "HashMap"
+                        | "BTreeMap"
+                        | "HashSet"
+                        | "BTreeSet"
+                        | "Box"
+                        | "UnionVec"
+                );
+            known
+                && match &last.arguments {
+                    PathArguments::None => true,
+                    PathArguments::AngleBracketed(args) => args.args.iter().all(|a| match a {
+                        GenericArgument::Type(t) => plainly_serde(t),
+                        _ => false,
+                    }),
+                    PathArguments::Parenthesized(_) => false,
+                }
+        }
+        _ => false,
+    }
+}
+
+/// Whether `ty` names one of the type's generic parameters, so a check of
+/// it belongs in a where-clause rather than where the state is declared.
+pub fn mentions_params(ty: &Type, generics: &Generics) -> bool {
+    let names: Vec<String> = generics
+        .params
+        .iter()
+        .map(|p| match p {
+            GenericParam::Type(t) => t.ident.to_string(),
+            GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+            GenericParam::Const(c) => c.ident.to_string(),
+        })
+        .collect();
+    !names.is_empty() && mentions(ty.to_token_stream(), &names)
+}
+
+fn mentions(tokens: TokenStream, names: &[String]) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => names.iter().any(|n| i == n),
+        TokenTree::Group(g) => mentions(g.stream(), names),
+        _ => false,
+    })
 }

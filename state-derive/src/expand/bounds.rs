@@ -7,6 +7,8 @@ use quote::{quote, ToTokens};
 
 use super::{FieldGen, Slot};
 use crate::ast::{Container, Field};
+use crate::attr::Reducer;
+use crate::ty::{mentions_params, plainly_serde};
 
 /// The three where-clauses the items use.
 pub(super) struct Bounds {
@@ -23,19 +25,28 @@ pub(super) struct Bounds {
 impl Bounds {
     pub fn new(cont: &Container, p: &TokenStream, slots: &[(&Field, Slot)]) -> Self {
         // One bound set for every serde-facing impl: they call each other.
-        let both = quote!(#p::serde::Serialize + #p::serde::de::DeserializeOwned);
+        let both = quote!(#p::SerdeValue);
         let clause = |extra: &dyn Fn(&Field, Option<&FieldGen>) -> Option<TokenStream>| {
             where_clause(cont, p, slots, extra)
         };
+        // A field of a generic type without `#[state(default = ..)]` takes
+        // its `Default`: in the state's `Default`, and (its own fields, not
+        // parts, which read their own) for a key missing from its JSON.
+        let default = |f: &Field| {
+            let ty = f.ty;
+            (f.attrs.default.is_none() && mentions_params(ty, cont.generics))
+                .then(|| quote!(#ty: ::core::default::Default))
+        };
         Bounds {
-            default: clause(&|f, _| {
-                let ty = f.ty;
-                f.attrs
-                    .default
-                    .is_none()
-                    .then(|| quote!(#ty: ::core::default::Default))
+            default: clause(&|f, _| default(f)),
+            state: clause(&|f, g| {
+                let own_default = default(f).filter(|_| !f.is_part());
+                let preds: Vec<TokenStream> = serde_preds(f, g, &both)
+                    .into_iter()
+                    .chain(own_default)
+                    .collect();
+                (!preds.is_empty()).then(|| quote!(#(#preds),*))
             }),
-            state: clause(&|f, g| serde_preds(f, g, &both)),
             // The generated structs name a part's associated types, which
             // exist only where the part is a state: `where_clause` adds the
             // part bounds to every set.
@@ -44,8 +55,8 @@ impl Bounds {
     }
 }
 
-/// The user's predicates, then for generic states `extra` of each field,
-/// then the part bounds.
+/// The user's predicates, then `extra` of each field, then the part
+/// bounds.
 fn where_clause(
     cont: &Container,
     p: &TokenStream,
@@ -58,9 +69,7 @@ fn where_clause(
         .as_ref()
         .map(|w| w.predicates.iter().map(ToTokens::to_token_stream).collect())
         .unwrap_or_default();
-    if !cont.generics.params.is_empty() {
-        preds.extend(slots.iter().filter_map(|(f, s)| extra(f, s.gen())));
-    }
+    preds.extend(slots.iter().filter_map(|(f, s)| extra(f, s.gen())));
     preds.extend(
         slots
             .iter()
@@ -90,15 +99,35 @@ fn part_preds(p: &TokenStream, f: &Field) -> TokenStream {
     }
 }
 
-/// Serde bounds of generic states: on each field's type and, for reducer
-/// fields, on what an update carries. A part brings its own.
+/// `SerdeValue` (serde's traits) bounds on each field's type and, for reducer fields, on what an
+/// update carries; a part brings its own, and a type that is plainly
+/// serde's (`u32`, `Vec<String>`) needs none. Written higher-ranked, a
+/// bound on a concrete type is not checked where it is declared: a field
+/// type without serde then gets the one error of `field_checks`, on its
+/// type, instead of one from every impl that serializes it.
 fn serde_preds(f: &Field, g: Option<&FieldGen>, tr: &TokenStream) -> Option<TokenStream> {
     let ty = f.ty;
     if f.is_part() {
         return None;
     }
-    Some(match g.and_then(|g| g.partial_ty.as_ref()) {
-        Some(partial) => quote!(#ty: #tr, #partial: #tr),
-        None => quote!(#ty: #tr),
-    })
+    // A `with` reducer's update type is its own; the other partials are
+    // made of the field type.
+    let partial_plain = match f.reducer() {
+        Reducer::With {
+            update: Some(update),
+            ..
+        } => plainly_serde(update),
+        _ => plainly_serde(ty),
+    };
+    let mut preds = Vec::new();
+    if !plainly_serde(ty) {
+        preds.push(quote!(for<'__f> #ty: #tr));
+    }
+    if let Some(partial) = g
+        .and_then(|g| g.partial_ty.as_ref())
+        .filter(|_| !partial_plain)
+    {
+        preds.push(quote!(for<'__f> #partial: #tr));
+    }
+    (!preds.is_empty()).then(|| quote!(#(#preds),*))
 }
