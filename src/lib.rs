@@ -61,7 +61,7 @@
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use agent_state::{AgentState, StateError};
+//! use agent_state::{AgentState, StateError, UnionVec};
 //!
 //! fn count_up(current: &u64, by: u64) -> Result<u64, String> {
 //!     current.checked_add(by).ok_or_else(|| "counter overflow".to_owned())
@@ -75,7 +75,7 @@
 //!     pub facts: HashMap<String, String>,
 //!     /// Plugins loaded on this thread; never shrinks.
 //!     #[reducer(union)]
-//!     pub loaded_plugins: Vec<String>,
+//!     pub loaded_plugins: UnionVec<String>,
 //!     /// Every tool call made, in order.
 //!     #[reducer(append)]
 //!     pub audit: Vec<String>,

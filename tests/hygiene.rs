@@ -42,7 +42,7 @@ mod shadowed {
         pub count: u32,
         /// Items.
         #[reducer(union)]
-        pub items: ::std::vec::Vec<::std::string::String>,
+        pub items: agent_state::UnionVec<::std::string::String>,
         /// Maybe a room.
         pub room: ::core::option::Option<::std::string::String>,
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use agent_state::base::{MessagesState, MessagesStateUpdate};
 use agent_state::json_schema::{schema_of, schemars::JsonSchema};
 use agent_state::serde::{Deserialize, Serialize};
-use agent_state::{ai, AgentState, Output, StateInput, StateUpdate};
+use agent_state::{ai, AgentState, Output, StateInput, StateUpdate, UnionVec};
 use serde_json::{json, Value};
 
 /// A todo item.
@@ -61,7 +61,7 @@ pub struct Agent {
     pub files: BTreeMap<String, String>,
     /// Plugins loaded.
     #[reducer(union)]
-    pub loaded_plugins: Vec<String>,
+    pub loaded_plugins: UnionVec<String>,
     /// Tokens spent.
     #[reducer(with = add)]
     pub tokens: u32,

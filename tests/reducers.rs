@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use agent_state::{
-    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateUpdate,
+    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateUpdate, UnionVec,
 };
 use serde_json::{json, Value};
 
@@ -46,7 +46,7 @@ pub struct Everything {
     #[reducer(merge)]
     pub user: UserContext,
     #[reducer(union)]
-    pub plugins: Vec<String>,
+    pub plugins: UnionVec<String>,
     #[reducer(union)]
     pub tags: HashSet<String>,
     #[reducer(union)]
@@ -260,7 +260,7 @@ fn overwrite_in_json() {
     let update = Up::from_json(json!({"plugins": {"__overwrite__": ["x"]}})).unwrap();
     assert_eq!(
         update.plugins,
-        Some(FieldWrite::Overwrite(vec!["x".to_owned()]))
+        Some(FieldWrite::Overwrite(UnionVec::from(["x".to_owned()])))
     );
     assert_eq!(
         update.to_json(),
@@ -455,4 +455,72 @@ fn nested_overwrites_fold_in_order() {
     ])
     .unwrap();
     assert_eq!(s.user.notes, ["a", "b"]);
+}
+
+/// A plugin: an item type of one's own, `Hash + Eq + Ord`.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    agent_state::serde::Serialize,
+    agent_state::serde::Deserialize,
+)]
+#[serde(crate = "agent_state::serde")]
+pub struct Plugin {
+    name: String,
+}
+
+fn plugin(name: &str) -> Plugin {
+    Plugin { name: name.into() }
+}
+
+/// Every set the union reducer serves, of an item type of one's own.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Loaded {
+    #[reducer(union)]
+    pub ordered: UnionVec<Plugin>,
+    #[reducer(union)]
+    pub hashed: HashSet<Plugin>,
+    #[reducer(union)]
+    pub sorted: BTreeSet<Plugin>,
+    #[cfg(feature = "indexmap")]
+    #[reducer(union)]
+    pub indexed: agent_state::indexmap::IndexSet<Plugin>,
+}
+
+#[test]
+fn union_of_own_items_adds_each_once_in_every_set() {
+    let mut s = Loaded::default();
+    let first = LoadedUpdate::new()
+        .ordered([plugin("b"), plugin("a")])
+        .hashed([plugin("b")])
+        .sorted([plugin("b"), plugin("a")]);
+    let second = LoadedUpdate::new()
+        .ordered([plugin("a"), plugin("c")])
+        .hashed([plugin("b"), plugin("c")])
+        .sorted([plugin("c")]);
+    #[cfg(feature = "indexmap")]
+    let (first, second) = (
+        first.indexed([plugin("b"), plugin("a")]),
+        second.indexed([plugin("a"), plugin("c")]),
+    );
+    s.apply_all([first, second]).unwrap();
+    assert_eq!(s.ordered, [plugin("b"), plugin("a"), plugin("c")]);
+    assert_eq!(s.hashed.len(), 2);
+    assert_eq!(s.sorted.first(), Some(&plugin("a")));
+    #[cfg(feature = "indexmap")]
+    assert_eq!(
+        s.indexed.iter().cloned().collect::<Vec<_>>(),
+        [plugin("b"), plugin("a"), plugin("c")]
+    );
+    // JSON reads back as the same state; a repeat in a write adds nothing.
+    let back = Loaded::from_json(s.to_json()).unwrap();
+    assert_eq!(back, s);
+    s.apply_json(json!({"ordered": [{"name": "c"}, {"name": "c"}, {"name": "d"}]}))
+        .unwrap();
+    assert_eq!(s.ordered.len(), 4);
 }

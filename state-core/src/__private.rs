@@ -188,13 +188,16 @@ where
     }
 }
 
-/// The probe of the derive's one check that a field type has serde's
-/// traits: `(&Probe::<T>::new()).verdict()` is [`IsSerde`] when `T` is
+/// The probe of the derive's checks of a field type, each one error on
+/// the type however many traits it misses.
+///
+/// `(&Probe::<T>::new()).serde_verdict()` is [`IsSerde`] when `T` is
 /// `Serialize + DeserializeOwned` ([`ViaSerde`], found first by method
-/// resolution) and [`NotSerde`] otherwise ([`ViaFallback`], found by
+/// resolution) and [`NotSerde`] otherwise ([`ViaNotSerde`], found by
 /// autoref), and [`assert_serde`] accepts only the first. A type missing
 /// both traits so gives one error, on the field's type, instead of one per
-/// trait and per place generated code serializes.
+/// trait and per place generated code serializes. `union_verdict` and
+/// [`assert_union`] do the same for [`UnionField`].
 pub struct Probe<T>(core::marker::PhantomData<T>);
 
 impl<T> Probe<T> {
@@ -214,7 +217,7 @@ pub struct NotSerde;
 /// Found first, for a type with serde's traits.
 pub trait ViaSerde {
     /// [`IsSerde`].
-    fn verdict(&self) -> IsSerde {
+    fn serde_verdict(&self) -> IsSerde {
         IsSerde
     }
 }
@@ -222,14 +225,14 @@ pub trait ViaSerde {
 impl<T: serde::Serialize + DeserializeOwned> ViaSerde for Probe<T> {}
 
 /// Found by autoref when [`ViaSerde`] does not apply.
-pub trait ViaFallback {
+pub trait ViaNotSerde {
     /// [`NotSerde`].
-    fn verdict(&self) -> NotSerde {
+    fn serde_verdict(&self) -> NotSerde {
         NotSerde
     }
 }
 
-impl<T> ViaFallback for &Probe<T> {}
+impl<T> ViaNotSerde for &Probe<T> {}
 
 /// The verdict of a [`Probe`] of a field type `T`: only [`IsSerde`] is one.
 #[diagnostic::on_unimplemented(
@@ -244,6 +247,49 @@ impl<T> SerdeField<T> for IsSerde {}
 
 /// Accepts the verdict of a [`Probe`] of `T` only if `T` has serde's traits.
 pub fn assert_serde<T, V: SerdeField<T>>(verdict: V) {
+    let _ = verdict;
+}
+
+/// The field type serves `#[reducer(union)]`.
+pub struct IsUnion;
+
+/// The field type does not serve `#[reducer(union)]`.
+pub struct NotUnion;
+
+/// Found first, for a type the union reducer serves.
+pub trait ViaUnion {
+    /// [`IsUnion`].
+    fn union_verdict(&self) -> IsUnion {
+        IsUnion
+    }
+}
+
+impl<T: UnionField> ViaUnion for Probe<T> {}
+
+/// Found by autoref when [`ViaUnion`] does not apply.
+pub trait ViaNotUnion {
+    /// [`NotUnion`].
+    fn union_verdict(&self) -> NotUnion {
+        NotUnion
+    }
+}
+
+impl<T> ViaNotUnion for &Probe<T> {}
+
+/// The verdict of a union [`Probe`] of a field type `T`: only [`IsUnion`].
+#[diagnostic::on_unimplemented(
+    message = "`#[reducer(union)]` cannot serve a field of type `{T}`: its items must be `Hash + Eq` (`UnionVec`, `HashSet`, `IndexSet`) or `Ord` (`BTreeSet`)",
+    label = "items the union reducer cannot index",
+    note = "union adds an item only if it is not there yet, which it finds out through an index of the items: derive `Hash` and `Eq` (or `Ord`, for a `BTreeSet`) on the item type"
+)]
+pub trait UnionVerdict<T> {}
+
+#[diagnostic::do_not_recommend]
+impl<T> UnionVerdict<T> for IsUnion {}
+
+/// Accepts the verdict of a union [`Probe`] of `T` only if the union
+/// reducer serves `T`.
+pub fn assert_union<T, V: UnionVerdict<T>>(verdict: V) {
     let _ = verdict;
 }
 

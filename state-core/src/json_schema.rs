@@ -42,6 +42,7 @@ use serde_json::{Map, Value};
 use crate::message::{Content, Message, ToolCall, ToolStatus};
 use crate::messages::{MessageOp, MessageOps, Messages};
 use crate::state::{AgentState, Output};
+use crate::union_vec::UnionVec;
 
 pub use schemars;
 
@@ -291,6 +292,25 @@ impl<M: JsonSchema> JsonSchema for Messages<M> {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let item = generator.subschema_for::<M>();
         json_schema!({ "type": "array", "items": item })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for UnionVec<T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("UnionVec_of_{}", T::schema_name()).into()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        format!("agent_state::UnionVec<{}>", T::schema_id()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let item = generator.subschema_for::<T>();
+        json_schema!({ "type": "array", "items": item, "uniqueItems": true })
     }
 }
 

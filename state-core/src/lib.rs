@@ -30,6 +30,7 @@ pub mod part;
 pub mod reducer;
 pub mod schema;
 pub mod state;
+pub mod union_vec;
 pub mod write;
 pub mod writes;
 
@@ -50,6 +51,13 @@ pub use reducer::{
 };
 pub use schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
 pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, StepRule, Stored};
+pub use union_vec::UnionVec;
+
+/// `indexmap`, for `IndexSet<T>` as a `#[reducer(union)]` field that keeps
+/// first-seen order (`agent_state::indexmap::IndexSet`).
+#[cfg(feature = "indexmap")]
+#[cfg_attr(docsrs, doc(cfg(feature = "indexmap")))]
+pub use indexmap;
 pub use write::{FieldWrite, OVERWRITE_KEY};
 pub use writes::Writes;
 

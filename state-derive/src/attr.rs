@@ -58,6 +58,10 @@ pub struct FieldAttrs {
     pub omit_from_output: bool,
     /// `item_setter = "name"`: the one-item setter of a collection field.
     pub item_setter: Option<LitStr>,
+    /// Set by `check` when it reported an error on the field's type: the
+    /// expansion then adds no check of that type, which would only repeat
+    /// it in other words.
+    pub type_reported: bool,
 }
 
 /// What `#[state]` says about the struct.
@@ -184,6 +188,7 @@ pub fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         omit_from_input: false,
         omit_from_output: false,
         item_setter: None,
+        type_reported: false,
     };
     let mut rename_span = None;
     for attr in attrs {

@@ -6,11 +6,12 @@ use crate::ast::{Container, Field};
 use crate::attr::Reducer;
 use crate::ctxt::Ctxt;
 use crate::names::{item_setter, prefixed_setter_names, text_of, ItemOrigin, ItemSetter, RESERVED};
-use crate::ty::Shape;
+use crate::ty::{collection_item, float_in, generic_arg_of, Shape};
 
 pub fn check(cx: &Ctxt, cont: &mut Container) {
     check_json_names(cx, cont);
     check_setter_names(cx, cont);
+    check_union_types(cx, cont);
     check_reducer_types(cx, cont);
     check_parts(cx, cont);
 }
@@ -51,6 +52,42 @@ fn check_parts(cx: &Ctxt, cont: &mut Container) {
     }
 }
 
+/// `union` never holds an item twice, which needs an index of the items
+/// and an equality that holds for every value. A list (`Vec`) has no index
+/// (each item would be looked up by a scan, at a cost that grows with the
+/// list), and floats have no such equality (NaN is not equal to itself, so
+/// a NaN would be added again by every write). Each is one error, on the
+/// type, and the field falls back to `replace`.
+fn check_union_types(cx: &Ctxt, cont: &mut Container) {
+    for field in cont.fields.iter_mut().filter(|f| !f.is_part()) {
+        if !matches!(field.reducer(), Reducer::Union) {
+            continue;
+        }
+        let item = collection_item(field.ty);
+        if let Some(float) = item.and_then(float_in) {
+            cx.error_spanned_by(
+                float,
+                format!(
+                    "`#[reducer(union)]` cannot hold `{}` items: NaN is not equal to itself, so a NaN would be added again by every write and \"never twice\" would not hold; store the values as integers or strings, use a wrapper with a total equality (such as `ordered_float::OrderedFloat`), or use `#[reducer(append)]`",
+                    text_of(float)
+                ),
+            );
+        } else if generic_arg_of(field.ty, &["Vec", "VecDeque"]).is_some() {
+            let item = item.map_or_else(|| "T".to_owned(), |t| text_of(t));
+            cx.error_spanned_by(
+                field.ty,
+                format!(
+                    "`#[reducer(union)]` on a list would scan it for every item added, a cost that grows with the list; use `agent_state::UnionVec<{item}>` (a list in first-seen order, indexed), `HashSet<{item}>`, `BTreeSet<{item}>` or, with the `indexmap` feature, `agent_state::indexmap::IndexSet<{item}>`"
+                ),
+            );
+        } else {
+            continue;
+        }
+        field.attrs.reducer = Reducer::Replace;
+        field.attrs.type_reported = true;
+    }
+}
+
 /// Types that plainly cannot serve a reducer get one error here, on the
 /// type, and the field falls back to `replace`. The trait bounds in the
 /// generated code catch the rest (aliases, other crates' types), but a
@@ -68,7 +105,7 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
             ),
             Reducer::Union => (
                 !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Messages),
-                "union works on Vec<T>, HashSet<T> and BTreeSet<T>",
+                "union works on agent_state::UnionVec<T>, HashSet<T>, BTreeSet<T> and indexmap::IndexSet<T>",
             ),
             Reducer::Append => (
                 !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Set | Shape::Messages),
@@ -90,6 +127,7 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
                 ),
             );
             field.attrs.reducer = Reducer::Replace;
+            field.attrs.type_reported = true;
         }
     }
 }

@@ -13,7 +13,7 @@
 //! | [`schema`] | the `schema()` method |
 //! | [`defaults`] | `impl Default for Foo` and each field's default |
 //! | [`json_schema`] | `JsonSchema` impls, with `#[state(json_schema)]` |
-//! | [`field_checks`] | the check that each field type has serde's traits |
+//! | [`field_checks`] | checks of the field types: serde's traits, a `union` field's items |
 //!
 //! [`field`] holds what each field contributes by reducer, [`bounds`] the
 //! where-clauses. Every runtime name goes through `<crate>::__private` and
@@ -84,7 +84,7 @@ fn fallback(input: &DeriveInput, errors: syn::Error) -> TokenStream {
 /// them: the three structs, then each one's impls.
 fn expand(cont: &Container) -> TokenStream {
     let ex = Expansion::new(cont);
-    let mut out = field_checks::serde_checks(&ex);
+    let mut out = field_checks::type_checks(&ex);
     out.extend(update::items(&ex));
     out.extend(input::items(&ex));
     out.extend(staged::item(&ex));

@@ -51,9 +51,40 @@ pub fn option_inner(ty: &Type) -> Option<&Type> {
     generic_arg_of(ty, &["Option"])
 }
 
-/// The item type of a std collection, written as such.
+/// The item type of a collection, written as such.
 pub fn collection_item(ty: &Type) -> Option<&Type> {
-    generic_arg_of(ty, &["Vec", "VecDeque", "HashSet", "BTreeSet"])
+    generic_arg_of(
+        ty,
+        &[
+            "Vec", "VecDeque", "HashSet", "BTreeSet", "UnionVec", "IndexSet",
+        ],
+    )
+}
+
+/// The first float type (`f32`, `f64`) in `ty`, at any depth: `f64` in
+/// `Vec<(String, f64)>`.
+pub fn float_in(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            if p.path.is_ident("f32") || p.path.is_ident("f64") {
+                return Some(ty);
+            }
+            p.path.segments.iter().find_map(|seg| match &seg.arguments {
+                PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => float_in(t),
+                    _ => None,
+                }),
+                _ => None,
+            })
+        }
+        Type::Tuple(t) => t.elems.iter().find_map(float_in),
+        Type::Array(a) => float_in(&a.elem),
+        Type::Slice(s) => float_in(&s.elem),
+        Type::Paren(p) => float_in(&p.elem),
+        Type::Group(g) => float_in(&g.elem),
+        Type::Reference(r) => float_in(&r.elem),
+        _ => None,
+    }
 }
 
 /// What a type plainly is, from its spelling.
@@ -88,7 +119,7 @@ impl Shape {
                 Some(Self::Scalar) => Self::ListOfScalars,
                 _ => Self::List,
             },
-            "HashSet" | "BTreeSet" => Self::Set,
+            "HashSet" | "BTreeSet" | "UnionVec" | "IndexSet" => Self::Set,
             "HashMap" | "BTreeMap" => Self::Map,
             "Messages" => Self::Messages,
             _ => Self::Other,
@@ -109,31 +140,67 @@ pub fn plainly_serde(ty: &Type) -> bool {
                 return false;
             };
             let name = last.ident.to_string();
-            let known = PRIMITIVES.contains(&name.as_str())
-                || matches!(
-                    name.as_str(),
-                    "String"
-                        | "Option"
-                        | "Vec"
-                        | "VecDeque"
-                        | "HashMap"
-                        | "BTreeMap"
-                        | "HashSet"
-                        | "BTreeSet"
-                        | "Box"
-                        | "UnionVec"
-                );
-            known
-                && match &last.arguments {
-                    PathArguments::None => true,
-                    PathArguments::AngleBracketed(args) => args.args.iter().all(|a| match a {
-                        GenericArgument::Type(t) => plainly_serde(t),
-                        _ => false,
-                    }),
-                    PathArguments::Parenthesized(_) => false,
+            match name.as_str() {
+                // Reading these needs their items `Hash + Eq` or `Ord`.
+                "HashSet" | "BTreeSet" | "UnionVec" => plain_args(last, plainly_hashable),
+                "HashMap" | "BTreeMap" => {
+                    let mut args = type_args(last);
+                    args.next().is_some_and(plainly_hashable) && args.all(plainly_serde)
                 }
+                "String" | "Option" | "Vec" | "VecDeque" | "Box" => plain_args(last, plainly_serde),
+                n => PRIMITIVES.contains(&n) && plain_args(last, plainly_serde),
+            }
         }
         _ => false,
+    }
+}
+
+/// Whether the items of `ty`, a collection a `union` field holds, are
+/// plainly `Hash + Eq + Ord`: integers, `bool`, `char`, `String`, or
+/// `Option`, `Vec`, `Box`, tuples or arrays of such types.
+pub fn plainly_hashable_items(ty: &Type) -> bool {
+    collection_item(ty).is_some_and(plainly_hashable)
+}
+
+fn plainly_hashable(ty: &Type) -> bool {
+    match ty {
+        Type::Tuple(t) => t.elems.iter().all(plainly_hashable),
+        Type::Array(a) => plainly_hashable(&a.elem),
+        Type::Paren(p) => plainly_hashable(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            let known = (PRIMITIVES.contains(&name.as_str()) && !name.starts_with('f'))
+                || matches!(name.as_str(), "String" | "Option" | "Vec" | "Box");
+            known && plain_args(last, plainly_hashable)
+        }
+        _ => false,
+    }
+}
+
+/// The type arguments of a path segment.
+fn type_args(last: &syn::PathSegment) -> impl Iterator<Item = &Type> {
+    let args = match &last.arguments {
+        PathArguments::AngleBracketed(args) => Some(args.args.iter()),
+        _ => None,
+    };
+    args.into_iter().flatten().filter_map(|a| match a {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// Whether every type argument of a path segment passes `plain`.
+fn plain_args(last: &syn::PathSegment, plain: fn(&Type) -> bool) -> bool {
+    match &last.arguments {
+        PathArguments::None => true,
+        PathArguments::AngleBracketed(args) => args.args.iter().all(|a| match a {
+            GenericArgument::Type(t) => plain(t),
+            _ => false,
+        }),
+        PathArguments::Parenthesized(_) => false,
     }
 }
 

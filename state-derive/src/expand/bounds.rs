@@ -5,17 +5,20 @@
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 
+use super::field_checks::needs_union_check;
 use super::{FieldGen, Slot};
 use crate::ast::{Container, Field};
 use crate::attr::Reducer;
-use crate::ty::{mentions_params, plainly_serde};
+use crate::ty::{collection_item, mentions_params, plainly_serde};
 
 /// The three where-clauses the items use.
 pub(super) struct Bounds {
     /// Serde-facing items (the trait impls, which call each other):
-    /// `Serialize + DeserializeOwned` on each field's type and write.
+    /// `SerdeValue` on each field's type and write, `UnionField` on a
+    /// union field's type.
     pub state: TokenStream,
-    /// The generated structs, which name the parts' associated types.
+    /// The generated structs, which name the parts' associated types and
+    /// a union field's item type.
     pub parts: TokenStream,
     /// `Default` for the state: `Default` on the fields without a
     /// `#[state(default = ..)]`.
@@ -44,13 +47,14 @@ impl Bounds {
                 let preds: Vec<TokenStream> = serde_preds(f, g, &both)
                     .into_iter()
                     .chain(own_default)
+                    .chain(union_pred(p, f))
                     .collect();
                 (!preds.is_empty()).then(|| quote!(#(#preds),*))
             }),
             // The generated structs name a part's associated types, which
-            // exist only where the part is a state: `where_clause` adds the
-            // part bounds to every set.
-            parts: clause(&|_, _| None),
+            // exist only where the part is a state (`where_clause` adds the
+            // part bounds to every set), and a union field's item type.
+            parts: clause(&|f, _| union_pred(p, f)),
         }
     }
 }
@@ -130,4 +134,14 @@ fn serde_preds(f: &Field, g: Option<&FieldGen>, tr: &TokenStream) -> Option<Toke
         preds.push(quote!(for<'__f> #partial: #tr));
     }
     (!preds.is_empty()).then(|| quote!(#(#preds),*))
+}
+
+/// `for<'__f> T: UnionField<Item = I>` for a `union` field whose items may
+/// not serve the reducer: the one error is then `field_checks`'s, on the
+/// type. The item is spelled out so the update's item type stays `I` (and
+/// has `I`'s `Debug`, `Clone`, `PartialEq`) under the assumed bound.
+fn union_pred(p: &TokenStream, f: &Field) -> Option<TokenStream> {
+    let ty = f.ty;
+    let item = collection_item(ty)?;
+    needs_union_check(f).then(|| quote!(for<'__f> #ty: #p::UnionField<Item = #item>))
 }

@@ -1,11 +1,12 @@
 //! A check of each field type where the state is declared, spanned on the
 //! type the user wrote: serde's traits, which a state needs to be stored
-//! and sent as JSON.
+//! and sent as JSON, and for a `union` field, items the reducer can index.
 //!
-//! The impls that serialize a field carry its serde bound written
-//! higher-ranked (see `bounds.rs`), which rustc does not check where it is
-//! declared; this is then the one error a type without serde gets, instead
-//! of one per trait and per impl, all pointing at the derive.
+//! The items that use a field type carry what they need of it as bounds
+//! written higher-ranked (see `bounds.rs`), which rustc does not check
+//! where they are declared; each check here is then the one error a type
+//! gets, instead of one per trait and per generated item, all pointing at
+//! the derive.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -13,31 +14,32 @@ use syn::spanned::Spanned;
 use syn::Type;
 
 use super::Expansion;
+use crate::ast::Field;
 use crate::attr::Reducer;
-use crate::ty::{mentions_params, plainly_serde};
+use crate::ty::{collection_item, mentions_params, plainly_hashable_items, plainly_serde};
 
-/// `const _: fn() = || { assert_serde::<T, _>((&Probe::<T>::new()).verdict()); .. };`
-/// for each concrete field type (and `with` update type) that is not
-/// plainly serde's. Types naming the state's generic parameters are
-/// checked by the where-clauses, where the state is used.
-pub(super) fn serde_checks(ex: &Expansion) -> TokenStream {
+/// `const _: fn() = || { assert_serde::<T, _>((&Probe::<T>::new()).serde_verdict()); .. };`
+/// for each concrete field type (and `with` update type) not plainly
+/// serde's, or for a `union` field whose items are not plainly hashable,
+/// `assert_union` instead (a set's `Deserialize` needs its items hashable
+/// too, so the serde check would only repeat it). Types naming the state's
+/// generic parameters are checked by the where-clauses, where the state is
+/// used; a type `check` already reported on is not checked again.
+pub(super) fn type_checks(ex: &Expansion) -> TokenStream {
     let p = &ex.p;
     let generics = ex.cont.generics;
     let checks: Vec<TokenStream> = ex
         .own()
-        .flat_map(|f| {
-            let update = match f.reducer() {
-                Reducer::With {
-                    update: Some(t), ..
-                } => Some(&**t),
-                _ => None,
-            };
-            std::iter::once(f.ty).chain(update).map(move |ty| (f, ty))
-        })
-        .filter(|(_, ty)| !plainly_serde(ty) && !mentions_params(ty, generics))
-        .map(|(f, ty)| {
+        .filter(|f| !f.attrs.type_reported)
+        .flat_map(|f| checked_types(f).map(move |(ty, union)| (f, ty, union)))
+        .filter(|(_, ty, _)| !mentions_params(ty, generics))
+        .map(|(f, ty, union)| {
             let cfgs = &f.cfgs;
-            let check = assert_serde(p, ty);
+            let check = if union {
+                probe(p, ty, "assert_union", "union_verdict")
+            } else {
+                probe(p, ty, "assert_serde", "serde_verdict")
+            };
             quote!(#(#cfgs)* #check;)
         })
         .collect();
@@ -47,15 +49,43 @@ pub(super) fn serde_checks(ex: &Expansion) -> TokenStream {
     quote! {
         const _: fn() = || {
             #[allow(unused_imports)]
-            use #p::{ViaFallback as _, ViaSerde as _};
+            use #p::{ViaNotSerde as _, ViaNotUnion as _, ViaSerde as _, ViaUnion as _};
             #(#checks)*
         };
     }
 }
 
-/// The probe of one type, spanned on it so the error points there.
-fn assert_serde(p: &TokenStream, ty: &Type) -> TokenStream {
-    quote_spanned! {ty.span()=>
-        #p::assert_serde::<#ty, _>((&#p::Probe::<#ty>::new()).verdict())
+/// The types of `f` to check, each with whether it is a union check.
+fn checked_types<'a>(f: &'a Field) -> impl Iterator<Item = (&'a Type, bool)> {
+    let (field, update) = match f.reducer() {
+        Reducer::Union if needs_union_check(f) => (Some((f.ty, true)), None),
+        Reducer::With {
+            update: Some(t), ..
+        } => (Some((f.ty, false)), Some((&**t, false))),
+        _ => (Some((f.ty, false)), None),
+    };
+    field
+        .into_iter()
+        .chain(update)
+        .filter(|(ty, union)| *union || !plainly_serde(ty))
+}
+
+/// Whether a `union` field's items, spelled out in its type, may not serve
+/// the reducer. (A type that hides its items, an alias, is left to the
+/// reducer trait's own error.)
+pub(super) fn needs_union_check(f: &Field) -> bool {
+    matches!(f.reducer(), Reducer::Union)
+        && !f.attrs.type_reported
+        && collection_item(f.ty).is_some()
+        && !plainly_hashable_items(f.ty)
+}
+
+/// A probe of one type, spanned on it so the error points there.
+fn probe(p: &TokenStream, ty: &Type, assert: &str, verdict: &str) -> TokenStream {
+    let span = ty.span();
+    let assert = syn::Ident::new(assert, span);
+    let verdict = syn::Ident::new(verdict, span);
+    quote_spanned! {span=>
+        #p::#assert::<#ty, _>((&#p::Probe::<#ty>::new()).#verdict())
     }
 }
