@@ -269,6 +269,37 @@ pub struct Named {
     pub staged: u8,
 }
 
+/// A field named like the update's hidden record of a conflict, in a part.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct HiddenNames {
+    /// Named like the hidden field.
+    pub __conflict: u32,
+    /// Appended.
+    #[reducer(append)]
+    pub notes: Vec<u32>,
+}
+
+/// The state that combines updates of it.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct HiddenWhole {
+    /// The part.
+    #[state(flatten)]
+    pub part: HiddenNames,
+}
+
+#[test]
+fn a_field_named_like_a_hidden_one_keeps_its_name() {
+    let mut s = HiddenWhole::default();
+    let update = HiddenWhole::lift(HiddenNamesUpdate::new().__conflict(3).note(1))
+        .with(HiddenNamesUpdate::new().note(2));
+    s.apply(update).unwrap();
+    assert_eq!(
+        (s.part.__conflict, s.part.notes.as_slice()),
+        (3, &[1, 2][..])
+    );
+    assert_eq!(s.to_json(), json!({"__conflict": 3, "notes": [1, 2]}));
+}
+
 #[test]
 fn fields_named_like_generated_items() {
     let mut s = Named::default();

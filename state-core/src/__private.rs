@@ -5,6 +5,9 @@
 pub use ::serde;
 pub use ::serde_json;
 
+pub use crate::combine::{
+    combine_replace, combine_write, concat_partials, keep_partials_apart, Conflict,
+};
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::messages::{MessageOp, MessageOps};
 pub use crate::part::{clash, FieldNames, HasPart, PartNames};

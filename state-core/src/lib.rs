@@ -18,6 +18,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod checkpoint;
+pub mod combine;
 pub mod error;
 pub mod graph;
 mod id;

@@ -194,6 +194,15 @@ impl<M, O: Into<MessageOp<M>>> Extend<O> for MessageOps<M> {
     }
 }
 
+impl<M> IntoIterator for MessageOps<M> {
+    type Item = MessageOp<M>;
+    type IntoIter = std::vec::IntoIter<MessageOp<M>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 impl<M: Serialize> Serialize for MessageOps<M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)

@@ -16,11 +16,12 @@
 //! | [`field_checks`] | checks of the field types: serde's traits, a `union` field's items |
 //!
 //! [`field`] holds what each field contributes by reducer, [`bounds`] the
-//! where-clauses. Every runtime name goes through `<crate>::__private` and
+//! where-clauses, [`combine`] how two updates of the state combine. Every runtime name goes through `<crate>::__private` and
 //! every std name is absolute, so user items called `Option`, `Result` or
 //! `Ok` cannot capture generated code.
 
 mod bounds;
+mod combine;
 mod defaults;
 mod field;
 mod field_checks;
@@ -120,6 +121,15 @@ fn expand(cont: &Container) -> TokenStream {
     out
 }
 
+/// `base`, or `base` with underscores added until no field has the name.
+fn hidden_name(cont: &Container, base: &str) -> Ident {
+    let mut name = base.to_owned();
+    while cont.fields.iter().any(|f| f.plain_name == name) {
+        name.push('_');
+    }
+    format_ident!("{}", name)
+}
+
 /// Which of the two structs of writes is generated: the update a node
 /// returns, or the graph's input, which is the update less the fields
 /// omitted from input.
@@ -169,6 +179,9 @@ struct Expansion<'a> {
     update: Ident,
     input: Ident,
     staged: Ident,
+    /// The hidden field of the update and the input that records a write
+    /// `combine` could not add (`__conflict`, or a name no field has).
+    conflict: Ident,
     /// Every field in declaration order, with what it contributes.
     slots: Vec<(&'a Field<'a>, Slot)>,
     /// Whether the state has generic parameters.
@@ -200,6 +213,7 @@ impl<'a> Expansion<'a> {
             update: format_ident!("{}Update", ident),
             input: format_ident!("{}Input", ident),
             staged: format_ident!("{}Staged", ident),
+            conflict: hidden_name(cont, "__conflict"),
             generic: !cont.generics.params.is_empty(),
             cont,
             p,

@@ -51,13 +51,17 @@ fn part_setter(ex: &Expansion, f: &Field, kind: Kind) -> TokenStream {
     let assoc = kind.part_type();
     let arg = quote!(#pa::#assoc);
     let what = kind.word();
-    let doc =
-        format!("Sets the {what} of the part `{ty}`, replacing what this {what} held for it.");
+    let tr = kind.trait_path(&ex.p);
+    let p = &ex.p;
+    let doc = format!(
+        "Adds an {what} of the part `{ty}`: its writes come after those this {what} \
+         already holds for the part, as `StateUpdate::with` adds them."
+    );
     quote! {
         #[doc = #doc]
         #[must_use]
         #vis fn #name(mut self, #name: #arg) -> Self {
-            self.#name = #name;
+            #tr::combine(&mut self.#name, #name, #p::StepRule::Superstep);
             self
         }
     }
