@@ -57,7 +57,8 @@
 //! | `with = path` | any | `path(&current, value) -> Result<T, E>` | folded |
 //!
 //! Every reducer field can also be set outright with `overwrite_<field>`
-//! (JSON: `{"__overwrite__": value}`), LangGraph's `Overwrite`.
+//! (JSON: `{"__overwrite__": value}` or `{"type": "__overwrite__", "value":
+//! value}`), LangGraph's `Overwrite`.
 //!
 //! ```
 //! use std::collections::HashMap;

@@ -216,6 +216,10 @@ fn what_the_runtime_accepts_validates_and_what_it_rejects_does_not() {
     let good = json!({"files": {"__overwrite__": {}}, "profile": {"identity": null}, "tokens": 2});
     assert!(update.is_valid(&good));
     sample().apply_json(good).unwrap();
+    // The form an `Overwrite` takes after a JSON round trip.
+    let good = json!({"files": {"type": "__overwrite__", "value": {"a": "A"}}});
+    assert!(update.is_valid(&good));
+    sample().apply_json(good).unwrap();
 
     // Rejected by both the schema and the runtime.
     for (bad, by_update) in [
@@ -224,6 +228,10 @@ fn what_the_runtime_accepts_validates_and_what_it_rejects_does_not() {
         (json!({"tokens": "three"}), false),
         (json!({"todos": [{"content": 1}]}), false),
         (json!({"files": {"__overwrite__": 3}}), false),
+        (
+            json!({"files": {"type": "__overwrite__", "value": 3}}),
+            false,
+        ),
         (json!({"todos": [{"content": "c", "done": true}]}), true),
         (json!({"scratch": "s"}), true),
     ] {

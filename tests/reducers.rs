@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use agent_state::{
-    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateUpdate, UnionVec,
+    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateInput, StateUpdate,
+    UnionVec,
 };
 use serde_json::{json, Value};
 
@@ -246,6 +247,48 @@ fn overwrite_in_a_step_discards_the_other_writes_and_two_are_an_error() {
         err.kind(),
         &ErrorKind::ConcurrentOverwrites { overwrites: 2 }
     );
+}
+
+#[test]
+fn overwrite_in_its_round_trip_json_form() {
+    // What LangGraph's `Overwrite` becomes after a JSON round trip.
+    let mut s = seeded();
+    s.apply_json(json!({
+        "messages": {"type": "__overwrite__", "value": [{"type": "ai", "content": "only", "id": "o"}]},
+        "plugins": {"value": ["x"], "type": "__overwrite__"},
+    }))
+    .unwrap();
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.messages[0].text(), "only");
+    assert_eq!(s.plugins, ["x"]);
+    // Read as the same write as the first form, in updates, inputs and a
+    // nested state's merge.
+    let round_trip = json!({"log": {"type": "__overwrite__", "value": ["a"]}});
+    assert_eq!(
+        Up::from_json(round_trip.clone()).unwrap(),
+        Up::from_json(json!({"log": {"__overwrite__": ["a"]}})).unwrap()
+    );
+    assert!(<EverythingInput as StateInput>::from_json(round_trip).is_ok());
+    s.apply_json(json!({"user": {"type": "__overwrite__", "value": {"identity": "Bo"}}}))
+        .unwrap();
+    assert_eq!(s.user.identity.as_deref(), Some("Bo"));
+    assert!(
+        s.user.notes.is_empty(),
+        "an overwrite replaces the nested state whole"
+    );
+    // Inside a nested state's merge, a field's overwrite in either form.
+    s.apply_json(json!({"user": {"notes": {"type": "__overwrite__", "value": ["n"]}}}))
+        .unwrap();
+    assert_eq!(s.user.notes, ["n"]);
+    // A bad value inside still names the field; a `type` of another value
+    // is a plain partial.
+    let err = s
+        .apply_json(json!({"log": {"type": "__overwrite__", "value": 3}}))
+        .unwrap_err();
+    assert_eq!(err.field(), "log");
+    s.apply_json(json!({"config": {"type": "t", "value": "v"}}))
+        .unwrap();
+    assert_eq!(s.config["type"], "t");
 }
 
 #[test]

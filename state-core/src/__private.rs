@@ -20,7 +20,9 @@ pub use crate::schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visib
 pub use crate::state::{
     AgentState, FieldView, MigrationError, StateInput, StateUpdate, StepRule, Stored,
 };
-pub use crate::write::{commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY};
+pub use crate::write::{
+    commit_writes, overwrite_in, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY,
+};
 pub use crate::writes::Writes;
 
 use serde::de::DeserializeOwned;
@@ -98,17 +100,15 @@ pub fn value_from_json<T: SerdeValue>(field: &str, value: Value) -> Result<T, St
     T::read_json(field, value)
 }
 
-/// Reads one reducer field's write: `{"__overwrite__": v}` or a partial.
+/// Reads one reducer field's write: an overwrite in either JSON form
+/// ([`overwrite_in`]) or a partial.
 pub fn write_from_json<T: SerdeValue, P: SerdeValue>(
     field: &str,
     value: Value,
 ) -> Result<FieldWrite<T, P>, StateError> {
-    match value {
-        Value::Object(mut map) if map.len() == 1 && map.contains_key(OVERWRITE_KEY) => {
-            let inner = map.remove(OVERWRITE_KEY).unwrap_or(Value::Null);
-            value_from_json(field, inner).map(FieldWrite::Overwrite)
-        }
-        other => value_from_json(field, other).map(FieldWrite::Reduce),
+    match overwrite_in(value) {
+        Ok(inner) => value_from_json(field, inner).map(FieldWrite::Overwrite),
+        Err(partial) => value_from_json(field, partial).map(FieldWrite::Reduce),
     }
 }
 

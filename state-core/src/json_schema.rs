@@ -125,8 +125,9 @@ pub fn schema_of<T: JsonSchema>() -> Value {
         .to_value()
 }
 
-/// The schema of a reducer field's write: its partial, or an overwrite
-/// `{"__overwrite__": value}`.
+/// The schema of a reducer field's write: its partial, or an overwrite in
+/// either JSON form, `{"__overwrite__": value}` or `{"type":
+/// "__overwrite__", "value": value}`.
 #[doc(hidden)]
 pub fn write_schema<T: JsonSchema, P: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     let partial = generator.subschema_for::<P>();
@@ -136,9 +137,17 @@ pub fn write_schema<T: JsonSchema, P: JsonSchema>(generator: &mut SchemaGenerato
             partial,
             {
                 "type": "object",
-                "properties": { crate::write::OVERWRITE_KEY: value },
+                "properties": { crate::write::OVERWRITE_KEY: value.clone() },
                 "required": [crate::write::OVERWRITE_KEY],
                 "additionalProperties": false,
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "type": { "const": crate::write::OVERWRITE_KEY },
+                    "value": value,
+                },
+                "required": ["type", "value"],
             }
         ]
     })
