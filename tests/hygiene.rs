@@ -271,6 +271,7 @@ pub struct Named {
 
 /// A field named like the update's hidden record of a conflict, in a part.
 #[derive(AgentState, Debug, Clone, PartialEq)]
+#[allow(clippy::pub_underscore_fields)]
 pub struct HiddenNames {
     /// Named like the hidden field.
     pub __conflict: u32,

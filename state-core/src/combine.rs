@@ -162,11 +162,9 @@ mod tests {
     use super::*;
     use FieldWrite::{Overwrite, Reduce};
 
-    fn write(
-        first: Option<FieldWrite<Vec<u8>, Vec<u8>>>,
-        later: Option<FieldWrite<Vec<u8>, Vec<u8>>>,
-        rule: StepRule,
-    ) -> (Option<FieldWrite<Vec<u8>, Vec<u8>>>, Option<ErrorKind>) {
+    type Slot = Option<FieldWrite<Vec<u8>, Vec<u8>>>;
+
+    fn write(first: Slot, later: Slot, rule: StepRule) -> (Slot, Option<ErrorKind>) {
         let mut slot = first;
         let mut conflict = Conflict::default();
         combine_write(&mut slot, later, rule, &mut conflict, "f", concat_partials);

@@ -370,46 +370,18 @@ fn parse_field_state(
     rename_span: &mut Option<Span>,
 ) {
     let result = attr.parse_nested_meta(|meta| {
-        if meta.path.is_ident("flatten") {
-            no_value(&meta, "flatten")?;
-            if out.flatten.is_some() {
-                return Err(meta.error("duplicate `flatten`"));
-            }
-            out.flatten = Some(meta.path.span());
+        if flag_key(&meta, out)? {
             return Ok(());
-        }
-        for (name, input, output) in [
-            ("omit_from_input", true, false),
-            ("omit_from_output", false, true),
-            ("private", true, true),
-        ] {
-            if meta.path.is_ident(name) {
-                no_value(&meta, name)?;
-                out.omit_from_input |= input;
-                out.omit_from_output |= output;
-                return Ok(());
-            }
         }
         if meta.path.is_ident("default") {
             let expr: Expr = meta.value()?.parse()?;
-            if out.default.is_some() {
-                return Err(meta.error("duplicate `default`"));
-            }
-            out.default = Some(expr);
-            Ok(())
+            set_once(&meta, &mut out.default, expr, "default")
         } else if meta.path.is_ident("item_setter") {
             let lit = parse_method_name(&meta)?;
-            if out.item_setter.is_some() {
-                return Err(meta.error("duplicate `item_setter`"));
-            }
-            out.item_setter = Some(lit);
-            Ok(())
+            set_once(&meta, &mut out.item_setter, lit, "item_setter")
         } else if meta.path.is_ident("rename") {
             let name = parse_lit_str(&meta)?;
-            if out.rename.is_some() {
-                return Err(meta.error("duplicate `rename`"));
-            }
-            out.rename = Some(name.value());
+            set_once(&meta, &mut out.rename, name.value(), "rename")?;
             *rename_span = Some(meta.path.span());
             Ok(())
         } else {
@@ -432,6 +404,46 @@ fn parse_field_state(
     if let Err(err) = result {
         cx.syn_error(err);
     }
+}
+
+/// The keys that stand alone: `flatten` and the visibility ones. Whether
+/// `meta` was one of them.
+fn flag_key(meta: &ParseNestedMeta, out: &mut FieldAttrs) -> syn::Result<bool> {
+    if meta.path.is_ident("flatten") {
+        no_value(meta, "flatten")?;
+        if out.flatten.is_some() {
+            return Err(meta.error("duplicate `flatten`"));
+        }
+        out.flatten = Some(meta.path.span());
+        return Ok(true);
+    }
+    for (name, input, output) in [
+        ("omit_from_input", true, false),
+        ("omit_from_output", false, true),
+        ("private", true, true),
+    ] {
+        if meta.path.is_ident(name) {
+            no_value(meta, name)?;
+            out.omit_from_input |= input;
+            out.omit_from_output |= output;
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Sets a key's value, or the error for a key given twice.
+fn set_once<T>(
+    meta: &ParseNestedMeta,
+    slot: &mut Option<T>,
+    value: T,
+    key: &str,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error(format!("duplicate `{key}`")));
+    }
+    *slot = Some(value);
+    Ok(())
 }
 
 /// Parses the struct's `#[state]` attributes.

@@ -54,6 +54,8 @@ pub(super) fn structure(
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+        // The state's own fields, as the user named them, and the hidden one.
+        #[allow(clippy::pub_underscore_fields)]
         #vis struct #name #impl_generics #parts_where {
             #(#fields)*
             /// A write `StateUpdate::with` could not combine, reported when
