@@ -346,6 +346,24 @@ mod generic {
         pub items: Vec<T>,
     }
 
+    /// A union of items of any hashable type.
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    pub struct Seen<T: Clone + Eq + std::hash::Hash + std::fmt::Debug> {
+        /// Each item once.
+        #[reducer(union)]
+        pub seen: agent_state::UnionVec<T>,
+    }
+
+    #[test]
+    fn generic_unions_index_their_items() {
+        let mut s: Seen<(u8, String)> = Seen::default();
+        s.apply(SeenUpdate::new().seen([(1, "a".to_owned()), (1, "a".to_owned())]))
+            .unwrap();
+        s.apply_json(serde_json::json!({"seen": [[2, "b"], [1, "a"]]}))
+            .unwrap();
+        assert_eq!(s.seen, [(1, "a".to_owned()), (2, "b".to_owned())]);
+    }
+
     /// A state around it.
     #[derive(AgentState, Debug, Clone, PartialEq)]
     pub struct Holder<T: Clone + PartialEq + std::fmt::Debug> {

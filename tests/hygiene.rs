@@ -184,8 +184,9 @@ where
     T: PartialEq,
     M: agent_state::MessageLike,
 {
-    /// Items.
+    /// Items, with a one-item setter named by the attribute.
     #[reducer(append)]
+    #[state(item_setter = "push_item")]
     pub items: Vec<T>,
     /// Messages of any message type.
     #[reducer(messages)]
@@ -249,6 +250,8 @@ fn generic_states_with_foreign_message_types() {
         .unwrap();
     assert_eq!(s.messages.len(), 2);
     assert_eq!(s.items, [1, 2, 3]);
+    s.apply(GenericUpdate::new().push_item(4)).unwrap();
+    assert_eq!(s.items, [1, 2, 3, 4]);
 }
 
 /// Fields named like the trait's and the update's items.
@@ -267,6 +270,9 @@ pub struct Named {
     pub schema: String,
     /// Named like the generated staged type's role.
     pub staged: u8,
+    /// Named like the update's hidden `combine`.
+    #[reducer(append)]
+    pub combine: Vec<u8>,
 }
 
 /// A field named like the update's hidden record of a conflict, in a part.
@@ -312,9 +318,12 @@ fn fields_named_like_generated_items() {
             .stage([3])
             .commit(true)
             .schema("x")
-            .staged(4),
+            .staged(4)
+            .combine([5])
+            .add_combine(6),
     )
     .unwrap();
+    assert_eq!(s.combine, [5, 6]);
     assert_eq!((s.update, s.apply, s.commit, s.staged), (1, 2, true, 4));
     assert_eq!(s.stage, [3]);
     assert!(!NamedUpdate::new().apply(1).is_empty());

@@ -316,7 +316,7 @@ pub trait StateUpdate: Default + Sized {
         Self::State: HasPart<U::State> + AgentState<Update = Self>,
     {
         let slot = <Self::State as HasPart<U::State>>::update_part_of_mut(&mut self);
-        slot.combine(part, StepRule::Superstep);
+        StateUpdate::combine(slot, part, StepRule::Superstep);
         self
     }
 

@@ -4,6 +4,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
+use syn::Generics;
 
 use super::field_checks::needs_union_check;
 use super::{FieldGen, Slot};
@@ -47,14 +48,14 @@ impl Bounds {
                 let preds: Vec<TokenStream> = serde_preds(f, g, &both)
                     .into_iter()
                     .chain(own_default)
-                    .chain(union_pred(p, f))
+                    .chain(union_pred(p, f, cont.generics))
                     .collect();
                 (!preds.is_empty()).then(|| quote!(#(#preds),*))
             }),
             // The generated structs name a part's associated types, which
             // exist only where the part is a state (`where_clause` adds the
             // part bounds to every set), and a union field's item type.
-            parts: clause(&|f, _| union_pred(p, f)),
+            parts: clause(&|f, _| union_pred(p, f, cont.generics)),
         }
     }
 }
@@ -140,8 +141,8 @@ fn serde_preds(f: &Field, g: Option<&FieldGen>, tr: &TokenStream) -> Option<Toke
 /// not serve the reducer: the one error is then `field_checks`'s, on the
 /// type. The item is spelled out so the update's item type stays `I` (and
 /// has `I`'s `Debug`, `Clone`, `PartialEq`) under the assumed bound.
-fn union_pred(p: &TokenStream, f: &Field) -> Option<TokenStream> {
+fn union_pred(p: &TokenStream, f: &Field, generics: &Generics) -> Option<TokenStream> {
     let ty = f.ty;
     let item = collection_item(ty)?;
-    needs_union_check(f).then(|| quote!(for<'__f> #ty: #p::UnionField<Item = #item>))
+    needs_union_check(f, generics).then(|| quote!(for<'__f> #ty: #p::UnionField<Item = #item>))
 }

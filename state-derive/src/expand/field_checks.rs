@@ -11,7 +11,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::Type;
+use syn::{Generics, Type};
 
 use super::Expansion;
 use crate::ast::Field;
@@ -31,7 +31,7 @@ pub(super) fn type_checks(ex: &Expansion) -> TokenStream {
     let checks: Vec<TokenStream> = ex
         .own()
         .filter(|f| !f.attrs.type_reported)
-        .flat_map(|f| checked_types(f).map(move |(ty, union)| (f, ty, union)))
+        .flat_map(|f| checked_types(f, generics).map(move |(ty, union)| (f, ty, union)))
         .filter(|(_, ty, _)| !mentions_params(ty, generics))
         .map(|(f, ty, union)| {
             let cfgs = &f.cfgs;
@@ -56,9 +56,9 @@ pub(super) fn type_checks(ex: &Expansion) -> TokenStream {
 }
 
 /// The types of `f` to check, each with whether it is a union check.
-fn checked_types<'a>(f: &'a Field) -> impl Iterator<Item = (&'a Type, bool)> {
+fn checked_types<'a>(f: &'a Field, generics: &Generics) -> impl Iterator<Item = (&'a Type, bool)> {
     let (field, update) = match f.reducer() {
-        Reducer::Union if needs_union_check(f) => (Some((f.ty, true)), None),
+        Reducer::Union if needs_union_check(f, generics) => (Some((f.ty, true)), None),
         Reducer::With {
             update: Some(t), ..
         } => (Some((f.ty, false)), Some((&**t, false))),
@@ -70,14 +70,16 @@ fn checked_types<'a>(f: &'a Field) -> impl Iterator<Item = (&'a Type, bool)> {
         .filter(|(ty, union)| *union || !plainly_serde(ty))
 }
 
-/// Whether a `union` field's items, spelled out in its type, may not serve
-/// the reducer. (A type that hides its items, an alias, is left to the
-/// reducer trait's own error.)
-pub(super) fn needs_union_check(f: &Field) -> bool {
+/// Whether a `union` field's items, spelled out in its concrete type, may
+/// not serve the reducer. A type that hides its items (an alias) is left to
+/// the reducer trait's own error, and one naming the state's generic
+/// parameters to the bounds the user declares on them.
+pub(super) fn needs_union_check(f: &Field, generics: &Generics) -> bool {
     matches!(f.reducer(), Reducer::Union)
         && !f.attrs.type_reported
         && collection_item(f.ty).is_some()
         && !plainly_hashable_items(f.ty)
+        && !mentions_params(f.ty, generics)
 }
 
 /// A probe of one type, spanned on it so the error points there.

@@ -255,7 +255,7 @@ fn overwrite_setter(ex: &Expansion, f: &Field) -> Method {
 fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
     let (p, vis, cfgs, name, ty) = (&ex.p, ex.cont.vis, &f.cfgs, f.ident, f.ty);
     let plain = &f.plain_name;
-    let (item, what) = collection_item_and_doc(p, f);
+    let (item, what, one_what) = collection_item_and_doc(p, f);
     let primitive_items =
         !matches!(f.reducer(), Reducer::Messages) && collection_item(ty).is_some_and(is_primitive);
     let (many_bound, many_conv, one_arg, one_conv) = item_args(&item, primitive_items);
@@ -268,7 +268,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
         field_line(f)
     );
     let one_doc = format!(
-        "{what}: one item, as `{plain}([item])` does.\n\n{}",
+        "{one_what}, as `{plain}([item])` does.\n\n{}",
         one.doc(plain)
     );
     vec![
@@ -303,23 +303,34 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
     ]
 }
 
-/// The item a collection setter takes, and the sentence its docs start
-/// with.
-fn collection_item_and_doc(p: &TokenStream, f: &Field) -> (TokenStream, String) {
+/// The item a collection setter takes, and the sentences the docs of the
+/// plural and the one-item setter start with.
+fn collection_item_and_doc(p: &TokenStream, f: &Field) -> (TokenStream, String, String) {
     let ty = f.ty;
     let tspan = ty.span();
-    let (item, what) = match f.reducer() {
+    let (item, many, one) = match f.reducer() {
         Reducer::Messages => (
             quote_spanned!(tspan=> #p::MessageOp<<#ty as #p::MessagesField>::Message>),
             "Adds messages to `{plain}`: a new id appends, a known id replaces in place, a removal removes",
+            "Adds one message (or removal) to `{plain}`",
         ),
         Reducer::Union => (
             quote_spanned!(tspan=> <#ty as #p::UnionField>::Item),
             "Adds items to `{plain}` that it does not hold yet",
+            "Adds one item to `{plain}` unless it holds it",
         ),
-        _ => (quote_spanned!(tspan=> <#ty as #p::AppendField>::Item), "Appends items to `{plain}`"),
+        _ => (
+            quote_spanned!(tspan=> <#ty as #p::AppendField>::Item),
+            "Appends items to `{plain}`",
+            "Appends one item to `{plain}`",
+        ),
     };
-    (item, what.replace("{plain}", &f.plain_name))
+    let plain = &f.plain_name;
+    (
+        item,
+        many.replace("{plain}", plain),
+        one.replace("{plain}", plain),
+    )
 }
 
 /// The plural setter's bound and conversion, and the one-item setter's
