@@ -51,7 +51,7 @@
 //! | none / `replace` | any | overwrite | error naming the field |
 //! | `merge` | `HashMap`, `BTreeMap`, `serde_json::{Map, Value}`, derived states | keys or fields present override, the rest kept | folded in order |
 //! | `messages` | [`Messages`], or `Vec<M: MessageLike>` | LangGraph's `add_messages` | folded in order |
-//! | `union` | `Vec<T>` (order kept), `HashSet`, `BTreeSet` | add missing, never remove | folded |
+//! | `union` | [`UnionVec<T>`] (first-seen order, indexed), `HashSet`, `BTreeSet`, `IndexSet` (feature `indexmap`) | add missing, never remove | folded |
 //! | `append` | `Vec<T>`, `VecDeque<T>` | extend | folded |
 //! | `immutable` | any | no setter exists; a JSON update naming it is rejected | — |
 //! | `with = path` | any | `path(&current, value) -> Result<T, E>` | folded |
@@ -173,7 +173,12 @@
 //! # What the derive generates
 //!
 //! For `struct Foo`: `FooUpdate` (the partial update, with setters,
-//! `Default`, `Debug`, `Clone`, `PartialEq` and serde), `FooInput` (what the
+//! `Default`, `Debug`, `Clone`, `PartialEq` and serde; a setter per field,
+//! named after it, plus `clear_<field>` for an `Option`, `overwrite_<field>`
+//! for a reducer field, and for a `messages`, `union` or `append` field a
+//! one-item setter: the field name less its final `s` when that is a plain
+//! plural (`messages` → `message`), else `add_<field>`, or the name given
+//! by `#[state(item_setter = "..")]`; see the README), `FooInput` (what the
 //! graph's input may set, the same less the fields omitted from input),
 //! `FooStaged` (a checked step, see [`AgentState::stage`]),
 //! `impl AgentState for Foo`, `impl Default for Foo`, serde's `Serialize` and
