@@ -10,10 +10,11 @@ use crate::ty::{collection_item, float_in, generic_arg_of, Shape};
 
 pub fn check(cx: &Ctxt, cont: &mut Container) {
     check_json_names(cx, cont);
-    check_setter_names(cx, cont);
     check_union_types(cx, cont);
     check_reducer_types(cx, cont);
     check_parts(cx, cont);
+    // Last: the setters follow the reducers the checks above settled on.
+    check_setter_names(cx, cont);
 }
 
 /// A part type flattened twice would give the state two `HasPart` impls of
@@ -191,7 +192,12 @@ fn check_setter_names(cx: &Ctxt, cont: &Container) {
                     taken.insert(item.name, what);
                 }
             }
-        } else if let Some(lit) = &field.attrs.item_setter {
+        } else if let Some(lit) = field
+            .attrs
+            .item_setter
+            .as_ref()
+            .filter(|_| !field.attrs.type_reported)
+        {
             cx.error_spanned_by(
                 lit,
                 format!(
