@@ -115,6 +115,35 @@ enum Target {
     End,
 }
 
+/// What the runtime needs of a graph's state, on top of [`AgentState`]:
+/// `Default` (a run starts from the default state), `Clone` (the state is
+/// shared with async nodes and copied on write), `Send + Sync + 'static`
+/// (nodes run on any thread), an update that is `Clone + Send + Sync` and a
+/// staged step that is `Send`.
+///
+/// Implemented for every type that has all of these; required by
+/// [`StateGraph::new`], so a state that lacks one is told there which,
+/// rather than later that a run "is not a future".
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the state of a graph: it lacks a trait the runtime needs",
+    label = "not a graph state",
+    note = "a graph's state must be `AgentState + Default + Clone + Send + Sync + 'static` (derive `Clone` next to `AgentState`), with an update that is `Clone + Send + Sync`"
+)]
+pub trait GraphState:
+    AgentState<Update: Clone + Send + Sync, Staged: Send> + Default + Clone + Send + Sync + 'static
+{
+}
+
+impl<S> GraphState for S where
+    S: AgentState<Update: Clone + Send + Sync, Staged: Send>
+        + Default
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// A graph being built. Errors (a duplicate node, an edge to nowhere) are
 /// collected and reported by [`compile`](Self::compile).
 pub struct StateGraph<S: AgentState> {
@@ -125,15 +154,18 @@ pub struct StateGraph<S: AgentState> {
     recursion_limit: usize,
 }
 
-impl<S: AgentState + 'static> Default for StateGraph<S> {
+impl<S: GraphState> Default for StateGraph<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
 impl<S: AgentState + 'static> StateGraph<S> {
-    /// An empty graph.
-    pub fn new() -> Self {
+    /// An empty graph. The state must be a [`GraphState`].
+    pub fn new() -> Self
+    where
+        S: GraphState,
+    {
         Self {
             nodes: Vec::new(),
             edges: Vec::new(),

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::node::{JoinAll, NodeFn, NodeOutput, NodeResult};
-use super::{Graph, GraphError, END, START};
+use super::{Graph, GraphError, GraphState, END, START};
 use crate::checkpoint::{CheckpointError, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread};
 use crate::state::{AgentState, StepRule};
 
@@ -98,7 +98,7 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     stop_after: Option<usize>,
 }
 
-impl<S: AgentState> Graph<S> {
+impl<S: GraphState> Graph<S> {
     /// Sets up a run from `input`; without [`on_thread`](Run::on_thread) it
     /// keeps nothing.
     pub fn run(&self, input: Input<S>) -> Run<'_, S> {
@@ -224,9 +224,7 @@ where
 
 impl<'a, S, C> IntoFuture for Run<'a, S, C>
 where
-    S: AgentState + Default + Clone + Send + Sync + 'static,
-    S::Update: Clone + Send + Sync,
-    S::Staged: Send,
+    S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
     type Output = Result<RunOutput<S>, GraphError>;
@@ -239,9 +237,7 @@ where
 
 impl<'a, S, C> Run<'a, S, C>
 where
-    S: AgentState + Default + Clone + Send + Sync + 'static,
-    S::Update: Clone + Send + Sync,
-    S::Staged: Send,
+    S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
