@@ -33,22 +33,37 @@ fn next_u64() -> u64 {
     })
 }
 
-/// A new random id in uuid4 form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`).
-pub fn new_message_id() -> String {
+/// Each byte's two lowercase hex digits.
+const HEX_PAIRS: [[u8; 2]; 256] = {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut pairs = [[0u8; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        pairs[b] = [HEX[b >> 4], HEX[b & 0x0f]];
+        b += 1;
+    }
+    pairs
+};
+
+/// A new random id in uuid4 form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`),
+/// spelled on the stack and copied into a string of exactly its length.
+pub fn new_message_id() -> String {
     let mut bytes = [0u8; 16];
     bytes[..8].copy_from_slice(&next_u64().to_le_bytes());
     bytes[8..].copy_from_slice(&next_u64().to_le_bytes());
     bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
     bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
-    let mut out = String::with_capacity(36);
+    let mut text = [b'-'; 36];
+    let mut at = 0;
     for (i, byte) in bytes.iter().enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
+            at += 1; // the dash already there
         }
-        out.push(HEX[usize::from(byte >> 4)] as char);
-        out.push(HEX[usize::from(byte & 0x0f)] as char);
+        text[at..at + 2].copy_from_slice(&HEX_PAIRS[usize::from(*byte)]);
+        at += 2;
     }
+    let mut out = String::with_capacity(36);
+    out.push_str(std::str::from_utf8(&text).expect("hex digits and dashes are ASCII"));
     out
 }
 
@@ -65,6 +80,13 @@ mod tests {
             assert_eq!(id.len(), 36);
             assert_eq!(&id[14..15], "4");
             assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+            for (i, c) in id.char_indices() {
+                if matches!(i, 8 | 13 | 18 | 23) {
+                    assert_eq!(c, '-', "{id}");
+                } else {
+                    assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{id}");
+                }
+            }
         }
     }
 }

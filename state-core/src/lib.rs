@@ -31,6 +31,7 @@ pub mod json_schema;
 pub mod message;
 pub mod messages;
 pub mod part;
+mod positions;
 pub mod reducer;
 pub mod schema;
 pub mod state;
