@@ -8,9 +8,9 @@
 //!   messages, both built from a list of exact capacity, then both grown
 //!   one message at a time (as a graph grows a history, with the list's
 //!   doubling slack), and the ratio;
-//! * a 100,000-message debate state grown by 100,000 `apply`s: the live
-//!   heap bytes and the process's resident size before and after
-//!   (`VmRSS` in `/proc/self/status`, Linux only).
+//! * first, in a fresh process, a 100,000-message debate state grown by
+//!   100,000 `apply`s: the live heap bytes and the process's resident size
+//!   before and after (`VmRSS` in `/proc/self/status`, Linux only).
 //!
 //! `-- --messages N` changes the 100,000.
 
@@ -102,8 +102,36 @@ fn main() {
             other => panic!("unknown argument `{other}`"),
         }
     }
+    let (heap0, rss0) = (live(), resident());
+    let mut state = DebateState {
+        topic: "Should AI be regulated?".into(),
+        ..Default::default()
+    };
+    for i in 0..n {
+        let update = DebateStateUpdate::new().message(nth_message(i));
+        state.apply(update).expect("applies");
+    }
+    let (heap, rss) = (live() - heap0, resident());
     println!(
-        "Message size: {} bytes inline (`size_of::<Message>()`).\n",
+        "A debate state grown to {} messages by {n} applies: {:.1} MiB live on the heap \
+         ({:.0} B/message){}",
+        state.messages.len(),
+        heap as f64 / 1048576.0,
+        heap as f64 / n as f64,
+        match (rss0, rss) {
+            (Some(a), Some(b)) => format!(
+                ", resident size {:.1} → {:.1} MiB (+{:.1} MiB)",
+                a as f64 / 1048576.0,
+                b as f64 / 1048576.0,
+                b.saturating_sub(a) as f64 / 1048576.0
+            ),
+            _ => String::new(),
+        }
+    );
+    drop(state);
+
+    println!(
+        "\nMessage size: {} bytes inline (`size_of::<Message>()`).\n",
         std::mem::size_of::<Message>()
     );
     println!("| {n} messages | Vec<Message> (B/message) | Messages (B/message) | Messages ÷ Vec | index (B/message) |");
@@ -128,33 +156,6 @@ fn main() {
     });
     drop(msgs);
     row("grown one at a time", plain, indexed);
-
-    let (heap0, rss0) = (live(), resident());
-    let mut state = DebateState {
-        topic: "Should AI be regulated?".into(),
-        ..Default::default()
-    };
-    for i in 0..n {
-        let update = DebateStateUpdate::new().message(nth_message(i));
-        state.apply(update).expect("applies");
-    }
-    let (heap, rss) = (live() - heap0, resident());
-    println!(
-        "\nA debate state grown to {} messages by {n} applies: {:.1} MiB live on the heap \
-         ({:.0} B/message){}",
-        state.messages.len(),
-        heap as f64 / 1048576.0,
-        heap as f64 / n as f64,
-        match (rss0, rss) {
-            (Some(a), Some(b)) => format!(
-                ", resident size {:.1} → {:.1} MiB (+{:.1} MiB)",
-                a as f64 / 1048576.0,
-                b as f64 / 1048576.0,
-                b.saturating_sub(a) as f64 / 1048576.0
-            ),
-            _ => String::new(),
-        }
-    );
 }
 
 fn row(how: &str, plain: f64, indexed: f64) {

@@ -26,12 +26,17 @@ use foldhash::SharedSeed;
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 
-/// The process's shared seed, from operating-system entropy.
-fn shared_seed() -> &'static SharedSeed {
+/// The process's hasher, seeded from operating-system entropy.
+#[inline]
+fn hasher() -> &'static SeedableRandomState {
     static SEED: OnceLock<SharedSeed> = OnceLock::new();
-    SEED.get_or_init(|| {
-        let os = std::collections::hash_map::RandomState::new();
-        SharedSeed::from_u64(os.hash_one(0x5eed_u64))
+    static HASHER: OnceLock<SeedableRandomState> = OnceLock::new();
+    HASHER.get_or_init(|| {
+        let seed = SEED.get_or_init(|| {
+            let os = std::collections::hash_map::RandomState::new();
+            SharedSeed::from_u64(os.hash_one(0x5eed_u64))
+        });
+        SeedableRandomState::with_seed(0x243f_6a88_85a3_08d3, seed)
     })
 }
 
@@ -45,7 +50,6 @@ fn slot(at: usize) -> u32 {
 #[derive(Clone)]
 pub(crate) struct Positions {
     table: HashTable<u32>,
-    hasher: SeedableRandomState,
 }
 
 impl Default for Positions {
@@ -59,14 +63,13 @@ impl Positions {
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         Self {
             table: HashTable::with_capacity(capacity),
-            hasher: SeedableRandomState::with_seed(0x243f_6a88_85a3_08d3, shared_seed()),
         }
     }
 
     /// The hash the table files `key` under.
     #[inline]
     pub(crate) fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
-        self.hasher.hash_one(key)
+        hasher().hash_one(key)
     }
 
     /// The position filed under `hash` for which `is` holds.
@@ -88,7 +91,7 @@ impl Positions {
         mut is: impl FnMut(usize) -> bool,
         key_at: impl Fn(usize) -> &'k K,
     ) -> Option<usize> {
-        let hasher = &self.hasher;
+        let hasher = hasher();
         match self.table.entry(
             hash,
             |&at| is(at as usize),
@@ -110,7 +113,7 @@ impl Positions {
         at: usize,
         key_at: impl Fn(usize) -> &'k K,
     ) {
-        let hasher = &self.hasher;
+        let hasher = hasher();
         self.table
             .insert_unique(hash, slot(at), |&p| hasher.hash_one(key_at(p as usize)));
     }
@@ -125,7 +128,7 @@ impl Positions {
         mut is: impl FnMut(usize) -> bool,
         key_at: impl Fn(usize) -> &'k K,
     ) {
-        let hasher = &self.hasher;
+        let hasher = hasher();
         match self.table.entry(
             hash,
             |&p| is(p as usize),
@@ -162,7 +165,7 @@ impl Positions {
         additional: usize,
         key_at: impl Fn(usize) -> &'k K,
     ) {
-        let hasher = &self.hasher;
+        let hasher = hasher();
         self.table
             .reserve(additional, |&p| hasher.hash_one(key_at(p as usize)));
     }
