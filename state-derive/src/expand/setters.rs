@@ -60,6 +60,7 @@ fn part_setter(ex: &Expansion, f: &Field, kind: Kind) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, #name: #arg) -> Self {
             #tr::combine(&mut self.#name, #name, #p::StepRule::Superstep);
             self
@@ -125,6 +126,7 @@ fn immutable_stand_in(ex: &Expansion, f: &Field) -> Method {
         #[doc(hidden)]
         #[doc = #msg]
         #[allow(clippy::unused_self, clippy::needless_pass_by_value)]
+        #[inline]
         #vis fn #method<__T: #p::ImmutableField>(self, _value: __T) -> Self {
             self
         }
@@ -142,6 +144,7 @@ fn replace_setter(ex: &Expansion, f: &Field) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, value: #arg_ty) -> Self {
             self.#name = ::core::option::Option::Some(#conv);
             self
@@ -166,6 +169,7 @@ fn option_setters(ex: &Expansion, f: &Field, inner: &Type) -> Vec<Method> {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, value: #arg_ty) -> Self {
             self.#name = ::core::option::Option::Some(::core::option::Option::Some(#conv));
             self
@@ -175,6 +179,7 @@ fn option_setters(ex: &Expansion, f: &Field, inner: &Type) -> Vec<Method> {
         #(#cfgs)*
         #[doc = #clear_doc]
         #[must_use]
+        #[inline]
         #vis fn #clear(mut self) -> Self {
             self.#name = ::core::option::Option::Some(::core::option::Option::None);
             self
@@ -196,6 +201,7 @@ fn merge_setter(ex: &Expansion, f: &Field) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, partial: impl ::core::convert::Into<#partial>) -> Self {
             self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(partial.into()));
             self
@@ -217,6 +223,7 @@ fn with_setter(ex: &Expansion, f: &Field, input: &Type) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, value: #arg_ty) -> Self {
             self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(#conv));
             self
@@ -241,6 +248,7 @@ fn overwrite_setter(ex: &Expansion, f: &Field) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #method(mut self, value: impl ::core::convert::Into<#ty>) -> Self {
             self.#name = ::core::option::Option::Some(#p::FieldWrite::Overwrite(value.into()));
             self
@@ -278,6 +286,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
                 #(#cfgs)*
                 #[doc = #many_doc]
                 #[must_use]
+                #[inline]
                 #vis fn #name<I>(mut self, items: I) -> Self
                 where
                     #many_bound
@@ -293,6 +302,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
                 #(#cfgs)*
                 #[doc = #one_doc]
                 #[must_use]
+                #[inline]
                 #vis fn #one_method(mut self, item: #one_arg) -> Self {
                     let __item: #item = #one_conv;
                     #p::extend_write(&mut self.#name, [__item]);

@@ -67,6 +67,7 @@ pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
         }
     });
     quote! {
+        #[inline]
         fn stage<__I>(
             &self,
             __updates: __I,
@@ -183,6 +184,7 @@ pub(super) fn commit_fn(ex: &Expansion) -> TokenStream {
         }
     });
     quote! {
+        #[inline]
         fn commit(&mut self, __staged: Self::Staged) {
             #(#commits)*
         }
