@@ -490,6 +490,7 @@ fn decode_writes<S: AgentState>(
                 node: w.node,
                 update,
                 goto: w.goto,
+                send: w.send,
             })
         })
         .collect()
@@ -506,6 +507,7 @@ fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> String {
             node: w.node.clone(),
             update: w.update.to_json(),
             goto: w.goto.clone(),
+            send: w.send.clone(),
         })
         .collect();
     serde_json::to_string(&list).expect("JSON values always serialize")
