@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own share of this
 
 pub mod conformance;
+pub mod flow;
 #[cfg(feature = "postgres")]
 pub mod pg;
 

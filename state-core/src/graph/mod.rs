@@ -75,7 +75,7 @@ use std::time::Duration;
 
 pub use builder::{EdgeSources, StateGraph};
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
-// pub use edit::StateSnapshot;
+pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
