@@ -37,6 +37,7 @@ scenarios!(
     delete_thread,
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
+    pending_writes_per_checkpoint,
 );
 
 /// Four instances (connections) add to one thread at once, retrying on
