@@ -348,10 +348,16 @@ fn a_first_layout_file_gains_pending_writes() {
     let path = temp_db("layout-1");
     {
         let saver = SqliteCheckpointer::open(&path).unwrap();
-        block_on(Thread::<Debate, _>::create(&saver, "old", Debate::default())).unwrap();
+        block_on(Thread::<Debate, _>::create(
+            &saver,
+            "old",
+            Debate::default(),
+        ))
+        .unwrap();
     }
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE agent_state_pending").unwrap();
+    conn.execute_batch("DROP TABLE agent_state_pending")
+        .unwrap();
     conn.pragma_update(None, "user_version", 1).unwrap();
     drop(conn);
     let saver = SqliteCheckpointer::open(&path).unwrap();

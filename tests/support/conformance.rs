@@ -444,9 +444,14 @@ pub async fn pending_writes_per_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &st
     };
     let mut thread = Thread::create(a, t, start("pending")).await?;
     let first = thread.head().unwrap().id;
-    a.put_pending(t, first, vec![write("b", "done", "[1]"), write("a", "once:x", "2")])
+    a.put_pending(
+        t,
+        first,
+        vec![write("b", "done", "[1]"), write("a", "once:x", "2")],
+    )
+    .await?;
+    b.put_pending(t, first, vec![write("b", "done", "[3]")])
         .await?;
-    b.put_pending(t, first, vec![write("b", "done", "[3]")]).await?;
     assert_eq!(
         b.pending(t, first).await?,
         [write("a", "once:x", "2"), write("b", "done", "[3]")]
@@ -457,8 +462,14 @@ pub async fn pending_writes_per_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &st
     let second = thread.head().unwrap().id;
     assert!(a.pending(t, second).await?.is_empty(), "per checkpoint");
     let missing = CheckpointId(second.0 + 100);
-    let err = a.put_pending(t, missing, vec![write("a", "done", "[]")]).await.unwrap_err();
-    assert!(matches!(err, CheckpointError::NotFound { checkpoint: Some(id), .. } if id == missing), "{err}");
+    let err = a
+        .put_pending(t, missing, vec![write("a", "done", "[]")])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::NotFound { checkpoint: Some(id), .. } if id == missing),
+        "{err}"
+    );
     let err = a
         .put_pending(&format!("{t}-none"), first, vec![write("a", "done", "[]")])
         .await
@@ -467,7 +478,10 @@ pub async fn pending_writes_per_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &st
     assert!(a.pending(&format!("{t}-none"), first).await?.is_empty());
     assert!(a.delete_thread(t).await?);
     Thread::create(a, t, start("again")).await?;
-    assert!(b.pending(t, first).await?.is_empty(), "deleted with the thread");
+    assert!(
+        b.pending(t, first).await?.is_empty(),
+        "deleted with the thread"
+    );
     Ok(())
 }
 
