@@ -158,7 +158,7 @@ pub async fn resume_errors_leave_the_pause<C: Checkpointer + ?Sized>(a: &C, b: &
     match &err {
         GraphError::UnknownInterrupt { id: got, pending } => {
             assert_eq!(got, "nope/9/0");
-            assert_eq!(pending, &[id.clone()]);
+            assert_eq!(pending, std::slice::from_ref(&id));
         }
         other => panic!("expected an unknown interrupt error, got {other}"),
     }
@@ -168,7 +168,7 @@ pub async fn resume_errors_leave_the_pause<C: Checkpointer + ?Sized>(a: &C, b: &
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, GraphError::Paused { pending, .. } if pending == &[id.clone()]),
+        matches!(&err, GraphError::Paused { pending, .. } if pending == std::slice::from_ref(&id)),
         "{err}"
     );
     let state = graph.get_state(b, &t).await?;

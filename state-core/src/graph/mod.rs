@@ -288,7 +288,7 @@ impl<S: AgentState> Graph<S> {
                 Edge::Router(r) => {
                     let next = (self.routers[*r])(state);
                     self.route_targets(from, &[], next.sends(), out)?;
-                    let from_name = || self.from_name(from);
+                    let from_name = || self.source_name(from);
                     for name in next.names() {
                         let target = self.pull_target(name, &from_name)?;
                         self.push_pull(from, target, out);
@@ -307,7 +307,7 @@ impl<S: AgentState> Graph<S> {
         sends: &[Send],
         out: &mut Routed,
     ) -> Result<(), GraphError> {
-        let from_name = || self.from_name(from);
+        let from_name = || self.source_name(from);
         for name in goto {
             let target = self.pull_target(name, &from_name)?;
             self.push_pull(from, target, out);
@@ -319,7 +319,7 @@ impl<S: AgentState> Graph<S> {
         Ok(())
     }
 
-    fn from_name(&self, from: Option<usize>) -> String {
+    fn source_name(&self, from: Option<usize>) -> String {
         from.map_or(START.to_owned(), |i| self.names[i].clone())
     }
 

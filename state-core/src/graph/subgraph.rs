@@ -36,6 +36,9 @@ impl<C> ChildState for C where
 }
 
 type InputMap<S, C> = Box<dyn Fn(&S) -> C + Send + Sync>;
+/// The child's writes as the parent's updates.
+type Lift<S, C> =
+    fn(Vec<<C as AgentState>::Update>, &C) -> Result<Vec<<S as AgentState>::Update>, BoxError>;
 type OutputMap<S, C> = Box<dyn Fn(&C) -> <S as AgentState>::Update + Send + Sync>;
 
 /// How the child's state relates to the parent's.
@@ -55,7 +58,7 @@ struct Subgraph<S: AgentState, C: AgentState> {
     child: Graph<C>,
     mapping: Mapping<S, C>,
     part_of: fn(&S) -> C,
-    lift: fn(Vec<C::Update>, &C) -> Result<Vec<S::Update>, BoxError>,
+    lift: Lift<S, C>,
 }
 
 impl<S: AgentState + 'static> StateGraph<S> {
