@@ -10,10 +10,9 @@ use serde_json::Value;
 
 use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
-use super::pending::Pending;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{run_step, StepPlan, Store, TaskResult};
+use super::step::{run_step, Resumed, StepOut, StepPlan, Store};
 use super::{Graph, GraphError, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
@@ -334,8 +333,8 @@ struct Progress<U> {
     steps: usize,
     /// The first step resumes a pause: its breakpoints are passed.
     resuming: bool,
-    pending: Pending<U>,
-    answers: HashMap<String, Value>,
+    /// What the first step picks up, when it resumes a pause.
+    resumed: Option<Resumed<U>>,
 }
 
 impl<'a, S, C> Run<'a, S, C>
@@ -351,6 +350,7 @@ where
         let mut at = self.start(&mut sink, input).await?;
         let mut routed = Routed::default();
         let mut next: Vec<Task> = Vec::new();
+        let mut out = StepOut::default();
         while !at.tasks.is_empty() {
             if self.stop_before_step(&at)? {
                 break;
@@ -359,19 +359,18 @@ where
             let plan = StepPlan {
                 step,
                 store: sink.store(),
-                pending: std::mem::take(&mut at.pending),
-                answers: std::mem::take(&mut at.answers),
+                resumed: at.resumed.take(),
                 cancel: self.cancel.clone(),
             };
-            let results = run_step(self.graph, &at.tasks, sink.shared(), plan).await?;
-            let writes = match outcome(results) {
-                Outcome::Writes(writes) => writes,
-                Outcome::Failed(error) => return Err(error),
-                Outcome::Paused(interrupts) => {
-                    return Ok(self.output(sink, &at, interrupts));
-                }
-            };
-            self.finish_step(&mut sink, &mut at, writes, &mut routed, &mut next)
+            run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out).await?;
+            if let Some(error) = out.failed.take() {
+                return Err(error);
+            }
+            if !out.interrupts.is_empty() {
+                let interrupts = std::mem::take(&mut out.interrupts);
+                return Ok(self.output(sink, &at, interrupts));
+            }
+            self.finish_step(&mut sink, &mut at, &mut out, &mut routed, &mut next)
                 .await?;
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
@@ -409,31 +408,43 @@ where
         &mut self,
         sink: &mut Sink<'a, S, C>,
         at: &mut Progress<S::Update>,
-        writes: Vec<Vec<NodeWrite<S::Update>>>,
+        out: &mut StepOut<S::Update>,
         routed: &mut Routed,
         next: &mut Vec<Task>,
     ) -> Result<(), GraphError> {
         let graph = self.graph;
-        for w in writes.iter().flatten() {
-            graph.check_targets(&w.node, &w.goto, &w.send)?;
-        }
         // Routing needs the gotos and sends once the writes are consumed;
         // most steps have none, and then nothing is copied.
-        let routing: Vec<(Vec<String>, Vec<super::Send>)> = writes
+        let directed = out
+            .writes
             .iter()
-            .map(|ws| {
-                let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
-                let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
-                (goto, send)
-            })
-            .collect();
-        let flat: Vec<NodeWrite<S::Update>> = writes.into_iter().flatten().collect();
-        let observed = self.observer.is_some().then(|| flat.clone());
-        sink.apply(Source::Loop, flat).await?;
+            .any(|w| !w.goto.is_empty() || !w.send.is_empty());
+        let routing: Vec<(Vec<String>, Vec<super::Send>)> = if directed {
+            for w in &out.writes {
+                graph.check_targets(&w.node, &w.goto, &w.send)?;
+            }
+            out.owners
+                .windows(2)
+                .map(|k| {
+                    let ws = &out.writes[k[0]..k[1]];
+                    let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+                    let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
+                    (goto, send)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let writes = std::mem::take(&mut out.writes);
+        let observed = self.observer.is_some().then(|| writes.clone());
+        sink.apply(Source::Loop, writes).await?;
         let fired = at.joins.finish(graph, at.tasks.iter().map(|t| t.node));
         sink.keep_joins(graph, &at.joins, &fired).await?;
         routed.clear();
-        for (task, (goto, send)) in at.tasks.iter().zip(&routing) {
+        for (k, task) in at.tasks.iter().enumerate() {
+            let (goto, send) = routing
+                .get(k)
+                .map_or((&[][..], &[][..]), |(g, s)| (g.as_slice(), s.as_slice()));
             graph.route_into(Some(task.node), goto, send, sink.state(), routed)?;
         }
         routed.pull.extend(fired);
@@ -472,8 +483,7 @@ where
             joins: JoinState::new(graph),
             steps: 0,
             resuming: false,
-            pending: Pending::default(),
-            answers: HashMap::new(),
+            resumed: None,
         };
         match input {
             Input::State(state) => {
@@ -505,7 +515,9 @@ where
                 let pending = point.interrupts(graph);
                 let answers = resolve(resume, &pending, thread.thread_id())?;
                 at = progress_from(point, graph);
-                at.answers = answers;
+                if let Some(resumed) = &mut at.resumed {
+                    resumed.answers = answers;
+                }
             }
         }
         Ok(at)
@@ -595,7 +607,7 @@ where
         let observed = self.observer.is_some().then(|| vec![write.clone()]);
         sink.apply(Source::Input, vec![write]).await?;
         let mut at = progress_from(point, graph);
-        at.pending = Pending::default();
+        at.resumed = None;
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
@@ -657,8 +669,10 @@ fn progress_from<S: AgentState>(point: At<S::Update>, graph: &Graph<S>) -> Progr
         joins: point.joins,
         steps: 0,
         resuming: true,
-        pending: point.pending,
-        answers: HashMap::new(),
+        resumed: Some(Resumed {
+            pending: point.pending,
+            answers: HashMap::new(),
+        }),
     }
 }
 
@@ -691,35 +705,4 @@ fn resolve(
         answers.insert(ids[0].clone(), value);
     }
     Ok(answers)
-}
-
-/// How a step's tasks ended, together.
-enum Outcome<U> {
-    /// Every task finished: each one's writes, in task order.
-    Writes(Vec<Vec<NodeWrite<U>>>),
-    /// Some paused (and none failed): every pending interrupt.
-    Paused(Vec<Interrupt>),
-    /// One failed: the first in task order.
-    Failed(GraphError),
-}
-
-fn outcome<U>(results: Vec<TaskResult<U>>) -> Outcome<U> {
-    let mut writes = Vec::with_capacity(results.len());
-    let mut interrupts = Vec::new();
-    let mut paused = false;
-    for result in results {
-        match result {
-            TaskResult::Failed(error) => return Outcome::Failed(error),
-            TaskResult::Paused(p) => {
-                paused = true;
-                interrupts.extend(p.interrupts);
-            }
-            TaskResult::Writes(w) => writes.push(w),
-        }
-    }
-    if paused {
-        Outcome::Paused(interrupts)
-    } else {
-        Outcome::Writes(writes)
-    }
 }

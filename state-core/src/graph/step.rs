@@ -40,15 +40,71 @@ pub(crate) struct Store<'r> {
     pub(crate) checkpoint: CheckpointId,
 }
 
+/// What the first step of a resumed run picks up: the step's pending
+/// writes from an earlier, unfinished attempt, and the resume values by
+/// interrupt id.
+pub(crate) struct Resumed<U> {
+    pub(crate) pending: Pending<U>,
+    pub(crate) answers: HashMap<String, Value>,
+}
+
 /// What a step runs with besides its tasks and state.
 pub(crate) struct StepPlan<'r, U> {
     pub(crate) step: i64,
     pub(crate) store: Option<Store<'r>>,
-    /// The step's pending writes from an earlier, unfinished attempt.
-    pub(crate) pending: Pending<U>,
-    /// Resume values by interrupt id.
-    pub(crate) answers: HashMap<String, Value>,
+    pub(crate) resumed: Option<Resumed<U>>,
     pub(crate) cancel: Option<CancelToken>,
+}
+
+/// How a step's tasks ended, together.
+pub(crate) struct StepOut<U> {
+    /// Every task's writes, in task order, when all finished.
+    pub(crate) writes: Vec<NodeWrite<U>>,
+    /// The writes of task `k` are `writes[owners[k]..owners[k + 1]]`.
+    pub(crate) owners: Vec<usize>,
+    /// The interrupts of the tasks that paused, in task order.
+    pub(crate) interrupts: Vec<super::Interrupt>,
+    /// The first task (in task order) that failed.
+    pub(crate) failed: Option<GraphError>,
+}
+
+impl<U> Default for StepOut<U> {
+    fn default() -> Self {
+        Self {
+            writes: Vec::new(),
+            owners: Vec::new(),
+            interrupts: Vec::new(),
+            failed: None,
+        }
+    }
+}
+
+impl<U> StepOut<U> {
+    fn clear(&mut self) {
+        self.writes.clear();
+        self.owners.clear();
+        self.interrupts.clear();
+        self.failed = None;
+    }
+
+    /// Adds the next task's outcome.
+    fn push(&mut self, result: TaskResult<U>) {
+        match result {
+            TaskResult::Writes(writes) => {
+                self.owners.push(self.writes.len());
+                self.writes.extend(writes);
+            }
+            TaskResult::Paused(paused) => self.interrupts.extend(paused.interrupts),
+            TaskResult::Failed(error) => {
+                self.failed.get_or_insert(error);
+            }
+        }
+    }
+
+    /// Closes the owners list once every task is in.
+    fn close(&mut self) {
+        self.owners.push(self.writes.len());
+    }
 }
 
 /// Turns a node's raw result into the task's outcome, reading its
@@ -152,29 +208,37 @@ pub(crate) fn push_writes<U: Default>(
     }
 }
 
-/// Runs one superstep's tasks on `state`. `Err` only when the run was
-/// cancelled or pending writes could not be kept; a node's failure is its
-/// task's [`TaskResult::Failed`].
+/// Runs one superstep's tasks on `state`, their outcomes into `out`.
+/// `Err` only when the run was cancelled or pending writes could not be
+/// kept; a node's failure is in [`StepOut::failed`].
 pub(crate) async fn run_step<'r, S>(
     graph: &'r Graph<S>,
     tasks: &'r [Task],
     state: Arc<S>,
     plan: StepPlan<'r, S::Update>,
-) -> Result<Vec<TaskResult<S::Update>>, GraphError>
+    out: &mut StepOut<S::Update>,
+) -> Result<(), GraphError>
 where
     S: AgentState + Send + Sync + 'static,
     S::Update: Send,
 {
-    if let Some(result) = fast_path(graph, tasks, &state, &plan) {
-        return Ok(vec![result]);
+    out.clear();
+    if fast_path(graph, tasks, &state, &plan, out) {
+        return Ok(());
     }
     let StepPlan {
         step,
         store,
-        mut pending,
-        answers,
+        resumed,
         cancel,
     } = plan;
+    let Resumed {
+        mut pending,
+        answers,
+    } = resumed.unwrap_or_else(|| Resumed {
+        pending: Pending::default(),
+        answers: HashMap::new(),
+    });
     let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
     let thread_id = store.as_ref().map(|s| s.thread_id);
@@ -219,37 +283,46 @@ where
         error: None,
         cancel,
     };
-    drive.await
+    for result in drive.await? {
+        out.push(result);
+    }
+    out.close();
+    Ok(())
 }
 
 /// The one-task step of a plain node with no policy: called directly,
-/// with nothing kept (the step itself is stored next).
+/// its writes straight into `out`, nothing kept (the step itself is
+/// stored next). Whether it applied.
 fn fast_path<S: AgentState>(
     graph: &Graph<S>,
     tasks: &[Task],
     state: &S,
     plan: &StepPlan<'_, S::Update>,
-) -> Option<TaskResult<S::Update>> {
-    let [task] = tasks else { return None };
+    out: &mut StepOut<S::Update>,
+) -> bool {
+    let [task] = tasks else { return false };
     let NodeFn::Sync(f) = &graph.fns[task.node] else {
-        return None;
+        return false;
     };
-    if graph.retry[task.node].is_some() || !plan.pending.done.is_empty() {
-        return None;
+    if graph.retry[task.node].is_some() || plan.resumed.is_some() {
+        return false;
     }
     let name = &graph.names[task.node];
-    Some(match f(state) {
+    match f(state) {
         Ok(output) => {
-            let mut writes = Vec::with_capacity(1);
-            push_writes(name, output, &mut writes);
-            TaskResult::Writes(writes)
+            out.owners.push(0);
+            push_writes(name, output, &mut out.writes);
+            out.close();
         }
-        Err(error) => TaskResult::Failed(GraphError::Node {
-            node: name.clone(),
-            step: plan.step,
-            error,
-        }),
-    })
+        Err(error) => {
+            out.failed = Some(GraphError::Node {
+                node: name.clone(),
+                step: plan.step,
+                error,
+            });
+        }
+    }
+    true
 }
 
 /// A task's context with the answers it has: those it had before, plus
