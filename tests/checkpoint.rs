@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::{block_on, MemoryCheckpointer, SnapshotPolicy, Source, Thread};
 use agent_state::{ai, AgentState};
-use support::{conformance, temp_db, Debate, DebateUpdate};
+use support::{conformance, props, temp_db, Debate, DebateUpdate};
 
 macro_rules! scenarios {
     ($($name:ident),* $(,)?) => {
@@ -54,6 +54,10 @@ scenarios!(
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
     pending_writes_per_checkpoint,
+    unstorable_values_are_refused,
+    depth_limit_round_trips,
+    marker_shaped_writes_round_trip,
+    broken_links_fail_loudly,
 );
 
 #[test]
@@ -497,4 +501,179 @@ fn a_failed_snapshot_reports_the_step_saved() {
         let loaded = Thread::<Debate, _>::open(&saver, "s").await.unwrap();
         assert_eq!(loaded.state().log, [1], "and stored once");
     });
+}
+
+/// The round-trip property (`support/props.rs`) on the memory store: every
+/// field type and reducer, floats of every class, any unicode, nesting
+/// around the limit, marker-like keys, every message type.
+#[test]
+fn whatever_memory_accepts_reloads_equal() {
+    let saver = MemoryCheckpointer::new();
+    let outcomes = props::Outcomes::default();
+    let n = std::cell::Cell::new(0);
+    props::run(192, |case| {
+        n.set(n.get() + 1);
+        block_on(props::play(
+            &saver,
+            &saver,
+            &format!("p{}", n.get()),
+            case,
+            &outcomes,
+        ))
+    });
+    eprintln!("{outcomes:?}");
+    assert!(
+        outcomes.stored.get() > 50 && outcomes.refused.get() > 50,
+        "{outcomes:?}"
+    );
+}
+
+/// The same property on a SQLite file, reloading through a second connection.
+#[test]
+fn whatever_sqlite_accepts_reloads_equal() {
+    let path = temp_db("props");
+    let a = SqliteCheckpointer::open(&path).unwrap();
+    let b = SqliteCheckpointer::open(&path).unwrap();
+    let outcomes = props::Outcomes::default();
+    let n = std::cell::Cell::new(0);
+    props::run(128, |case| {
+        n.set(n.get() + 1);
+        block_on(props::play(
+            &a,
+            &b,
+            &format!("p{}", n.get()),
+            case,
+            &outcomes,
+        ))
+    });
+    assert!(
+        outcomes.stored.get() > 30 && outcomes.refused.get() > 30,
+        "{outcomes:?}"
+    );
+}
+
+/// Runs `f` on its own thread and fails if it has not finished within
+/// `limit`: a load over damaged rows must return, not spin.
+fn within(limit: std::time::Duration, f: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        f();
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(limit) {
+        Ok(()) => handle.join().unwrap(),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(handle.join().unwrap_err())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("still running after {limit:?}: a load over damaged rows did not return")
+        }
+    }
+}
+
+/// Rows damaged with plain SQL (`support/conformance.rs`): loops, gaps,
+/// rows moved to another thread, values out of range. Every load fails
+/// naming the thread, the checkpoint and the break, and returns.
+#[test]
+fn damaged_sqlite_rows_fail_loudly() {
+    within(std::time::Duration::from_secs(60), || {
+        let path = temp_db("damaged");
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let sql = |statement: String| -> agent_state::checkpoint::BoxFuture<'_, ()> {
+            conn.execute(&statement, []).unwrap();
+            Box::pin(async {})
+        };
+        block_on(conformance::damaged_rows_fail_loudly(
+            &saver, "sqlite", &sql,
+        ))
+        .unwrap();
+    });
+}
+
+/// SQLite keeps any value in any column: one of the wrong type fails the
+/// load naming the thread, the checkpoint and the column.
+#[test]
+fn sqlite_columns_of_the_wrong_type_are_named() {
+    within(std::time::Duration::from_secs(60), || {
+        let path = temp_db("types");
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let cases = [
+            ("step", "step = 'abc'", "column `step`"),
+            ("writes", "writes = x'00ff'", "column `writes`"),
+            ("parent-text", "parent_id = 'abc'", "column `parent_id`"),
+            ("parent-real", "parent_id = 2.5", "column `parent_id`"),
+            ("version", "version = 1e300", "column `version`"),
+        ];
+        for (case, set, says) in cases {
+            let thread = format!("types-{case}");
+            block_on(async {
+                let mut t = Thread::<Debate, _>::open(&saver, &thread).await?;
+                t.set_snapshot_policy(SnapshotPolicy::never());
+                for n in 0..3 {
+                    t.save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                        .await?;
+                }
+                Ok::<_, agent_state::checkpoint::CheckpointError>(())
+            })
+            .unwrap();
+            conn.execute(
+                &format!(
+                    "UPDATE agent_state_checkpoints SET {set} WHERE thread_id = ?1 AND id = 2"
+                ),
+                [&thread],
+            )
+            .unwrap();
+            let err = block_on(Thread::<Debate, _>::open(&saver, &thread))
+                .err()
+                .unwrap();
+            conformance::assert_malformed(&err, &thread, 2, says, case);
+        }
+        // An id that is not a number: the thread is named (the checkpoint
+        // has no id to name).
+        conn.execute(
+            "UPDATE agent_state_checkpoints SET id = 'x' WHERE thread_id = 'types-step' AND id = 3",
+            [],
+        )
+        .unwrap();
+        let err = block_on(Thread::<Debate, _>::open(&saver, "types-step"))
+            .err()
+            .unwrap();
+        let text = err.to_string();
+        assert!(
+            text.contains("types-step") && text.contains("id does not read"),
+            "{text}"
+        );
+    });
+}
+
+/// A string holding U+0000 round-trips through SQLite and memory (only
+/// PostgreSQL refuses it: `tests/checkpoint_postgres.rs`).
+#[test]
+fn nul_characters_round_trip_outside_postgres() {
+    use support::everything::{Everything, EverythingUpdate};
+    let path = temp_db("nul");
+    let sqlite = SqliteCheckpointer::open(&path).unwrap();
+    let memory = MemoryCheckpointer::new();
+    let savers: [&dyn agent_state::checkpoint::Checkpointer; 2] = [&sqlite, &memory];
+    for saver in savers {
+        block_on(async {
+            let mut thread = Thread::<Everything, _>::open(saver, "nul").await?;
+            thread
+                .save_step(
+                    Source::Loop,
+                    [(
+                        "n",
+                        EverythingUpdate::new().text("a\0b".to_owned()).letter('\0'),
+                    )],
+                )
+                .await?;
+            let loaded = Thread::<Everything, _>::open(saver, "nul").await?;
+            assert_eq!(loaded.state().text, "a\0b");
+            assert_eq!(loaded.state().letter, '\0');
+            Ok::<_, agent_state::checkpoint::CheckpointError>(())
+        })
+        .unwrap();
+    }
 }

@@ -8,7 +8,7 @@ mod support;
 use agent_state::ai;
 use agent_state::checkpoint::postgres::PostgresCheckpointer;
 use agent_state::checkpoint::{SnapshotPolicy, Source, Thread};
-use support::{conformance, pg, Debate, DebateUpdate};
+use support::{conformance, pg, props, Debate, DebateUpdate};
 
 async fn connect() -> PostgresCheckpointer {
     PostgresCheckpointer::connect(pg::url()).await.unwrap()
@@ -38,6 +38,10 @@ scenarios!(
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
     pending_writes_per_checkpoint,
+    unstorable_values_are_refused,
+    depth_limit_round_trips,
+    marker_shaped_writes_round_trip,
+    broken_links_fail_loudly,
 );
 
 /// Four instances (connections) add to one thread at once, retrying on
@@ -165,4 +169,192 @@ fn connect_outside_tokio_is_a_clear_error() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("Tokio runtime"), "{err}");
+}
+
+/// The round-trip property (`support/props.rs`) on PostgreSQL, reloading
+/// through a second connection: `jsonb` keeps every float a float and every
+/// string as it was, and a string holding U+0000 (which `jsonb` cannot
+/// hold) is refused, naming the field, with nothing stored.
+#[test]
+fn whatever_postgres_accepts_reloads_equal() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, b) = runtime.block_on(async { (connect().await, connect().await) });
+    let outcomes = props::Outcomes::default();
+    let n = std::cell::Cell::new(0);
+    props::run(64, |case| {
+        n.set(n.get() + 1);
+        runtime.block_on(props::play(
+            &a,
+            &b,
+            &format!("pg-props-{}", n.get()),
+            case,
+            &outcomes,
+        ))
+    });
+    eprintln!("{outcomes:?}");
+    assert!(
+        outcomes.stored.get() > 15 && outcomes.refused.get() > 15,
+        "{outcomes:?}"
+    );
+}
+
+/// Rows damaged with plain SQL (`support/conformance.rs`): loops, gaps,
+/// rows moved to another thread, values out of range. Every load fails
+/// naming the thread, the checkpoint and the break, and returns (the walk
+/// on the server only goes to older ids, so it cannot spin there either).
+#[tokio::test]
+async fn damaged_postgres_rows_fail_loudly() {
+    let (saver, admin) = (connect().await, connect().await);
+    let sql = |statement: String| -> agent_state::checkpoint::BoxFuture<'_, ()> {
+        let client = admin.client();
+        Box::pin(async move { client.batch_execute(&statement).await.unwrap() })
+    };
+    let run = conformance::damaged_rows_fail_loudly(&saver, "pg", &sql);
+    tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("every load returned")
+        .unwrap();
+
+    // A thread whose head record is gone is not a new, empty thread.
+    let mut thread = Thread::<Debate, _>::open(&saver, "pg-headless")
+        .await
+        .unwrap();
+    for n in 0..2 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await
+            .unwrap();
+    }
+    sql("DELETE FROM agent_state_checkpoints WHERE thread_id = 'pg-headless' AND id = 2".into())
+        .await;
+    let err = Thread::<Debate, _>::open(&saver, "pg-headless")
+        .await
+        .err()
+        .unwrap();
+    conformance::assert_malformed(
+        &err,
+        "pg-headless",
+        2,
+        "head checkpoint is missing",
+        "headless",
+    );
+}
+
+/// A column whose type was changed under the checkpointer fails the load
+/// naming the thread, the checkpoint and the column (in a schema of its
+/// own, so the other tests' tables stay as they are).
+#[tokio::test]
+async fn postgres_columns_of_the_wrong_type_are_named() {
+    let schema = "wrong_types_test";
+    let admin = connect().await;
+    admin
+        .client()
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
+        .await
+        .unwrap();
+    let url = format!("{} options='-c search_path={schema}'", pg::url());
+    let saver = PostgresCheckpointer::connect(&url).await.unwrap();
+    let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+    for n in 0..3 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await
+            .unwrap();
+    }
+    admin
+        .client()
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.agent_state_checkpoints ALTER COLUMN step TYPE text;
+             UPDATE {schema}.agent_state_checkpoints SET step = 'abc' WHERE id = 2"
+        ))
+        .await
+        .unwrap();
+    // A new instance prepares its statements against the altered table.
+    let saver = PostgresCheckpointer::connect(&url).await.unwrap();
+    let err = Thread::<Debate, _>::open_at(&saver, "t", agent_state::checkpoint::CheckpointId(2))
+        .await
+        .err()
+        .unwrap();
+    // The first record of the chain is the first to fail.
+    conformance::assert_malformed(&err, "t", 1, "column `step`", "step as text");
+    assert!(err.to_string().contains("text"), "{err}");
+    admin
+        .client()
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
+
+/// `jsonb` cannot hold U+0000: a step or a new thread holding it is
+/// refused, naming the field, and nothing is stored (SQLite and memory
+/// store it: `tests/checkpoint.rs`).
+#[tokio::test]
+async fn nul_characters_are_refused_naming_the_field() {
+    use agent_state::checkpoint::CheckpointError;
+    use support::everything::{Everything, EverythingUpdate};
+
+    let saver = connect().await;
+    let mut thread = Thread::<Everything, _>::open(&saver, "pg-nul")
+        .await
+        .unwrap();
+    thread
+        .save_step(Source::Loop, [("n", EverythingUpdate::new().letter('a'))])
+        .await
+        .unwrap();
+    let before = thread.state().clone();
+    for (field, update) in [
+        ("text", EverythingUpdate::new().text("a\0b".to_owned())),
+        ("notes", {
+            let mut part = support::everything::NotesUpdate::new();
+            part.notes = Some(agent_state::FieldWrite::Reduce(vec!["\0".to_owned()]));
+            EverythingUpdate::new().part(part)
+        }),
+    ] {
+        let err = thread
+            .save_step(Source::Loop, [("n", update)])
+            .await
+            .unwrap_err();
+        match &err {
+            CheckpointError::Rejected(e) => {
+                assert_eq!(e.field(), field, "{err}");
+                assert!(e.to_string().contains("U+0000"), "{err}");
+            }
+            other => panic!("expected a refusal, got {other}"),
+        }
+        assert_eq!(thread.state(), &before);
+    }
+    // A backslash before "u0000" is text, not U+0000: stored as it is.
+    thread
+        .save_step(
+            Source::Loop,
+            [("n", EverythingUpdate::new().text("\\u0000".to_owned()))],
+        )
+        .await
+        .unwrap();
+    let loaded = Thread::<Everything, _>::open(&saver, "pg-nul")
+        .await
+        .unwrap();
+    assert_eq!(loaded.state(), thread.state());
+    assert_eq!(loaded.history(None, 10).await.unwrap().len(), 2);
+
+    let initial = Everything {
+        letter: 'a',
+        origin: "\0".into(),
+        ..Everything::default()
+    };
+    let err = Thread::create(&saver, "pg-nul-new", initial)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&err, CheckpointError::Rejected(e) if e.field() == "origin"),
+        "{err}"
+    );
+    let head = agent_state::checkpoint::Checkpointer::head(&saver, "pg-nul-new").await;
+    assert!(head.unwrap().is_none(), "nothing was stored");
 }

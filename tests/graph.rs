@@ -625,3 +625,116 @@ fn messages_keep_ids_given_by_nodes() {
     assert_eq!(out.state.messages[0].id.as_deref(), Some("fixed"));
     let _: &Messages = &out.state.messages;
 }
+
+/// A `Command` routing to a node that does not exist fails its step before
+/// the step is stored (or applied): the thread stays at the step before,
+/// and once the node is fixed a resume carries on from there.
+#[test]
+fn a_command_to_a_missing_node_stores_nothing() {
+    let build = |target: &'static str| {
+        StateGraph::<Debate>::new()
+            .add_node("agent", move |_: &Debate| {
+                Command::update(DebateUpdate::new().add_log(7)).and_goto(target)
+            })
+            .add_node("done", |_: &Debate| {
+                DebateUpdate::new().status("completed".to_owned())
+            })
+            .add_edge(START, "agent")
+            .compile()
+            .unwrap()
+    };
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(
+        build("nowhere")
+            .run(Input::Update(DebateUpdate::new().round(1)))
+            .on_thread(&saver, "cmd"),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::UnknownTarget { from, target } if from == "agent" && target == "nowhere"),
+        "{err}"
+    );
+    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(
+        &saver, "cmd",
+    ))
+    .unwrap();
+    assert_eq!(thread.state().round, 1, "the input step is stored");
+    assert!(thread.state().log.is_empty(), "the agent's step is not");
+    assert_eq!(block_on(thread.history(None, 10)).unwrap().len(), 1);
+
+    // Without a thread, nothing is applied either.
+    let err = block_on(build("nowhere").run(Input::Update(DebateUpdate::new()))).unwrap_err();
+    assert!(matches!(err, GraphError::UnknownTarget { .. }), "{err}");
+
+    // Fixed, the thread resumes from its input step.
+    let out = block_on(build("done").run(Input::Resume).on_thread(&saver, "cmd")).unwrap();
+    assert_eq!(out.state.log, [7]);
+    assert_eq!(out.state.status, "completed");
+}
+
+/// A node's update that a checkpoint cannot store faithfully (here a tool
+/// message without its call id) fails the step, naming the field; nothing
+/// is stored, and the run can be resumed.
+#[test]
+fn an_unstorable_update_fails_the_step_naming_the_field() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("tools", |_: &Debate| {
+            let mut msg = tool("42", "call-1");
+            msg.tool_call_id = None;
+            DebateUpdate::new().message(msg)
+        })
+        .add_edge(START, "tools")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(
+        graph
+            .run(Input::Update(DebateUpdate::new().round(1)))
+            .on_thread(&saver, "bad"),
+    )
+    .unwrap_err();
+    match &err {
+        GraphError::InvalidUpdate { step, nodes, error } => {
+            assert_eq!(
+                (*step, nodes.as_slice()),
+                (0, ["tools".to_owned()].as_slice())
+            );
+            assert_eq!(error.field(), "messages");
+            assert!(error.to_string().contains("tool_call_id"), "{error}");
+        }
+        other => panic!("expected an invalid update, got {other}"),
+    }
+    let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(
+        &saver, "bad",
+    ))
+    .unwrap();
+    assert_eq!(
+        block_on(thread.history(None, 10)).unwrap().len(),
+        1,
+        "only the input step"
+    );
+
+    // A whole input state that cannot be stored is refused the same way.
+    use support::everything::Everything;
+    let graph = StateGraph::<Everything>::new()
+        .add_node("n", |_: &Everything| {
+            support::everything::EverythingUpdate::new()
+        })
+        .add_edge(START, "n")
+        .compile()
+        .unwrap();
+    let state = Everything {
+        score: f64::INFINITY,
+        ..Everything::default()
+    };
+    let err = block_on(
+        graph
+            .run(Input::State(state))
+            .on_thread(&saver, "bad-state"),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::InvalidUpdate { step: -1, error, .. } if error.field() == "score"),
+        "{err}"
+    );
+}

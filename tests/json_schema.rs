@@ -216,6 +216,10 @@ fn what_the_runtime_accepts_validates_and_what_it_rejects_does_not() {
     let good = json!({"files": {"__overwrite__": {}}, "profile": {"identity": null}, "tokens": 2});
     assert!(update.is_valid(&good));
     sample().apply_json(good).unwrap();
+    // A write shaped like a marker, as `to_json` escapes it.
+    let escaped = json!({"files": {"__reduce__": {"__overwrite__": "x"}}});
+    assert!(update.is_valid(&escaped), "{escaped}");
+    sample().apply_json(escaped).unwrap();
 
     // Rejected by both the schema and the runtime.
     for (bad, by_update) in [

@@ -17,7 +17,10 @@ pub use crate::schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visib
 pub use crate::state::{
     AgentState, FieldView, MigrationError, StateInput, StateUpdate, StepRule, Stored,
 };
-pub use crate::write::{commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY};
+pub use crate::storable::check_depth;
+pub use crate::write::{
+    commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY, REDUCE_KEY,
+};
 pub use crate::writes::Writes;
 
 use serde::de::DeserializeOwned;
@@ -36,22 +39,35 @@ pub fn expect_object(value: Value) -> Result<Map<String, Value>, StateError> {
     }
 }
 
-/// Reads one field's value, naming the field on error.
+/// Reads one field's value, naming the field on error; JSON nested deeper
+/// than a checkpoint stores is refused.
 pub fn value_from_json<T: DeserializeOwned>(field: &str, value: Value) -> Result<T, StateError> {
+    check_depth(field, &value)?;
+    decode(field, value)
+}
+
+fn decode<T: DeserializeOwned>(field: &str, value: Value) -> Result<T, StateError> {
     serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
 }
 
-/// Reads one reducer field's write: `{"__overwrite__": v}` or a partial.
+/// Reads one reducer field's write: `{"__overwrite__": v}`, a reduce write
+/// escaped as `{"__reduce__": v}`, or a partial.
 pub fn write_from_json<T: DeserializeOwned, P: DeserializeOwned>(
     field: &str,
     value: Value,
 ) -> Result<FieldWrite<T, P>, StateError> {
+    check_depth(field, &value)?;
     match value {
-        Value::Object(mut map) if map.len() == 1 && map.contains_key(OVERWRITE_KEY) => {
-            let inner = map.remove(OVERWRITE_KEY).unwrap_or(Value::Null);
-            value_from_json(field, inner).map(FieldWrite::Overwrite)
+        Value::Object(mut map) if map.len() == 1 => {
+            if let Some(inner) = map.remove(OVERWRITE_KEY) {
+                return decode(field, inner).map(FieldWrite::Overwrite);
+            }
+            if let Some(inner) = map.remove(REDUCE_KEY) {
+                return decode(field, inner).map(FieldWrite::Reduce);
+            }
+            decode(field, Value::Object(map)).map(FieldWrite::Reduce)
         }
-        other => value_from_json(field, other).map(FieldWrite::Reduce),
+        other => decode(field, other).map(FieldWrite::Reduce),
     }
 }
 

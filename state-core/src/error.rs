@@ -59,6 +59,20 @@ pub enum ErrorKind {
         /// The JSON type that came instead (`"array"`, `"string"`, ...).
         found: &'static str,
     },
+    /// The value nests deeper than a checkpoint can store and read back
+    /// ([`MAX_FIELD_DEPTH`](crate::MAX_FIELD_DEPTH) arrays and objects).
+    TooDeep {
+        /// The deepest nesting accepted.
+        max: usize,
+    },
+    /// The value cannot be stored as JSON and read back as itself: a NaN or
+    /// an infinite float, an integer beyond 64 bits, `Some` of a value
+    /// written as `null`, a text PostgreSQL cannot hold, a message that would
+    /// not read back, a value whose `Serialize` fails.
+    NotStorable {
+        /// What cannot be stored, and why.
+        reason: String,
+    },
 }
 
 impl StateError {
@@ -151,6 +165,13 @@ impl fmt::Display for StateError {
             }
             ErrorKind::InvalidValue { reason } => {
                 write!(f, "at key `{field}`: invalid value: {reason}")
+            }
+            ErrorKind::TooDeep { max } => write!(
+                f,
+                "at key `{field}`: nested deeper than {max} arrays and objects, which a checkpoint cannot store and read back"
+            ),
+            ErrorKind::NotStorable { reason } => {
+                write!(f, "at key `{field}`: cannot be stored: {reason}")
             }
             ErrorKind::NotAnObject { found } => {
                 if field.is_empty() {

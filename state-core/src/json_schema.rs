@@ -4,7 +4,8 @@
 //! `#[state(json_schema)]` on a derived state implements
 //! [`schemars::JsonSchema`] for the state (`Foo`: the JSON of `to_json`, what
 //! a checkpoint stores), its update (`FooUpdate`: what a node returns, each
-//! reducer field taking its partial or `{"__overwrite__": value}`) and its
+//! reducer field taking its partial, `{"__overwrite__": value}` or
+//! `{"__reduce__": partial}`) and its
 //! input (`FooInput`: the update less the fields omitted from input); the
 //! output view ([`Output`]) has one too. Every schema is one
 //! flat object, flattened parts' fields included, that rejects unknown
@@ -124,23 +125,24 @@ pub fn schema_of<T: JsonSchema>() -> Value {
         .to_value()
 }
 
-/// The schema of a reducer field's write: its partial, or an overwrite
-/// `{"__overwrite__": value}`.
+/// The schema of a reducer field's write: its partial, an overwrite
+/// `{"__overwrite__": value}`, or a partial escaped as `{"__reduce__":
+/// partial}` (how `to_json` writes one shaped like a marker).
 #[doc(hidden)]
 pub fn write_schema<T: JsonSchema, P: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     let partial = generator.subschema_for::<P>();
     let value = generator.subschema_for::<T>();
-    json_schema!({
-        "anyOf": [
-            partial,
-            {
-                "type": "object",
-                "properties": { crate::write::OVERWRITE_KEY: value },
-                "required": [crate::write::OVERWRITE_KEY],
-                "additionalProperties": false,
-            }
-        ]
-    })
+    let wrapped = |key: &str, inner: &Schema| {
+        json_schema!({
+            "type": "object",
+            "properties": { key: inner },
+            "required": [key],
+            "additionalProperties": false,
+        })
+    };
+    let overwrite = wrapped(crate::write::OVERWRITE_KEY, &value);
+    let escaped = wrapped(crate::write::REDUCE_KEY, &partial);
+    json_schema!({ "anyOf": [partial, overwrite, escaped] })
 }
 
 /// A field's schema with the first paragraph of its doc comment as the

@@ -33,6 +33,7 @@ pub mod part;
 pub mod reducer;
 pub mod schema;
 pub mod state;
+mod storable;
 pub mod write;
 pub mod writes;
 
@@ -53,7 +54,8 @@ pub use reducer::{
 };
 pub use schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
 pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, StepRule, Stored};
-pub use write::{FieldWrite, OVERWRITE_KEY};
+pub use storable::MAX_FIELD_DEPTH;
+pub use write::{FieldWrite, OVERWRITE_KEY, REDUCE_KEY};
 pub use writes::Writes;
 
 /// README.md's example, compiled and run as a doctest.

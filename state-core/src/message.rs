@@ -248,6 +248,43 @@ impl Message {
         self.content.text()
     }
 
+    /// Checks that the message reads back from its JSON as itself: the one
+    /// rule for messages coming in (JSON or Rust) and going out (a
+    /// checkpoint). A tool message must answer a call (a non-empty
+    /// `tool_call_id`, which LangChain's `ToolMessage` requires), and
+    /// `usage_metadata` and `artifact` must not be `Some(null)` (JSON's
+    /// `null` reads back as `None`).
+    pub fn validate(&self) -> Result<(), MessageError> {
+        if self.kind == MessageType::Tool {
+            match self.tool_call_id.as_deref() {
+                None => {
+                    return Err(MessageError::MissingField {
+                        field: "tool_call_id",
+                    })
+                }
+                Some("") => {
+                    return Err(MessageError::InvalidField {
+                        field: "tool_call_id",
+                        reason: "must not be empty".to_owned(),
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        for (field, value) in [
+            ("usage_metadata", &self.usage_metadata),
+            ("artifact", &self.artifact),
+        ] {
+            if matches!(value, Some(Value::Null)) {
+                return Err(MessageError::InvalidField {
+                    field,
+                    reason: "`Some(null)` reads back as `None`: leave it `None`".to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Reads a message from any shape LangChain accepts: a LangChain dict, an
     /// OpenAI role dict, a `[role, content]` pair or a bare string (a human
     /// message).
@@ -274,7 +311,10 @@ impl Message {
                         field: "content",
                         reason: e.to_string(),
                     })?;
-                Ok(Self::new(kind, content))
+                let msg = Self::new(kind, content);
+                // A `["tool", content]` pair has no call id to answer.
+                msg.validate()?;
+                Ok(msg)
             }
             Value::Object(map) => Self::from_object(map),
             other => Err(MessageError::NotAMessage {
@@ -361,11 +401,7 @@ impl Message {
             }
         };
         msg.artifact = map.remove("artifact").filter(|v| !v.is_null());
-        if kind == MessageType::Tool && msg.tool_call_id.is_none() {
-            return Err(MessageError::MissingField {
-                field: "tool_call_id",
-            });
-        }
+        msg.validate()?;
         // `example` is a LangChain field with no meaning here; other keys are
         // provider extras, kept where LangChain keeps them.
         map.remove("example");
@@ -411,7 +447,10 @@ impl From<String> for Message {
 }
 
 impl Serialize for Message {
+    /// LangChain's `model_dump()` JSON. A message that would not read back as
+    /// itself ([`Message::validate`]) is an error, so it is never stored.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.validate().map_err(serde::ser::Error::custom)?;
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("type", self.kind.as_str())?;
         map.serialize_entry("content", &self.content)?;
@@ -689,13 +728,54 @@ mod tests {
 
     #[test]
     fn tool_message_needs_its_call_id() {
-        let err = Message::from_json(json!({"type": "tool", "content": "x"})).unwrap_err();
-        assert_eq!(
-            err,
-            MessageError::MissingField {
-                field: "tool_call_id"
-            }
+        let missing = MessageError::MissingField {
+            field: "tool_call_id",
+        };
+        for value in [
+            json!({"type": "tool", "content": "x"}),
+            json!({"role": "tool", "content": "x", "tool_call_id": null}),
+            json!(["tool", "42"]),
+        ] {
+            assert_eq!(
+                Message::from_json(value.clone()).unwrap_err(),
+                missing,
+                "{value}"
+            );
+        }
+        let empty = Message::from_json(json!({"type": "tool", "content": "x", "tool_call_id": ""}));
+        assert!(
+            matches!(
+                empty,
+                Err(MessageError::InvalidField {
+                    field: "tool_call_id",
+                    ..
+                })
+            ),
+            "{empty:?}"
         );
+        // Built in Rust: the same rule, and such a message does not serialize.
+        let built = Message::new(MessageType::Tool, "x");
+        assert_eq!(built.validate().unwrap_err(), missing);
+        let err = serde_json::to_string(&built).unwrap_err();
+        assert!(err.to_string().contains("tool_call_id"), "{err}");
+        assert!(tool("x", "").validate().is_err());
+        assert!(tool("x", "c1").validate().is_ok());
+    }
+
+    #[test]
+    fn some_null_extras_are_refused() {
+        let mut msg = ai("x");
+        msg.usage_metadata = Some(Value::Null);
+        assert!(matches!(
+            msg.validate(),
+            Err(MessageError::InvalidField {
+                field: "usage_metadata",
+                ..
+            })
+        ));
+        msg.usage_metadata = None;
+        msg.artifact = Some(Value::Null);
+        assert!(serde_json::to_value(&msg).is_err());
     }
 
     #[test]

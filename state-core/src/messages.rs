@@ -45,6 +45,12 @@ pub trait MessageLike {
     fn id(&self) -> Option<&str>;
     /// Gives the message an id (called only when it has none).
     fn set_id(&mut self, id: String);
+
+    /// Why the message may not enter a state, if it may not: the reducer
+    /// refuses a step carrying one. By default every message may.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 impl MessageLike for Message {
@@ -54,6 +60,12 @@ impl MessageLike for Message {
 
     fn set_id(&mut self, id: String) {
         self.id = Some(id);
+    }
+
+    /// [`Message::validate`]: a message that would not read back as itself
+    /// (a tool message without `tool_call_id`, ...).
+    fn validate(&self) -> Result<(), String> {
+        Message::validate(self).map_err(|e| e.to_string())
     }
 }
 

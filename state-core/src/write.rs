@@ -12,6 +12,12 @@ use crate::writes::Writes;
 /// LangGraph.
 pub const OVERWRITE_KEY: &str = "__overwrite__";
 
+/// The JSON key that marks a reduce write whose own JSON would read as a
+/// marker (a `merge` map whose only key is `__overwrite__`, say):
+/// `{"__reduce__": value}`. Written only for those, so an update's JSON
+/// reads back as the update whatever keys its data has.
+pub const REDUCE_KEY: &str = "__reduce__";
+
 /// What an update carries for a field that has a reducer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldWrite<T, P> {
@@ -25,6 +31,11 @@ pub enum FieldWrite<T, P> {
 impl<T: Serialize, P: Serialize> Serialize for FieldWrite<T, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
+            Self::Reduce(partial) if crate::storable::reads_as_marker(partial) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(REDUCE_KEY, partial)?;
+                map.end()
+            }
             Self::Reduce(partial) => partial.serialize(serializer),
             Self::Overwrite(value) => {
                 let mut map = serializer.serialize_map(Some(1))?;

@@ -9,10 +9,12 @@ use agent_state::checkpoint::{
     CheckpointError, CheckpointId, Checkpointer, PendingWrite, SnapshotPolicy, Source, Thread,
 };
 use agent_state::{
-    ai, human, AgentState, ErrorKind, FieldWrite, Message, MigrationError, StateUpdate, Stored,
+    ai, human, tool, AgentState, ErrorKind, FieldWrite, Message, MessageType, MigrationError,
+    StateError, StateUpdate, Stored, MAX_FIELD_DEPTH,
 };
 use serde_json::{json, Value};
 
+use super::everything::{Everything, EverythingUpdate, Mode, ProfileUpdate};
 use super::{Debate, DebateUpdate};
 
 type R = Result<(), CheckpointError>;
@@ -726,4 +728,434 @@ pub fn assert_every_addition_once(state: &Debate, writers: u64, count: u64, conf
         .collect();
     expected.sort_unstable();
     assert_eq!(log, expected, "{conflicts} conflicts were retried");
+}
+
+// ---- what cannot be stored faithfully is refused --------------------------
+
+/// `depth` arrays around a number.
+pub fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!(1), |inner, _| json!([inner]))
+}
+
+fn everything(origin: &str) -> Everything {
+    Everything {
+        origin: origin.into(),
+        letter: 'a',
+        ..Everything::default()
+    }
+}
+
+/// Saves a step that must be refused: a `Rejected` error naming `field`,
+/// and nothing changed or stored, as a reload through `b` shows.
+async fn refused<C: Checkpointer>(
+    thread: &mut Thread<'_, Everything, C>,
+    b: &C,
+    update: EverythingUpdate,
+    field: &str,
+) -> Result<StateError, CheckpointError> {
+    let before = thread.state().clone();
+    let head = thread.head().cloned();
+    let err = thread
+        .save_step(Source::Loop, [("node", update)])
+        .await
+        .unwrap_err();
+    let CheckpointError::Rejected(error) = err else {
+        panic!("expected a refusal naming `{field}`, got {err}");
+    };
+    assert_eq!(error.field(), field, "{error}");
+    assert_eq!(thread.state(), &before, "{error}");
+    assert_eq!(thread.head(), head.as_ref(), "{error}");
+    let reloaded = Thread::<Everything, _>::open(b, thread.thread_id()).await?;
+    assert_eq!(reloaded.state(), &before, "{error}");
+    assert_eq!(reloaded.head(), head.as_ref(), "{error}");
+    Ok(error)
+}
+
+fn not_storable(error: &StateError) {
+    assert!(
+        matches!(error.kind(), ErrorKind::NotStorable { .. }),
+        "{error}"
+    );
+}
+
+/// Values JSON has no faithful form for are refused before anything is
+/// stored, naming the field: NaN and infinities anywhere, integers beyond
+/// 64 bits, `Some(None)`, messages that would not read back, a `with`
+/// reducer's result that could not be stored.
+pub async fn unstorable_values_are_refused<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-unstorable");
+    let mut thread = Thread::create(a, &id, everything("o")).await?;
+    thread
+        .save_step(Source::Loop, [("n", EverythingUpdate::new().score(1.5))])
+        .await?;
+    for (field, update) in [
+        ("score", EverythingUpdate::new().score(f64::NAN)),
+        ("ratio", EverythingUpdate::new().ratio(f32::INFINITY)),
+        ("maybe", EverythingUpdate::new().maybe(f64::NEG_INFINITY)),
+        ("samples", EverythingUpdate::new().samples([1.0, f64::NAN])),
+        (
+            "mode",
+            EverythingUpdate::new().mode(Mode::At {
+                x: 0.0,
+                y: f64::INFINITY,
+            }),
+        ),
+        ("best", EverythingUpdate::new().best(f64::NAN)),
+        ("wide", EverythingUpdate::new().wide(u128::MAX)),
+        ("twice", EverythingUpdate::new().twice(None)),
+    ] {
+        not_storable(&refused(&mut thread, b, update, field).await?);
+    }
+    // Floats inside a part and inside a nested state.
+    let mut nested_nan = ProfileUpdate::new();
+    nested_nan.history = Some(FieldWrite::Reduce(vec![f64::INFINITY]));
+    let mut update = EverythingUpdate::new();
+    update.profile = Some(FieldWrite::Reduce(nested_nan));
+    not_storable(&refused(&mut thread, b, update, "profile").await?);
+
+    // Messages: one rule, in and out. The reducer refuses what enters...
+    for msg in [Message::new(MessageType::Tool, "42"), tool("42", "")] {
+        let error = refused(
+            &mut thread,
+            b,
+            EverythingUpdate::new().message(msg),
+            "messages",
+        )
+        .await?;
+        assert!(error.to_string().contains("tool_call_id"), "{error}");
+    }
+    let mut extra = ai("x");
+    extra.usage_metadata = Some(Value::Null);
+    refused(
+        &mut thread,
+        b,
+        EverythingUpdate::new().add_transcript(extra),
+        "transcript",
+    )
+    .await?;
+    // ...and an overwrite, which no reducer sees, is refused when encoded.
+    let update =
+        EverythingUpdate::new().overwrite_transcript(vec![Message::new(MessageType::Tool, "x")]);
+    let error = refused(&mut thread, b, update, "transcript").await?;
+    assert!(error.to_string().contains("tool_call_id"), "{error}");
+
+    // A step with one bad write among good ones is refused whole.
+    let mut thread2 = Thread::<Everything, _>::open(a, &id).await?;
+    let before = thread2.state().clone();
+    let err = thread2
+        .save_step(
+            Source::Loop,
+            [
+                ("good", EverythingUpdate::new().text("fine".to_owned())),
+                ("bad", EverythingUpdate::new().maybe(f64::NAN)),
+            ],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::Rejected(e) if e.field() == "maybe"),
+        "{err}"
+    );
+    assert_eq!(thread2.state(), &before);
+
+    // A whole state that cannot be stored starts no thread.
+    let fresh = format!("{t}-unstorable-new");
+    let mut bad = everything("o");
+    bad.score = f64::NAN;
+    let err = Thread::create(a, &fresh, bad).await.err().unwrap();
+    assert!(
+        matches!(&err, CheckpointError::Rejected(e) if e.field() == "score"),
+        "{err}"
+    );
+    assert!(a.head(&fresh).await?.is_none(), "nothing was stored");
+    Ok(())
+}
+
+/// JSON nested up to [`MAX_FIELD_DEPTH`] round-trips through writes and
+/// snapshots; one level more is refused when it comes in and when it is
+/// saved, naming the field.
+pub async fn depth_limit_round_trips<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-deep");
+    let mut thread = Thread::create(a, &id, everything("o")).await?;
+    // Snapshot after every step, so loads read snapshots as well as writes.
+    thread.set_snapshot_policy(SnapshotPolicy {
+        ratio: 0.0,
+        min_bytes: 0,
+    });
+    let at_limit = nested(MAX_FIELD_DEPTH);
+    // As a client's JSON, and as a typed update: both accepted.
+    let update = EverythingUpdate::from_json(json!({"raw": at_limit.clone()})).unwrap();
+    thread
+        .save_step(Source::Update, [("client", update)])
+        .await?;
+    let update = EverythingUpdate::new().overwrite_log(vec![nested(MAX_FIELD_DEPTH - 2)]);
+    thread.save_step(Source::Loop, [("n", update)]).await?;
+    let mut doc = EverythingUpdate::new();
+    doc.doc = Some(FieldWrite::Reduce(
+        json!({"k": nested(MAX_FIELD_DEPTH - 1)}),
+    ));
+    thread.save_step(Source::Loop, [("n", doc)]).await?;
+    let loaded = Thread::<Everything, _>::open(b, &id).await?;
+    assert_eq!(loaded.state(), thread.state());
+    assert_eq!(loaded.state().raw, at_limit);
+    let chain = b.chain(&id, thread.head().unwrap().id).await?;
+    assert!(chain[0].snapshot.is_some(), "the load read a snapshot");
+
+    // One level more: refused on the way in...
+    let over = nested(MAX_FIELD_DEPTH + 1);
+    for json in [
+        json!({"raw": over.clone()}),
+        json!({"log": {"__overwrite__": [nested(MAX_FIELD_DEPTH - 1)]}}),
+        json!({"doc": {"__reduce__": {"k": nested(MAX_FIELD_DEPTH - 1)}}}),
+    ] {
+        let err = EverythingUpdate::from_json(json.clone()).unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                ErrorKind::TooDeep {
+                    max: MAX_FIELD_DEPTH
+                }
+            ),
+            "{json}: {err}"
+        );
+    }
+    let err = Everything::from_json(json!({"raw": over.clone()})).unwrap_err();
+    assert_eq!(err.field(), "raw");
+    // ...and when a typed update is saved.
+    let error = refused(&mut thread, b, EverythingUpdate::new().raw(over), "raw").await?;
+    assert!(matches!(error.kind(), ErrorKind::TooDeep { .. }), "{error}");
+    let update = EverythingUpdate::new().overwrite_log(vec![nested(MAX_FIELD_DEPTH - 1)]);
+    refused(&mut thread, b, update, "log").await?;
+    // A `with` reducer whose result would be too deep for a snapshot.
+    let mut layer = std::collections::BTreeMap::new();
+    layer.insert("k".to_owned(), nested(MAX_FIELD_DEPTH - 1));
+    let error = refused(
+        &mut thread,
+        b,
+        EverythingUpdate::new().layers(layer),
+        "layers",
+    )
+    .await?;
+    assert!(matches!(error.kind(), ErrorKind::TooDeep { .. }), "{error}");
+    Ok(())
+}
+
+/// Reduce writes whose JSON has the shape of a marker (`{"__overwrite__":
+/// v}`, `{"__reduce__": v}`, `{"type": "__overwrite__", "value": v}`) are
+/// stored escaped and replay as the reduce writes they were, for every
+/// reducer whose write is a JSON object; a client's `{"__overwrite__": v}`
+/// is still an overwrite.
+pub async fn marker_shaped_writes_round_trip<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-markers");
+    let mut thread = Thread::create(a, &id, everything("o")).await?;
+    let mut first = EverythingUpdate::new();
+    first.facts = Some(FieldWrite::Reduce([("k".to_owned(), 1.0)].into()));
+    first.doc = Some(FieldWrite::Reduce(json!({"kept": true})));
+    thread.save_step(Source::Loop, [("n", first)]).await?;
+
+    let mut update = EverythingUpdate::new();
+    update.facts = Some(FieldWrite::Reduce(
+        [("__overwrite__".to_owned(), 2.5)].into(),
+    ));
+    update.tree = Some(FieldWrite::Reduce(
+        [("__reduce__".to_owned(), json!({"x": 1}))].into(),
+    ));
+    update.doc = Some(FieldWrite::Reduce(
+        json!({"type": "__overwrite__", "value": [1]}),
+    ));
+    update.object = Some(FieldWrite::Reduce(
+        json!({"__overwrite__": {"a": 1}})
+            .as_object()
+            .unwrap()
+            .clone(),
+    ));
+    let mut profile = ProfileUpdate::new();
+    profile.r#type = Some("__overwrite__".to_owned());
+    profile.value = Some(Some(7));
+    update.profile = Some(FieldWrite::Reduce(profile));
+    let layer = [("__overwrite__".to_owned(), json!("layer"))].into();
+    update.layers = Some(FieldWrite::Reduce(layer));
+    thread
+        .save_step(Source::Loop, [("n", update.clone())])
+        .await?;
+
+    assert_eq!(thread.state().facts.len(), 2, "merged, not overwritten");
+    assert_eq!(thread.state().doc["kept"], true);
+    let loaded = Thread::<Everything, _>::open(b, &id).await?;
+    assert_eq!(loaded.state(), thread.state());
+    let step = loaded.history(None, 1).await?.remove(0);
+    assert_eq!(
+        step.writes[0].update, update,
+        "the stored update reads back as itself"
+    );
+    let stored = &b.list(&id, None, 1).await?[0].writes;
+    let stored: Value = serde_json::from_str(stored).unwrap();
+    assert_eq!(
+        stored[0]["update"]["facts"],
+        json!({"__reduce__": {"__overwrite__": 2.5}})
+    );
+    assert_eq!(
+        stored[0]["update"]["text"],
+        Value::Null,
+        "no other field is touched"
+    );
+
+    // A client's marker keeps its meaning: an overwrite.
+    let client =
+        EverythingUpdate::from_json(json!({"facts": {"__overwrite__": {"only": 1.0}}})).unwrap();
+    thread
+        .save_step(Source::Update, [("client", client)])
+        .await?;
+    assert_eq!(thread.state().facts.len(), 1);
+    assert_eq!(
+        Thread::<Everything, _>::open(b, &id).await?.state(),
+        thread.state()
+    );
+    Ok(())
+}
+
+/// Records that break the chain, written through the backend's own
+/// `append` (a faulty writer): a loop, a parent that is not older, a record
+/// without a parent or snapshot in the middle of a thread, a gap in the
+/// steps. Each load fails, naming the thread, the checkpoint and the break;
+/// the checkpoints before the break still load.
+pub async fn broken_links_fail_loudly<C: Checkpointer>(a: &C, _b: &C, t: &str) -> R {
+    use agent_state::checkpoint::NewCheckpoint;
+
+    let record = |parent: Option<u64>, step: i64| NewCheckpoint {
+        parent: parent.map(CheckpointId),
+        step,
+        source: Source::Loop,
+        version: 1,
+        writes: "[]".to_owned(),
+        log_bytes: 2,
+        base_bytes: 0,
+        snapshot: None,
+    };
+    // (case, records appended after the thread's 3 checkpoints (ids 1..3,
+    // steps -1..1), the checkpoint the error names, what it says)
+    let cases: [(&str, Vec<NewCheckpoint>, u64, &str); 4] = [
+        ("self", vec![record(Some(4), 2)], 4, "not older"),
+        (
+            "loop",
+            vec![record(Some(5), 2), record(Some(4), 3)],
+            4,
+            "not older",
+        ),
+        (
+            "orphan",
+            vec![record(None, 2)],
+            4,
+            "neither a parent nor a snapshot",
+        ),
+        (
+            "gap",
+            vec![record(Some(3), 5)],
+            4,
+            "the records between them are missing",
+        ),
+    ];
+    for (case, records, named, says) in cases {
+        let id = format!("{t}-links-{case}");
+        let mut thread = Thread::create(a, &id, start(case)).await?;
+        thread.set_snapshot_policy(SnapshotPolicy::never());
+        for n in 0..2 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await?;
+        }
+        let good = thread.state().clone();
+        for record in records {
+            let head = a.head(&id).await?.map(|h| h.meta.id);
+            a.append(&id, head, record).await?;
+        }
+        let err = Thread::<Debate, _>::open(a, &id).await.err().unwrap();
+        match &err {
+            CheckpointError::Malformed {
+                thread_id,
+                checkpoint,
+                reason,
+            } => {
+                assert_eq!(thread_id, &id, "{case}");
+                assert_eq!(*checkpoint, CheckpointId(named), "{case}: {err}");
+                assert!(reason.contains(says), "{case}: {err}");
+            }
+            other => panic!("{case}: expected a broken chain, got {other}"),
+        }
+        let text = err.to_string();
+        assert!(
+            text.contains(&id) && text.contains(&format!("checkpoint {named}")),
+            "{text}"
+        );
+        let older = Thread::<Debate, _>::open_at(a, &id, CheckpointId(3)).await?;
+        assert_eq!(
+            older.state(),
+            &good,
+            "{case}: the chain before the break loads"
+        );
+    }
+    Ok(())
+}
+
+/// The plain SQL that damages a stored thread, one statement at a time.
+pub type Sql<'a> = &'a dyn Fn(String) -> agent_state::checkpoint::BoxFuture<'a, ()>;
+
+/// Rows damaged with plain SQL (a middle row deleted or moved to another
+/// thread, a parent set to itself, to a newer row or to nothing, a value
+/// out of range): a load fails naming the thread, the checkpoint and what
+/// is wrong, and returns.
+pub async fn damaged_rows_fail_loudly<C: Checkpointer>(a: &C, t: &str, sql: Sql<'_>) -> R {
+    let table = "agent_state_checkpoints";
+    // (case, statements with `{id}` for the thread, the checkpoint named,
+    // what the error says). The thread holds ids 1..=5, steps -1..=3.
+    let cases: [(&str, &[&str], u64, &str); 7] = [
+        ("self", &["UPDATE {table} SET parent_id = id WHERE thread_id = '{id}' AND id = 4"], 4, "not older"),
+        ("loop", &["UPDATE {table} SET parent_id = 5 WHERE thread_id = '{id}' AND id = 4"], 4, "not older"),
+        ("gone", &["DELETE FROM {table} WHERE thread_id = '{id}' AND id = 3"], 4, "parent 3 is missing"),
+        ("moved", &["UPDATE {table} SET thread_id = '{id}-elsewhere' WHERE thread_id = '{id}' AND id = 3"], 4, "parent 3 is missing"),
+        ("orphan", &["UPDATE {table} SET parent_id = NULL WHERE thread_id = '{id}' AND id = 3"], 3, "neither a parent nor a snapshot"),
+        ("skipped", &[
+            "DELETE FROM {table} WHERE thread_id = '{id}' AND id = 3",
+            "UPDATE {table} SET parent_id = 2 WHERE thread_id = '{id}' AND id = 4",
+        ], 4, "step 2 but its parent 2 is step 0"),
+        ("negative", &["UPDATE {table} SET log_bytes = -5 WHERE thread_id = '{id}' AND id = 4"], 4, "`log_bytes` -5 is out of range"),
+    ];
+    for (case, statements, named, says) in cases {
+        let id = format!("{t}-rows-{case}");
+        let mut thread = Thread::create(a, &id, start(case)).await?;
+        thread.set_snapshot_policy(SnapshotPolicy::never());
+        for n in 0..4 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await?;
+        }
+        for statement in statements {
+            sql(statement.replace("{table}", table).replace("{id}", &id)).await;
+        }
+        let err = Thread::<Debate, _>::open(a, &id).await.err().unwrap();
+        assert_malformed(&err, &id, named, says, case);
+    }
+    Ok(())
+}
+
+/// `err` is a `Malformed` error about checkpoint `named` of `thread`,
+/// saying `says`.
+pub fn assert_malformed(err: &CheckpointError, thread: &str, named: u64, says: &str, case: &str) {
+    match err {
+        CheckpointError::Malformed {
+            thread_id,
+            checkpoint,
+            reason,
+        } => {
+            assert_eq!(thread_id, thread, "{case}: {err}");
+            assert_eq!(*checkpoint, CheckpointId(named), "{case}: {err}");
+            assert!(reason.contains(says), "{case}: {err}");
+        }
+        other => panic!("{case}: expected a malformed record, got {other}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains(thread) && text.contains(&format!("checkpoint {named}")),
+        "{text}"
+    );
 }

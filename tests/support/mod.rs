@@ -2,9 +2,11 @@
 #![allow(dead_code)] // each test binary uses its own share of this
 
 pub mod conformance;
+pub mod everything;
 pub mod flow;
 #[cfg(feature = "postgres")]
 pub mod pg;
+pub mod props;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};

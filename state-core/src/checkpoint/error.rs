@@ -47,7 +47,10 @@ pub enum CheckpointError {
         error: StateError,
     },
     /// A stored record is not in the checkpoint format at all (its writes
-    /// are not a JSON list of `{node, update}`, its source is unknown, ...).
+    /// are not a JSON list of `{node, update}`, its source is unknown, a
+    /// column holds a value of the wrong type), or the chain a load reads is
+    /// broken there (its parent is missing, is not older than it, is of
+    /// another step; the records before it are gone).
     Malformed {
         /// The thread.
         thread_id: String,

@@ -150,13 +150,21 @@ impl MemoryCheckpointer {
         let log = threads.get(thread_id).ok_or_else(not_found)?;
         let mut chain = Vec::new();
         let mut next = Some(id);
-        while let Some(id) = next {
-            let record = log.records.get(&id).ok_or_else(not_found)?;
+        // The walk ends at a snapshot, at the thread's first checkpoint, at
+        // a missing parent, or at a parent that is not older (never loops):
+        // the loader names the last two.
+        while let Some(at) = next {
+            let Some(record) = log.records.get(&at) else {
+                break;
+            };
             chain.push(record.clone());
             if record.snapshot.is_some() {
                 break;
             }
-            next = record.meta.parent;
+            next = record.meta.parent.filter(|&parent| parent < at);
+        }
+        if chain.is_empty() {
+            return Err(not_found());
         }
         chain.reverse();
         Ok(chain)

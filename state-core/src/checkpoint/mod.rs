@@ -46,6 +46,8 @@
 //! # Ok::<(), agent_state::checkpoint::CheckpointError>(())
 //! ```
 
+mod chain;
+pub(crate) mod codec;
 mod error;
 mod executor;
 mod memory;
@@ -94,6 +96,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// * A record that `append` reported stored survives a crash of the process.
 /// * Checkpoint ids are allocated per thread, increase, and are never reused,
 ///   so a child's id is always greater than its parent's.
+/// * Records are stored as given: [`Thread`] writes a thread's first
+///   checkpoint without a parent at step -1, and every later one with an
+///   older parent and the parent's step plus one (a fork: the parent's
+///   step). A load checks these links, so a chain with a record missing,
+///   a loop or a record of another thread fails, naming the checkpoint.
 pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
     /// Stores a new checkpoint as the thread's head if the head is
     /// `expected_head` (`None`: the thread must not exist yet).
@@ -123,6 +130,11 @@ pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
     /// with a snapshot (or the thread's first) to `id`, oldest first, the
     /// first with its snapshot. [`CheckpointError::NotFound`] if `id` is not
     /// in the thread.
+    ///
+    /// The walk follows parent links only to older checkpoints and stops at
+    /// one that is missing, so it ends whatever the rows hold; [`Thread`]
+    /// then checks the chain it got and names any break
+    /// ([`CheckpointError::Malformed`]).
     fn chain<'a>(
         &'a self,
         thread_id: &'a str,

@@ -38,14 +38,16 @@
 //! # }
 //! ```
 
+use serde_json::Value;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
-use super::sql::{from_sql, to_sql, RawRow};
+use super::sql::{from_sql, to_sql, Columns, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use crate::error::{ErrorKind, StateError};
 
 /// Taken while creating the tables, so instances starting together do not
 /// race on `CREATE TABLE IF NOT EXISTS`.
@@ -169,9 +171,11 @@ impl PostgresCheckpointer {
             .await?,
             head_id: prepare("SELECT head FROM agent_state_threads WHERE thread_id = $1".into())
                 .await?,
+            // A thread whose head record is gone reads as such, not as a
+            // new thread: hence the outer join, and the head beside it.
             head: prepare(format!(
-                "SELECT {COLUMNS} FROM agent_state_checkpoints c
-                 JOIN agent_state_threads t ON c.thread_id = t.thread_id AND c.id = t.head
+                "SELECT {COLUMNS}, t.head FROM agent_state_threads t
+                 LEFT JOIN agent_state_checkpoints c ON c.thread_id = t.thread_id AND c.id = t.head
                  WHERE t.thread_id = $1"
             ))
             .await?,
@@ -180,6 +184,9 @@ impl PostgresCheckpointer {
             // flattened into a join: a join lets the planner, misled by
             // stale statistics (a thread that grew since the last ANALYZE),
             // scan the whole thread at every step, O(history) per record.
+            // It goes to strictly older ids only, so it ends whatever the
+            // rows hold (a loop would keep the server busy after the client
+            // gave up); the loader names a break.
             chain: prepare(format!(
                 "WITH RECURSIVE chain AS (
                      SELECT {COLUMNS}, c.snapshot::text AS snapshot FROM agent_state_checkpoints c
@@ -191,7 +198,7 @@ impl PostgresCheckpointer {
                          WHERE c.thread_id = $1 AND c.id = chain.parent_id
                          OFFSET 0
                      ) p
-                     WHERE chain.snapshot IS NULL
+                     WHERE chain.snapshot IS NULL AND chain.parent_id < chain.id
                  )
                  SELECT * FROM chain ORDER BY id"
             ))
@@ -263,6 +270,10 @@ impl PostgresCheckpointer {
         record: NewCheckpoint,
     ) -> Result<CheckpointMeta, CheckpointError> {
         check_thread_id(thread_id)?;
+        refuse_nul(&record.writes)?;
+        if let Some(snapshot) = &record.snapshot {
+            refuse_nul(snapshot)?;
+        }
         let created_at_ms = now_ms();
         let parent = record.parent.map(|p| to_sql(p.0));
         let step = record.step;
@@ -339,7 +350,34 @@ impl PostgresCheckpointer {
                 checkpoint: Some(id),
             });
         }
-        rows.iter().map(|r| read_row(r, true)).collect()
+        rows.iter()
+            .map(|r| read_row(r, thread_id, Some(id), true))
+            .collect()
+    }
+
+    async fn head_async(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<StoredCheckpoint>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let Some(row) = self
+            .client
+            .query_opt(&self.st.head, &[&thread_id])
+            .await
+            .map_err(pg_err("head"))?
+        else {
+            return Ok(None);
+        };
+        let found: Option<i64> = row.try_get(1).map_err(pg_err("head"))?;
+        if found.is_none() {
+            let head: i64 = row.try_get(10).map_err(pg_err("head"))?;
+            return Err(CheckpointError::Malformed {
+                thread_id: thread_id.to_owned(),
+                checkpoint: CheckpointId(from_sql(head)),
+                reason: "the thread's head checkpoint is missing".to_owned(),
+            });
+        }
+        read_row(&row, thread_id, None, false).map(Some)
     }
 
     async fn list_async(
@@ -356,7 +394,9 @@ impl PostgresCheckpointer {
             .query(&self.st.list, &[&thread_id, &before, &limit])
             .await
             .map_err(pg_err("list"))?;
-        rows.iter().map(|r| read_row(r, false)).collect()
+        rows.iter()
+            .map(|r| read_row(r, thread_id, None, false))
+            .collect()
     }
 }
 
@@ -377,6 +417,9 @@ impl PostgresCheckpointer {
         let mut values = Vec::with_capacity(writes.len());
         // A later write of one task and key replaces an earlier one: keep
         // the last, since one statement cannot update a row twice.
+        for w in &writes {
+            refuse_nul(&w.value)?;
+        }
         for w in writes.into_iter().rev() {
             if !tasks
                 .iter()
@@ -429,29 +472,83 @@ impl PostgresCheckpointer {
     }
 }
 
-fn read_row(row: &Row, with_snapshot: bool) -> Result<StoredCheckpoint, CheckpointError> {
-    let read = || -> Result<RawRow, tokio_postgres::Error> {
-        Ok(RawRow {
-            thread_id: row.try_get(0)?,
-            id: row.try_get(1)?,
-            parent: row.try_get(2)?,
-            step: row.try_get(3)?,
-            source: row.try_get(4)?,
-            version: row.try_get(5)?,
-            created_at_ms: row.try_get(6)?,
-            writes: row.try_get(7)?,
-            log_bytes: row.try_get(8)?,
-            base_bytes: row.try_get(9)?,
-            snapshot: if with_snapshot {
-                row.try_get(10)?
-            } else {
-                None
-            },
-        })
+fn read_row(
+    row: &Row,
+    thread_id: &str,
+    loading: Option<CheckpointId>,
+    with_snapshot: bool,
+) -> Result<StoredCheckpoint, CheckpointError> {
+    RawRow::read(row, thread_id, loading, with_snapshot)?.into_stored()
+}
+
+impl Columns for Row {
+    type Error = tokio_postgres::Error;
+
+    fn text(&self, at: usize) -> Result<String, Self::Error> {
+        self.try_get(at)
+    }
+
+    fn opt_text(&self, at: usize) -> Result<Option<String>, Self::Error> {
+        self.try_get(at)
+    }
+
+    fn int(&self, at: usize) -> Result<i64, Self::Error> {
+        self.try_get(at)
+    }
+
+    fn opt_int(&self, at: usize) -> Result<Option<i64>, Self::Error> {
+        self.try_get(at)
+    }
+}
+
+/// Refuses JSON text holding U+0000, which `jsonb` cannot store: naming the
+/// field it is in. Looks for the escape first, so text without one (every
+/// step, nearly) costs one scan.
+fn refuse_nul(json: &str) -> Result<(), CheckpointError> {
+    if !json.contains("\\u0000") {
+        return Ok(());
+    }
+    // The escape may be text (`\\u0000`): find a real U+0000, if any.
+    let Ok(value) = serde_json::from_str::<Value>(json) else {
+        return Ok(());
     };
-    read()
-        .map_err(|e| CheckpointError::backend("read", e))?
-        .into_stored()
+    let field = match &value {
+        // A step's writes: the field of a node's update.
+        Value::Array(writes) => writes
+            .iter()
+            .filter_map(|w| w.get("update").and_then(Value::as_object))
+            .find_map(nul_field),
+        // A snapshot: a field of the state.
+        Value::Object(fields) => nul_field(fields),
+        _ => None,
+    };
+    let field = match field {
+        Some(field) => field,
+        None if holds_nul(&value) => String::new(),
+        None => return Ok(()),
+    };
+    Err(CheckpointError::Rejected(StateError::new(
+        field,
+        ErrorKind::NotStorable {
+            reason: "U+0000 in a string: PostgreSQL's `jsonb` cannot store it".to_owned(),
+        },
+    )))
+}
+
+fn nul_field(fields: &serde_json::Map<String, Value>) -> Option<String> {
+    fields
+        .iter()
+        .find(|(name, value)| name.contains('\0') || holds_nul(value))
+        .map(|(name, _)| name.clone())
+}
+
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
 }
 
 impl Checkpointer for PostgresCheckpointer {
@@ -472,6 +569,7 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             check_thread_id(thread_id)?;
+            refuse_nul(&snapshot)?;
             let bytes = to_sql(snapshot.len() as u64);
             let changed = self
                 .client
@@ -495,15 +593,7 @@ impl Checkpointer for PostgresCheckpointer {
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move {
-            check_thread_id(thread_id)?;
-            let row = self
-                .client
-                .query_opt(&self.st.head, &[&thread_id])
-                .await
-                .map_err(pg_err("head"))?;
-            row.map(|r| read_row(&r, false)).transpose()
-        })
+        Box::pin(self.head_async(thread_id))
     }
 
     fn chain<'a>(

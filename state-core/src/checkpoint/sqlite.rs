@@ -56,12 +56,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, Connection, Row, TransactionBehavior};
 
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
-use super::sql::{from_sql, to_sql, RawRow};
+use super::sql::{from_sql, to_sql, Columns, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 /// The layout version of the tables, kept in `PRAGMA user_version`, so a
@@ -293,30 +293,36 @@ impl SqliteCheckpointer {
     ) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
         check_thread_id(thread_id)?;
         let conn = self.lock();
+        // The walk goes to strictly older ids only (`parent_id < id`), so it
+        // ends whatever the rows hold: a loop or a missing parent leaves the
+        // chain short, and the loader names the break. Compared with
+        // `chain.id`, not `c.id` (equal here): SQLite plans the latter as a
+        // scan of the thread at every step of the walk.
         let sql = format!(
             "WITH RECURSIVE chain(id) AS (
                  SELECT id FROM agent_state_checkpoints WHERE thread_id = ?1 AND id = ?2
                  UNION ALL
                  SELECT c.parent_id FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
                  WHERE c.thread_id = ?1 AND c.snapshot IS NULL AND c.parent_id IS NOT NULL
+                   AND c.parent_id < chain.id
              )
              SELECT {COLUMNS}, c.snapshot FROM agent_state_checkpoints c JOIN chain ON c.id = chain.id
              WHERE c.thread_id = ?1 ORDER BY c.id"
         );
-        let rows = conn
-            .prepare_cached(&sql)
-            .and_then(|mut st| {
-                st.query_map(params![thread_id, to_sql(id.0)], |r| read_row(r, true))?
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(db_err("load"))?;
+        let rows = read_rows(
+            &conn,
+            &sql,
+            params![thread_id, to_sql(id.0)],
+            (thread_id, Some(id), true),
+            "load",
+        )?;
         if rows.is_empty() {
             return Err(CheckpointError::NotFound {
                 thread_id: thread_id.to_owned(),
                 checkpoint: Some(id),
             });
         }
-        rows.into_iter().map(RawRow::into_stored).collect()
+        Ok(rows)
     }
 
     fn head_sync(&self, thread_id: &str) -> Result<Option<StoredCheckpoint>, CheckpointError> {
@@ -326,14 +332,14 @@ impl SqliteCheckpointer {
             "SELECT {COLUMNS} FROM agent_state_checkpoints c
              WHERE c.thread_id = ?1 ORDER BY c.id DESC LIMIT 1"
         );
-        let row = conn
-            .prepare_cached(&sql)
-            .and_then(|mut st| {
-                st.query_row(params![thread_id], |r| read_row(r, false))
-                    .optional()
-            })
-            .map_err(db_err("head"))?;
-        row.map(RawRow::into_stored).transpose()
+        let rows = read_rows(
+            &conn,
+            &sql,
+            params![thread_id],
+            (thread_id, None, false),
+            "head",
+        )?;
+        Ok(rows.into_iter().next())
     }
 
     fn list_sync(
@@ -350,14 +356,13 @@ impl SqliteCheckpointer {
         );
         let before = before.map_or(i64::MAX, |b| to_sql(b.0));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = conn
-            .prepare_cached(&sql)
-            .and_then(|mut st| {
-                st.query_map(params![thread_id, before, limit], |r| read_row(r, false))?
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(db_err("list"))?;
-        rows.into_iter().map(RawRow::into_stored).collect()
+        read_rows(
+            &conn,
+            &sql,
+            params![thread_id, before, limit],
+            (thread_id, None, false),
+            "list",
+        )
     }
 
     fn put_snapshot_sync(
@@ -478,20 +483,42 @@ impl SqliteCheckpointer {
     }
 }
 
-fn read_row(r: &Row<'_>, with_snapshot: bool) -> rusqlite::Result<RawRow> {
-    Ok(RawRow {
-        thread_id: r.get(0)?,
-        id: r.get(1)?,
-        parent: r.get(2)?,
-        step: r.get(3)?,
-        source: r.get(4)?,
-        version: r.get(5)?,
-        created_at_ms: r.get(6)?,
-        writes: r.get(7)?,
-        log_bytes: r.get(8)?,
-        base_bytes: r.get(9)?,
-        snapshot: if with_snapshot { r.get(10)? } else { None },
-    })
+/// Runs a query for checkpoint rows of one thread and checks each row:
+/// `(thread_id, the checkpoint being loaded, whether snapshots are read)`.
+fn read_rows(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    (thread_id, loading, with_snapshot): (&str, Option<CheckpointId>, bool),
+    operation: &'static str,
+) -> Result<Vec<StoredCheckpoint>, CheckpointError> {
+    let mut st = conn.prepare_cached(sql).map_err(db_err(operation))?;
+    let mut rows = st.query(params).map_err(db_err(operation))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(db_err(operation))? {
+        out.push(RawRow::read(row, thread_id, loading, with_snapshot)?.into_stored()?);
+    }
+    Ok(out)
+}
+
+impl Columns for Row<'_> {
+    type Error = rusqlite::Error;
+
+    fn text(&self, at: usize) -> rusqlite::Result<String> {
+        self.get(at)
+    }
+
+    fn opt_text(&self, at: usize) -> rusqlite::Result<Option<String>> {
+        self.get(at)
+    }
+
+    fn int(&self, at: usize) -> rusqlite::Result<i64> {
+        self.get(at)
+    }
+
+    fn opt_int(&self, at: usize) -> rusqlite::Result<Option<i64>> {
+        self.get(at)
+    }
 }
 
 impl Checkpointer for SqliteCheckpointer {

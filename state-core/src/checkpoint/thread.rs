@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
+use super::chain::check_chain;
+use super::codec::{decode_state, decode_writes, encode_state, encode_writes, replay};
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, SnapshotPolicy, Source,
-    StoredCheckpoint,
 };
 use super::{check_thread_id, CheckpointError, Checkpointer};
-use crate::state::{AgentState, StateUpdate, StepRule, Stored};
+use crate::state::{AgentState, StateUpdate, StepRule};
 
 /// The head as a writer needs it: where it is and what the snapshot policy
 /// has to know.
@@ -98,7 +97,7 @@ where
     ) -> Result<Self, CheckpointError> {
         let thread_id = thread_id.into();
         check_thread_id(&thread_id)?;
-        let snapshot = encode_state(&initial);
+        let snapshot = encode_state(&initial)?;
         let base_bytes = snapshot.len() as u64;
         let record = NewCheckpoint {
             parent: None,
@@ -274,7 +273,7 @@ where
         for write in writes.iter_mut() {
             write.update.assign_message_ids();
         }
-        let text = encode_writes(writes);
+        let text = encode_writes(writes)?;
         let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
         let staged = self.state.stage(updates, StepRule::Superstep)?;
         let (log_bytes, base_bytes) = match &self.head {
@@ -321,7 +320,7 @@ where
                 checkpoint: None,
             });
         };
-        let snapshot = encode_state(&*self.state);
+        let snapshot = encode_state(&*self.state)?;
         let bytes = snapshot.len() as u64;
         self.saver
             .put_snapshot(&self.thread_id, head.meta.id, snapshot)
@@ -386,11 +385,9 @@ where
     C: Checkpointer + ?Sized,
 {
     let chain = saver.chain(thread_id, id).await?;
+    check_chain(thread_id, id, &chain)?;
     let Some((first, rest)) = chain.split_first() else {
-        return Err(CheckpointError::NotFound {
-            thread_id: thread_id.to_owned(),
-            checkpoint: Some(id),
-        });
+        unreachable!("check_chain refuses an empty chain");
     };
     let mut state = match &first.snapshot {
         Some(text) => decode_state::<S>(first, text)?,
@@ -410,105 +407,4 @@ where
         base_bytes: last.base_bytes,
     };
     Ok((state, head))
-}
-
-fn replay<S: AgentState>(state: &mut S, record: &StoredCheckpoint) -> Result<(), CheckpointError> {
-    let writes = decode_writes::<S>(record)?;
-    state
-        .apply_all(writes.into_iter().map(|w| w.update))
-        .map_err(|error| corrupt(record, error))
-}
-
-fn corrupt(record: &StoredCheckpoint, error: crate::StateError) -> CheckpointError {
-    CheckpointError::Corrupt {
-        thread_id: record.meta.thread_id.clone(),
-        checkpoint: record.meta.id,
-        error,
-    }
-}
-
-fn malformed(record: &StoredCheckpoint, reason: impl Into<String>) -> CheckpointError {
-    CheckpointError::Malformed {
-        thread_id: record.meta.thread_id.clone(),
-        checkpoint: record.meta.id,
-        reason: reason.into(),
-    }
-}
-
-/// Brings JSON stored under an older version up to `S::VERSION`, one
-/// version at a time through the state's migration.
-fn upgrade<S: AgentState>(
-    record: &StoredCheckpoint,
-    kind: Stored,
-    mut value: Value,
-) -> Result<Value, CheckpointError> {
-    let stored = record.meta.version;
-    if stored > S::VERSION {
-        return Err(CheckpointError::NewerVersion {
-            thread_id: record.meta.thread_id.clone(),
-            checkpoint: record.meta.id,
-            stored,
-            current: S::VERSION,
-        });
-    }
-    for from in stored..S::VERSION {
-        value = S::migrate(from, kind, value).map_err(|error| CheckpointError::Migration {
-            thread_id: record.meta.thread_id.clone(),
-            checkpoint: record.meta.id,
-            from,
-            error,
-        })?;
-    }
-    Ok(value)
-}
-
-fn decode_state<S: AgentState>(
-    record: &StoredCheckpoint,
-    text: &str,
-) -> Result<S, CheckpointError> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| malformed(record, format!("snapshot is not JSON: {e}")))?;
-    let value = upgrade::<S>(record, Stored::State, value)?;
-    S::from_json(value).map_err(|error| corrupt(record, error))
-}
-
-fn decode_writes<S: AgentState>(
-    record: &StoredCheckpoint,
-) -> Result<Vec<NodeWrite<S::Update>>, CheckpointError> {
-    let writes: Vec<NodeWrite<Value>> = serde_json::from_str(&record.writes).map_err(|e| {
-        malformed(
-            record,
-            format!("writes are not a JSON list of {{node, update}}: {e}"),
-        )
-    })?;
-    writes
-        .into_iter()
-        .map(|w| {
-            let value = upgrade::<S>(record, Stored::Update, w.update)?;
-            let update = S::Update::from_json(value).map_err(|error| corrupt(record, error))?;
-            Ok(NodeWrite {
-                node: w.node,
-                update,
-                goto: w.goto,
-                send: w.send,
-            })
-        })
-        .collect()
-}
-
-fn encode_state<S: AgentState>(state: &S) -> String {
-    state.to_json().to_string()
-}
-
-fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> String {
-    let list: Vec<NodeWrite<Value>> = writes
-        .iter()
-        .map(|w| NodeWrite {
-            node: w.node.clone(),
-            update: w.update.to_json(),
-            goto: w.goto.clone(),
-            send: w.send.clone(),
-        })
-        .collect();
-    serde_json::to_string(&list).expect("JSON values always serialize")
 }

@@ -127,41 +127,35 @@ pub(crate) fn decode<U: StateUpdate>(
     Ok(pending)
 }
 
-/// The writes of one node's result as stored JSON.
-pub(crate) fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Result<Value, GraphError> {
-    let list = writes
-        .iter()
-        .map(|w| {
-            for send in &w.send {
-                send.arg_json().map_err(|error| GraphError::SendArg {
-                    node: send.node().to_owned(),
-                    error,
-                })?;
-            }
-            Ok(NodeWrite {
-                node: w.node.clone(),
-                update: w.update.to_json(),
-                goto: w.goto.clone(),
-                send: w.send.clone(),
-            })
-        })
-        .collect::<Result<Vec<_>, GraphError>>()?;
-    Ok(serde_json::to_value(list).expect("checked writes serialize"))
-}
-
 /// A finished task's writes, to keep while its step is unfinished. Gives
 /// their messages ids first, so the step stored later carries the same.
 pub(crate) fn done_entry<U: StateUpdate>(
     task: &str,
+    step: i64,
     writes: &mut [NodeWrite<U>],
 ) -> Result<PendingWrite, GraphError> {
     for w in writes.iter_mut() {
         w.update.assign_message_ids();
+        for send in &w.send {
+            send.arg_json().map_err(|error| GraphError::SendArg {
+                node: send.node().to_owned(),
+                error,
+            })?;
+        }
     }
+    // Through the checkpoint's encoder: what it refuses (a value that
+    // would not read back) fails the task, naming the field.
+    let value = crate::checkpoint::codec::encode_writes(writes).map_err(|error| {
+        GraphError::InvalidUpdate {
+            step,
+            nodes: vec![task.to_owned()],
+            error,
+        }
+    })?;
     Ok(PendingWrite {
         task: task.to_owned(),
         key: DONE.to_owned(),
-        value: encode_writes(writes)?.to_string(),
+        value,
     })
 }
 

@@ -541,7 +541,16 @@ where
                 }
                 let saver = thread.saver();
                 let id = thread.thread_id().to_owned();
-                *thread = Thread::create(saver, id, state).await?;
+                *thread = Thread::create(saver, id, state)
+                    .await
+                    .map_err(|e| match e {
+                        CheckpointError::Rejected(error) => GraphError::InvalidUpdate {
+                            step: -1,
+                            nodes: vec![START.to_owned()],
+                            error,
+                        },
+                        other => GraphError::Checkpoint(other),
+                    })?;
             }
         }
         Ok(())

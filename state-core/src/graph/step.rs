@@ -148,7 +148,7 @@ impl<S: AgentState> Finisher<'_, S> {
         let mut writes = Vec::new();
         push_writes(name, output, &mut writes);
         if let (true, Some(queue)) = (self.keep_done, &self.queue) {
-            match pending::done_entry(&self.keys[i], &mut writes) {
+            match pending::done_entry(&self.keys[i], self.step, &mut writes) {
                 Ok(entry) => queue.push(entry),
                 Err(error) => return TaskResult::Failed(error),
             }

@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use crate::error::{ErrorKind, StateError};
 use crate::messages::{
     build_index, ensure_id, upsert, MessageLike, MessageOp, MessageOps, Messages,
+    REMOVE_ALL_MESSAGES,
 };
 use crate::write::FieldWrite;
 use crate::writes::Writes;
@@ -68,15 +69,28 @@ fn not_found(id: &str) -> StateError {
 
 /// Gives every message of `ops` an id and checks every removal, against the
 /// ids `present_before` reports plus what earlier batches of the step did.
+/// With `validate`, a message that may not enter a state
+/// ([`MessageLike::validate`]) rejects the step.
 fn check<M: MessageLike>(
     updates: &mut [MessageOps<M>],
     present_before: impl Fn(&str) -> bool,
+    validate: bool,
 ) -> Result<(), StateError> {
     // Ids are assigned on our own copy: the caller's values are never touched.
     let mut any_removal = false;
-    for op in updates.iter_mut().flat_map(|u| u.0.iter_mut()) {
+    for (at, op) in updates.iter_mut().flat_map(|u| u.0.iter_mut().enumerate()) {
         match op {
-            MessageOp::Upsert(msg) => ensure_id(msg),
+            MessageOp::Upsert(msg) => {
+                if validate {
+                    msg.validate().map_err(|e| {
+                        StateError::invalid_value("", format_args!("item {at}: {e}"))
+                    })?;
+                }
+                ensure_id(msg);
+            }
+            // LangGraph's `RemoveMessage(id="__remove_all__")` removes all,
+            // and it is stored as such: one meaning, however it was built.
+            MessageOp::Remove(id) if id == REMOVE_ALL_MESSAGES => *op = MessageOp::RemoveAll,
             MessageOp::Remove(_) => any_removal = true,
             MessageOp::RemoveAll => {}
         }
@@ -186,7 +200,7 @@ impl<M: MessageLike> MessagesField for Messages<M> {
     type Staged = StagedMessages<M>;
 
     fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
-        check(updates.as_mut_slice(), |id| self.contains_id(id))?;
+        check(updates.as_mut_slice(), |id| self.contains_id(id), true)?;
         Ok(StagedMessages(updates))
     }
 
@@ -204,7 +218,7 @@ impl<M: MessageLike> MessagesField for Vec<M> {
 
     fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
         let ids: HashSet<&str> = self.iter().filter_map(MessageLike::id).collect();
-        check(updates.as_mut_slice(), |id| ids.contains(id))?;
+        check(updates.as_mut_slice(), |id| ids.contains(id), true)?;
         Ok(StagedMessages(updates))
     }
 
@@ -261,12 +275,17 @@ where
     O: Into<MessageOp<M>>,
 {
     let mut left = left;
-    let ops: MessageOps<M> = right.into_iter().collect();
-    let staged = left.stage(Writes::One(ops)).map_err(|e| match e.kind() {
-        ErrorKind::MessageNotFound { id } => MessageNotFound { id: id.clone() },
-        _ => unreachable!("the messages reducer fails only on missing ids"),
-    })?;
-    left.commit(staged);
+    let mut ops = [right.into_iter().collect::<MessageOps<M>>()];
+    {
+        // The reducer alone: no state, so no rule on what may enter one.
+        let ids: HashSet<&str> = left.iter().filter_map(MessageLike::id).collect();
+        check(&mut ops, |id| ids.contains(id), false).map_err(|e| match e.kind() {
+            ErrorKind::MessageNotFound { id } => MessageNotFound { id: id.clone() },
+            _ => unreachable!("unvalidated, the messages reducer fails only on missing ids"),
+        })?;
+    }
+    let [ops] = ops;
+    left.commit(StagedMessages(Writes::One(ops)));
     Ok(left)
 }
 

@@ -6,16 +6,26 @@
 
 use std::fmt::Display;
 
+use serde::Serialize;
+
 use crate::error::{ErrorKind, StateError};
 use crate::writes::Writes;
 
 /// Folds a step's writes through the user's reducer: the value to store, or
 /// `None` when the step does not write the field.
+///
+/// The function may build what no write held (a NaN out of finite floats,
+/// a value nested deeper than [`MAX_FIELD_DEPTH`](crate::MAX_FIELD_DEPTH)):
+/// its result is checked as a snapshot would store it, and one that could
+/// not be read back rejects the step.
 pub fn stage_with<T, U, E: Display>(
     current: &T,
     writes: Writes<U>,
     reducer: impl Fn(&T, U) -> Result<T, E>,
-) -> Result<Option<T>, StateError> {
+) -> Result<Option<T>, StateError>
+where
+    T: Serialize,
+{
     let mut value: Option<T> = None;
     for write in writes {
         let next = reducer(value.as_ref().unwrap_or(current), write).map_err(|e| {
@@ -27,6 +37,9 @@ pub fn stage_with<T, U, E: Display>(
             )
         })?;
         value = Some(next);
+    }
+    if let Some(value) = &value {
+        crate::storable::check_value(value).map_err(|kind| StateError::new("", kind))?;
     }
     Ok(value)
 }
@@ -52,5 +65,21 @@ mod tests {
                 reason: "delta must be positive, got -1".into()
             }
         );
+    }
+
+    #[test]
+    fn a_result_no_checkpoint_could_hold_rejects_the_step() {
+        let divide = |current: &f64, by: f64| Ok::<_, String>(current / by);
+        let err = stage_with(&0.0, vec![0.0].into(), divide).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::NotStorable { .. }), "{err}");
+        let nest =
+            |current: &serde_json::Value, _: ()| Ok::<_, String>(serde_json::json!([current]));
+        let mut deep = serde_json::json!(1);
+        for _ in 0..crate::MAX_FIELD_DEPTH - 1 {
+            deep = serde_json::json!([deep]);
+        }
+        assert!(stage_with(&deep, Writes::One(()), nest).is_ok());
+        let err = stage_with(&deep, vec![(), ()].into(), nest).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::TooDeep { .. }), "{err}");
     }
 }

@@ -1,0 +1,164 @@
+//! A step's writes and a state's snapshot to and from the JSON text a
+//! store keeps.
+
+use serde::ser::SerializeMap;
+use serde_json::Value;
+
+use super::record::{NodeWrite, StoredCheckpoint};
+use super::CheckpointError;
+use crate::state::{AgentState, FieldView, StateUpdate, Stored};
+use crate::storable::{encode_object, Fields};
+use crate::StateError;
+
+/// Applies a stored step's writes, once, with the step rules.
+pub(super) fn replay<S: AgentState>(
+    state: &mut S,
+    record: &StoredCheckpoint,
+) -> Result<(), CheckpointError> {
+    let writes = decode_writes::<S>(record)?;
+    state
+        .apply_all(writes.into_iter().map(|w| w.update))
+        .map_err(|error| corrupt(record, error))
+}
+
+fn corrupt(record: &StoredCheckpoint, error: StateError) -> CheckpointError {
+    CheckpointError::Corrupt {
+        thread_id: record.meta.thread_id.clone(),
+        checkpoint: record.meta.id,
+        error,
+    }
+}
+
+fn malformed(record: &StoredCheckpoint, reason: impl Into<String>) -> CheckpointError {
+    CheckpointError::Malformed {
+        thread_id: record.meta.thread_id.clone(),
+        checkpoint: record.meta.id,
+        reason: reason.into(),
+    }
+}
+
+/// Brings JSON stored under an older version up to `S::VERSION`, one
+/// version at a time through the state's migration.
+fn upgrade<S: AgentState>(
+    record: &StoredCheckpoint,
+    kind: Stored,
+    mut value: Value,
+) -> Result<Value, CheckpointError> {
+    let stored = record.meta.version;
+    if stored > S::VERSION {
+        return Err(CheckpointError::NewerVersion {
+            thread_id: record.meta.thread_id.clone(),
+            checkpoint: record.meta.id,
+            stored,
+            current: S::VERSION,
+        });
+    }
+    for from in stored..S::VERSION {
+        value = S::migrate(from, kind, value).map_err(|error| CheckpointError::Migration {
+            thread_id: record.meta.thread_id.clone(),
+            checkpoint: record.meta.id,
+            from,
+            error,
+        })?;
+    }
+    Ok(value)
+}
+
+/// Reads a snapshot, through the migration when it is older.
+pub(super) fn decode_state<S: AgentState>(
+    record: &StoredCheckpoint,
+    text: &str,
+) -> Result<S, CheckpointError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| malformed(record, format!("snapshot is not JSON: {e}")))?;
+    let value = upgrade::<S>(record, Stored::State, value)?;
+    S::from_json(value).map_err(|error| corrupt(record, error))
+}
+
+/// Reads a stored step's writes as updates, through the migration when
+/// they are older.
+pub(super) fn decode_writes<S: AgentState>(
+    record: &StoredCheckpoint,
+) -> Result<Vec<NodeWrite<S::Update>>, CheckpointError> {
+    let writes: Vec<NodeWrite<Value>> = serde_json::from_str(&record.writes).map_err(|e| {
+        malformed(
+            record,
+            format!("writes are not a JSON list of {{node, update}}: {e}"),
+        )
+    })?;
+    writes
+        .into_iter()
+        .map(|w| {
+            let value = upgrade::<S>(record, Stored::Update, w.update)?;
+            let update = S::Update::from_json(value).map_err(|error| corrupt(record, error))?;
+            Ok(NodeWrite {
+                node: w.node,
+                update,
+                goto: w.goto,
+                send: w.send,
+            })
+        })
+        .collect()
+}
+
+/// A state's fields, as its snapshot holds them.
+struct StateFields<'a, S>(&'a S);
+
+impl<S: AgentState> Fields for StateFields<'_, S> {
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        self.0.serialize_fields(map, FieldView::All)
+    }
+}
+
+/// An update's set fields.
+struct UpdateFields<'a, U>(&'a U);
+
+impl<U: StateUpdate> Fields for UpdateFields<'_, U> {
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        self.0.serialize_fields(map)
+    }
+}
+
+/// The snapshot of a state: its `to_json`, as text, or the error naming
+/// the field that cannot be stored and read back.
+pub(super) fn encode_state<S: AgentState>(state: &S) -> Result<String, StateError> {
+    let mut out = Vec::with_capacity(256);
+    encode_object(&mut out, &StateFields(state))?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// A step's writes, `[{"node": .., "update": {..}, "goto": [..], "send":
+/// [{"node": .., "arg": ..}]}, ..]`,
+/// written straight from the updates (no `Value` in between), or the error
+/// naming the field that cannot be stored and read back.
+pub(crate) fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Result<String, StateError> {
+    let mut out = Vec::with_capacity(256);
+    out.push(b'[');
+    for (i, write) in writes.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(br#"{"node":"#);
+        serde_json::to_writer(&mut out, &write.node).expect("a string serializes");
+        out.extend_from_slice(br#","update":"#);
+        encode_object(&mut out, &UpdateFields(&write.update))?;
+        if !write.goto.is_empty() {
+            out.extend_from_slice(br#","goto":"#);
+            serde_json::to_writer(&mut out, &write.goto).expect("strings serialize");
+        }
+        if !write.send.is_empty() {
+            out.extend_from_slice(br#","send":"#);
+            serde_json::to_writer(&mut out, &write.send).map_err(|e| {
+                StateError::new(
+                    "send",
+                    crate::error::ErrorKind::NotStorable {
+                        reason: format!("a Send's input does not serialize: {e}"),
+                    },
+                )
+            })?;
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
