@@ -12,7 +12,7 @@ use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{run_step, Resumed, StepOut, StepPlan, Store};
+use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
 use super::{Graph, GraphError, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
@@ -75,6 +75,9 @@ pub struct RunOutput<S> {
     /// paused on some.
     pub interrupts: Vec<Interrupt>,
 }
+
+/// Per task of a step, its writes' gotos and `Send`s.
+type Routing = Vec<(Vec<String>, Vec<super::Send>)>;
 
 type Observer<'a, S> = Box<dyn FnMut(&StepEvent<'_, S>) + Send + 'a>;
 
@@ -356,13 +359,18 @@ where
                 break;
             }
             let step = sink.next_step();
-            let plan = StepPlan {
-                step,
-                store: sink.store(),
-                resumed: at.resumed.take(),
-                cancel: self.cancel.clone(),
-            };
-            run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out).await?;
+            // A step of one plain sync node runs without a future of its own.
+            let plain = at.resumed.is_none()
+                && fast_path(self.graph, &at.tasks, sink.state(), step, &mut out);
+            if !plain {
+                let plan = StepPlan {
+                    step,
+                    store: sink.store(),
+                    resumed: at.resumed.take(),
+                    cancel: self.cancel.clone(),
+                };
+                run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out).await?;
+            }
             if let Some(error) = out.failed.take() {
                 return Err(error);
             }
@@ -370,8 +378,20 @@ where
                 let interrupts = std::mem::take(&mut out.interrupts);
                 return Ok(self.output(sink, &at, interrupts));
             }
-            self.finish_step(&mut sink, &mut at, &mut out, &mut routed, &mut next)
-                .await?;
+            let routing = self.routing(&out)?;
+            let writes = std::mem::take(&mut out.writes);
+            let observed = self.observer.is_some().then(|| writes.clone());
+            sink.apply(Source::Loop, writes).await?;
+            let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
+            if !self.graph.joins.is_empty() {
+                sink.keep_joins(self.graph, &at.joins, &fired).await?;
+            }
+            self.emit(
+                &sink,
+                Source::Loop,
+                observed.as_deref().unwrap_or(&[]),
+                &next,
+            );
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
@@ -402,44 +422,43 @@ where
         Ok(breakpoint && !at.resuming)
     }
 
-    /// Applies a finished step's writes, keeps the joins' progress, and
-    /// routes: `next` gets the tasks of the following step.
-    async fn finish_step(
-        &mut self,
-        sink: &mut Sink<'a, S, C>,
-        at: &mut Progress<S::Update>,
-        out: &mut StepOut<S::Update>,
-        routed: &mut Routed,
-        next: &mut Vec<Task>,
-    ) -> Result<(), GraphError> {
-        let graph = self.graph;
-        // Routing needs the gotos and sends once the writes are consumed;
-        // most steps have none, and then nothing is copied.
+    /// The gotos and `Send`s of each task's writes, checked; empty when
+    /// no write has any (most steps: then nothing is copied).
+    fn routing(&self, out: &StepOut<S::Update>) -> Result<Routing, GraphError> {
         let directed = out
             .writes
             .iter()
             .any(|w| !w.goto.is_empty() || !w.send.is_empty());
-        let routing: Vec<(Vec<String>, Vec<super::Send>)> = if directed {
-            for w in &out.writes {
-                graph.check_targets(&w.node, &w.goto, &w.send)?;
-            }
-            out.owners
-                .windows(2)
-                .map(|k| {
-                    let ws = &out.writes[k[0]..k[1]];
-                    let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
-                    let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
-                    (goto, send)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let writes = std::mem::take(&mut out.writes);
-        let observed = self.observer.is_some().then(|| writes.clone());
-        sink.apply(Source::Loop, writes).await?;
+        if !directed {
+            return Ok(Vec::new());
+        }
+        for w in &out.writes {
+            self.graph.check_targets(&w.node, &w.goto, &w.send)?;
+        }
+        Ok(out
+            .owners
+            .windows(2)
+            .map(|k| {
+                let ws = &out.writes[k[0]..k[1]];
+                let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+                let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
+                (goto, send)
+            })
+            .collect())
+    }
+
+    /// Routes from an applied step: `next` gets the tasks of the following
+    /// step. Returns the joins that fired, for keeping their progress.
+    fn route_step(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        routing: &Routing,
+        routed: &mut Routed,
+        next: &mut Vec<Task>,
+    ) -> Result<Vec<usize>, GraphError> {
+        let graph = self.graph;
         let fired = at.joins.finish(graph, at.tasks.iter().map(|t| t.node));
-        sink.keep_joins(graph, &at.joins, &fired).await?;
         routed.clear();
         for (k, task) in at.tasks.iter().enumerate() {
             let (goto, send) = routing
@@ -447,11 +466,10 @@ where
                 .map_or((&[][..], &[][..]), |(g, s)| (g.as_slice(), s.as_slice()));
             graph.route_into(Some(task.node), goto, send, sink.state(), routed)?;
         }
-        routed.pull.extend(fired);
+        routed.pull.extend_from_slice(&fired);
         graph.settle(routed, next);
         at.steps += 1;
-        self.emit(sink, Source::Loop, observed.as_deref().unwrap_or(&[]), next);
-        Ok(())
+        Ok(fired)
     }
 
     /// The thread (or none), forked first for time travel.

@@ -80,7 +80,7 @@ impl<U> Default for StepOut<U> {
 }
 
 impl<U> StepOut<U> {
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.writes.clear();
         self.owners.clear();
         self.interrupts.clear();
@@ -223,7 +223,7 @@ where
     S::Update: Send,
 {
     out.clear();
-    if fast_path(graph, tasks, &state, &plan, out) {
+    if plan.resumed.is_none() && fast_path(graph, tasks, &state, plan.step, out) {
         return Ok(());
     }
     let StepPlan {
@@ -290,23 +290,25 @@ where
     Ok(())
 }
 
-/// The one-task step of a plain node with no policy: called directly,
-/// its writes straight into `out`, nothing kept (the step itself is
-/// stored next). Whether it applied.
-fn fast_path<S: AgentState>(
+/// The one-task step of a plain node with no policy (and nothing to pick
+/// up from an earlier attempt): called directly, its writes straight into
+/// `out`, nothing kept (the step itself is stored next). Whether it
+/// applied.
+pub(crate) fn fast_path<S: AgentState>(
     graph: &Graph<S>,
     tasks: &[Task],
     state: &S,
-    plan: &StepPlan<'_, S::Update>,
+    step: i64,
     out: &mut StepOut<S::Update>,
 ) -> bool {
     let [task] = tasks else { return false };
     let NodeFn::Sync(f) = &graph.fns[task.node] else {
         return false;
     };
-    if graph.retry[task.node].is_some() || plan.resumed.is_some() {
+    if graph.retry[task.node].is_some() {
         return false;
     }
+    out.clear();
     let name = &graph.names[task.node];
     match f(state) {
         Ok(output) => {
@@ -317,7 +319,7 @@ fn fast_path<S: AgentState>(
         Err(error) => {
             out.failed = Some(GraphError::Node {
                 node: name.clone(),
-                step: plan.step,
+                step,
                 error,
             });
         }
