@@ -9,7 +9,7 @@ use quote::ToTokens;
 use syn::Ident;
 
 use crate::ast::Field;
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 use crate::ty::option_inner;
 
 /// The one-item setter's name for a collection field: `messages` →
@@ -32,13 +32,17 @@ pub fn setter_names(field: &Field) -> Vec<(String, bool)> {
         return names;
     }
     match field.reducer() {
-        Reducer::Replace => {
+        Reducer::Replace
+        | Reducer::Channel(Channel::Ephemeral | Channel::AnyValue | Channel::Untracked) => {
             if option_inner(field.ty).is_some() {
                 names.push((format!("clear_{plain}"), false));
             }
         }
         Reducer::Immutable => names.clear(),
-        Reducer::Messages | Reducer::Union | Reducer::Append => {
+        Reducer::Messages
+        | Reducer::Union
+        | Reducer::Append
+        | Reducer::Channel(Channel::Topic { .. }) => {
             names.push((singular(plain), true));
             names.push((format!("overwrite_{plain}"), false));
         }

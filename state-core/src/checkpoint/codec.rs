@@ -106,7 +106,7 @@ struct StateFields<'a, S>(&'a S);
 
 impl<S: AgentState> Fields for StateFields<'_, S> {
     fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        self.0.serialize_fields(map, FieldView::All)
+        self.0.serialize_fields(map, FieldView::Stored)
     }
 }
 

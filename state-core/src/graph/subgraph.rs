@@ -290,7 +290,17 @@ where
         let value = last_json.get(key).cloned().unwrap_or(Value::Null);
         first.insert(key.clone(), serde_json::json!({ OVERWRITE_KEY: value }));
     }
-    let plain = |k: &str| matches!(kinds.get(k), Some(ReducerKind::Replace) | None);
+    let plain = |k: &str| {
+        matches!(
+            kinds.get(k),
+            Some(
+                ReducerKind::Replace
+                    | ReducerKind::Untracked
+                    | ReducerKind::Ephemeral
+                    | ReducerKind::AnyValue
+            ) | None
+        )
+    };
     let mut rest = Vec::new();
     for object in objects {
         let mut reduced = Map::new();
