@@ -193,7 +193,7 @@ fn the_schema_names_the_channel_kinds() {
     let kinds: Vec<(&str, ReducerKind)> = Channels::schema()
         .fields
         .iter()
-        .map(|f| (f.name, f.reducer.clone()))
+        .map(|f| (f.name, f.reducer))
         .collect();
     assert!(kinds.contains(&("handoff", ReducerKind::Ephemeral)));
     assert!(kinds.contains(&("latest", ReducerKind::AnyValue)));
