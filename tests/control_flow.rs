@@ -62,6 +62,7 @@ scenarios!(
     unknown_writers_are_errors,
     subgraph_pauses_under_a_namespace,
     mapped_subgraph_runs_under_a_namespace,
+    untracked_fields_are_never_stored,
 );
 
 fn log(entry: &str) -> FlowUpdate {

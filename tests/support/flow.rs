@@ -848,3 +848,57 @@ pub async fn mapped_subgraph_runs_under_a_namespace<C: Checkpointer + ?Sized>(
     assert!(a.head(&format!("{t}|check/0")).await.unwrap().is_some());
     Ok(())
 }
+
+/// A state with an `untracked` field: a live handle, never stored.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Live {
+    #[reducer(append)]
+    pub seen: Vec<String>,
+    #[reducer(untracked)]
+    pub client: Option<String>,
+}
+
+/// An `untracked` field is seen within the run, is in no stored write or
+/// snapshot, and reads as its default from the store.
+pub async fn untracked_fields_are_never_stored<C: Checkpointer + ?Sized>(
+    a: &C,
+    b: &C,
+    p: &str,
+) -> R {
+    let graph = StateGraph::<Live>::new()
+        .add_node("connect", |_: &Live| {
+            LiveUpdate::new().client("live handle".to_owned())
+        })
+        .add_node("use", |s: &Live| {
+            LiveUpdate::new().seen(vec![format!("{:?}", s.client.is_some())])
+        })
+        .add_edge(START, "connect")
+        .add_edge("connect", "use")
+        .compile()
+        .unwrap();
+    let t = format!("{p}-t");
+    let out = graph
+        .run(Input::Update(LiveUpdate::new()))
+        .on_thread(a, &t)
+        .await?;
+    assert_eq!(out.state.seen, ["true"]);
+    assert_eq!(out.state.client.as_deref(), Some("live handle"));
+    let stored = graph.get_state(b, &t).await?;
+    assert_eq!(
+        (stored.values.seen.clone(), stored.values.client.clone()),
+        (out.state.seen.clone(), None)
+    );
+    let thread = Thread::<Live, C>::open(b, &t).await?;
+    for record in thread.history(None, 10).await? {
+        assert!(record.writes.iter().all(|w| w.update.client.is_none()));
+    }
+    let start = Live {
+        seen: Vec::new(),
+        client: Some("live handle".into()),
+    };
+    let created = Thread::create(a, format!("{p}-created"), start).await?;
+    assert!(created.state().client.is_some());
+    let reopened = Thread::<Live, C>::open(b, &format!("{p}-created")).await?;
+    assert_eq!(reopened.state().client, None, "not in the snapshot");
+    Ok(())
+}

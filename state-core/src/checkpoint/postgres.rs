@@ -83,6 +83,21 @@ CREATE TABLE IF NOT EXISTS agent_state_pending (
 );
 ";
 
+/// Stores a batch of pending writes in one statement (whole or not at
+/// all), only for a checkpoint that exists; a later write of one task and
+/// key replaces the earlier.
+const PUT_PENDING: &str = "
+INSERT INTO agent_state_pending (thread_id, checkpoint_id, task, key, value)
+SELECT $1::text, $2::bigint, w.task, w.key, w.value::jsonb
+FROM unnest($3::text[], $4::text[], $5::text[]) AS w(task, key, value)
+WHERE EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2)
+ON CONFLICT (thread_id, checkpoint_id, task, key) DO UPDATE SET value = EXCLUDED.value
+RETURNING 1";
+
+const PENDING: &str = "
+SELECT task, key, value::text FROM agent_state_pending
+WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task, key";
+
 const COLUMNS: &str = "c.thread_id, c.id, c.parent_id, c.step, c.source, c.version, c.created_at_ms, c.writes::text, c.log_bytes, c.base_bytes";
 
 const INSERT_SELECT: &str = "
@@ -225,24 +240,8 @@ impl PostgresCheckpointer {
                     .into(),
             )
             .await?,
-            // One statement for all the writes: stored whole or not at all,
-            // and only for a checkpoint that exists.
-            put_pending: prepare(
-                "INSERT INTO agent_state_pending (thread_id, checkpoint_id, task, key, value)
-                 SELECT $1::text, $2::bigint, w.task, w.key, w.value::jsonb
-                 FROM unnest($3::text[], $4::text[], $5::text[]) AS w(task, key, value)
-                 WHERE EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2)
-                 ON CONFLICT (thread_id, checkpoint_id, task, key) DO UPDATE SET value = EXCLUDED.value
-                 RETURNING 1"
-                    .into(),
-            )
-            .await?,
-            pending: prepare(
-                "SELECT task, key, value::text FROM agent_state_pending
-                 WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task, key"
-                    .into(),
-            )
-            .await?,
+            put_pending: prepare(PUT_PENDING.into()).await?,
+            pending: prepare(PENDING.into()).await?,
         };
         Ok(Self {
             client,
