@@ -17,9 +17,12 @@
 //!
 //! `typed_vs_hand` is the typed-update-versus-hand-written comparison; the
 //! other groups check that the cost does not depend on the history size N.
+//! `union_vs_append` adds one item to a `#[reducer(union)]` list of N items
+//! (indexed: a lookup, not a scan) against appending one to a
+//! `#[reducer(append)]` list (no lookup at all).
 
 use agent_state::serde::{Deserialize, Serialize};
-use agent_state::{ai, human, AgentState, Message, Messages};
+use agent_state::{ai, human, AgentState, Message, Messages, UnionVec};
 
 fn main() {
     // Fixed batches of 64 iterations, 1000 samples per case: a few seconds in
@@ -286,5 +289,66 @@ mod apply_all {
                 ]
             });
         assert_eq!(state.messages.len(), n);
+    }
+}
+
+/// One list per reducer that grows a collection.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Lists {
+    /// Each item once, in first-seen order.
+    #[reducer(union)]
+    plugins: UnionVec<String>,
+    /// Every item, in order.
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+/// Lists of `n` distinct items each.
+fn lists_with(n: usize) -> Lists {
+    let items = || (0..n).map(|i| format!("plugin-{i}"));
+    Lists {
+        plugins: items().collect(),
+        log: items().collect(),
+    }
+}
+
+/// One new item into a union of N against one appended to a list of N.
+mod union_vs_append {
+    use super::*;
+
+    /// Timed: `state.apply(update)` adding one item the union does not hold
+    /// (a lookup in its index, then a push), then `plugins.pop()`. Not
+    /// timed: building the update.
+    #[divan::bench(args = SIZES)]
+    fn union(bencher: divan::Bencher, n: usize) {
+        let mut state = lists_with(n);
+        let mut next = 0u64;
+        bencher
+            .with_inputs(|| {
+                next += 1;
+                ListsUpdate::new().plugin(format!("new-{next}"))
+            })
+            .bench_local_values(|update| {
+                state.apply(update).unwrap();
+                state.plugins.pop()
+            });
+        assert_eq!(state.plugins.len(), n);
+    }
+
+    /// Timed: `state.apply(update)` appending one item, then `log.pop()`.
+    #[divan::bench(args = SIZES)]
+    fn append(bencher: divan::Bencher, n: usize) {
+        let mut state = lists_with(n);
+        let mut next = 0u64;
+        bencher
+            .with_inputs(|| {
+                next += 1;
+                ListsUpdate::new().add_log(format!("new-{next}"))
+            })
+            .bench_local_values(|update| {
+                state.apply(update).unwrap();
+                state.log.pop()
+            });
+        assert_eq!(state.log.len(), n);
     }
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use agent_state::base::{MessagesState, MessagesStateUpdate};
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::serde_json::{json, Value};
-use agent_state::{ai, human, AgentState, HasPart, StateError, StateUpdate};
+use agent_state::{ai, human, AgentState, HasPart, StateError, StateUpdate, UnionVec};
 
 /// Source client type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ pub struct RuntimeState {
     pub mcp_ucan_context: Option<McpUcanContext>,
     /// On-demand plugins the agent has loaded for this thread; never shrinks.
     #[reducer(union)]
-    pub loaded_plugins: Vec<String>,
+    pub loaded_plugins: UnionVec<String>,
 }
 
 /// Fields the portal client provides.

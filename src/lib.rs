@@ -51,17 +51,18 @@
 //! | none / `replace` | any | overwrite | error naming the field |
 //! | `merge` | `HashMap`, `BTreeMap`, `serde_json::{Map, Value}`, derived states | keys or fields present override, the rest kept | folded in order |
 //! | `messages` | [`Messages`], or `Vec<M: MessageLike>` | LangGraph's `add_messages` | folded in order |
-//! | `union` | `Vec<T>` (order kept), `HashSet`, `BTreeSet` | add missing, never remove | folded |
+//! | `union` | [`UnionVec<T>`] (first-seen order, indexed), `HashSet`, `BTreeSet`, `IndexSet` (feature `indexmap`) | add missing, never remove | folded |
 //! | `append` | `Vec<T>`, `VecDeque<T>` | extend | folded |
 //! | `immutable` | any | no setter exists; a JSON update naming it is rejected | — |
 //! | `with = path` | any | `path(&current, value) -> Result<T, E>` | folded |
 //!
 //! Every reducer field can also be set outright with `overwrite_<field>`
-//! (JSON: `{"__overwrite__": value}`), LangGraph's `Overwrite`.
+//! (JSON: `{"__overwrite__": value}` or `{"type": "__overwrite__", "value":
+//! value}`), LangGraph's `Overwrite`.
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use agent_state::{AgentState, StateError};
+//! use agent_state::{AgentState, StateError, UnionVec};
 //!
 //! fn count_up(current: &u64, by: u64) -> Result<u64, String> {
 //!     current.checked_add(by).ok_or_else(|| "counter overflow".to_owned())
@@ -75,7 +76,7 @@
 //!     pub facts: HashMap<String, String>,
 //!     /// Plugins loaded on this thread; never shrinks.
 //!     #[reducer(union)]
-//!     pub loaded_plugins: Vec<String>,
+//!     pub loaded_plugins: UnionVec<String>,
 //!     /// Every tool call made, in order.
 //!     #[reducer(append)]
 //!     pub audit: Vec<String>,
@@ -172,7 +173,12 @@
 //! # What the derive generates
 //!
 //! For `struct Foo`: `FooUpdate` (the partial update, with setters,
-//! `Default`, `Debug`, `Clone`, `PartialEq` and serde), `FooInput` (what the
+//! `Default`, `Debug`, `Clone`, `PartialEq` and serde; a setter per field,
+//! named after it, plus `clear_<field>` for an `Option`, `overwrite_<field>`
+//! for a reducer field, and for a `messages`, `union` or `append` field a
+//! one-item setter: the field name less its final `s` when that is a plain
+//! plural (`messages` → `message`), else `add_<field>`, or the name given
+//! by `#[state(item_setter = "..")]`; see the README), `FooInput` (what the
 //! graph's input may set, the same less the fields omitted from input),
 //! `FooStaged` (a checked step, see [`AgentState::stage`]),
 //! `impl AgentState for Foo`, `impl Default for Foo`, serde's `Serialize` and

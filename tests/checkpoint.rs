@@ -331,6 +331,56 @@ fn malformed_records_are_named() {
     );
 }
 
+/// A stored update may hold an overwrite in the form LangGraph gives it
+/// after a JSON round trip, `{"type": "__overwrite__", "value": v}`: it
+/// loads as the first form does.
+#[test]
+fn stored_overwrites_load_in_either_json_form() {
+    use agent_state::checkpoint::CheckpointError;
+    use agent_state::serde_json::{json, Value};
+
+    let path = temp_db("overwrite_forms");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let saved = block_on(async {
+        let mut thread = Thread::<Debate, _>::open(&saver, "o").await?;
+        thread
+            .save_step(
+                Source::Loop,
+                [("a", DebateUpdate::new().message(ai("dropped")))],
+            )
+            .await?;
+        let only = vec![ai("only").with_id("o")];
+        thread
+            .save_step(
+                Source::Loop,
+                [("b", DebateUpdate::new().overwrite_messages(only).log([1]))],
+            )
+            .await?;
+        Ok::<_, CheckpointError>(thread.state().clone())
+    })
+    .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (id, writes): (i64, String) = conn
+        .query_row(
+            "SELECT id, writes FROM agent_state_checkpoints WHERE writes LIKE '%__overwrite__%'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    let mut writes: Value = agent_state::serde_json::from_str(&writes).unwrap();
+    let messages = &mut writes[0]["update"]["messages"];
+    let value = messages["__overwrite__"].take();
+    *messages = json!({"type": "__overwrite__", "value": value});
+    conn.execute(
+        "UPDATE agent_state_checkpoints SET writes = ?1 WHERE id = ?2",
+        rusqlite::params![writes.to_string(), id],
+    )
+    .unwrap();
+    let reloaded = block_on(Thread::<Debate, _>::open(&saver, "o")).unwrap();
+    assert_eq!(reloaded.state(), &saved);
+    assert_eq!(reloaded.state().messages[0].text(), "only");
+}
+
 /// A file written by a newer layout of the tables is refused, not misread.
 #[test]
 fn a_newer_table_layout_is_refused() {

@@ -346,6 +346,24 @@ mod generic {
         pub items: Vec<T>,
     }
 
+    /// A union of items of any hashable type.
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    pub struct Seen<T: Clone + Eq + std::hash::Hash + std::fmt::Debug> {
+        /// Each item once.
+        #[reducer(union)]
+        pub seen: agent_state::UnionVec<T>,
+    }
+
+    #[test]
+    fn generic_unions_index_their_items() {
+        let mut s: Seen<(u8, String)> = Seen::default();
+        s.apply(SeenUpdate::new().seen([(1, "a".to_owned()), (1, "a".to_owned())]))
+            .unwrap();
+        s.apply_json(serde_json::json!({"seen": [[2, "b"], [1, "a"]]}))
+            .unwrap();
+        assert_eq!(s.seen, [(1, "a".to_owned()), (2, "b".to_owned())]);
+    }
+
     /// A state around it.
     #[derive(AgentState, Debug, Clone, PartialEq)]
     pub struct Holder<T: Clone + PartialEq + std::fmt::Debug> {
@@ -372,4 +390,155 @@ mod generic {
             serde_json::json!({"label": "x", "items": [3, 4]})
         );
     }
+}
+
+/// A part with one field per way two writes can combine.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Tracker {
+    /// Plain: one write per step.
+    pub status: String,
+    /// Appended.
+    #[reducer(append)]
+    pub log: Vec<String>,
+    /// Merged, a nested state whose plain fields fold.
+    #[reducer(merge)]
+    pub profile: Profile,
+    /// Through a function only it can fold.
+    #[reducer(with = count)]
+    pub hits: u32,
+}
+
+/// A nested state merged into `Tracker`.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Plain.
+    pub name: String,
+    /// Plain.
+    pub city: String,
+}
+
+/// A state with the tracker and the conversation as parts.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Tracked {
+    #[state(flatten)]
+    pub base: MessagesState,
+    #[state(flatten)]
+    pub tracker: Tracker,
+}
+
+#[test]
+fn with_adds_a_parts_writes_after_those_already_there() {
+    // Two helpers each answering with a message: both are kept, in order.
+    let update = Tracked::lift(MessagesStateUpdate::new().message(ai("one").with_id("1")))
+        .with(MessagesStateUpdate::new().message(ai("two").with_id("2")))
+        .with(
+            TrackerUpdate::new()
+                .add_log("a")
+                .profile(ProfileUpdate::new().name("Ada")),
+        )
+        .with(
+            TrackerUpdate::new()
+                .add_log("b")
+                .profile(ProfileUpdate::new().name("Bo").city("Oslo")),
+        );
+    let mut s = Tracked::default();
+    s.apply(update.clone()).unwrap();
+    assert_eq!(
+        s.messages().iter().map(|m| m.text()).collect::<Vec<_>>(),
+        ["one", "two"]
+    );
+    assert_eq!(s.tracker.log, ["a", "b"]);
+    // A merged nested state folds its writes: the later name wins.
+    assert_eq!(
+        (
+            s.tracker.profile.name.as_str(),
+            s.tracker.profile.city.as_str()
+        ),
+        ("Bo", "Oslo")
+    );
+    // The same as the two updates applied as one step, and its JSON too.
+    let mut step = Tracked::default();
+    step.apply_all([
+        Tracked::lift(MessagesStateUpdate::new().message(ai("one").with_id("1"))),
+        Tracked::lift(MessagesStateUpdate::new().message(ai("two").with_id("2"))),
+        Tracked::lift(
+            TrackerUpdate::new()
+                .add_log("a")
+                .profile(ProfileUpdate::new().name("Ada")),
+        ),
+        Tracked::lift(
+            TrackerUpdate::new()
+                .add_log("b")
+                .profile(ProfileUpdate::new().name("Bo").city("Oslo")),
+        ),
+    ])
+    .unwrap();
+    assert_eq!(step, s);
+    let mut from_json = Tracked::default();
+    from_json
+        .apply(TrackedUpdate::from_json(update.to_json()).unwrap())
+        .unwrap();
+    assert_eq!(from_json, s);
+}
+
+#[test]
+fn a_parts_setter_adds_too() {
+    let update = TrackedUpdate::new()
+        .tracker(TrackerUpdate::new().add_log("a"))
+        .tracker(TrackerUpdate::new().add_log("b"));
+    let mut s = Tracked::default();
+    s.apply(update).unwrap();
+    assert_eq!(s.tracker.log, ["a", "b"]);
+}
+
+#[test]
+fn writes_one_update_cannot_hold_fail_when_applied_and_change_nothing() {
+    let mut s = Tracked::default();
+    s.apply(Tracked::lift(TrackerUpdate::new().status("idle").hits(1)))
+        .unwrap();
+    let before = s.clone();
+    // Two writes of a plain field: the error a step of the two would give.
+    let twice = Tracked::lift(TrackerUpdate::new().status("a"))
+        .with(TrackerUpdate::new().status("b").add_log("x"));
+    let err = s.apply(twice.clone()).unwrap_err();
+    assert_eq!(
+        (err.field(), err.kind()),
+        ("status", &ErrorKind::ConcurrentWrites { writes: 2 })
+    );
+    assert_eq!(s, before);
+    // It cannot be written as one JSON object either.
+    assert!(serde_json::to_string(&twice).is_err());
+    // Two writes through a `with` function: only the function could fold them.
+    let err = s
+        .apply(Tracked::lift(TrackerUpdate::new().hits(1)).with(TrackerUpdate::new().hits(2)))
+        .unwrap_err();
+    assert_eq!((err.field(), err.kind()), ("hits", &ErrorKind::Uncombined));
+    // Two overwrites.
+    let err = s
+        .apply(
+            Tracked::lift(TrackerUpdate::new().overwrite_log(vec!["x".into()]))
+                .with(TrackerUpdate::new().overwrite_log(vec!["y".into()])),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::ConcurrentOverwrites { overwrites: 2 }
+    );
+    assert_eq!(s, before);
+}
+
+#[test]
+fn an_overwrite_combines_as_in_a_step() {
+    let mut s = Tracked::default();
+    s.apply(Tracked::lift(TrackerUpdate::new().log(["old".to_owned()])))
+        .unwrap();
+    // Writes before an overwrite are discarded, those after it ignored,
+    // as LangGraph does in a step.
+    s.apply(
+        Tracked::lift(TrackerUpdate::new().add_log("before"))
+            .with(TrackerUpdate::new().overwrite_log(vec!["new".into()]))
+            .with(TrackerUpdate::new().add_log("after")),
+    )
+    .unwrap();
+    assert_eq!(s.tracker.log, ["new"]);
 }

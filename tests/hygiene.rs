@@ -42,7 +42,7 @@ mod shadowed {
         pub count: u32,
         /// Items.
         #[reducer(union)]
-        pub items: ::std::vec::Vec<::std::string::String>,
+        pub items: agent_state::UnionVec<::std::string::String>,
         /// Maybe a room.
         pub room: ::core::option::Option<::std::string::String>,
     }
@@ -184,8 +184,9 @@ where
     T: PartialEq,
     M: agent_state::MessageLike,
 {
-    /// Items.
+    /// Items, with a one-item setter named by the attribute.
     #[reducer(append)]
+    #[state(item_setter = "push_item")]
     pub items: Vec<T>,
     /// Messages of any message type.
     #[reducer(messages)]
@@ -193,6 +194,26 @@ where
     /// Set once.
     #[reducer(immutable)]
     pub label: String,
+}
+
+/// A field of a bare type parameter: the state is one for every `T` with
+/// serde's traits and `Default`.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Holder<T: Clone + std::fmt::Debug + PartialEq> {
+    /// The value.
+    pub value: T,
+    /// Its part, generic too.
+    #[state(flatten)]
+    pub inner: Generic<T, Line>,
+}
+
+#[test]
+fn generic_fields_take_their_default_when_missing() {
+    let mut h: Holder<String> = Holder::default();
+    h.apply(HolderUpdate::new().value("x")).unwrap();
+    assert_eq!(h.value, "x");
+    let h = Holder::<u8>::from_json(json!({"items": [1]})).unwrap();
+    assert_eq!((h.value, h.inner.items), (0, vec![1]));
 }
 
 /// Another crate's message type.
@@ -229,6 +250,8 @@ fn generic_states_with_foreign_message_types() {
         .unwrap();
     assert_eq!(s.messages.len(), 2);
     assert_eq!(s.items, [1, 2, 3]);
+    s.apply(GenericUpdate::new().push_item(4)).unwrap();
+    assert_eq!(s.items, [1, 2, 3, 4]);
 }
 
 /// Fields named like the trait's and the update's items.
@@ -247,6 +270,41 @@ pub struct Named {
     pub schema: String,
     /// Named like the generated staged type's role.
     pub staged: u8,
+    /// Named like the update's hidden `combine`.
+    #[reducer(append)]
+    pub combine: Vec<u8>,
+}
+
+/// A field named like the update's hidden record of a conflict, in a part.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[allow(clippy::pub_underscore_fields)]
+pub struct HiddenNames {
+    /// Named like the hidden field.
+    pub __conflict: u32,
+    /// Appended.
+    #[reducer(append)]
+    pub notes: Vec<u32>,
+}
+
+/// The state that combines updates of it.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct HiddenWhole {
+    /// The part.
+    #[state(flatten)]
+    pub part: HiddenNames,
+}
+
+#[test]
+fn a_field_named_like_a_hidden_one_keeps_its_name() {
+    let mut s = HiddenWhole::default();
+    let update = HiddenWhole::lift(HiddenNamesUpdate::new().__conflict(3).note(1))
+        .with(HiddenNamesUpdate::new().note(2));
+    s.apply(update).unwrap();
+    assert_eq!(
+        (s.part.__conflict, s.part.notes.as_slice()),
+        (3, &[1, 2][..])
+    );
+    assert_eq!(s.to_json(), json!({"__conflict": 3, "notes": [1, 2]}));
 }
 
 #[test]
@@ -260,12 +318,68 @@ fn fields_named_like_generated_items() {
             .stage([3])
             .commit(true)
             .schema("x")
-            .staged(4),
+            .staged(4)
+            .combine([5])
+            .add_combine(6),
     )
     .unwrap();
+    assert_eq!(s.combine, [5, 6]);
     assert_eq!((s.update, s.apply, s.commit, s.staged), (1, 2, true, 4));
     assert_eq!(s.stage, [3]);
     assert!(!NamedUpdate::new().apply(1).is_empty());
+}
+
+/// One-item setters: the plural rule, `add_<field>` for names that are
+/// not plain plurals, and `#[state(item_setter = "..")]`, a keyword
+/// included.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct ItemSetters {
+    /// A plain plural: `loaded_plugin`.
+    #[reducer(append)]
+    pub loaded_plugins: Vec<String>,
+    /// Not a plural: `add_status`.
+    #[reducer(append)]
+    pub status: Vec<String>,
+    /// A plural whose singular is not the name less its `s`: `add_entries`.
+    #[reducer(append)]
+    pub entries: Vec<u32>,
+    /// No final `s`: `add_trace`.
+    #[reducer(append)]
+    pub trace: Vec<String>,
+    /// `new` by the rule, the constructor's name: named by the attribute.
+    #[reducer(append)]
+    #[state(item_setter = "headline")]
+    pub news: Vec<String>,
+    /// A keyword as the item setter's name: `r#type`.
+    #[reducer(append)]
+    #[state(item_setter = "type")]
+    pub kinds: Vec<String>,
+    /// A raw field with an item setter from the rule: `add_match`.
+    #[reducer(append)]
+    pub r#match: Vec<u8>,
+}
+
+#[test]
+fn item_setters_follow_the_documented_rule_and_the_attribute() {
+    let mut s = ItemSetters::default();
+    s.apply(
+        ItemSettersUpdate::new()
+            .loaded_plugin("editor")
+            .add_status("ok")
+            .add_entries(1)
+            .add_trace("t")
+            .headline("h")
+            .r#type("k")
+            .add_match(7),
+    )
+    .unwrap();
+    s.apply(ItemSettersUpdate::new().news(["n".to_owned()]).kinds(["j"]))
+        .unwrap();
+    assert_eq!(s.loaded_plugins, ["editor"]);
+    assert_eq!((s.status.len(), s.entries.len(), s.trace.len()), (1, 1, 1));
+    assert_eq!(s.news, ["h", "n"]);
+    assert_eq!(s.kinds, ["k", "j"]);
+    assert_eq!(s.r#match, [7]);
 }
 
 mod reexport {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use agent_state::base::{MessagesState, MessagesStateUpdate};
 use agent_state::json_schema::{schema_of, schemars::JsonSchema};
 use agent_state::serde::{Deserialize, Serialize};
-use agent_state::{ai, AgentState, Output, StateInput, StateUpdate};
+use agent_state::{ai, AgentState, Output, StateInput, StateUpdate, UnionVec};
 use serde_json::{json, Value};
 
 /// A todo item.
@@ -61,7 +61,7 @@ pub struct Agent {
     pub files: BTreeMap<String, String>,
     /// Plugins loaded.
     #[reducer(union)]
-    pub loaded_plugins: Vec<String>,
+    pub loaded_plugins: UnionVec<String>,
     /// Tokens spent.
     #[reducer(with = add)]
     pub tokens: u32,
@@ -220,6 +220,10 @@ fn what_the_runtime_accepts_validates_and_what_it_rejects_does_not() {
     let escaped = json!({"files": {"__reduce__": {"__overwrite__": "x"}}});
     assert!(update.is_valid(&escaped), "{escaped}");
     sample().apply_json(escaped).unwrap();
+    // The form an `Overwrite` takes after a JSON round trip.
+    let good = json!({"files": {"type": "__overwrite__", "value": {"a": "A"}}});
+    assert!(update.is_valid(&good));
+    sample().apply_json(good).unwrap();
 
     // Rejected by both the schema and the runtime.
     for (bad, by_update) in [
@@ -228,6 +232,10 @@ fn what_the_runtime_accepts_validates_and_what_it_rejects_does_not() {
         (json!({"tokens": "three"}), false),
         (json!({"todos": [{"content": 1}]}), false),
         (json!({"files": {"__overwrite__": 3}}), false),
+        (
+            json!({"files": {"type": "__overwrite__", "value": 3}}),
+            false,
+        ),
         (json!({"todos": [{"content": "c", "done": true}]}), true),
         (json!({"scratch": "s"}), true),
     ] {

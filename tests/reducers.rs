@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use agent_state::{
-    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateUpdate,
+    ai, human, AgentState, ErrorKind, FieldWrite, Messages, RemoveMessage, StateInput, StateUpdate,
+    UnionVec,
 };
 use serde_json::{json, Value};
 
@@ -46,7 +47,7 @@ pub struct Everything {
     #[reducer(merge)]
     pub user: UserContext,
     #[reducer(union)]
-    pub plugins: Vec<String>,
+    pub plugins: UnionVec<String>,
     #[reducer(union)]
     pub tags: HashSet<String>,
     #[reducer(union)]
@@ -249,6 +250,48 @@ fn overwrite_in_a_step_discards_the_other_writes_and_two_are_an_error() {
 }
 
 #[test]
+fn overwrite_in_its_round_trip_json_form() {
+    // What LangGraph's `Overwrite` becomes after a JSON round trip.
+    let mut s = seeded();
+    s.apply_json(json!({
+        "messages": {"type": "__overwrite__", "value": [{"type": "ai", "content": "only", "id": "o"}]},
+        "plugins": {"value": ["x"], "type": "__overwrite__"},
+    }))
+    .unwrap();
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.messages[0].text(), "only");
+    assert_eq!(s.plugins, ["x"]);
+    // Read as the same write as the first form, in updates, inputs and a
+    // nested state's merge.
+    let round_trip = json!({"log": {"type": "__overwrite__", "value": ["a"]}});
+    assert_eq!(
+        Up::from_json(round_trip.clone()).unwrap(),
+        Up::from_json(json!({"log": {"__overwrite__": ["a"]}})).unwrap()
+    );
+    assert!(<EverythingInput as StateInput>::from_json(round_trip).is_ok());
+    s.apply_json(json!({"user": {"type": "__overwrite__", "value": {"identity": "Bo"}}}))
+        .unwrap();
+    assert_eq!(s.user.identity.as_deref(), Some("Bo"));
+    assert!(
+        s.user.notes.is_empty(),
+        "an overwrite replaces the nested state whole"
+    );
+    // Inside a nested state's merge, a field's overwrite in either form.
+    s.apply_json(json!({"user": {"notes": {"type": "__overwrite__", "value": ["n"]}}}))
+        .unwrap();
+    assert_eq!(s.user.notes, ["n"]);
+    // A bad value inside still names the field; a `type` of another value
+    // is a plain partial.
+    let err = s
+        .apply_json(json!({"log": {"type": "__overwrite__", "value": 3}}))
+        .unwrap_err();
+    assert_eq!(err.field(), "log");
+    s.apply_json(json!({"config": {"type": "t", "value": "v"}}))
+        .unwrap();
+    assert_eq!(s.config["type"], "t");
+}
+
+#[test]
 fn overwrite_in_json() {
     let mut s = seeded();
     s.apply_json(
@@ -260,7 +303,7 @@ fn overwrite_in_json() {
     let update = Up::from_json(json!({"plugins": {"__overwrite__": ["x"]}})).unwrap();
     assert_eq!(
         update.plugins,
-        Some(FieldWrite::Overwrite(vec!["x".to_owned()]))
+        Some(FieldWrite::Overwrite(UnionVec::from(["x".to_owned()])))
     );
     assert_eq!(
         update.to_json(),
@@ -455,4 +498,72 @@ fn nested_overwrites_fold_in_order() {
     ])
     .unwrap();
     assert_eq!(s.user.notes, ["a", "b"]);
+}
+
+/// A plugin: an item type of one's own, `Hash + Eq + Ord`.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    agent_state::serde::Serialize,
+    agent_state::serde::Deserialize,
+)]
+#[serde(crate = "agent_state::serde")]
+pub struct Plugin {
+    name: String,
+}
+
+fn plugin(name: &str) -> Plugin {
+    Plugin { name: name.into() }
+}
+
+/// Every set the union reducer serves, of an item type of one's own.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Loaded {
+    #[reducer(union)]
+    pub ordered: UnionVec<Plugin>,
+    #[reducer(union)]
+    pub hashed: HashSet<Plugin>,
+    #[reducer(union)]
+    pub sorted: BTreeSet<Plugin>,
+    #[cfg(feature = "indexmap")]
+    #[reducer(union)]
+    pub indexed: agent_state::indexmap::IndexSet<Plugin>,
+}
+
+#[test]
+fn union_of_own_items_adds_each_once_in_every_set() {
+    let mut s = Loaded::default();
+    let first = LoadedUpdate::new()
+        .ordered([plugin("b"), plugin("a")])
+        .hashed([plugin("b")])
+        .sorted([plugin("b"), plugin("a")]);
+    let second = LoadedUpdate::new()
+        .ordered([plugin("a"), plugin("c")])
+        .hashed([plugin("b"), plugin("c")])
+        .sorted([plugin("c")]);
+    #[cfg(feature = "indexmap")]
+    let (first, second) = (
+        first.indexed([plugin("b"), plugin("a")]),
+        second.indexed([plugin("a"), plugin("c")]),
+    );
+    s.apply_all([first, second]).unwrap();
+    assert_eq!(s.ordered, [plugin("b"), plugin("a"), plugin("c")]);
+    assert_eq!(s.hashed.len(), 2);
+    assert_eq!(s.sorted.first(), Some(&plugin("a")));
+    #[cfg(feature = "indexmap")]
+    assert_eq!(
+        s.indexed.iter().cloned().collect::<Vec<_>>(),
+        [plugin("b"), plugin("a"), plugin("c")]
+    );
+    // JSON reads back as the same state; a repeat in a write adds nothing.
+    let back = Loaded::from_json(s.to_json()).unwrap();
+    assert_eq!(back, s);
+    s.apply_json(json!({"ordered": [{"name": "c"}, {"name": "c"}, {"name": "d"}]}))
+        .unwrap();
+    assert_eq!(s.ordered.len(), 4);
 }

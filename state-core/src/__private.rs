@@ -5,6 +5,9 @@
 pub use ::serde;
 pub use ::serde_json;
 
+pub use crate::combine::{
+    combine_replace, combine_write, concat_partials, keep_partials_apart, Conflict,
+};
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::messages::{MessageOp, MessageOps};
 pub use crate::part::{clash, FieldNames, HasPart, PartNames};
@@ -22,7 +25,7 @@ pub use crate::state::{
 };
 pub use crate::storable::check_depth;
 pub use crate::write::{
-    commit_writes, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY, REDUCE_KEY,
+    commit_writes, overwrite_in, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY, REDUCE_KEY,
 };
 pub use crate::writes::Writes;
 
@@ -42,35 +45,94 @@ pub fn expect_object(value: Value) -> Result<Map<String, Value>, StateError> {
     }
 }
 
+/// A field value generated code reads and writes as JSON: any type with
+/// serde's `Serialize` and `DeserializeOwned`.
+///
+/// Generated impls require this trait of a field type, written
+/// higher-ranked (`for<'__f> Plan: SerdeValue`), rather than serde's traits
+/// themselves: rustc does not check such a bound where it is declared, and
+/// unlike `DeserializeOwned` (itself higher-ranked) it is never ambiguous
+/// with the type's own impl. A field type without serde then gets one error,
+/// from the derive's check on its type, instead of one per impl.
+pub trait SerdeValue: Sized {
+    /// Reads the value, naming the field on error.
+    fn read_json(field: &str, value: Value) -> Result<Self, StateError>;
+
+    /// Serializes the value.
+    fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
+}
+
+impl<T: serde::Serialize + DeserializeOwned> SerdeValue for T {
+    fn read_json(field: &str, value: Value) -> Result<Self, StateError> {
+        serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
+    }
+
+    fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize(serializer)
+    }
+}
+
+/// A field value serialized through [`SerdeValue`].
+pub struct AsSerde<'a, T>(pub &'a T);
+
+impl<T: SerdeValue> serde::Serialize for AsSerde<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.write_json(serializer)
+    }
+}
+
+/// A reducer field's write serialized through [`SerdeValue`]: the partial
+/// (escaped as `{"__reduce__": partial}` when it would read as a marker), or
+/// `{"__overwrite__": value}`.
+pub struct WriteAsSerde<'a, T, P>(pub &'a FieldWrite<T, P>);
+
+impl<T: SerdeValue, P: SerdeValue> serde::Serialize for WriteAsSerde<'_, T, P> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            // A partial whose JSON would read as a marker is escaped, so
+            // the update reads back as itself.
+            FieldWrite::Reduce(partial) if crate::storable::reads_as_marker(&AsSerde(partial)) => {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(REDUCE_KEY, &AsSerde(partial))?;
+                map.end()
+            }
+            FieldWrite::Reduce(partial) => partial.write_json(serializer),
+            FieldWrite::Overwrite(value) => {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(OVERWRITE_KEY, &AsSerde(value))?;
+                map.end()
+            }
+        }
+    }
+}
+
 /// Reads one field's value, naming the field on error; JSON nested deeper
 /// than a checkpoint stores is refused.
-pub fn value_from_json<T: DeserializeOwned>(field: &str, value: Value) -> Result<T, StateError> {
+pub fn value_from_json<T: SerdeValue>(field: &str, value: Value) -> Result<T, StateError> {
     check_depth(field, &value)?;
-    decode(field, value)
+    T::read_json(field, value)
 }
 
-fn decode<T: DeserializeOwned>(field: &str, value: Value) -> Result<T, StateError> {
-    serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
-}
-
-/// Reads one reducer field's write: `{"__overwrite__": v}`, a reduce write
-/// escaped as `{"__reduce__": v}`, or a partial.
-pub fn write_from_json<T: DeserializeOwned, P: DeserializeOwned>(
+/// Reads one reducer field's write: a reduce write escaped as
+/// `{"__reduce__": v}`, an overwrite in either JSON form ([`overwrite_in`]),
+/// or a partial.
+pub fn write_from_json<T: SerdeValue, P: SerdeValue>(
     field: &str,
     value: Value,
 ) -> Result<FieldWrite<T, P>, StateError> {
     check_depth(field, &value)?;
-    match value {
-        Value::Object(mut map) if map.len() == 1 => {
-            if let Some(inner) = map.remove(OVERWRITE_KEY) {
-                return decode(field, inner).map(FieldWrite::Overwrite);
-            }
-            if let Some(inner) = map.remove(REDUCE_KEY) {
-                return decode(field, inner).map(FieldWrite::Reduce);
-            }
-            decode(field, Value::Object(map)).map(FieldWrite::Reduce)
+    let value = match value {
+        Value::Object(mut map) if map.len() == 1 && map.contains_key(REDUCE_KEY) => {
+            let inner = map.remove(REDUCE_KEY).unwrap_or(Value::Null);
+            return P::read_json(field, inner).map(FieldWrite::Reduce);
         }
-        other => decode(field, other).map(FieldWrite::Reduce),
+        other => other,
+    };
+    match overwrite_in(value) {
+        Ok(inner) => T::read_json(field, inner).map(FieldWrite::Overwrite),
+        Err(partial) => P::read_json(field, partial).map(FieldWrite::Reduce),
     }
 }
 
@@ -150,6 +212,130 @@ where
             partial.extend(items);
             *slot = Some(FieldWrite::Reduce(partial));
         }
+    }
+}
+
+/// The probe of the derive's checks of a field type, each one error on
+/// the type however many traits it misses.
+///
+/// `(&Probe::<T>::new()).serde_verdict()` is [`IsSerde`] when `T` is
+/// `Serialize + DeserializeOwned` ([`ViaSerde`], found first by method
+/// resolution) and [`NotSerde`] otherwise ([`ViaNotSerde`], found by
+/// autoref), and [`assert_serde`] accepts only the first. A type missing
+/// both traits so gives one error, on the field's type, instead of one per
+/// trait and per place generated code serializes. `union_verdict` and
+/// [`assert_union`] do the same for [`UnionField`].
+pub struct Probe<T>(core::marker::PhantomData<T>);
+
+impl<T> Probe<T> {
+    /// A probe of `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+/// The field type has serde's traits.
+pub struct IsSerde;
+
+/// The field type lacks `Serialize` or `Deserialize`.
+pub struct NotSerde;
+
+/// Found first, for a type with serde's traits.
+pub trait ViaSerde {
+    /// [`IsSerde`].
+    fn serde_verdict(&self) -> IsSerde {
+        IsSerde
+    }
+}
+
+impl<T: serde::Serialize + DeserializeOwned> ViaSerde for Probe<T> {}
+
+/// Found by autoref when [`ViaSerde`] does not apply.
+pub trait ViaNotSerde {
+    /// [`NotSerde`].
+    fn serde_verdict(&self) -> NotSerde {
+        NotSerde
+    }
+}
+
+impl<T> ViaNotSerde for &Probe<T> {}
+
+/// The verdict of a [`Probe`] of a field type `T`: only [`IsSerde`] is one.
+#[diagnostic::on_unimplemented(
+    message = "`{T}` cannot be the type of a state field: it needs serde's `Serialize` and `Deserialize`",
+    label = "not `Serialize + Deserialize`",
+    note = "a state is stored and sent as JSON; derive both on `{T}`: `#[derive(Serialize, Deserialize)]` with `#[serde(crate = \"agent_state::serde\")]` (serde re-exported by agent_state), or check whether the crate of `{T}` has a `serde` feature"
+)]
+pub trait SerdeField<T> {}
+
+#[diagnostic::do_not_recommend]
+impl<T> SerdeField<T> for IsSerde {}
+
+/// Accepts the verdict of a [`Probe`] of `T` only if `T` has serde's traits.
+pub fn assert_serde<T, V: SerdeField<T>>(verdict: V) {
+    let _ = verdict;
+}
+
+/// The field type serves `#[reducer(union)]`.
+pub struct IsUnion;
+
+/// The field type does not serve `#[reducer(union)]`.
+pub struct NotUnion;
+
+/// Found first, for a type the union reducer serves.
+pub trait ViaUnion {
+    /// [`IsUnion`].
+    fn union_verdict(&self) -> IsUnion {
+        IsUnion
+    }
+}
+
+impl<T: UnionField> ViaUnion for Probe<T> {}
+
+/// Found by autoref when [`ViaUnion`] does not apply.
+pub trait ViaNotUnion {
+    /// [`NotUnion`].
+    fn union_verdict(&self) -> NotUnion {
+        NotUnion
+    }
+}
+
+impl<T> ViaNotUnion for &Probe<T> {}
+
+/// The verdict of a union [`Probe`] of a field type `T`: only [`IsUnion`].
+#[diagnostic::on_unimplemented(
+    message = "`#[reducer(union)]` cannot serve a field of type `{T}`: its items must be `Hash + Eq` (`UnionVec`, `HashSet`, `IndexSet`) or `Ord` (`BTreeSet`)",
+    label = "items the union reducer cannot index",
+    note = "union adds an item only if it is not there yet, which it finds out through an index of the items: derive `Hash` and `Eq` (or `Ord`, for a `BTreeSet`) on the item type"
+)]
+pub trait UnionVerdict<T> {}
+
+#[diagnostic::do_not_recommend]
+impl<T> UnionVerdict<T> for IsUnion {}
+
+/// Accepts the verdict of a union [`Probe`] of `T` only if the union
+/// reducer serves `T`.
+pub fn assert_union<T, V: UnionVerdict<T>>(verdict: V) {
+    let _ = verdict;
+}
+
+/// A field's initial value when it has no `#[state(default = ..)]`: its
+/// `Default`. Through this trait, a type without one is told how to give
+/// the field a default.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `Default`, which a state field without `#[state(default = ..)]` takes as its initial value",
+    label = "no `Default`",
+    note = "give the field its initial value with `#[state(default = expr)]`, or implement `Default` for `{Self}`"
+)]
+pub trait FieldDefault {
+    /// The initial value.
+    fn field_default() -> Self;
+}
+
+impl<T: Default> FieldDefault for T {
+    fn field_default() -> Self {
+        T::default()
     }
 }
 

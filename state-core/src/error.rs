@@ -29,6 +29,12 @@ pub enum ErrorKind {
         /// How many overwrites the step carried.
         overwrites: usize,
     },
+    /// An update combined from two (`StateUpdate::with`, a part's setter)
+    /// carried two writes of the field that only its reducer could fold
+    /// into one: two writes through a `with` function, or a write after an
+    /// overwrite in a nested state. Apply them as two updates of one step
+    /// (`apply_all`) instead.
+    Uncombined,
     /// A message removal named an id that is not in the history.
     MessageNotFound {
         /// The id the removal asked for.
@@ -130,6 +136,10 @@ impl fmt::Display for StateError {
             ErrorKind::ConcurrentOverwrites { overwrites } => write!(
                 f,
                 "at key `{field}`: can receive only one overwrite per step, got {overwrites}"
+            ),
+            ErrorKind::Uncombined => write!(
+                f,
+                "at key `{field}`: an update combined from two (`with`, or a part's setter) carries two writes of this field that only its reducer can fold; apply the two updates as one step (`apply_all`) instead"
             ),
             ErrorKind::MessageNotFound { id } => write!(
                 f,

@@ -43,6 +43,7 @@ use serde_json::{Map, Value};
 use crate::message::{Content, Message, ToolCall, ToolStatus};
 use crate::messages::{MessageOp, MessageOps, Messages};
 use crate::state::{AgentState, Output};
+use crate::union_vec::UnionVec;
 
 pub use schemars;
 
@@ -125,9 +126,10 @@ pub fn schema_of<T: JsonSchema>() -> Value {
         .to_value()
 }
 
-/// The schema of a reducer field's write: its partial, an overwrite
-/// `{"__overwrite__": value}`, or a partial escaped as `{"__reduce__":
-/// partial}` (how `to_json` writes one shaped like a marker).
+/// The schema of a reducer field's write: its partial, an overwrite in
+/// either JSON form (`{"__overwrite__": value}` or `{"type":
+/// "__overwrite__", "value": value}`), or a partial escaped as
+/// `{"__reduce__": partial}` (how `to_json` writes one shaped like a marker).
 #[doc(hidden)]
 pub fn write_schema<T: JsonSchema, P: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     let partial = generator.subschema_for::<P>();
@@ -142,7 +144,15 @@ pub fn write_schema<T: JsonSchema, P: JsonSchema>(generator: &mut SchemaGenerato
     };
     let overwrite = wrapped(crate::write::OVERWRITE_KEY, &value);
     let escaped = wrapped(crate::write::REDUCE_KEY, &partial);
-    json_schema!({ "anyOf": [partial, overwrite, escaped] })
+    let tagged = json_schema!({
+        "type": "object",
+        "properties": {
+            "type": { "const": crate::write::OVERWRITE_KEY },
+            "value": value,
+        },
+        "required": ["type", "value"],
+    });
+    json_schema!({ "anyOf": [partial, overwrite, tagged, escaped] })
 }
 
 /// A field's schema with the first paragraph of its doc comment as the
@@ -293,6 +303,25 @@ impl<M: JsonSchema> JsonSchema for Messages<M> {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let item = generator.subschema_for::<M>();
         json_schema!({ "type": "array", "items": item })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for UnionVec<T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("UnionVec_of_{}", T::schema_name()).into()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        format!("agent_state::UnionVec<{}>", T::schema_id()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let item = generator.subschema_for::<T>();
+        json_schema!({ "type": "array", "items": item, "uniqueItems": true })
     }
 }
 

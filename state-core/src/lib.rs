@@ -21,6 +21,7 @@
 pub mod agent;
 pub mod base;
 pub mod checkpoint;
+pub mod combine;
 pub mod error;
 pub mod graph;
 mod id;
@@ -34,6 +35,7 @@ pub mod reducer;
 pub mod schema;
 pub mod state;
 mod storable;
+pub mod union_vec;
 pub mod write;
 pub mod writes;
 
@@ -55,6 +57,13 @@ pub use reducer::{
 pub use schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
 pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, StepRule, Stored};
 pub use storable::MAX_FIELD_DEPTH;
+pub use union_vec::UnionVec;
+
+/// `indexmap`, for `IndexSet<T>` as a `#[reducer(union)]` field that keeps
+/// first-seen order (`agent_state::indexmap::IndexSet`).
+#[cfg(feature = "indexmap")]
+#[cfg_attr(docsrs, doc(cfg(feature = "indexmap")))]
+pub use indexmap;
 pub use write::{FieldWrite, OVERWRITE_KEY, REDUCE_KEY};
 pub use writes::Writes;
 

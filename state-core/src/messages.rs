@@ -206,6 +206,15 @@ impl<M, O: Into<MessageOp<M>>> Extend<O> for MessageOps<M> {
     }
 }
 
+impl<M> IntoIterator for MessageOps<M> {
+    type Item = MessageOp<M>;
+    type IntoIter = std::vec::IntoIter<MessageOp<M>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 impl<M: Serialize> Serialize for MessageOps<M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
@@ -351,12 +360,15 @@ pub(crate) fn upsert<M: MessageLike>(
     None
 }
 
-/// The id → position index of `items`; the first of a repeated id wins.
+/// The id → position index of `items`. When a plain list holds one id
+/// twice (a `Vec` loaded from elsewhere; [`Messages`] never does), the
+/// **last** of them is indexed, so a new message with that id replaces the
+/// last one, as LangGraph's `add_messages` does.
 pub(crate) fn build_index<M: MessageLike>(items: &[M]) -> HashMap<String, usize> {
     let mut index = HashMap::with_capacity(items.len());
     for (at, msg) in items.iter().enumerate() {
         if let Some(id) = msg.id() {
-            index.entry(id.to_owned()).or_insert(at);
+            index.insert(id.to_owned(), at);
         }
     }
     index

@@ -279,10 +279,37 @@ pub trait StateUpdate: Default + Sized {
     /// `{"__overwrite__": value}`.
     fn to_json(&self) -> Value;
 
-    /// Sets the update of one part of the state (a `#[state(flatten)]`
-    /// field), replacing what this update held for that part. The part is
-    /// told by the type of `part`, so generic code reads
-    /// `S::lift(todo_update).with(messages_update)`.
+    /// Adds an update of one part of the state (a `#[state(flatten)]`
+    /// field). The part is told by the type of `part`, so generic code reads
+    /// `S::lift(todo_update).with(messages_update)`; the trait must be in
+    /// scope (`use agent_state::StateUpdate`).
+    ///
+    /// When this update already carries writes to that part, `part`'s
+    /// writes come after them, as the next writes of the same step would,
+    /// and none is dropped: messages, union and append items are
+    /// concatenated, merges fold in order, and what one update cannot hold
+    /// (two writes of a plain field, two overwrites, two writes through a
+    /// `with` function) makes applying the update an error naming the
+    /// field, as a step of the two updates would. See [`crate::combine`].
+    ///
+    /// ```
+    /// use agent_state::base::{MessagesState, MessagesStateUpdate};
+    /// use agent_state::{ai, AgentState, StateUpdate};
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Agent {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    ///     turns: u32,
+    /// }
+    ///
+    /// let update = Agent::lift(MessagesStateUpdate::new().message(ai("one")))
+    ///     .with(MessagesStateUpdate::new().message(ai("two")));
+    /// let mut agent = Agent::default();
+    /// agent.apply(update)?;
+    /// assert_eq!(agent.base.messages.len(), 2);
+    /// # Ok::<(), agent_state::StateError>(())
+    /// ```
     #[must_use]
     fn with<U>(mut self, part: U) -> Self
     where
@@ -290,9 +317,15 @@ pub trait StateUpdate: Default + Sized {
         U::State: AgentState<Update = U>,
         Self::State: HasPart<U::State> + AgentState<Update = Self>,
     {
-        *<Self::State as HasPart<U::State>>::update_part_of_mut(&mut self) = part;
+        let slot = <Self::State as HasPart<U::State>>::update_part_of_mut(&mut self);
+        StateUpdate::combine(slot, part, StepRule::Superstep);
         self
     }
+
+    /// Adds `later`'s writes after this update's, as the next writes of one
+    /// step under `rule` would be (see [`crate::combine`]). Generated.
+    #[doc(hidden)]
+    fn combine(&mut self, later: Self, rule: StepRule);
 
     /// Writes the set fields into a map being serialized, parts' inline.
     #[doc(hidden)]
@@ -339,6 +372,11 @@ pub trait StateInput: Default + Sized {
 
     /// The input as JSON: set fields only.
     fn to_json(&self) -> Value;
+
+    /// Adds `later`'s writes after this input's, as
+    /// [`StateUpdate::with`] does for updates. Generated.
+    #[doc(hidden)]
+    fn combine(&mut self, later: Self, rule: StepRule);
 
     /// Writes the set fields into a map being serialized, parts' inline.
     #[doc(hidden)]

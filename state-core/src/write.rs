@@ -18,6 +18,28 @@ pub const OVERWRITE_KEY: &str = "__overwrite__";
 /// reads back as the update whatever keys its data has.
 pub const REDUCE_KEY: &str = "__reduce__";
 
+/// The value an overwrite carries, when `value` is one of the two JSON
+/// forms of LangGraph's `Overwrite`: `{"__overwrite__": v}` (that key
+/// alone), or `{"type": "__overwrite__", "value": v}` (what an `Overwrite`
+/// becomes after a JSON round trip; other keys are ignored, as LangGraph
+/// ignores them). Anything else is handed back unchanged, to be read as a
+/// partial.
+pub fn overwrite_in(value: serde_json::Value) -> Result<serde_json::Value, serde_json::Value> {
+    use serde_json::Value;
+    match value {
+        Value::Object(mut map) if map.len() == 1 && map.contains_key(OVERWRITE_KEY) => {
+            Ok(map.remove(OVERWRITE_KEY).unwrap_or(Value::Null))
+        }
+        Value::Object(mut map)
+            if map.get("type").and_then(Value::as_str) == Some(OVERWRITE_KEY)
+                && map.contains_key("value") =>
+        {
+            Ok(map.remove("value").unwrap_or(Value::Null))
+        }
+        other => Err(other),
+    }
+}
+
 /// What an update carries for a field that has a reducer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldWrite<T, P> {

@@ -7,6 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, LitInt, LitStr, Path, Type};
 
 use crate::ctxt::Ctxt;
+use crate::suggest::{nearest, reducer_hint};
 
 /// Reducer names, for messages.
 pub const REDUCERS: &str =
@@ -73,6 +74,15 @@ pub struct FieldAttrs {
     pub omit_from_input: bool,
     /// `omit_from_output` or `private`.
     pub omit_from_output: bool,
+    /// `item_setter = "name"`: the one-item setter of a collection field.
+    pub item_setter: Option<LitStr>,
+    /// Set by `check` when it reported an error on the field's type: the
+    /// expansion then adds no check of that type, which would only repeat
+    /// it in other words.
+    pub type_reported: bool,
+    /// Set by `check` for `#[reducer(union)]` on a `Vec`: served by a scan
+    /// of the list, and the expansion warns that it costs the list's length.
+    pub union_scans: bool,
 }
 
 /// What `#[state]` says about the struct.
@@ -89,7 +99,7 @@ pub struct ContainerAttrs {
 }
 
 /// The keys `#[state(..)]` takes on a field, for messages.
-const FIELD_KEYS: &str = "`default = expr`, `rename = \"name\"`, `flatten`, `omit_from_input`, `omit_from_output` or `private`";
+const FIELD_KEYS: &str = "`default = expr`, `rename = \"name\"`, `item_setter = \"name\"`, `flatten`, `omit_from_input`, `omit_from_output` or `private`";
 
 /// `rename_all` rules, as serde spells them.
 #[derive(Clone, Copy)]
@@ -158,6 +168,24 @@ fn key_name(meta: &ParseNestedMeta) -> String {
         .map_or_else(|| "this".to_owned(), |i| format!("`{i}`"))
 }
 
+/// `item_setter = "name"`: a string holding a method name.
+fn parse_method_name(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+    let lit = parse_lit_str(meta)?;
+    let name = lit.value();
+    let plain = name.strip_prefix("r#").unwrap_or(&name);
+    let valid = syn::parse_str::<syn::Ident>(plain).is_ok()
+        || syn::parse_str::<syn::Ident>(&format!("r#{plain}")).is_ok();
+    if !valid || plain == "_" {
+        return Err(syn::Error::new_spanned(
+            &lit,
+            format!(
+                "`item_setter` takes a method name, such as \"add_status\"; `{name}` is not one"
+            ),
+        ));
+    }
+    Ok(LitStr::new(plain, lit.span()))
+}
+
 /// A path given bare or as a string: `with = f`, `crate = "::x"`.
 fn parse_path(meta: &ParseNestedMeta) -> syn::Result<Path> {
     let value = meta.value()?;
@@ -180,6 +208,9 @@ pub fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         flatten: None,
         omit_from_input: false,
         omit_from_output: false,
+        item_setter: None,
+        type_reported: false,
+        union_scans: false,
     };
     let mut rename_span = None;
     for attr in attrs {
@@ -203,6 +234,12 @@ pub fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
             cx.error_spanned_by(
                 expr,
                 "a `#[state(flatten)]` part takes no `default`: its fields have their own defaults",
+            );
+        }
+        if let Some(lit) = out.item_setter.take() {
+            cx.error_spanned_by(
+                lit,
+                "a `#[state(flatten)]` part has no item setter: its update is set whole, and its own collection fields have theirs",
             );
         }
         if let Some(span) = rename_span {
@@ -279,8 +316,7 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
             with_update = Some((Box::new(ty), span));
             return Ok(());
         }
-        let name = key_name(&meta);
-        Err(meta.error(format!("unknown reducer {name}; expected {REDUCERS}")))
+        Err(meta.error(unknown_reducer(&meta)))
     });
     if let Err(err) = result {
         cx.syn_error(err);
@@ -304,6 +340,55 @@ fn attach_update_type(cx: &Ctxt, out: &mut FieldAttrs, with_update: Option<(Box<
             )),
         }
     }
+}
+
+/// The error for a reducer name we do not know, with a "did you mean"
+/// when it is a LangGraph name (`add_messages`, `operator.add`, which
+/// comes here as the path `operator`) or a typo of ours.
+fn unknown_reducer(meta: &ParseNestedMeta) -> String {
+    let path = &meta.path;
+    let mut shown: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    // Python's `operator.add` parses as the path `operator` then `.add`.
+    let fork = meta.input.fork();
+    if fork.parse::<syn::Token![.]>().is_ok() {
+        if let Ok(attr) = fork.parse::<syn::Ident>() {
+            shown.push(attr.to_string());
+        }
+    }
+    let shown = shown.join(if meta.input.peek(syn::Token![.]) {
+        "."
+    } else {
+        "::"
+    });
+    let names = [
+        "replace",
+        "merge",
+        "messages",
+        "union",
+        "append",
+        "immutable",
+        "with",
+        "ephemeral",
+        "any_value",
+        "topic",
+        "untracked",
+    ];
+    match reducer_hint(&shown, &names) {
+        Some(hint) => format!("unknown reducer `{shown}`: {hint}"),
+        None => format!("unknown reducer `{shown}`; expected {REDUCERS}"),
+    }
+}
+
+/// "Unknown key" with the nearest known key, when the key is a typo of one.
+fn unknown_key(meta: &ParseNestedMeta, what: &str, keys: &[&str], expected: &str) -> syn::Error {
+    let name = key_name(meta);
+    let hint = meta
+        .path
+        .get_ident()
+        .and_then(|i| nearest(&i.to_string(), keys))
+        .map(|k| format!("did you mean `{k}`? "))
+        .unwrap_or_default();
+    meta.error(format!("unknown {what} {name}; {hint}{expected}"))
 }
 
 /// The reducers written as a bare name.
@@ -334,51 +419,80 @@ fn parse_field_state(
     rename_span: &mut Option<Span>,
 ) {
     let result = attr.parse_nested_meta(|meta| {
-        if meta.path.is_ident("flatten") {
-            no_value(&meta, "flatten")?;
-            if out.flatten.is_some() {
-                return Err(meta.error("duplicate `flatten`"));
-            }
-            out.flatten = Some(meta.path.span());
+        if flag_key(&meta, out)? {
             return Ok(());
-        }
-        for (name, input, output) in [
-            ("omit_from_input", true, false),
-            ("omit_from_output", false, true),
-            ("private", true, true),
-        ] {
-            if meta.path.is_ident(name) {
-                no_value(&meta, name)?;
-                out.omit_from_input |= input;
-                out.omit_from_output |= output;
-                return Ok(());
-            }
         }
         if meta.path.is_ident("default") {
             let expr: Expr = meta.value()?.parse()?;
-            if out.default.is_some() {
-                return Err(meta.error("duplicate `default`"));
-            }
-            out.default = Some(expr);
-            Ok(())
+            set_once(&meta, &mut out.default, expr, "default")
+        } else if meta.path.is_ident("item_setter") {
+            let lit = parse_method_name(&meta)?;
+            set_once(&meta, &mut out.item_setter, lit, "item_setter")
         } else if meta.path.is_ident("rename") {
             let name = parse_lit_str(&meta)?;
-            if out.rename.is_some() {
-                return Err(meta.error("duplicate `rename`"));
-            }
-            out.rename = Some(name.value());
+            set_once(&meta, &mut out.rename, name.value(), "rename")?;
             *rename_span = Some(meta.path.span());
             Ok(())
         } else {
-            let name = key_name(&meta);
-            Err(meta.error(format!(
-                "unknown field attribute {name}; `#[state(..)]` on a field takes {FIELD_KEYS}"
-            )))
+            Err(unknown_key(
+                &meta,
+                "field attribute",
+                &[
+                    "default",
+                    "rename",
+                    "item_setter",
+                    "flatten",
+                    "omit_from_input",
+                    "omit_from_output",
+                    "private",
+                ],
+                &format!("`#[state(..)]` on a field takes {FIELD_KEYS}"),
+            ))
         }
     });
     if let Err(err) = result {
         cx.syn_error(err);
     }
+}
+
+/// The keys that stand alone: `flatten` and the visibility ones. Whether
+/// `meta` was one of them.
+fn flag_key(meta: &ParseNestedMeta, out: &mut FieldAttrs) -> syn::Result<bool> {
+    if meta.path.is_ident("flatten") {
+        no_value(meta, "flatten")?;
+        if out.flatten.is_some() {
+            return Err(meta.error("duplicate `flatten`"));
+        }
+        out.flatten = Some(meta.path.span());
+        return Ok(true);
+    }
+    for (name, input, output) in [
+        ("omit_from_input", true, false),
+        ("omit_from_output", false, true),
+        ("private", true, true),
+    ] {
+        if meta.path.is_ident(name) {
+            no_value(meta, name)?;
+            out.omit_from_input |= input;
+            out.omit_from_output |= output;
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Sets a key's value, or the error for a key given twice.
+fn set_once<T>(
+    meta: &ParseNestedMeta,
+    slot: &mut Option<T>,
+    value: T,
+    key: &str,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error(format!("duplicate `{key}`")));
+    }
+    *slot = Some(value);
+    Ok(())
 }
 
 /// Parses the struct's `#[state]` attributes.
@@ -428,10 +542,12 @@ fn container_key(meta: &ParseNestedMeta, out: &mut ContainerAttrs) -> syn::Resul
         no_value(meta, "json_schema")?;
         out.json_schema = true;
     } else {
-        let name = key_name(meta);
-        return Err(meta.error(format!(
-            "unknown struct attribute {name}; `#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`"
-        )));
+        return Err(unknown_key(
+            meta,
+            "struct attribute",
+            &["crate", "rename_all", "json_schema", "version", "migrate"],
+            "`#[state(..)]` on the struct takes `crate = path`, `rename_all = \"..\"`, `json_schema`, `version = N` or `migrate = path`",
+        ));
     }
     Ok(())
 }

@@ -2,17 +2,19 @@
 
 use std::collections::HashMap;
 
-use crate::ast::Container;
+use crate::ast::{Container, Field};
 use crate::attr::{Channel, Reducer};
 use crate::ctxt::Ctxt;
-use crate::names::{setter_names, text_of};
-use crate::ty::Shape;
+use crate::names::{item_setter, prefixed_setter_names, text_of, ItemOrigin, ItemSetter, RESERVED};
+use crate::ty::{collection_item, float_in, generic_arg_of, Shape};
 
 pub fn check(cx: &Ctxt, cont: &mut Container) {
     check_json_names(cx, cont);
-    check_setter_names(cx, cont);
+    check_union_types(cx, cont);
     check_reducer_types(cx, cont);
     check_parts(cx, cont);
+    // Last: the setters follow the reducers the checks above settled on.
+    check_setter_names(cx, cont);
 }
 
 /// A part type flattened twice would give the state two `HasPart` impls of
@@ -51,6 +53,39 @@ fn check_parts(cx: &Ctxt, cont: &mut Container) {
     }
 }
 
+/// `union` never holds an item twice, which needs an index of the items
+/// and an equality that holds for every value. A list (`Vec`) has no index
+/// (each item would be looked up by a scan, at a cost that grows with the
+/// list), and floats have no such equality (NaN is not equal to itself, so
+/// a NaN would be added again by every write). Each is one error, on the
+/// type, and the field falls back to `replace`.
+fn check_union_types(cx: &Ctxt, cont: &mut Container) {
+    for field in cont.fields.iter_mut().filter(|f| !f.is_part()) {
+        if !matches!(field.reducer(), Reducer::Union) {
+            continue;
+        }
+        let item = collection_item(field.ty);
+        if let Some(float) = item.and_then(float_in) {
+            cx.error_spanned_by(
+                float,
+                format!(
+                    "`#[reducer(union)]` cannot hold `{}` items: NaN is not equal to itself, so a NaN would be added again by every write and \"never twice\" would not hold; store the values as integers or strings, use a wrapper with a total equality (such as `ordered_float::OrderedFloat`), or use `#[reducer(append)]`",
+                    text_of(float)
+                ),
+            );
+        } else if generic_arg_of(field.ty, &["Vec"]).is_some() {
+            // Served, by a scan: a warning (not an error) points at the
+            // indexed types, so a small list stays a plain `Vec`.
+            field.attrs.union_scans = true;
+            continue;
+        } else {
+            continue;
+        }
+        field.attrs.reducer = Reducer::Replace;
+        field.attrs.type_reported = true;
+    }
+}
+
 /// Types that plainly cannot serve a reducer get one error here, on the
 /// type, and the field falls back to `replace`. The trait bounds in the
 /// generated code catch the rest (aliases, other crates' types), but a
@@ -68,7 +103,7 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
             ),
             Reducer::Union => (
                 !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Messages),
-                "union works on Vec<T>, HashSet<T> and BTreeSet<T>",
+                "union works on agent_state::UnionVec<T>, HashSet<T>, BTreeSet<T>, indexmap::IndexSet<T> and Vec<T>",
             ),
             Reducer::Append => (
                 !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Set | Shape::Messages),
@@ -94,6 +129,7 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
                 ),
             );
             field.attrs.reducer = Reducer::Replace;
+            field.attrs.type_reported = true;
         }
     }
 }
@@ -114,31 +150,114 @@ fn check_json_names(cx: &Ctxt, cont: &Container) {
     }
 }
 
-/// The update type's methods must not collide: a field named
-/// `overwrite_messages` next to a `messages` field would otherwise produce
-/// two methods of one name and a baffling error in generated code.
+/// The update type's methods must not collide: with each other (a field
+/// named `overwrite_messages` next to a `messages` field, a `todos` field
+/// whose item setter `todo` is another field's setter) or with the methods
+/// every update has (`new`, `with`, `is_empty`, ..). Each clash is one
+/// error on the field that can change, saying how.
 fn check_setter_names(cx: &Ctxt, cont: &Container) {
-    let mut taken: HashMap<String, String> = HashMap::new();
-    taken.insert("new".to_owned(), "the constructor `new`".to_owned());
+    let mut taken: HashMap<String, String> = RESERVED
+        .iter()
+        .map(|(name, what)| ((*name).to_owned(), (*what).to_owned()))
+        .collect();
+    // `clear_<field>` and `overwrite_<field>` first: a field whose own name
+    // is one of them (or reserved) is the one to rename. Item setters come
+    // last: they yield, since an attribute can name them.
     for field in &cont.fields {
-        if matches!(field.reducer(), Reducer::Immutable) {
-            continue;
+        for name in prefixed_setter_names(field) {
+            let what = fixed_role(field, &name);
+            taken.insert(name, what);
         }
-        for (name, optional) in setter_names(field) {
-            if let Some(owner) = taken.get(&name) {
-                if optional {
-                    continue; // a convenience setter is skipped on a clash
+    }
+    for field in &cont.fields {
+        let plain = &field.plain_name;
+        if matches!(field.reducer(), Reducer::Immutable) {
+            // No setter, only a hidden stand-in that explains why (skipped
+            // when its name is taken); an item setter of this name would
+            // read as the field's.
+            taken
+                .entry(plain.clone())
+                .or_insert_with(|| format!("the name of immutable field `{plain}`"));
+        } else if let Some(what) = taken.get(plain) {
+            own_name_clash(cx, field, what);
+        } else {
+            taken.insert(plain.clone(), format!("the setter of field `{plain}`"));
+        }
+    }
+    for field in &cont.fields {
+        if let Some(item) = item_setter(field) {
+            match taken.get(&item.name) {
+                Some(what) => item_name_clash(cx, field, &item, what),
+                None => {
+                    let what = format!("the one-item setter of field `{}`", field.plain_name);
+                    taken.insert(item.name, what);
                 }
-                cx.error_spanned_by(
-                    field.ident,
-                    format!(
-                        "field `{}` needs the update method `{name}`, which clashes with {owner}; rename the field",
-                        field.plain_name
-                    ),
-                );
-            } else {
-                taken.insert(name, format!("the method of field `{}`", field.plain_name));
             }
+        } else if let Some(lit) = field
+            .attrs
+            .item_setter
+            .as_ref()
+            .filter(|_| !field.attrs.type_reported)
+        {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`item_setter` names the one-item setter of a `messages`, `union` or `append` field; `{}` has `{}`, whose setter takes the whole value",
+                    field.plain_name,
+                    field.reducer().name()
+                ),
+            );
+        }
+    }
+}
+
+/// What a `clear_` or `overwrite_` name is, for messages.
+fn fixed_role(field: &Field, name: &str) -> String {
+    let plain = &field.plain_name;
+    if name.starts_with("clear_") {
+        format!("the `{name}` setter of field `{plain}` (sets it to `None`)")
+    } else {
+        format!("the `{name}` setter of field `{plain}` (LangGraph's `Overwrite`)")
+    }
+}
+
+/// A field whose own name, or a name made from it, is taken.
+fn own_name_clash(cx: &Ctxt, field: &Field, what: &str) {
+    let plain = &field.plain_name;
+    let json = &field.json_name;
+    cx.error_spanned_by(
+        field.ident,
+        format!(
+            "field `{plain}` gives the update the setter `{plain}`, which is already {what}; rename the field, and keep its JSON name with `#[state(rename = \"{json}\")]`"
+        ),
+    );
+}
+
+/// A one-item setter whose name is taken: the error is on the attribute
+/// that named it, or on the field with the attribute to add.
+fn item_name_clash(cx: &Ctxt, field: &Field, item: &ItemSetter, what: &str) {
+    let (plain, name) = (&field.plain_name, &item.name);
+    match item.origin {
+        ItemOrigin::Attribute(span) => cx.syn_error(syn::Error::new(
+            span,
+            format!("the item setter `{name}` of field `{plain}` is already {what}; choose another name"),
+        )),
+        ItemOrigin::Plural | ItemOrigin::Add => {
+            let rule = match item.origin {
+                ItemOrigin::Plural => format!("`{plain}` less its final `s`"),
+                _ => format!("`add_` and the name, since `{plain}` is not a plain plural"),
+            };
+            let suggestion = if name == &format!("add_{plain}") {
+                format!("push_{plain}")
+            } else {
+                format!("add_{plain}")
+            };
+            cx.error_spanned_by(
+                field.ident,
+                format!(
+                    "field `{plain}` gets the one-item setter `{name}` ({rule}), which is already {what}; name it with `#[state(item_setter = \"{suggestion}\")]`"
+                ),
+            );
         }
     }
 }

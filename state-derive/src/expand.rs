@@ -13,15 +13,18 @@
 //! | [`schema`] | the `schema()` method |
 //! | [`defaults`] | `impl Default for Foo` and each field's default |
 //! | [`json_schema`] | `JsonSchema` impls, with `#[state(json_schema)]` |
+//! | [`field_checks`] | checks of the field types: serde's traits, a `union` field's items |
 //!
 //! [`field`] holds what each field contributes by reducer, [`bounds`] the
-//! where-clauses. Every runtime name goes through `<crate>::__private` and
+//! where-clauses, [`combine`] how two updates of the state combine. Every runtime name goes through `<crate>::__private` and
 //! every std name is absolute, so user items called `Option`, `Result` or
 //! `Ok` cannot capture generated code.
 
 mod bounds;
+mod combine;
 mod defaults;
 mod field;
+mod field_checks;
 mod input;
 mod json;
 mod json_schema;
@@ -82,7 +85,9 @@ fn fallback(input: &DeriveInput, errors: syn::Error) -> TokenStream {
 /// them: the three structs, then each one's impls.
 fn expand(cont: &Container) -> TokenStream {
     let ex = Expansion::new(cont);
-    let mut out = update::items(&ex);
+    let mut out = field_checks::type_checks(&ex);
+    out.extend(field_checks::union_scan_warnings(&ex));
+    out.extend(update::items(&ex));
     out.extend(input::items(&ex));
     out.extend(staged::item(&ex));
     out.extend(serde::impls(
@@ -115,6 +120,15 @@ fn expand(cont: &Container) -> TokenStream {
         out.extend(json_schema::expand(&ex));
     }
     out
+}
+
+/// `base`, or `base` with underscores added until no field has the name.
+fn hidden_name(cont: &Container, base: &str) -> Ident {
+    let mut name = base.to_owned();
+    while cont.fields.iter().any(|f| f.plain_name == name) {
+        name.push('_');
+    }
+    format_ident!("{}", name)
 }
 
 /// Which of the two structs of writes is generated: the update a node
@@ -166,6 +180,9 @@ struct Expansion<'a> {
     update: Ident,
     input: Ident,
     staged: Ident,
+    /// The hidden field of the update and the input that records a write
+    /// `combine` could not add (`__conflict`, or a name no field has).
+    conflict: Ident,
     /// Every field in declaration order, with what it contributes.
     slots: Vec<(&'a Field<'a>, Slot)>,
     /// Whether the state has generic parameters.
@@ -197,6 +214,7 @@ impl<'a> Expansion<'a> {
             update: format_ident!("{}Update", ident),
             input: format_ident!("{}Input", ident),
             staged: format_ident!("{}Staged", ident),
+            conflict: hidden_name(cont, "__conflict"),
             generic: !cont.generics.params.is_empty(),
             cont,
             p,

@@ -16,6 +16,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod names;
+mod suggest;
 mod ty;
 
 use proc_macro::TokenStream;

@@ -12,43 +12,136 @@ use crate::ast::Field;
 use crate::attr::{Channel, Reducer};
 use crate::ty::option_inner;
 
-/// The one-item setter's name for a collection field: `messages` →
-/// `message`, else `add_<name>`.
-pub fn singular(plain: &str) -> String {
-    match plain.strip_suffix('s') {
-        Some(stem) if !stem.is_empty() && !stem.ends_with('s') && !stem.ends_with('_') => {
-            stem.to_owned()
+/// Methods every update type has besides the setters, with how messages
+/// name them. A setter of one of these names would be a second definition
+/// (`new`) or would shadow a trait method for every caller (`with`,
+/// `is_empty`, `clone`, ..), since inherent methods win method resolution.
+pub const RESERVED: &[(&str, &str)] = &[
+    ("new", "the update's constructor `new`"),
+    ("with", "`StateUpdate::with` (it adds a part's update)"),
+    ("is_empty", "`StateUpdate::is_empty`"),
+    ("to_json", "`StateUpdate::to_json`"),
+    ("from_json", "`StateUpdate::from_json`"),
+    ("clone", "`Clone::clone` of the update"),
+    ("default", "`Default::default` of the update"),
+];
+
+/// The one-item setter of a collection field by the plural rule: the field
+/// name less its final `s` when its last word is a plain English plural
+/// (`messages` → `message`, `loaded_plugins` → `loaded_plugin`, `ids` →
+/// `id`); `None` otherwise.
+///
+/// Not plain plurals, so `None`: a last word that ends in `ss`, `us` or
+/// `is` (`class`, `status`, `analysis`: singular nouns), or in `ies`,
+/// `sses`, `shes`, `ches`, `xes` or `zzes` (plurals whose singular is not
+/// the word less its `s`: `entries`, `classes`, `matches`, `boxes`), or
+/// whose stem would be shorter than two letters or a path keyword.
+pub fn plural_stem(plain: &str) -> Option<String> {
+    let word = plain.rsplit('_').next().unwrap_or(plain);
+    let word_stem = word.strip_suffix('s')?;
+    let not_plural = ["ss", "us", "is"].iter().any(|end| word.ends_with(end));
+    let irregular = ["ies", "sses", "shes", "ches", "xes", "zzes"]
+        .iter()
+        .any(|end| word.ends_with(end));
+    let stem = plain.strip_suffix('s')?;
+    let keyword = matches!(stem, "self" | "Self" | "super" | "crate");
+    (word_stem.chars().count() >= 2 && !not_plural && !irregular && !keyword)
+        .then(|| stem.to_owned())
+}
+
+/// A collection field's one-item setter: its name, and where the name
+/// comes from.
+pub struct ItemSetter {
+    pub name: String,
+    pub origin: ItemOrigin,
+}
+
+/// Where a one-item setter's name comes from.
+pub enum ItemOrigin {
+    /// `#[state(item_setter = "..")]`, with the string's span.
+    Attribute(Span),
+    /// The plural rule ([`plural_stem`]).
+    Plural,
+    /// `add_<field>`, for a field name that is not a plain plural.
+    Add,
+}
+
+impl ItemSetter {
+    /// A sentence for the setter's rustdoc on where its name comes from.
+    pub fn doc(&self, plain: &str) -> String {
+        match self.origin {
+            ItemOrigin::Attribute(_) => {
+                "Named by the field's `#[state(item_setter = \"..\")]`.".to_owned()
+            }
+            ItemOrigin::Plural => format!(
+                "Named by the plural rule: `{plain}` less its final `s`; \
+                 `#[state(item_setter = \"..\")]` on the field names it otherwise."
+            ),
+            ItemOrigin::Add => format!(
+                "Named `add_{plain}` because `{plain}` is not a plain plural (a name ending in \
+                 `s`, not `ss`, `us`, `is`, `ies`, `sses`, `shes`, `ches`, `xes` or `zzes`); \
+                 `#[state(item_setter = \"..\")]` on the field names it otherwise."
+            ),
         }
-        _ => format!("add_{plain}"),
     }
 }
 
-/// The methods the update type gets for `field`, each with whether it is
-/// optional (a convenience skipped when its name is taken).
-pub fn setter_names(field: &Field) -> Vec<(String, bool)> {
+/// The one-item setter of a `messages`, `union` or `append` field: the
+/// attribute's name, else the plural rule, else `add_<field>`. `None` for
+/// other fields.
+pub fn item_setter(field: &Field) -> Option<ItemSetter> {
+    if field.is_part()
+        || !matches!(
+            field.reducer(),
+            Reducer::Messages
+                | Reducer::Union
+                | Reducer::Append
+                | Reducer::Channel(Channel::Topic { .. })
+        )
+    {
+        return None;
+    }
     let plain = &field.plain_name;
-    let mut names = vec![(plain.clone(), false)];
+    Some(match &field.attrs.item_setter {
+        Some(lit) => ItemSetter {
+            name: lit.value(),
+            origin: ItemOrigin::Attribute(lit.span()),
+        },
+        None => match plural_stem(plain) {
+            Some(name) => ItemSetter {
+                name,
+                origin: ItemOrigin::Plural,
+            },
+            None => ItemSetter {
+                name: format!("add_{plain}"),
+                origin: ItemOrigin::Add,
+            },
+        },
+    })
+}
+
+/// The setters named after the field besides its own (which is the field's
+/// name): `clear_<field>` for an `Option`, `overwrite_<field>` for a
+/// reducer field. The one-item setter is [`item_setter`].
+pub fn prefixed_setter_names(field: &Field) -> Vec<String> {
+    let plain = &field.plain_name;
     if field.is_part() {
-        return names;
+        return Vec::new();
     }
     match field.reducer() {
         Reducer::Replace
+        | Reducer::Channel(Channel::Ephemeral | Channel::AnyValue | Channel::Untracked)
+            if option_inner(field.ty).is_some() =>
+        {
+            vec![format!("clear_{plain}")]
+        }
+        Reducer::Replace
+        | Reducer::Immutable
         | Reducer::Channel(Channel::Ephemeral | Channel::AnyValue | Channel::Untracked) => {
-            if option_inner(field.ty).is_some() {
-                names.push((format!("clear_{plain}"), false));
-            }
+            Vec::new()
         }
-        Reducer::Immutable => names.clear(),
-        Reducer::Messages
-        | Reducer::Union
-        | Reducer::Append
-        | Reducer::Channel(Channel::Topic { .. }) => {
-            names.push((singular(plain), true));
-            names.push((format!("overwrite_{plain}"), false));
-        }
-        Reducer::Merge | Reducer::With { .. } => names.push((format!("overwrite_{plain}"), false)),
+        _ => vec![format!("overwrite_{plain}")],
     }
-    names
 }
 
 /// A Rust identifier for a derived name, raw when it is a keyword.
@@ -88,4 +181,36 @@ fn tidy(tokens: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural_stem;
+
+    #[test]
+    fn the_plural_rule() {
+        for (field, item) in [
+            ("messages", Some("message")),
+            ("loaded_plugins", Some("loaded_plugin")),
+            ("todos", Some("todo")),
+            ("ids", Some("id")),
+            ("responses", Some("response")),
+            ("news", Some("new")), // a clash the check reports
+            ("status", None),
+            ("class", None),
+            ("analysis", None),
+            ("entries", None),
+            ("classes", None),
+            ("matches", None),
+            ("wishes", None),
+            ("boxes", None),
+            ("buzzes", None),
+            ("xs", None),
+            ("selfs", None),
+            ("trace", None),
+            ("history", None),
+        ] {
+            assert_eq!(plural_stem(field).as_deref(), item, "{field}");
+        }
+    }
 }

@@ -137,7 +137,7 @@ pub struct Everything {
     pub profile: Profile,
     /// Union, order kept.
     #[reducer(union)]
-    pub tags: Vec<String>,
+    pub tags: agent_state::UnionVec<String>,
     /// Union of a set.
     #[reducer(union)]
     pub seen: BTreeSet<i64>,

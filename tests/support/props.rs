@@ -428,7 +428,7 @@ enum Set {
     Doc(FieldWrite<Value, Value>),
     Object(FieldWrite<Map<String, Value>, Map<String, Value>>),
     Profile(FieldWrite<Profile, ProfileUpdate>),
-    Tags(FieldWrite<Vec<String>, Vec<String>>),
+    Tags(FieldWrite<agent_state::UnionVec<String>, Vec<String>>),
     Seen(FieldWrite<std::collections::BTreeSet<i64>, Vec<i64>>),
     Hashed(FieldWrite<std::collections::HashSet<String>, Vec<String>>),
     Log(FieldWrite<Vec<Value>, Vec<Value>>),
@@ -507,7 +507,7 @@ fn set() -> BoxedStrategy<Set> {
         write(json(), json()).prop_map(Set::Doc),
         write(object(), object()).prop_map(Set::Object),
         write(profile(), profile_update()).prop_map(Set::Profile),
-        write(strings(), strings()).prop_map(Set::Tags),
+        write(strings().prop_map(agent_state::UnionVec::from), strings()).prop_map(Set::Tags),
         write(
             prop::collection::btree_set(any::<i64>(), 0..3),
             prop::collection::vec(any::<i64>(), 0..3)

@@ -94,7 +94,7 @@ pub fn input<S: HasMessages>(message: impl Into<Message>) -> Input<S> {
 /// Starts building an agent around `model` (LangChain's `create_agent`).
 pub fn create_agent<S, M>(model: M) -> AgentBuilder<S>
 where
-    S: HasMessages + Send + Sync + 'static,
+    S: HasMessages + crate::graph::GraphState,
     S::Update: Send + Sync,
     M: ChatModel<S> + 'static,
 {
@@ -163,7 +163,7 @@ pub struct AgentBuilder<S: crate::AgentState> {
 
 impl<S> AgentBuilder<S>
 where
-    S: HasMessages + Send + Sync + 'static,
+    S: HasMessages + crate::graph::GraphState,
     S::Update: Send + Sync,
 {
     /// An agent around `model`, with no tools and no middleware yet.
@@ -301,7 +301,7 @@ where
 /// The model node and, when there are tools, the tools node.
 fn add_loop_nodes<S>(mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S>
 where
-    S: HasMessages + Send + Sync + 'static,
+    S: HasMessages + crate::graph::GraphState,
     S::Update: Send + Sync,
 {
     let model_loop = Arc::clone(lp);
@@ -337,7 +337,7 @@ struct Chains<S: crate::AgentState> {
 
 impl<S> Chains<S>
 where
-    S: HasMessages + Send + Sync + 'static,
+    S: HasMessages + crate::graph::GraphState,
     S::Update: Send + Sync,
 {
     fn of(middleware: &[Arc<dyn AgentMiddleware<S>>]) -> Self {

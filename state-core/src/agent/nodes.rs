@@ -156,7 +156,7 @@ pub(crate) struct AgentLoop<S: AgentState> {
 
 impl<S> AgentLoop<S>
 where
-    S: HasMessages + Send + Sync + 'static,
+    S: HasMessages + crate::graph::GraphState,
     S::Update: Send,
 {
     /// The model node: one model call through the `wrap_model_call` chain;

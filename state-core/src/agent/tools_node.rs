@@ -28,7 +28,7 @@ struct KeptAnswer {
 
 impl<S> AgentLoop<S>
 where
-    S: HasMessages + Send + Sync + 'static,
+    S: HasMessages + crate::graph::GraphState,
     S::Update: Send,
 {
     /// The tools node's step: every pending call of the last AI message,

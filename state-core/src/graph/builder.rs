@@ -12,7 +12,7 @@ use super::context::NodeContext;
 use super::node::{IntoNodeResult, NodeFn, NodeFuture};
 use super::policy::RetryPolicy;
 use super::send::SendArg;
-use super::{Edge, Graph, GraphError, Join, Middleware, Router, Target, END, START};
+use super::{Edge, Graph, GraphError, GraphState, Join, Middleware, Router, Target, END, START};
 use crate::state::AgentState;
 
 /// The sources of an edge: one node (or [`START`]), or several, as
@@ -71,15 +71,18 @@ pub struct StateGraph<S: AgentState> {
     pub(crate) timeouts: Vec<(String, Duration)>,
 }
 
-impl<S: AgentState + 'static> Default for StateGraph<S> {
+impl<S: GraphState> Default for StateGraph<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
 impl<S: AgentState + 'static> StateGraph<S> {
-    /// An empty graph.
-    pub fn new() -> Self {
+    /// An empty graph. The state must be a [`GraphState`].
+    pub fn new() -> Self
+    where
+        S: GraphState,
+    {
         Self {
             nodes: Vec::new(),
             edges: Vec::new(),

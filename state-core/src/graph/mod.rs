@@ -146,6 +146,40 @@ enum Target {
     End,
 }
 
+/// What the runtime needs of a graph's state, on top of [`AgentState`]:
+/// `Default` (a run starts from the default state), `Clone` (the state is
+/// shared with async nodes and copied on write), `Send + Sync + 'static`
+/// (nodes run on any thread), an update that is `Clone + Send + Sync` and a
+/// staged step that is `Send`.
+///
+/// Implemented for every type that has all of these; required by
+/// [`StateGraph::new`], so a state that lacks one is told there which,
+/// rather than later that a run "is not a future".
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the state of a graph: it lacks a trait the runtime needs",
+    label = "not a graph state",
+    note = "a graph's state must be `AgentState + Default + Clone + Send + Sync + 'static` (derive `Clone` next to `AgentState`), with an update that is `Clone + Send + Sync`"
+)]
+pub trait GraphState:
+    AgentState<Update: Clone + std::marker::Send + Sync, Staged: std::marker::Send>
+    + Default
+    + Clone
+    + std::marker::Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> GraphState for S where
+    S: AgentState<Update: Clone + std::marker::Send + Sync, Staged: std::marker::Send>
+        + Default
+        + Clone
+        + std::marker::Send
+        + Sync
+        + 'static
+{
+}
+
 /// A join (`add_edge(["a", "b"], "c")`): `target` runs once every source
 /// has finished since it last ran.
 pub(crate) struct Join {

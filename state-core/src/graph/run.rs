@@ -13,7 +13,7 @@ use super::joins::JoinState;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
 use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
-use super::{Graph, GraphError, Routed, Task, START};
+use super::{Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
@@ -124,7 +124,7 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     from: Option<CheckpointId>,
 }
 
-impl<S: AgentState> Graph<S> {
+impl<S: GraphState> Graph<S> {
     /// Sets up a run from `input`; without [`on_thread`](Run::on_thread) it
     /// keeps nothing.
     pub fn run(&self, input: Input<S>) -> Run<'_, S> {
@@ -315,9 +315,7 @@ where
 
 impl<'a, S, C> IntoFuture for Run<'a, S, C>
 where
-    S: AgentState + Default + Clone + Send + Sync + 'static,
-    S::Update: Clone + Send + Sync,
-    S::Staged: Send,
+    S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
     type Output = Result<RunOutput<S>, GraphError>;
@@ -342,9 +340,7 @@ struct Progress<U> {
 
 impl<'a, S, C> Run<'a, S, C>
 where
-    S: AgentState + Default + Clone + Send + Sync + 'static,
-    S::Update: Clone + Send + Sync,
-    S::Staged: Send,
+    S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {

@@ -12,28 +12,12 @@ use serde_json::{Map, Value};
 
 use super::context::{Interrupt, NodeContext, Resume, Signal};
 use super::node::{BoxError, Command, NodeOutput, NodeResult, SubgraphRunner};
-use super::{Graph, Input, NodeFn, RunOutput, StateGraph};
+use super::{Graph, GraphState, Input, NodeFn, RunOutput, StateGraph};
 use crate::checkpoint::{Checkpointer, Thread};
 use crate::part::HasPart;
 use crate::schema::ReducerKind;
 use crate::state::{AgentState, StateUpdate};
 use crate::write::OVERWRITE_KEY;
-
-/// What the runtime needs of a child graph's state.
-trait ChildState:
-    AgentState<Update: Clone + Send + Sync, Staged: Send> + Default + Clone + Send + Sync + 'static
-{
-}
-
-impl<C> ChildState for C where
-    C: AgentState<Update: Clone + Send + Sync, Staged: Send>
-        + Default
-        + Clone
-        + Send
-        + Sync
-        + 'static
-{
-}
 
 type InputMap<S, C> = Box<dyn Fn(&S) -> C + Send + Sync>;
 /// The child's writes as the parent's updates.
@@ -76,9 +60,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
     where
         S: HasPart<C> + Send + Sync,
         S::Update: Send,
-        C: AgentState + Default + Clone + Send + Sync + 'static,
-        C::Update: Clone + Send + Sync,
-        C::Staged: Send,
+        C: GraphState,
     {
         let runner: Subgraph<S, C> = Subgraph {
             child,
@@ -106,9 +88,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
     where
         S: Send + Sync,
         S::Update: Send,
-        C: AgentState + Default + Clone + Send + Sync + 'static,
-        C::Update: Clone + Send + Sync,
-        C::Staged: Send,
+        C: GraphState,
         I: Fn(&S) -> C + Send + Sync + 'static,
         O: Fn(&C) -> S::Update + Send + Sync + 'static,
     {
@@ -131,7 +111,7 @@ impl<S, C> SubgraphRunner<S, S::Update> for Subgraph<S, C>
 where
     S: AgentState + Send + Sync + 'static,
     S::Update: Send,
-    C: ChildState,
+    C: GraphState,
 {
     fn run<'a>(
         &'a self,
@@ -203,7 +183,7 @@ fn pause<C>(ctx: &NodeContext, out: &RunOutput<C>) -> BoxError {
 impl<S, C> Subgraph<S, C>
 where
     S: AgentState,
-    C: ChildState,
+    C: GraphState,
 {
     /// Runs the child without a checkpointer, collecting its writes.
     async fn run_plain(&self, first: C) -> Result<(RunOutput<C>, Vec<C::Update>), BoxError> {

@@ -33,6 +33,19 @@ pub trait MergeField: Sized {
     /// Writes a staged step. Cannot fail.
     fn commit(&mut self, staged: Self::Staged);
 
+    /// Puts two partials of one update together, `later` after `first`, as
+    /// two writes of one step would fold (see [`crate::combine`]); hands
+    /// `later` back when only [`stage`](Self::stage) could. The default
+    /// keeps them apart: combining two such updates is then an error when
+    /// applied, never a lost write.
+    fn combine_partials(
+        first: &mut Self::Partial,
+        later: Self::Partial,
+    ) -> Result<(), Self::Partial> {
+        let _ = first;
+        Err(later)
+    }
+
     /// Gives the messages a partial carries ids where they have none (see
     /// [`StateUpdate::assign_message_ids`](crate::StateUpdate::assign_message_ids));
     /// nothing for plain maps.
@@ -65,6 +78,11 @@ macro_rules! merge_by_extend {
                     self.extend(partial);
                 }
             }
+
+            fn combine_partials(first: &mut Self, later: Self) -> Result<(), Self> {
+                first.extend(later);
+                Ok(())
+            }
         }
     )*};
 }
@@ -95,6 +113,17 @@ impl MergeField for Value {
                 )),
             })
             .collect()
+    }
+
+    fn combine_partials(first: &mut Value, later: Value) -> Result<(), Value> {
+        match (first, later) {
+            (Value::Object(first), Value::Object(later)) => {
+                first.extend(later);
+                Ok(())
+            }
+            // Not an object: staging reports it; keep both for it to.
+            (_, later) => Err(later),
+        }
     }
 
     fn commit(&mut self, staged: Self::Staged) {

@@ -501,6 +501,34 @@ mod tests {
     }
 
     #[test]
+    fn vec_history_with_a_repeated_id_replaces_the_last_of_them() {
+        // A plain list loaded from elsewhere may hold one id twice; LangGraph
+        // indexes it by a dict comprehension, so the last one is replaced.
+        let left = vec![
+            human("first").with_id("1"),
+            human("other").with_id("2"),
+            human("second").with_id("1"),
+        ];
+        let out = add_messages(left.clone(), [up(ai("new").with_id("1"))]).unwrap();
+        let texts: Vec<String> = out.iter().map(Message::text).collect();
+        assert_eq!(texts, ["first", "other", "new"]);
+        // Through a derived state's step too, and a later step still finds it.
+        let mut state = left;
+        let staged = state
+            .stage(Writes::Many(vec![
+                MessageOps(vec![up(ai("a").with_id("1"))]),
+                MessageOps(vec![up(ai("b").with_id("1")), rm("2")]),
+            ]))
+            .unwrap();
+        state.commit(staged);
+        let texts: Vec<String> = state.iter().map(Message::text).collect();
+        assert_eq!(texts, ["first", "b"]);
+        // Removal still removes every message with the id.
+        let out = add_messages(state, [rm("1")]).unwrap();
+        assert!(out.is_empty());
+    }
+
+    #[test]
     fn index_stays_right_after_removals() {
         let mut state = history(&["1", "2", "3", "4"]);
         step(&mut state, vec![vec![rm("1"), rm("3")]]).unwrap();

@@ -53,9 +53,6 @@ struct Object {
 impl Object {
     fn key(&mut self, key: Key) -> Result<(), NotStr> {
         self.entries += 1;
-        if self.entries > 2 || key == Key::Other {
-            return Err(NotStr);
-        }
         self.pending = key;
         Ok(())
     }
@@ -65,19 +62,24 @@ impl Object {
             Key::Wrap => self.wrap = true,
             Key::Value => self.value = true,
             Key::Type => {
+                // A `type` that is not the overwrite tag rules out both
+                // marker forms: stop here.
                 if !value.serialize(OnStr(|s: &str| s == OVERWRITE_KEY))? {
                     return Err(NotStr);
                 }
                 self.type_is_overwrite = true;
             }
-            Key::Other => return Err(NotStr),
+            // Other keys' values are not looked at: only the keys count.
+            Key::Other => {}
         }
         Ok(())
     }
 
+    /// `{"__overwrite__": v}` / `{"__reduce__": v}` alone, or
+    /// `{"type": "__overwrite__", "value": v}` whatever other keys it has
+    /// (LangGraph reads that form ignoring the rest).
     fn is_marker(&self) -> bool {
-        (self.entries == 1 && self.wrap)
-            || (self.entries == 2 && self.type_is_overwrite && self.value)
+        (self.entries == 1 && self.wrap) || (self.type_is_overwrite && self.value)
     }
 }
 
@@ -260,17 +262,13 @@ impl Serializer for Probe {
         Ok(Variant(classify(variant) == Key::Wrap))
     }
 
-    fn serialize_map(self, len: Option<usize>) -> Result<Object, NotStr> {
-        if len.is_some_and(|n| n > 2) {
-            return Err(NotStr);
-        }
+    // Any size: the tagged form may carry other keys. Only keys are
+    // looked at, so a big map costs a string comparison per key.
+    fn serialize_map(self, _: Option<usize>) -> Result<Object, NotStr> {
         Ok(Object::default())
     }
 
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Object, NotStr> {
-        if len > 2 {
-            return Err(NotStr);
-        }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Object, NotStr> {
         Ok(Object::default())
     }
 
@@ -313,6 +311,10 @@ mod tests {
         assert!(reads_as_marker(&json!({"__reduce__": [1]})));
         assert!(reads_as_marker(
             &json!({"type": "__overwrite__", "value": null})
+        ));
+        // LangGraph reads the tagged form whatever other keys it carries.
+        assert!(reads_as_marker(
+            &json!({"id": 1, "type": "__overwrite__", "value": 2, "z": 3})
         ));
         assert!(reads_as_marker(&HashMap::from([("__overwrite__", 1)])));
         assert!(reads_as_marker(&Some(BTreeMap::from([(

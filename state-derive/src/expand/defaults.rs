@@ -16,7 +16,7 @@ pub(super) fn default_impl(ex: &Expansion) -> TokenStream {
     let fields = ex.cont.fields.iter().map(|f| {
         let name = f.ident;
         let cfgs = &f.cfgs;
-        let default = default_expr(f);
+        let default = default_expr(&ex.p, f);
         quote!(#(#cfgs)* #name: #default,)
     });
     quote! {
@@ -30,11 +30,13 @@ pub(super) fn default_impl(ex: &Expansion) -> TokenStream {
 }
 
 /// The field's default: its `#[state(default = ..)]`, typed so a wrong type
-/// is reported on the expression, or `Default::default()`.
-pub(super) fn default_expr(f: &Field) -> TokenStream {
+/// is reported on the expression, or its `Default` through `FieldDefault`,
+/// spanned on the type, so a type without one is told there to add a
+/// `#[state(default = ..)]`.
+pub(super) fn default_expr(p: &TokenStream, f: &Field) -> TokenStream {
     let ty = f.ty;
     match &f.attrs.default {
         Some(expr) => quote_spanned!(expr.span()=> { let __v: #ty = #expr; __v }),
-        None => quote!(<#ty as ::core::default::Default>::default()),
+        None => quote_spanned!(ty.span()=> <#ty as #p::FieldDefault>::field_default()),
     }
 }

@@ -9,7 +9,7 @@ use syn::Ident;
 
 use crate::ast::Field;
 use crate::attr::{Channel, Reducer};
-use crate::ty::generic_arg_of;
+use crate::ty::{collection_item, generic_arg_of};
 
 /// One field as the expansion sees it: its own value with a reducer (and,
 /// unless immutable, a write), or a flattened part.
@@ -77,19 +77,20 @@ pub(super) fn field_gen(p: &TokenStream, field: &Field) -> Option<FieldGen> {
             // normalizing `<Messages<M> as MessagesField>::Message`.
             generic_arg_of(ty, &["Messages", "Vec"]).map(|m| quote!(#p::MessageOps<#m>)),
         ),
+        // As for messages, a spelled-out item type (`Vec<T>`) is the bound.
         Reducer::Union => via_trait(
             p,
             field,
             "UnionField",
             quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::UnionField>::Item>),
-            None,
+            collection_item(ty).map(|t| quote!(::std::vec::Vec<#t>)),
         ),
         Reducer::Append => via_trait(
             p,
             field,
             "AppendField",
             quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::AppendField>::Item>),
-            None,
+            collection_item(ty).map(|t| quote!(::std::vec::Vec<#t>)),
         ),
         Reducer::With { path, update } => with(p, field, path, update.as_deref()),
         Reducer::Channel(Channel::Untracked) => replace(p, field),
@@ -110,7 +111,7 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
     let ty = field.ty;
     let ident = field.ident;
     let json = &field.json_name;
-    let default = super::defaults::default_expr(field);
+    let default = super::defaults::default_expr(p, field);
     let commit = quote!(#p::commit_channel(&mut self.#ident, __staged.#ident, || #default));
     let staged_ty = quote!(#p::ChannelStage<#ty>);
     match channel {

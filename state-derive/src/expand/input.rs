@@ -35,6 +35,7 @@ fn into_update(ex: &Expansion) -> TokenStream {
     let (impl_generics, ty_generics, _) = ex.cont.generics.split_for_impl();
     let state_where = &ex.bounds.state;
     let marker_init = ex.marker_init();
+    let conflict = &ex.conflict;
     let fields = ex.slots.iter().filter_map(|(f, s)| {
         let name = f.ident;
         let cfgs = &f.cfgs;
@@ -55,7 +56,7 @@ fn into_update(ex: &Expansion) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics ::core::convert::From<#input #ty_generics> for #update #ty_generics #state_where {
             fn from(__i: #input #ty_generics) -> Self {
-                Self { #(#fields)* #marker_init }
+                Self { #(#fields)* #conflict: __i.#conflict, #marker_init }
             }
         }
     }

@@ -138,12 +138,20 @@ pub(super) fn write_serialize_fields(ex: &Expansion, kind: Kind) -> Vec<TokenStr
         let json = &f.json_name;
         match s {
             Slot::Own(None) => None,
-            Slot::Own(Some(_)) => Some(quote! {
-                #(#cfgs)*
-                if let ::core::option::Option::Some(__v) = &self.#name {
-                    __m.serialize_entry(#json, __v)?;
-                }
-            }),
+            Slot::Own(Some(g)) => {
+                let p = &ex.p;
+                let value = if g.partial_ty.is_some() {
+                    quote!(#p::WriteAsSerde(__v))
+                } else {
+                    quote!(#p::AsSerde(__v))
+                };
+                Some(quote! {
+                    #(#cfgs)*
+                    if let ::core::option::Option::Some(__v) = &self.#name {
+                        __m.serialize_entry(#json, &#value)?;
+                    }
+                })
+            }
             Slot::Part => Some(quote!(#tr::serialize_fields(&self.#name, __m)?;)),
         }
     })
@@ -199,7 +207,7 @@ fn state_init(ex: &Expansion) -> Vec<TokenStream> {
             match s {
                 Slot::Own(_) => {
                     let slot = format_ident!("__f_{}", f.plain_name);
-                    let default = defaults::default_expr(f);
+                    let default = defaults::default_expr(p, f);
                     quote!(#(#cfgs)* #name: match #slot { ::core::option::Option::Some(__v) => __v, ::core::option::Option::None => #default },)
                 }
                 Slot::Part => {
@@ -223,7 +231,7 @@ pub(super) fn state_serialize_fields(ex: &Expansion) -> TokenStream {
         let cfgs = &f.cfgs;
         let json = &f.json_name;
         let write = match s {
-            Slot::Own(_) => quote!(__m.serialize_entry(#json, &self.#name)?;),
+            Slot::Own(_) => quote!(__m.serialize_entry(#json, &#p::AsSerde(&self.#name))?;),
             Slot::Part => {
                 let pa = ex.part_as(f);
                 quote!(#pa::serialize_fields(&self.#name, __m, __view)?;)

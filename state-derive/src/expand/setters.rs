@@ -12,18 +12,18 @@ use syn::Type;
 use super::{Expansion, Kind};
 use crate::ast::Field;
 use crate::attr::{Channel, Reducer};
-use crate::names::{method_ident, setter_names, singular, text_of};
+use crate::names::{item_setter, method_ident, text_of, RESERVED};
 use crate::ty::{collection_item, is_primitive, option_inner};
 
 /// A method's name with its tokens.
 type Method = (String, TokenStream);
 
-/// Every method of the struct of `kind`. A method name is generated once:
+/// Every method of the struct of `kind`. A method name is generated once,
+/// and never one of the names every update has (`new`, `with`, ..):
 /// `check` has already reported any clash, and a second definition would
 /// only add a knock-on error.
 pub(super) fn methods(ex: &Expansion, kind: Kind) -> Vec<TokenStream> {
-    let taken = taken(ex);
-    let mut emitted: HashSet<String> = HashSet::new();
+    let mut emitted: HashSet<String> = RESERVED.iter().map(|(n, _)| (*n).to_owned()).collect();
     // Immutable fields' stand-ins come last so they never displace a setter.
     let (mutable, immutable): (Vec<&Field>, Vec<&Field>) =
         ex.cont.fields.iter().partition(|f| f.is_updatable());
@@ -35,27 +35,10 @@ pub(super) fn methods(ex: &Expansion, kind: Kind) -> Vec<TokenStream> {
             if f.is_part() {
                 vec![(f.plain_name.clone(), part_setter(ex, f, kind))]
             } else {
-                setter(ex, f, &taken)
+                setter(ex, f)
             }
         })
         .filter_map(|(name, tokens)| emitted.insert(name).then_some(tokens))
-        .collect()
-}
-
-/// Names a one-item setter may not take: fields and required setters.
-fn taken(ex: &Expansion) -> HashSet<String> {
-    ex.cont
-        .fields
-        .iter()
-        .flat_map(|f| {
-            let mut names: Vec<String> = setter_names(f)
-                .into_iter()
-                .filter(|(_, opt)| !opt)
-                .map(|(n, _)| n)
-                .collect();
-            names.push(f.plain_name.clone());
-            names
-        })
         .collect()
 }
 
@@ -68,20 +51,24 @@ fn part_setter(ex: &Expansion, f: &Field, kind: Kind) -> TokenStream {
     let assoc = kind.part_type();
     let arg = quote!(#pa::#assoc);
     let what = kind.word();
-    let doc =
-        format!("Sets the {what} of the part `{ty}`, replacing what this {what} held for it.");
+    let tr = kind.trait_path(&ex.p);
+    let p = &ex.p;
+    let doc = format!(
+        "Adds an {what} of the part `{ty}`: its writes come after those this {what} \
+         already holds for the part, as `StateUpdate::with` adds them."
+    );
     quote! {
         #[doc = #doc]
         #[must_use]
         #vis fn #name(mut self, #name: #arg) -> Self {
-            self.#name = #name;
+            #tr::combine(&mut self.#name, #name, #p::StepRule::Superstep);
             self
         }
     }
 }
 
 /// The methods of one field on the update type, each with its name.
-fn setter(ex: &Expansion, f: &Field, taken: &HashSet<String>) -> Vec<Method> {
+fn setter(ex: &Expansion, f: &Field) -> Vec<Method> {
     match f.reducer() {
         Reducer::Immutable => vec![immutable_stand_in(ex, f)],
         Reducer::Replace
@@ -100,7 +87,7 @@ fn setter(ex: &Expansion, f: &Field, taken: &HashSet<String>) -> Vec<Method> {
         | Reducer::Union
         | Reducer::Append
         | Reducer::Channel(Channel::Topic { .. }) => {
-            let mut out = collection_setters(ex, f, taken);
+            let mut out = collection_setters(ex, f);
             out.push(overwrite_setter(ex, f));
             out
         }
@@ -268,71 +255,88 @@ fn overwrite_setter(ex: &Expansion, f: &Field) -> Method {
     (overwrite_name, tokens)
 }
 
-/// `messages`, `union` and `append`: a plural setter that accumulates and
-/// a one-item one, skipped when its name is another field's or another
-/// required method's.
-fn collection_setters(ex: &Expansion, f: &Field, taken: &HashSet<String>) -> Vec<Method> {
+/// `messages`, `union` and `append`: a plural setter named after the
+/// field, which accumulates, and a one-item setter named by
+/// [`item_setter`]'s rule, each documented with where its name comes from.
+fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
     let (p, vis, cfgs, name, ty) = (&ex.p, ex.cont.vis, &f.cfgs, f.ident, f.ty);
     let plain = &f.plain_name;
-    let (item, what) = collection_item_and_doc(p, f);
+    let (item, what, one_what) = collection_item_and_doc(p, f);
     let primitive_items =
         !matches!(f.reducer(), Reducer::Messages) && collection_item(ty).is_some_and(is_primitive);
     let (many_bound, many_conv, one_arg, one_conv) = item_args(&item, primitive_items);
+    let one = item_setter(f).expect("a collection field has an item setter");
+    let one_method = method_ident(&one.name, name.span());
+    let (one_name, link) = (&one.name, one_method.to_string());
     let many_doc = format!(
-        "{what}. Calls accumulate; after an `overwrite_{plain}` in the same update, they start over.{}",
+        "{what}. Calls accumulate; after an `overwrite_{plain}` in the same update, they start over. \
+         One item: [`{one_name}`](Self::{link}).{}",
         field_line(f)
     );
-    let one_doc = format!("{what}: one item.");
-    let mut out = vec![(
-        plain.clone(),
-        quote! {
-            #(#cfgs)*
-            #[doc = #many_doc]
-            #[must_use]
-            #vis fn #name<I>(mut self, items: I) -> Self
-            where
-                #many_bound
-            {
-                #p::extend_write(&mut self.#name, #many_conv);
-                self
-            }
-        },
-    )];
-    let one = singular(plain);
-    if !taken.contains(&one) {
-        let one_method = method_ident(&one, name.span());
-        let tokens = quote! {
-            #(#cfgs)*
-            #[doc = #one_doc]
-            #[must_use]
-            #vis fn #one_method(mut self, item: #one_arg) -> Self {
-                let __item: #item = #one_conv;
-                #p::extend_write(&mut self.#name, [__item]);
-                self
-            }
-        };
-        out.push((one, tokens));
-    }
-    out
+    let one_doc = format!(
+        "{one_what}, as `{plain}([item])` does.\n\n{}",
+        one.doc(plain)
+    );
+    vec![
+        (
+            plain.clone(),
+            quote! {
+                #(#cfgs)*
+                #[doc = #many_doc]
+                #[must_use]
+                #vis fn #name<I>(mut self, items: I) -> Self
+                where
+                    #many_bound
+                {
+                    #p::extend_write(&mut self.#name, #many_conv);
+                    self
+                }
+            },
+        ),
+        (
+            one.name.clone(),
+            quote! {
+                #(#cfgs)*
+                #[doc = #one_doc]
+                #[must_use]
+                #vis fn #one_method(mut self, item: #one_arg) -> Self {
+                    let __item: #item = #one_conv;
+                    #p::extend_write(&mut self.#name, [__item]);
+                    self
+                }
+            },
+        ),
+    ]
 }
 
-/// The item a collection setter takes, and the sentence its docs start
-/// with.
-fn collection_item_and_doc(p: &TokenStream, f: &Field) -> (TokenStream, String) {
+/// The item a collection setter takes, and the sentences the docs of the
+/// plural and the one-item setter start with.
+fn collection_item_and_doc(p: &TokenStream, f: &Field) -> (TokenStream, String, String) {
     let ty = f.ty;
     let tspan = ty.span();
-    let (item, what) = match f.reducer() {
+    let (item, many, one) = match f.reducer() {
         Reducer::Messages => (
             quote_spanned!(tspan=> #p::MessageOp<<#ty as #p::MessagesField>::Message>),
             "Adds messages to `{plain}`: a new id appends, a known id replaces in place, a removal removes",
+            "Adds one message (or removal) to `{plain}`",
         ),
         Reducer::Union => (
             quote_spanned!(tspan=> <#ty as #p::UnionField>::Item),
             "Adds items to `{plain}` that it does not hold yet",
+            "Adds one item to `{plain}` unless it holds it",
         ),
-        _ => (quote_spanned!(tspan=> <#ty as #p::AppendField>::Item), "Appends items to `{plain}`"),
+        _ => (
+            quote_spanned!(tspan=> <#ty as #p::AppendField>::Item),
+            "Appends items to `{plain}`",
+            "Appends one item to `{plain}`",
+        ),
     };
-    (item, what.replace("{plain}", &f.plain_name))
+    let plain = &f.plain_name;
+    (
+        item,
+        many.replace("{plain}", plain),
+        one.replace("{plain}", plain),
+    )
 }
 
 /// The plural setter's bound and conversion, and the one-item setter's

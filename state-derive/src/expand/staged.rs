@@ -52,6 +52,7 @@ pub(super) fn item(ex: &Expansion) -> TokenStream {
 pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
     let p = &ex.p;
     let staged = &ex.staged;
+    let conflict = &ex.conflict;
     let marker_init = ex.marker_init();
     let write_lists = write_lists(ex);
     let collect = collect_writes(ex);
@@ -77,6 +78,7 @@ pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
             #inline_checks
             #(#write_lists)*
             for __u in __updates {
+                #p::Conflict::check(__u.#conflict)?;
                 #(#collect)*
             }
             #(#stage)*

@@ -138,6 +138,11 @@ pub(super) fn merge_field_impl(ex: &Expansion) -> TokenStream {
                 <Self as #p::AgentState>::stage(self, __partials, #p::StepRule::Fold)
             }
 
+            fn combine_partials(__first: &mut Self::Partial, __later: Self::Partial) -> ::core::result::Result<(), Self::Partial> {
+                <Self::Partial as #p::StateUpdate>::combine(__first, __later, #p::StepRule::Fold);
+                ::core::result::Result::Ok(())
+            }
+
             fn assign_message_ids(__partial: &mut Self::Partial) {
                 <Self::Partial as #p::StateUpdate>::assign_message_ids(__partial);
             }

@@ -8,7 +8,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{json, setters, Expansion, Kind, Slot};
+use super::{combine, json, setters, Expansion, Kind, Slot};
 use crate::ast::Field;
 use crate::attr::Reducer;
 use crate::names::text_of;
@@ -47,21 +47,28 @@ pub(super) fn structure(
     let parts_where = &ex.bounds.parts;
     let fields = struct_fields(ex, kind);
     let none = none_init(ex, kind);
+    let (p, conflict) = (&ex.p, &ex.conflict);
     let marker_field = ex.marker_field();
     let marker_init = ex.marker_init();
     let setters = setters::methods(ex, kind);
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+        // The state's own fields, as the user named them, and the hidden one.
+        #[allow(clippy::pub_underscore_fields)]
         #vis struct #name #impl_generics #parts_where {
             #(#fields)*
+            /// A write `StateUpdate::with` could not combine, reported when
+            /// the update is applied.
+            #[doc(hidden)]
+            #vis #conflict: #p::Conflict,
             #marker_field
         }
 
         #[automatically_derived]
         impl #impl_generics ::core::default::Default for #name #ty_generics #parts_where {
             fn default() -> Self {
-                Self { #(#none)* #marker_init }
+                Self { #(#none)* #conflict: #p::Conflict::default(), #marker_init }
             }
         }
 
@@ -154,15 +161,22 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
     });
     let from_json = json::write_from_json(ex, kind);
     let ser = json::write_serialize_fields(ex, kind);
+    let combine = combine::combine_fn(ex, kind);
+    let conflict = &ex.conflict;
     quote! {
         #[automatically_derived]
         impl #impl_generics #tr for #name #ty_generics #state_where {
             type State = #ident #ty_generics;
 
             fn is_empty(&self) -> bool {
+                if self.#conflict.is_set() {
+                    return false;
+                }
                 #(#is_empty)*
                 true
             }
+
+            #combine
 
             #assign_ids
 
@@ -175,6 +189,10 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
             }
 
             fn serialize_fields<__M: #p::serde::ser::SerializeMap>(&self, __m: &mut __M) -> ::core::result::Result<(), __M::Error> {
+                // One JSON object cannot hold two writes of a field.
+                if let ::core::option::Option::Some(__e) = self.#conflict.error() {
+                    return ::core::result::Result::Err(<__M::Error as #p::serde::ser::Error>::custom(__e));
+                }
                 #(#ser)*
                 ::core::result::Result::Ok(())
             }
