@@ -11,6 +11,9 @@ pub use crate::combine::{
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::messages::{MessageOp, MessageOps};
 pub use crate::part::{clash, FieldNames, HasPart, PartNames};
+pub use crate::reducer::channel::{
+    commit_channel, stage_any_value, stage_ephemeral, stage_topic, ChannelStage,
+};
 pub use crate::reducer::merge::assign_nested_message_ids;
 pub use crate::reducer::messages::assign_message_ids;
 pub use crate::reducer::replace::{commit_replace, stage_replace};

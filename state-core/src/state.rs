@@ -212,8 +212,10 @@ pub trait AgentState: Sized {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldView {
-    /// Every field: the state as stored.
+    /// Every field.
     All,
+    /// The fields a checkpoint stores: all but the untracked ones.
+    Stored,
     /// The fields the graph's output shows.
     Output,
 }

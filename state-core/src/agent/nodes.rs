@@ -181,6 +181,7 @@ where
         Ok(Command {
             update: Some(update),
             goto: vec![goto],
+            send: Vec::new(),
         })
     }
 
@@ -201,6 +202,7 @@ where
         Ok(Command {
             update: out.update,
             goto: vec![goto],
+            send: Vec::new(),
         })
     }
 
