@@ -5,18 +5,22 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use crate::error::{ErrorKind, StateError};
-use crate::state::StepRule;
+// The markers are defined with the probe that keeps a reduce write from
+// reading as one (`storable`), which this module's JSON form relies on.
+pub use crate::storable::{OVERWRITE_KEY, REDUCE_KEY};
 use crate::writes::Writes;
 
-/// The JSON key that marks an overwrite: `{"__overwrite__": value}`, as in
-/// LangGraph.
-pub const OVERWRITE_KEY: &str = "__overwrite__";
-
-/// The JSON key that marks a reduce write whose own JSON would read as a
-/// marker (a `merge` map whose only key is `__overwrite__`, say):
-/// `{"__reduce__": value}`. Written only for those, so an update's JSON
-/// reads back as the update whatever keys its data has.
-pub const REDUCE_KEY: &str = "__reduce__";
+/// How several writes to one field in one step combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepRule {
+    /// LangGraph's superstep: a field without a reducer takes one write per
+    /// step (a second is an error naming the field), reducer fields fold in
+    /// order, and at most one overwrite per field.
+    Superstep,
+    /// Plain folding, in order: the last write to a field without a reducer
+    /// wins. This is how a nested state merges (`{...prev, ...curr}`).
+    Fold,
+}
 
 /// The value an overwrite carries, when `value` is one of the two JSON
 /// forms of LangGraph's `Overwrite`: `{"__overwrite__": v}` (that key
