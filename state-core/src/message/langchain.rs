@@ -6,7 +6,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Content, Message, MessageError, MessageType, ToolCall, ToolStatus};
+use super::{openai, Content, Message, MessageError, MessageType, ToolCall, ToolStatus};
 use crate::error::json_type;
 
 impl Serialize for ToolCall {
@@ -83,31 +83,7 @@ impl Message {
     pub fn from_json(value: Value) -> Result<Self, MessageError> {
         match value {
             Value::String(text) => Ok(Self::new(MessageType::Human, text)),
-            Value::Array(pair) => {
-                let [role, content]: [Value; 2] = pair
-                    .try_into()
-                    .map_err(|_| MessageError::NotAMessage { found: "an array" })?;
-                let role = match role {
-                    Value::String(role) => role,
-                    other => {
-                        return Err(MessageError::InvalidField {
-                            field: "role",
-                            reason: format!("expected a string, found {}", json_type(&other)),
-                        })
-                    }
-                };
-                let kind =
-                    MessageType::parse(&role).ok_or(MessageError::UnknownType { name: role })?;
-                let content =
-                    Content::deserialize(content).map_err(|e| MessageError::InvalidField {
-                        field: "content",
-                        reason: e.to_string(),
-                    })?;
-                let msg = Self::new(kind, content);
-                // A `["tool", content]` pair has no call id to answer.
-                msg.validate()?;
-                Ok(msg)
-            }
+            Value::Array(pair) => openai::from_pair(pair),
             Value::Object(map) => Self::from_object(map),
             other => Err(MessageError::NotAMessage {
                 found: json_type(&other),
@@ -115,18 +91,11 @@ impl Message {
         }
     }
 
+    /// A LangChain dict or an OpenAI role dict. Keys that are not
+    /// LangChain's fields are provider extras, kept where LangChain keeps
+    /// them: in `additional_kwargs`.
     fn from_object(mut map: Map<String, Value>) -> Result<Self, MessageError> {
-        let kind_name = match (map.remove("type"), map.remove("role")) {
-            (Some(Value::String(t)), _) => t,
-            (None, Some(Value::String(r))) => r,
-            (Some(other), _) | (None, Some(other)) => {
-                return Err(MessageError::InvalidField {
-                    field: "type",
-                    reason: format!("expected a string, found {}", json_type(&other)),
-                })
-            }
-            (None, None) => return Err(MessageError::MissingField { field: "type" }),
-        };
+        let kind_name = type_or_role(&mut map)?;
         let kind = MessageType::parse(&kind_name).ok_or(MessageError::UnknownType {
             name: kind_name.clone(),
         })?;
@@ -138,50 +107,32 @@ impl Message {
             })?,
         };
         let mut msg = Self::new(kind, content);
-        if kind_name == "developer" {
-            // LangChain keeps the OpenAI role so it can be sent back as-is.
-            msg.additional_kwargs.insert(
-                "__openai_role__".to_owned(),
-                Value::String("developer".to_owned()),
-            );
+        openai::keep_developer_role(&mut msg, &kind_name);
+        msg.take_fields(&mut map)?;
+        msg.validate()?;
+        // `example` is a LangChain field with no meaning here; other keys are
+        // provider extras, kept where LangChain keeps them.
+        map.remove("example");
+        msg.additional_kwargs.extend(map);
+        Ok(msg)
+    }
+
+    /// Takes LangChain's optional fields out of `map`, each checked.
+    fn take_fields(&mut self, map: &mut Map<String, Value>) -> Result<(), MessageError> {
+        self.id = opt_string(map, "id")?;
+        self.name = opt_string(map, "name")?;
+        if let Some(kwargs) = take_object(map, "additional_kwargs")? {
+            self.additional_kwargs.extend(kwargs);
         }
-        msg.id = opt_string(&mut map, "id")?;
-        msg.name = opt_string(&mut map, "name")?;
-        if let Some(kwargs) = take_object(&mut map, "additional_kwargs")? {
-            msg.additional_kwargs.extend(kwargs);
-        }
-        msg.response_metadata = take_object(&mut map, "response_metadata")?.unwrap_or_default();
-        if let Some(calls) = map.remove("tool_calls") {
-            let calls = match calls {
-                Value::Array(calls) => calls,
-                Value::Null => Vec::new(),
-                other => {
-                    return Err(MessageError::InvalidField {
-                        field: "tool_calls",
-                        reason: format!("expected an array, found {}", json_type(&other)),
-                    })
-                }
-            };
-            msg.tool_calls = calls
-                .into_iter()
-                .map(tool_call_from_json)
-                .collect::<Result<_, _>>()?;
-        }
-        if let Some(invalid) = map.remove("invalid_tool_calls") {
-            match invalid {
-                Value::Array(items) => msg.invalid_tool_calls = items,
-                Value::Null => {}
-                other => {
-                    return Err(MessageError::InvalidField {
-                        field: "invalid_tool_calls",
-                        reason: format!("expected an array, found {}", json_type(&other)),
-                    })
-                }
-            }
-        }
-        msg.usage_metadata = map.remove("usage_metadata").filter(|v| !v.is_null());
-        msg.tool_call_id = opt_string(&mut map, "tool_call_id")?;
-        msg.status = match map.remove("status") {
+        self.response_metadata = take_object(map, "response_metadata")?.unwrap_or_default();
+        self.tool_calls = take_array(map, "tool_calls")?
+            .into_iter()
+            .map(tool_call_from_json)
+            .collect::<Result<_, _>>()?;
+        self.invalid_tool_calls = take_array(map, "invalid_tool_calls")?;
+        self.usage_metadata = map.remove("usage_metadata").filter(|v| !v.is_null());
+        self.tool_call_id = opt_string(map, "tool_call_id")?;
+        self.status = match map.remove("status") {
             None | Some(Value::Null) => None,
             Some(v) => {
                 Some(
@@ -192,13 +143,21 @@ impl Message {
                 )
             }
         };
-        msg.artifact = map.remove("artifact").filter(|v| !v.is_null());
-        msg.validate()?;
-        // `example` is a LangChain field with no meaning here; other keys are
-        // provider extras, kept where LangChain keeps them.
-        map.remove("example");
-        msg.additional_kwargs.extend(map);
-        Ok(msg)
+        self.artifact = map.remove("artifact").filter(|v| !v.is_null());
+        Ok(())
+    }
+}
+
+/// The message's `type` (LangChain), else its `role` (OpenAI).
+fn type_or_role(map: &mut Map<String, Value>) -> Result<String, MessageError> {
+    match (map.remove("type"), map.remove("role")) {
+        (Some(Value::String(t)), _) => Ok(t),
+        (None, Some(Value::String(r))) => Ok(r),
+        (Some(other), _) | (None, Some(other)) => Err(MessageError::InvalidField {
+            field: "type",
+            reason: format!("expected a string, found {}", json_type(&other)),
+        }),
+        (None, None) => Err(MessageError::MissingField { field: "type" }),
     }
 }
 
@@ -230,13 +189,25 @@ fn take_object(
     }
 }
 
+/// The items of an array field; none when it is missing or `null`.
+fn take_array(
+    map: &mut Map<String, Value>,
+    field: &'static str,
+) -> Result<Vec<Value>, MessageError> {
+    match map.remove(field) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(MessageError::InvalidField {
+            field,
+            reason: format!("expected an array, found {}", json_type(&other)),
+        }),
+    }
+}
+
 /// Reads LangChain's `{name, args, id}` or OpenAI's
 /// `{id, type: "function", function: {name, arguments: "<json>"}}`.
 fn tool_call_from_json(value: Value) -> Result<ToolCall, MessageError> {
-    let invalid = |reason: String| MessageError::InvalidField {
-        field: "tool_calls",
-        reason,
-    };
+    let invalid = MessageError::tool_call;
     let Value::Object(mut map) = value else {
         return Err(invalid(format!(
             "expected an object, found {}",
@@ -244,30 +215,8 @@ fn tool_call_from_json(value: Value) -> Result<ToolCall, MessageError> {
         )));
     };
     let id = opt_string(&mut map, "id").map_err(|_| invalid("`id` must be a string".to_owned()))?;
-    if let Some(Value::Object(mut function)) = map.remove("function") {
-        let name = opt_string(&mut function, "name")
-            .ok()
-            .flatten()
-            .ok_or_else(|| invalid("function call without a `name`".to_owned()))?;
-        let args = match function.remove("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::String(raw)) if raw.trim().is_empty() => Map::new(),
-            Some(Value::String(raw)) => match serde_json::from_str::<Value>(&raw) {
-                Ok(Value::Object(args)) => args,
-                _ => {
-                    return Err(invalid(format!(
-                        "arguments of `{name}` are not a JSON object"
-                    )))
-                }
-            },
-            Some(Value::Object(args)) => args,
-            Some(_) => {
-                return Err(invalid(format!(
-                    "arguments of `{name}` are not a JSON object"
-                )))
-            }
-        };
-        return Ok(ToolCall { name, args, id });
+    if let Some(Value::Object(function)) = map.remove("function") {
+        return openai::function_call(function, id);
     }
     let name = opt_string(&mut map, "name")
         .ok()
@@ -285,6 +234,7 @@ fn tool_call_from_json(value: Value) -> Result<ToolCall, MessageError> {
     };
     Ok(ToolCall { name, args, id })
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,25 +351,6 @@ mod tests {
         assert_eq!(msg.text(), "Let me check.");
         assert_eq!(msg.tool_calls[0].name, "search");
         assert_eq!(serde_json::to_value(&msg).unwrap(), dumped);
-    }
-
-    #[test]
-    fn openai_tool_calls_are_converted() {
-        let msg = Message::from_json(json!({
-            "role": "assistant",
-            "content": null,
-            "tool_calls": [{"id": "c1", "type": "function",
-                            "function": {"name": "add", "arguments": "{\"a\": 1}"}}]
-        }))
-        .unwrap();
-        assert_eq!(
-            msg.tool_calls,
-            vec![ToolCall::new(
-                "add",
-                json!({"a": 1}).as_object().unwrap().clone(),
-                "c1"
-            )]
-        );
     }
 
     #[test]

@@ -26,9 +26,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 // The type and its builders are here; its LangChain JSON form (written and
-// read) in `langchain`, and the rule a message keeps to be stored in
-// `validate`.
+// read) in `langchain`, the OpenAI role shapes it reads too in `openai`, and
+// the rule a message keeps to be stored in `validate`.
 mod langchain;
+mod openai;
 mod validate;
 
 pub use validate::MessageError;

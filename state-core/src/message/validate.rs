@@ -74,6 +74,16 @@ pub enum MessageError {
     },
 }
 
+impl MessageError {
+    /// The error for a tool call that cannot be read.
+    pub(super) fn tool_call(reason: String) -> Self {
+        Self::InvalidField {
+            field: "tool_calls",
+            reason,
+        }
+    }
+}
+
 impl fmt::Display for MessageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
