@@ -114,42 +114,57 @@ pub fn stage_writes<T, P, S>(
     }
     match rule {
         StepRule::Superstep => {
-            if overwrites > 1 {
-                return Err(StateError::new(
-                    "",
-                    ErrorKind::ConcurrentOverwrites { overwrites },
-                ));
-            }
-            let value = writes
-                .into_iter()
-                .find_map(|w| match w {
-                    FieldWrite::Overwrite(v) => Some(v),
-                    FieldWrite::Reduce(_) => None,
-                })
-                .expect("counted one overwrite above");
-            Ok(FieldStage::Overwritten(value, None))
+            the_overwrite(writes, overwrites).map(|v| FieldStage::Overwritten(v, None))
         }
-        StepRule::Fold => {
-            let mut base = None;
-            let mut after = Writes::new();
-            for write in writes {
-                match write {
-                    FieldWrite::Overwrite(v) => {
-                        base = Some(v);
-                        after = Writes::new();
-                    }
-                    FieldWrite::Reduce(p) => after.push(p),
-                }
+        StepRule::Fold => fold_from_last_overwrite(writes, stage),
+    }
+}
+
+/// A superstep's one overwrite, which discards the step's other writes; two
+/// or more are an error.
+fn the_overwrite<T, P>(
+    writes: Writes<FieldWrite<T, P>>,
+    overwrites: usize,
+) -> Result<T, StateError> {
+    if overwrites > 1 {
+        return Err(StateError::new(
+            "",
+            ErrorKind::ConcurrentOverwrites { overwrites },
+        ));
+    }
+    Ok(writes
+        .into_iter()
+        .find_map(|w| match w {
+            FieldWrite::Overwrite(v) => Some(v),
+            FieldWrite::Reduce(_) => None,
+        })
+        .expect("counted one overwrite above"))
+}
+
+/// Folded writes with an overwrite among them: the last overwrite, and the
+/// writes after it staged against it.
+fn fold_from_last_overwrite<T, P, S>(
+    writes: Writes<FieldWrite<T, P>>,
+    stage: impl FnOnce(&T, Writes<P>) -> Result<S, StateError>,
+) -> Result<FieldStage<T, S>, StateError> {
+    let mut base = None;
+    let mut after = Writes::new();
+    for write in writes {
+        match write {
+            FieldWrite::Overwrite(v) => {
+                base = Some(v);
+                after = Writes::new();
             }
-            let base = base.expect("counted an overwrite above");
-            let rest = if after.is_empty() {
-                None
-            } else {
-                Some(stage(&base, after)?)
-            };
-            Ok(FieldStage::Overwritten(base, rest))
+            FieldWrite::Reduce(p) => after.push(p),
         }
     }
+    let base = base.expect("counted an overwrite above");
+    let rest = if after.is_empty() {
+        None
+    } else {
+        Some(stage(&base, after)?)
+    };
+    Ok(FieldStage::Overwritten(base, rest))
 }
 
 /// Commits what [`stage_writes`] staged.
