@@ -1,6 +1,12 @@
 //! What generated code calls. Not a public API: names here change without
 //! notice. Generated code reaches everything through this one module, so a
 //! user needs one dependency line and shadowed prelude names cannot break it.
+//!
+//! It sits above the rest of the crate: it re-exports what is defined below
+//! (the writes, reducers, JSON glue and traits), and defines only glue that
+//! nothing else in the crate imports: the field-type probes the derive's
+//! checks call, with their diagnostic traits, and a few helpers of the
+//! generated setters and schema.
 
 pub use ::serde;
 pub use ::serde_json;

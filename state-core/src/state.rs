@@ -377,7 +377,7 @@ pub trait StateInput: Default + Sized {
 /// Implemented by `#[derive(AgentState)]`, once per flattened part; do not
 /// implement it by hand. Use it as a bound (`S: HasPart<TodoState>`) and
 /// reach the part through [`AgentState::part`] and [`AgentState::lift`],
-/// or [`StateUpdate::with`](crate::StateUpdate::with) on an update.
+/// or [`StateUpdate::with`] on an update.
 ///
 /// Parts are direct: when `Outer` flattens `Mid`, which flattens `Base`,
 /// `Outer: HasPart<Mid>` and `Mid: HasPart<Base>`, and `Base` is reached
