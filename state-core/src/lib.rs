@@ -23,6 +23,8 @@ pub mod base;
 pub mod checkpoint;
 pub mod combine;
 pub mod error;
+mod field_json;
+mod field_names;
 pub mod graph;
 mod id;
 #[cfg(feature = "schemars")]
