@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::node::BoxError;
+use super::error::BoxError;
 use crate::checkpoint::PendingWrite;
 
 /// A pause of a node, waiting for a value from outside: LangGraph's
