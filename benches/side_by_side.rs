@@ -8,7 +8,7 @@
 //! run time divided by the node steps (3 per round). Every run's final
 //! state is checked. Output: `agent-state,<none|sqlite>,<rounds>,<us_per_step>`.
 //!
-//! `cargo bench --bench side_by_side -- [--rounds 10,100,1000] [--repeat K]`
+//! `cargo bench --bench side_by_side -- [--rounds 10,100,1000] [--repeat K] [--modes none,sqlite]`
 
 use std::time::{Duration, Instant};
 
@@ -128,6 +128,7 @@ fn run_once(
 fn main() {
     let mut rounds: Vec<u32> = vec![10, 100, 1000];
     let mut repeat: Option<usize> = None;
+    let mut modes: Vec<String> = vec!["none".into(), "sqlite".into()];
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -146,6 +147,10 @@ fn main() {
                         .expect("a count"),
                 )
             }
+            "--modes" => {
+                let list = args.next().expect("--modes takes a list");
+                modes = list.split(',').map(|m| m.trim().to_owned()).collect();
+            }
             "--bench" => {}
             other => panic!("unknown argument `{other}`"),
         }
@@ -157,6 +162,9 @@ fn main() {
     let saver = SqliteCheckpointer::open(&path).expect("the SQLite file opens");
     let mut n = 0;
     for (mode, saver) in [("none", None), ("sqlite", Some(&saver))] {
+        if !modes.iter().any(|m| m == mode) {
+            continue;
+        }
         for &r in &rounds {
             run_once(&graph, 10, saver, n);
             n += 1;

@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -838,6 +838,98 @@ fn a_stopped_thread_resumes_without_rerunning_a_finished_tool_call_on_sqlite() {
     let out = block_on(agent.run(Input::Resume).on_thread(&saver, "stop-3")).unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(tool_messages(&out.state).len(), 3);
+}
+
+/// A tool that answers once `release` is set, polling itself meanwhile.
+fn held(name: &'static str, release: &Arc<std::sync::atomic::AtomicBool>) -> FnTool<Chat> {
+    let release = Arc::clone(release);
+    FnTool::new(name, "Waits to be released", move |_: NoArgs, _| {
+        let release = Arc::clone(&release);
+        async move {
+            support::flow::WaitFor(release).await;
+            Ok::<_, String>(format!("{name} released"))
+        }
+    })
+}
+
+/// Waits until the tools step keeps the answer of call `id`.
+async fn until_answer_kept(saver: &dyn Checkpointer, thread: &str, id: &str) {
+    let key = format!("once:{id}");
+    loop {
+        let head = saver.head(thread).await.unwrap().unwrap().meta.id;
+        let pending = saver.pending(thread, head).await.unwrap();
+        if pending.iter().any(|w| w.task == "tools" && w.key == key) {
+            return;
+        }
+        Yield(false).await;
+    }
+}
+
+/// Yields once to the executor.
+struct Yield(bool);
+
+impl Future for Yield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+/// A run dropped in the middle of a tools step (a crash, a cancelled
+/// request): the call that had finished keeps its answer, so the resumed
+/// run does not make it again; only the unfinished call runs.
+fn a_crash_mid_tools_step_reruns_only_unfinished_calls(saver: &dyn Checkpointer) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let agent = |made: usize| {
+        let script = [calls(&[("a", "c1"), ("held", "c2")]), ai("both answered")];
+        create_agent(ScriptedModel::new(script.into_iter().skip(made)))
+            .tool(echo("a", &runs))
+            .tool(held("held", &release))
+            .compile()
+            .unwrap()
+    };
+    let first = agent(0);
+    let run = first
+        .run(input::<Chat>("go"))
+        .on_thread(saver, "crash")
+        .into_future();
+    let watch = Box::pin(until_answer_kept(saver, "crash", "c1"));
+    match block_on(futures::future::select(run, watch)) {
+        futures::future::Either::Left((out, _)) => {
+            panic!("the run ended: {:?}", out.map(|o| o.next))
+        }
+        futures::future::Either::Right(((), run)) => drop(run),
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    release.store(true, Ordering::SeqCst);
+    let out = block_on(agent(1).run(Input::Resume).on_thread(saver, "crash")).unwrap();
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the finished call was not made again"
+    );
+    let answers: Vec<String> = tool_messages(&out.state).into_iter().map(|t| t.1).collect();
+    assert_eq!(answers, ["a ran", "held released"]);
+    assert_eq!(out.state.messages().last().unwrap().text(), "both answered");
+}
+
+#[test]
+fn a_crash_mid_tools_step_reruns_only_unfinished_calls_in_memory() {
+    a_crash_mid_tools_step_reruns_only_unfinished_calls(&MemoryCheckpointer::new());
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_crash_mid_tools_step_reruns_only_unfinished_calls_on_sqlite() {
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    let path = support::temp_db("agent-crash");
+    a_crash_mid_tools_step_reruns_only_unfinished_calls(&SqliteCheckpointer::open(&path).unwrap());
 }
 
 // --- jumps, return_direct, building -----------------------------------------

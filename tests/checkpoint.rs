@@ -65,6 +65,7 @@ scenarios!(
     delete_thread,
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
+    pending_writes_per_checkpoint,
     unstorable_values_are_refused,
     depth_limit_round_trips,
     marker_shaped_writes_round_trip,
@@ -462,6 +463,42 @@ fn a_newer_table_layout_is_refused() {
         .unwrap();
     let err = SqliteCheckpointer::open(&path).err().unwrap();
     assert!(err.to_string().contains("format 99"), "{err}");
+}
+
+/// A file of the first layout (no pending writes) gains the pending table
+/// when opened, keeps its threads, and records the new layout.
+#[test]
+fn a_first_layout_file_gains_pending_writes() {
+    use agent_state::checkpoint::Checkpointer;
+    let path = temp_db("layout-1");
+    {
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        block_on(Thread::<Debate, _>::create(
+            &saver,
+            "old",
+            Debate::default(),
+        ))
+        .unwrap();
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE agent_state_pending")
+        .unwrap();
+    conn.pragma_update(None, "user_version", 1).unwrap();
+    drop(conn);
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let head = block_on(saver.head("old")).unwrap().unwrap().meta.id;
+    let write = agent_state::checkpoint::PendingWrite {
+        task: "n".into(),
+        key: "done".into(),
+        value: "[]".into(),
+    };
+    block_on(saver.put_pending("old", head, vec![write.clone()])).unwrap();
+    assert_eq!(block_on(saver.pending("old", head)).unwrap(), [write]);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
 }
 
 /// A store whose snapshots fail (a full disk, say), over the in-memory one.

@@ -37,6 +37,7 @@ scenarios!(
     delete_thread,
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
+    pending_writes_per_checkpoint,
     unstorable_values_are_refused,
     depth_limit_round_trips,
     marker_shaped_writes_round_trip,

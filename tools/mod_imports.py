@@ -6,9 +6,10 @@
 For each module (file) under the crate's src/: the crate modules it names
 (`crate::m`, `super::m`, `super::{..}`, a child's `child::..`) and the
 modules it declares (`mod m;`). A module and its own submodules are one
-unit (the parent holds what its children share), so cycles are searched
-over the other edges. Test modules (after `#[cfg(test)]`) and comments are
-left out.
+unit (the parent holds what its children share): a child naming its parent
+is no cycle, but a cycle may go down from a module into its child (`a`
+uses `b`, whose child `b::c` uses `a`). Test modules (after `#[cfg(test)]`)
+and comments are left out.
 """
 import os
 import re
@@ -66,7 +67,9 @@ def cycles(g):
 
     def walk(node, path):
         for d in g[node][0]:
-            if related(node, d):
+            # A parent's use of its child is walked (the unit's edges go
+            # on from the child); other edges within a unit are not.
+            if related(node, d) and not d.startswith(node + '::'):
                 continue
             if d in path:
                 c = path[path.index(d):]

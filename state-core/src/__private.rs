@@ -1,6 +1,12 @@
 //! What generated code calls. Not a public API: names here change without
 //! notice. Generated code reaches everything through this one module, so a
 //! user needs one dependency line and shadowed prelude names cannot break it.
+//!
+//! It sits above the rest of the crate: it re-exports what is defined below
+//! (the writes, reducers, JSON glue and traits), and defines only glue that
+//! nothing else in the crate imports: the field-type probes the derive's
+//! checks call, with their diagnostic traits, and a few helpers of the
+//! generated setters and schema.
 
 pub use ::serde;
 pub use ::serde_json;
@@ -9,8 +15,15 @@ pub use crate::combine::{
     combine_replace, combine_write, concat_partials, keep_partials_apart, Conflict,
 };
 pub use crate::error::{ErrorKind, StateError};
+pub use crate::field_json::{
+    expect_object, immutable_field, not_input, to_value, unknown_input_field, unknown_state_field,
+    unknown_update_field, value_from_json, write_from_json, AsSerde, SerdeValue, WriteAsSerde,
+};
+pub use crate::field_names::{clash, FieldNames, PartNames};
 pub use crate::messages::{MessageOp, MessageOps};
-pub use crate::part::{clash, FieldNames, HasPart, PartNames};
+pub use crate::reducer::channel::{
+    commit_channel, stage_any_value, stage_ephemeral, stage_topic, ChannelStage,
+};
 pub use crate::reducer::merge::assign_nested_message_ids;
 pub use crate::reducer::messages::assign_message_ids;
 pub use crate::reducer::replace::{commit_replace, stage_replace};
@@ -18,151 +31,16 @@ pub use crate::reducer::with::stage_with;
 pub use crate::reducer::{AppendField, MergeField, MessagesField, UnionField};
 pub use crate::schema::{FieldSchema, PartSchema, ReducerKind, StateSchema, Visibility};
 pub use crate::state::{
-    AgentState, FieldView, MigrationError, StateInput, StateUpdate, StepRule, Stored,
+    AgentState, FieldView, HasPart, MigrationError, StateInput, StateUpdate, Stored,
 };
 pub use crate::storable::check_depth;
 pub use crate::write::{
-    commit_writes, overwrite_in, stage_writes, FieldStage, FieldWrite, OVERWRITE_KEY, REDUCE_KEY,
+    commit_writes, overwrite_in, stage_writes, FieldStage, FieldWrite, StepRule, OVERWRITE_KEY,
+    REDUCE_KEY,
 };
 pub use crate::writes::Writes;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
-
-/// The object of fields, or the error for a non-object input.
-pub fn expect_object(value: Value) -> Result<Map<String, Value>, StateError> {
-    match value {
-        Value::Object(map) => Ok(map),
-        other => Err(StateError::new(
-            "",
-            ErrorKind::NotAnObject {
-                found: crate::error::json_type(&other),
-            },
-        )),
-    }
-}
-
-/// A field value generated code reads and writes as JSON: any type with
-/// serde's `Serialize` and `DeserializeOwned`.
-///
-/// Generated impls require this trait of a field type, written
-/// higher-ranked (`for<'__f> Plan: SerdeValue`), rather than serde's traits
-/// themselves: rustc does not check such a bound where it is declared, and
-/// unlike `DeserializeOwned` (itself higher-ranked) it is never ambiguous
-/// with the type's own impl. A field type without serde then gets one error,
-/// from the derive's check on its type, instead of one per impl.
-pub trait SerdeValue: Sized {
-    /// Reads the value, naming the field on error.
-    fn read_json(field: &str, value: Value) -> Result<Self, StateError>;
-
-    /// Serializes the value.
-    fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
-}
-
-impl<T: serde::Serialize + DeserializeOwned> SerdeValue for T {
-    fn read_json(field: &str, value: Value) -> Result<Self, StateError> {
-        serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
-    }
-
-    fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.serialize(serializer)
-    }
-}
-
-/// A field value serialized through [`SerdeValue`].
-pub struct AsSerde<'a, T>(pub &'a T);
-
-impl<T: SerdeValue> serde::Serialize for AsSerde<'_, T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.write_json(serializer)
-    }
-}
-
-/// A reducer field's write serialized through [`SerdeValue`]: the partial
-/// (escaped as `{"__reduce__": partial}` when it would read as a marker), or
-/// `{"__overwrite__": value}`.
-pub struct WriteAsSerde<'a, T, P>(pub &'a FieldWrite<T, P>);
-
-impl<T: SerdeValue, P: SerdeValue> serde::Serialize for WriteAsSerde<'_, T, P> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            // A partial whose JSON would read as a marker is escaped, so
-            // the update reads back as itself.
-            FieldWrite::Reduce(partial) if crate::storable::reads_as_marker(&AsSerde(partial)) => {
-                use serde::ser::SerializeMap as _;
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry(REDUCE_KEY, &AsSerde(partial))?;
-                map.end()
-            }
-            FieldWrite::Reduce(partial) => partial.write_json(serializer),
-            FieldWrite::Overwrite(value) => {
-                use serde::ser::SerializeMap as _;
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry(OVERWRITE_KEY, &AsSerde(value))?;
-                map.end()
-            }
-        }
-    }
-}
-
-/// Reads one field's value, naming the field on error; JSON nested deeper
-/// than a checkpoint stores is refused.
-pub fn value_from_json<T: SerdeValue>(field: &str, value: Value) -> Result<T, StateError> {
-    check_depth(field, &value)?;
-    T::read_json(field, value)
-}
-
-/// Reads one reducer field's write: a reduce write escaped as
-/// `{"__reduce__": v}`, an overwrite in either JSON form ([`overwrite_in`]),
-/// or a partial.
-pub fn write_from_json<T: SerdeValue, P: SerdeValue>(
-    field: &str,
-    value: Value,
-) -> Result<FieldWrite<T, P>, StateError> {
-    check_depth(field, &value)?;
-    let value = match value {
-        Value::Object(mut map) if map.len() == 1 && map.contains_key(REDUCE_KEY) => {
-            let inner = map.remove(REDUCE_KEY).unwrap_or(Value::Null);
-            return P::read_json(field, inner).map(FieldWrite::Reduce);
-        }
-        other => other,
-    };
-    match overwrite_in(value) {
-        Ok(inner) => T::read_json(field, inner).map(FieldWrite::Overwrite),
-        Err(partial) => P::read_json(field, partial).map(FieldWrite::Reduce),
-    }
-}
-
-/// The error for a key a whole state does not have, listing its fields.
-pub fn unknown_state_field(key: String, schema: &StateSchema) -> StateError {
-    let expected = schema.fields.iter().map(|f| f.name).collect();
-    StateError::new(key, ErrorKind::UnknownField { expected })
-}
-
-/// The error for a key an update may not carry, listing the fields an
-/// update can write (immutable ones are answered by [`immutable_field`]).
-pub fn unknown_update_field(key: String, schema: &StateSchema) -> StateError {
-    let expected = schema.update_fields().map(|f| f.name).collect();
-    StateError::new(key, ErrorKind::UnknownField { expected })
-}
-
-/// The error for a key the graph's input may not carry, listing the fields
-/// it can set (immutable ones and ones omitted from input are answered by
-/// [`immutable_field`] and [`not_input`]).
-pub fn unknown_input_field(key: String, schema: &StateSchema) -> StateError {
-    let expected = schema.input_fields().map(|f| f.name).collect();
-    StateError::new(key, ErrorKind::UnknownField { expected })
-}
-
-/// The error for an immutable field named by an update.
-pub fn immutable_field(key: String) -> StateError {
-    StateError::new(key, ErrorKind::Immutable)
-}
-
-/// The error for a field omitted from input named by the graph's input.
-pub fn not_input(key: String) -> StateError {
-    StateError::new(key, ErrorKind::NotInput)
-}
 
 /// The fields of a part's schema as the outer state lists them: with the
 /// outer state's part field name and the visibility of the flattened field
@@ -186,13 +64,6 @@ pub fn part_doc(field_doc: &'static str, schema: &'static StateSchema) -> &'stat
     } else {
         field_doc
     }
-}
-
-/// Serializes into a JSON value. Our generated `Serialize` impls write maps
-/// of string keys, which cannot fail; a user type whose `Serialize` fails is
-/// written as `null` rather than panicking.
-pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// Adds items to a collection field's pending write: extends a pending

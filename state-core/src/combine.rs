@@ -24,8 +24,7 @@
 use std::fmt;
 
 use crate::error::{ErrorKind, StateError};
-use crate::state::StepRule;
-use crate::write::FieldWrite;
+use crate::write::{FieldWrite, StepRule};
 
 /// A generated update's record of a write it could not combine: the error
 /// applying it returns. Empty, it costs a null pointer.

@@ -176,20 +176,7 @@ impl fmt::Display for StateError {
             ),
             ErrorKind::UnknownField { expected } => {
                 write!(f, "unknown field `{field}`, expected ")?;
-                match expected.as_slice() {
-                    [] => f.write_str("no fields"),
-                    [only] => write!(f, "`{only}`"),
-                    _ => {
-                        f.write_str("one of ")?;
-                        for (i, name) in expected.iter().enumerate() {
-                            if i > 0 {
-                                f.write_str(", ")?;
-                            }
-                            write!(f, "`{name}`")?;
-                        }
-                        Ok(())
-                    }
-                }
+                write_expected(f, expected)
             }
             ErrorKind::InvalidValue { reason } => {
                 write!(f, "at key `{field}`: invalid value: {reason}")
@@ -213,6 +200,25 @@ impl fmt::Display for StateError {
 }
 
 impl std::error::Error for StateError {}
+
+/// The names an unknown field could have been: "no fields", "`a`", or
+/// "one of `a`, `b`".
+fn write_expected(f: &mut fmt::Formatter<'_>, expected: &[&str]) -> fmt::Result {
+    match expected {
+        [] => f.write_str("no fields"),
+        [only] => write!(f, "`{only}`"),
+        _ => {
+            f.write_str("one of ")?;
+            for (i, name) in expected.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "`{name}`")?;
+            }
+            Ok(())
+        }
+    }
+}
 
 /// The JSON type name of `value`, for error messages.
 pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {

@@ -23,6 +23,8 @@ pub mod base;
 pub mod checkpoint;
 pub mod combine;
 pub mod error;
+mod field_json;
+mod field_names;
 pub mod graph;
 mod id;
 #[cfg(feature = "schemars")]
@@ -34,6 +36,7 @@ pub mod part;
 mod positions;
 pub mod reducer;
 pub mod schema;
+mod send;
 pub mod state;
 mod storable;
 pub mod union_vec;

@@ -28,6 +28,19 @@ pub enum ReducerKind {
     Immutable,
     /// A user function; the string is its path as written.
     With(&'static str),
+    /// LangGraph's `EphemeralValue`: seen by the next step only.
+    Ephemeral,
+    /// LangGraph's `AnyValue`: the last write of a step; cleared by a step
+    /// that writes none.
+    AnyValue,
+    /// LangGraph's `Topic`: the items of the last step (`accumulate`:
+    /// of every step).
+    Topic {
+        /// Whether the items add up across steps.
+        accumulate: bool,
+    },
+    /// LangGraph's `UntrackedValue`: a plain field never stored.
+    Untracked,
 }
 
 impl fmt::Display for ReducerKind {
@@ -40,6 +53,11 @@ impl fmt::Display for ReducerKind {
             Self::Append => f.write_str("append"),
             Self::Immutable => f.write_str("immutable"),
             Self::With(path) => write!(f, "with {path}"),
+            Self::Ephemeral => f.write_str("ephemeral"),
+            Self::AnyValue => f.write_str("any_value"),
+            Self::Topic { accumulate: false } => f.write_str("topic"),
+            Self::Topic { accumulate: true } => f.write_str("topic(accumulate)"),
+            Self::Untracked => f.write_str("untracked"),
         }
     }
 }

@@ -6,20 +6,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::StateError;
-use crate::part::{FieldNames, HasPart};
+use crate::field_json::to_value;
+use crate::field_names::FieldNames;
 use crate::schema::StateSchema;
-
-/// How several writes to one field in one step combine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepRule {
-    /// LangGraph's superstep: a field without a reducer takes one write per
-    /// step (a second is an error naming the field), reducer fields fold in
-    /// order, and at most one overwrite per field.
-    Superstep,
-    /// Plain folding, in order: the last write to a field without a reducer
-    /// wins. This is how a nested state merges (`{...prev, ...curr}`).
-    Fold,
-}
+pub use crate::write::StepRule;
 
 /// A graph state: a struct whose fields each have a reducer.
 ///
@@ -161,7 +151,7 @@ pub trait AgentState: Sized {
     /// The graph's output as JSON: [`to_json`](Self::to_json) without the
     /// fields omitted from output.
     fn to_output_json(&self) -> Value {
-        crate::__private::to_value(&self.output())
+        to_value(&self.output())
     }
 
     /// The part of type `P` (a `#[state(flatten)]` field).
@@ -212,8 +202,10 @@ pub trait AgentState: Sized {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldView {
-    /// Every field: the state as stored.
+    /// Every field.
     All,
+    /// The fields a checkpoint stores: all but the untracked ones.
+    Stored,
     /// The fields the graph's output shows.
     Output,
 }
@@ -379,6 +371,33 @@ pub trait StateInput: Default + Sized {
     /// Writes the set fields into a map being serialized, parts' inline.
     #[doc(hidden)]
     fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+}
+
+/// A state that embeds the derived state `P` as a part
+/// (`#[state(flatten)] field: P`).
+///
+/// Implemented by `#[derive(AgentState)]`, once per flattened part; do not
+/// implement it by hand. Use it as a bound (`S: HasPart<TodoState>`) and
+/// reach the part through [`AgentState::part`] and [`AgentState::lift`],
+/// or [`StateUpdate::with`] on an update.
+///
+/// Parts are direct: when `Outer` flattens `Mid`, which flattens `Base`,
+/// `Outer: HasPart<Mid>` and `Mid: HasPart<Base>`, and `Base` is reached
+/// through `Mid`. A state flattens each part type at most once.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no part `{P}`",
+    label = "no `#[state(flatten)]` field of type `{P}`",
+    note = "add `#[state(flatten)] name: {P}` to the state, or drop the bound"
+)]
+pub trait HasPart<P: AgentState>: AgentState {
+    /// The part inside the whole.
+    fn part_of(whole: &Self) -> &P;
+
+    /// The part's update inside an update of the whole.
+    fn update_part_of(update: &Self::Update) -> &P::Update;
+
+    /// The part's update inside an update of the whole, to change.
+    fn update_part_of_mut(update: &mut Self::Update) -> &mut P::Update;
 }
 
 /// What a stored JSON value holds, for a [migration](AgentState::migrate).

@@ -5,18 +5,22 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use crate::error::{ErrorKind, StateError};
-use crate::state::StepRule;
+// The markers are defined with the probe that keeps a reduce write from
+// reading as one (`storable`), which this module's JSON form relies on.
+pub use crate::storable::{OVERWRITE_KEY, REDUCE_KEY};
 use crate::writes::Writes;
 
-/// The JSON key that marks an overwrite: `{"__overwrite__": value}`, as in
-/// LangGraph.
-pub const OVERWRITE_KEY: &str = "__overwrite__";
-
-/// The JSON key that marks a reduce write whose own JSON would read as a
-/// marker (a `merge` map whose only key is `__overwrite__`, say):
-/// `{"__reduce__": value}`. Written only for those, so an update's JSON
-/// reads back as the update whatever keys its data has.
-pub const REDUCE_KEY: &str = "__reduce__";
+/// How several writes to one field in one step combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepRule {
+    /// LangGraph's superstep: a field without a reducer takes one write per
+    /// step (a second is an error naming the field), reducer fields fold in
+    /// order, and at most one overwrite per field.
+    Superstep,
+    /// Plain folding, in order: the last write to a field without a reducer
+    /// wins. This is how a nested state merges (`{...prev, ...curr}`).
+    Fold,
+}
 
 /// The value an overwrite carries, when `value` is one of the two JSON
 /// forms of LangGraph's `Overwrite`: `{"__overwrite__": v}` (that key
@@ -125,42 +129,57 @@ fn stage_several<T, P, S>(
     }
     match rule {
         StepRule::Superstep => {
-            if overwrites > 1 {
-                return Err(StateError::new(
-                    "",
-                    ErrorKind::ConcurrentOverwrites { overwrites },
-                ));
-            }
-            let value = writes
-                .into_iter()
-                .find_map(|w| match w {
-                    FieldWrite::Overwrite(v) => Some(v),
-                    FieldWrite::Reduce(_) => None,
-                })
-                .expect("counted one overwrite above");
-            Ok(FieldStage::Overwritten(value, None))
+            the_overwrite(writes, overwrites).map(|v| FieldStage::Overwritten(v, None))
         }
-        StepRule::Fold => {
-            let mut base = None;
-            let mut after = Writes::new();
-            for write in writes {
-                match write {
-                    FieldWrite::Overwrite(v) => {
-                        base = Some(v);
-                        after = Writes::new();
-                    }
-                    FieldWrite::Reduce(p) => after.push(p),
-                }
+        StepRule::Fold => fold_from_last_overwrite(writes, stage),
+    }
+}
+
+/// A superstep's one overwrite, which discards the step's other writes; two
+/// or more are an error.
+fn the_overwrite<T, P>(
+    writes: Writes<FieldWrite<T, P>>,
+    overwrites: usize,
+) -> Result<T, StateError> {
+    if overwrites > 1 {
+        return Err(StateError::new(
+            "",
+            ErrorKind::ConcurrentOverwrites { overwrites },
+        ));
+    }
+    Ok(writes
+        .into_iter()
+        .find_map(|w| match w {
+            FieldWrite::Overwrite(v) => Some(v),
+            FieldWrite::Reduce(_) => None,
+        })
+        .expect("counted one overwrite above"))
+}
+
+/// Folded writes with an overwrite among them: the last overwrite, and the
+/// writes after it staged against it.
+fn fold_from_last_overwrite<T, P, S>(
+    writes: Writes<FieldWrite<T, P>>,
+    stage: impl FnOnce(&T, Writes<P>) -> Result<S, StateError>,
+) -> Result<FieldStage<T, S>, StateError> {
+    let mut base = None;
+    let mut after = Writes::new();
+    for write in writes {
+        match write {
+            FieldWrite::Overwrite(v) => {
+                base = Some(v);
+                after = Writes::new();
             }
-            let base = base.expect("counted an overwrite above");
-            let rest = if after.is_empty() {
-                None
-            } else {
-                Some(stage(&base, after)?)
-            };
-            Ok(FieldStage::Overwritten(base, rest))
+            FieldWrite::Reduce(p) => after.push(p),
         }
     }
+    let base = base.expect("counted an overwrite above");
+    let rest = if after.is_empty() {
+        None
+    } else {
+        Some(stage(&base, after)?)
+    };
+    Ok(FieldStage::Overwritten(base, rest))
 }
 
 /// Commits what [`stage_writes`] staged.

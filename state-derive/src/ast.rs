@@ -40,6 +40,16 @@ impl Field<'_> {
         !matches!(self.attrs.reducer, Reducer::Immutable)
     }
 
+    /// Whether the field is `#[reducer(untracked)]`: never stored in a
+    /// checkpoint, so left out of an update's JSON and of the state's
+    /// stored JSON.
+    pub fn is_untracked(&self) -> bool {
+        matches!(
+            self.attrs.reducer,
+            Reducer::Channel(crate::attr::Channel::Untracked)
+        )
+    }
+
     /// Whether the field is a `#[state(flatten)]` part.
     pub fn is_part(&self) -> bool {
         self.attrs.flatten.is_some()

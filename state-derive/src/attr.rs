@@ -11,7 +11,20 @@ use crate::suggest::{nearest, reducer_hint};
 
 /// Reducer names, for messages.
 pub const REDUCERS: &str =
-    "`replace`, `merge`, `messages`, `union`, `append`, `immutable` or `with = path`";
+    "`replace`, `merge`, `messages`, `union`, `append`, `immutable`, `with = path`, or a channel kind: `ephemeral`, `any_value`, `topic`, `topic(accumulate)`, `untracked`";
+
+/// LangGraph's channel kinds other than a plain or reduced value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// Seen by the next step only.
+    Ephemeral,
+    /// The last write of a step; cleared by a step without one.
+    AnyValue,
+    /// The items of the last step (or of every step, accumulating).
+    Topic { accumulate: bool },
+    /// A plain field never stored in a checkpoint.
+    Untracked,
+}
 
 /// The reducer a field declares.
 #[derive(Clone)]
@@ -26,6 +39,7 @@ pub enum Reducer {
         path: Path,
         update: Option<Box<Type>>,
     },
+    Channel(Channel),
 }
 
 impl Reducer {
@@ -38,6 +52,10 @@ impl Reducer {
             Self::Append => "append",
             Self::Immutable => "immutable",
             Self::With { .. } => "with",
+            Self::Channel(Channel::Ephemeral) => "ephemeral",
+            Self::Channel(Channel::AnyValue) => "any_value",
+            Self::Channel(Channel::Topic { .. }) => "topic",
+            Self::Channel(Channel::Untracked) => "untracked",
         }
     }
 }
@@ -262,6 +280,22 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
     let mut with_update: Option<(Box<Type>, Span)> = None;
     let result = attr.parse_nested_meta(|meta| {
         let span = meta.path.span();
+        if meta.path.is_ident("topic") && meta.input.peek(syn::token::Paren) {
+            let mut accumulate = false;
+            meta.parse_nested_meta(|inner| {
+                if inner.path.is_ident("accumulate") {
+                    accumulate = true;
+                    Ok(())
+                } else {
+                    Err(inner.error("`topic` takes one option: `topic(accumulate)` keeps the items of every step"))
+                }
+            })?;
+            set(cx, span, Reducer::Channel(Channel::Topic { accumulate }));
+            return Ok(());
+        }
+        if meta.path.is_ident("accumulate") {
+            return Err(meta.error("`accumulate` goes with `topic`: `#[reducer(topic(accumulate))]`"));
+        }
         if let Some(reducer) = simple_reducer(&meta.path) {
             no_value(&meta, reducer.name())?;
             set(cx, span, reducer);
@@ -334,6 +368,10 @@ fn unknown_reducer(meta: &ParseNestedMeta) -> String {
         "append",
         "immutable",
         "with",
+        "ephemeral",
+        "any_value",
+        "topic",
+        "untracked",
     ];
     match reducer_hint(&shown, &names) {
         Some(hint) => format!("unknown reducer `{shown}`: {hint}"),
@@ -362,6 +400,13 @@ fn simple_reducer(path: &Path) -> Option<Reducer> {
         ("union", Reducer::Union),
         ("append", Reducer::Append),
         ("immutable", Reducer::Immutable),
+        ("ephemeral", Reducer::Channel(Channel::Ephemeral)),
+        ("any_value", Reducer::Channel(Channel::AnyValue)),
+        (
+            "topic",
+            Reducer::Channel(Channel::Topic { accumulate: false }),
+        ),
+        ("untracked", Reducer::Channel(Channel::Untracked)),
     ]
     .into_iter()
     .find_map(|(name, reducer)| path.is_ident(name).then_some(reducer))

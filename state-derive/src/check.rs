@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{Container, Field};
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 use crate::ctxt::Ctxt;
 use crate::names::{item_setter, prefixed_setter_names, text_of, ItemOrigin, ItemSetter, RESERVED};
 use crate::ty::{collection_item, float_in, generic_arg_of, Shape};
@@ -112,6 +112,10 @@ fn check_reducer_types(cx: &Ctxt, cont: &mut Container) {
             Reducer::Messages => (
                 !matches!(shape, Shape::Scalar | Shape::Option | Shape::Map | Shape::Set | Shape::ListOfScalars),
                 "messages works on agent_state::Messages<M> and Vec<M> where M: agent_state::MessageLike",
+            ),
+            Reducer::Channel(Channel::Topic { .. }) => (
+                crate::ty::generic_arg_of(field.ty, &["Vec"]).is_some(),
+                "topic collects a step's writes into a Vec<T>",
             ),
             _ => (true, ""),
         };

@@ -9,7 +9,7 @@ use quote::ToTokens;
 use syn::Ident;
 
 use crate::ast::Field;
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 use crate::ty::option_inner;
 
 /// Methods every update type has besides the setters, with how messages
@@ -93,7 +93,10 @@ pub fn item_setter(field: &Field) -> Option<ItemSetter> {
     if field.is_part()
         || !matches!(
             field.reducer(),
-            Reducer::Messages | Reducer::Union | Reducer::Append
+            Reducer::Messages
+                | Reducer::Union
+                | Reducer::Append
+                | Reducer::Channel(Channel::Topic { .. })
         )
     {
         return None;
@@ -126,8 +129,17 @@ pub fn prefixed_setter_names(field: &Field) -> Vec<String> {
         return Vec::new();
     }
     match field.reducer() {
-        Reducer::Replace if option_inner(field.ty).is_some() => vec![format!("clear_{plain}")],
-        Reducer::Replace | Reducer::Immutable => Vec::new(),
+        Reducer::Replace
+        | Reducer::Channel(Channel::Ephemeral | Channel::AnyValue | Channel::Untracked)
+            if option_inner(field.ty).is_some() =>
+        {
+            vec![format!("clear_{plain}")]
+        }
+        Reducer::Replace
+        | Reducer::Immutable
+        | Reducer::Channel(Channel::Ephemeral | Channel::AnyValue | Channel::Untracked) => {
+            Vec::new()
+        }
         _ => vec![format!("overwrite_{plain}")],
     }
 }

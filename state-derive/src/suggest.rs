@@ -18,6 +18,18 @@ const LANGGRAPH_NAMES: &[(&str, &str, &str)] = &[
     ("last_value", "replace", "LangGraph's `LastValue` channel"),
     ("LastValue", "replace", "LangGraph's `LastValue` channel"),
     ("operator.or_", "merge", "Python's `operator.or_` on dicts"),
+    (
+        "EphemeralValue",
+        "ephemeral",
+        "LangGraph's `EphemeralValue` channel",
+    ),
+    ("AnyValue", "any_value", "LangGraph's `AnyValue` channel"),
+    ("Topic", "topic", "LangGraph's `Topic` channel"),
+    (
+        "UntrackedValue",
+        "untracked",
+        "LangGraph's `UntrackedValue` channel",
+    ),
 ];
 
 /// The hint for an unknown reducer name (`operator.add` comes as the path

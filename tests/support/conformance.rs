@@ -6,7 +6,7 @@
 //! prefix for its thread ids so scenarios sharing a server stay apart.
 
 use agent_state::checkpoint::{
-    CheckpointError, CheckpointId, Checkpointer, SnapshotPolicy, Source, Thread,
+    CheckpointError, CheckpointId, Checkpointer, PendingWrite, SnapshotPolicy, Source, Thread,
 };
 use agent_state::{
     ai, human, tool, AgentState, ErrorKind, FieldWrite, Message, MessageType, MigrationError,
@@ -431,6 +431,59 @@ pub async fn delete_thread<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
     );
     // The id can start over.
     Thread::create(a, &gone, start("again")).await?;
+    Ok(())
+}
+
+/// Pending writes: kept per checkpoint, a later write of one task and key
+/// replaces the earlier, read back in task then key order from another
+/// handle, refused for a checkpoint that does not exist, and deleted with
+/// the thread.
+pub async fn pending_writes_per_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let write = |task: &str, key: &str, value: &str| PendingWrite {
+        task: task.into(),
+        key: key.into(),
+        value: value.into(),
+    };
+    let mut thread = Thread::create(a, t, start("pending")).await?;
+    let first = thread.head().unwrap().id;
+    a.put_pending(
+        t,
+        first,
+        vec![write("b", "done", "[1]"), write("a", "once:x", "2")],
+    )
+    .await?;
+    b.put_pending(t, first, vec![write("b", "done", "[3]")])
+        .await?;
+    assert_eq!(
+        b.pending(t, first).await?,
+        [write("a", "once:x", "2"), write("b", "done", "[3]")]
+    );
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().round(1))])
+        .await?;
+    let second = thread.head().unwrap().id;
+    assert!(a.pending(t, second).await?.is_empty(), "per checkpoint");
+    let missing = CheckpointId(second.0 + 100);
+    let err = a
+        .put_pending(t, missing, vec![write("a", "done", "[]")])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::NotFound { checkpoint: Some(id), .. } if id == missing),
+        "{err}"
+    );
+    let err = a
+        .put_pending(&format!("{t}-none"), first, vec![write("a", "done", "[]")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::NotFound { .. }), "{err}");
+    assert!(a.pending(&format!("{t}-none"), first).await?.is_empty());
+    assert!(a.delete_thread(t).await?);
+    Thread::create(a, t, start("again")).await?;
+    assert!(
+        b.pending(t, first).await?.is_empty(),
+        "deleted with the thread"
+    );
     Ok(())
 }
 

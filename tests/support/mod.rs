@@ -3,6 +3,7 @@
 
 pub mod conformance;
 pub mod everything;
+pub mod flow;
 #[cfg(feature = "postgres")]
 pub mod pg;
 pub mod props;

@@ -311,9 +311,9 @@ where
     });
     if lp.places.has_tools {
         let tools_loop = Arc::clone(lp);
-        graph = graph.add_async_node("tools", move |state| {
+        graph = graph.add_async_context_node("tools", move |state, ctx| {
             let lp = Arc::clone(&tools_loop);
-            async move { lp.tools_step(state).await }
+            async move { lp.tools_step(state, ctx).await }
         });
     }
     graph

@@ -2,18 +2,29 @@
 //! together, their answers and updates applied as one step.
 
 use std::any::Any;
+use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::future::{join_all, FutureExt};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::middleware::{ToolCallRequest, ToolHandler};
 use super::nodes::AgentLoop;
 use super::tool::{add_message, answer_message, answers_call, OutputKind, ToolError, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};
-use crate::graph::{BoxError, Command, NodeOutput, END};
+use crate::graph::{BoxError, Command, NodeContext, NodeOutput, END};
 use crate::message::{Message, MessageType, ToolCall, ToolStatus};
-use crate::state::AgentState;
+use crate::state::{AgentState, StateUpdate};
+
+/// A tool call's answer as kept while its step is unfinished: the write
+/// (as JSON) and where it routes.
+#[derive(Serialize, Deserialize)]
+struct KeptAnswer {
+    update: Value,
+    goto: Vec<String>,
+}
 
 impl<S> AgentLoop<S>
 where
@@ -23,9 +34,13 @@ where
     /// The tools node's step: every pending call of the last AI message,
     /// concurrently, each through the `wrap_tool_call` chain with panics
     /// caught; one write per call, applied together (`apply_all`'s rules).
+    /// Each call's answer is kept as it comes (`NodeContext::once_async`,
+    /// by call id): when the step runs again after a crash or a
+    /// cancellation, a call that had finished is not made again.
     pub(crate) async fn tools_step(
         &self,
         state: Arc<S>,
+        ctx: NodeContext,
     ) -> Result<NodeOutput<S::Update>, BoxError> {
         let calls = pending_calls(state.messages());
         if calls.is_empty() {
@@ -42,17 +57,28 @@ where
                 tool: self.tools.by_name.get(&call.name).cloned(),
                 state: Arc::clone(&state),
             };
-            guarded(handler, request)
+            let key = call.id.clone().unwrap_or_default();
+            let ctx = &ctx;
+            async move {
+                ctx.once_async(&key, || async {
+                    let (update, goto) = self.answer(call, guarded(handler, request).await);
+                    Ok::<_, Infallible>(KeptAnswer {
+                        update: update.to_json(),
+                        goto,
+                    })
+                })
+                .await
+            }
         });
         let results = join_all(runs).await;
         drop(state);
 
         let mut commands = Vec::with_capacity(calls.len());
         let mut jumps: Vec<String> = Vec::new();
-        for (call, result) in calls.iter().zip(results) {
-            let (update, goto) = self.answer(call, result);
-            jumps.extend(goto);
-            commands.push(Command::update(update));
+        for result in results {
+            let kept = result?;
+            jumps.extend(kept.goto);
+            commands.push(Command::update(S::Update::from_json(kept.update)?));
         }
         let next = if !jumps.is_empty() {
             jumps

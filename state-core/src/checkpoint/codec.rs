@@ -95,6 +95,7 @@ pub(super) fn decode_writes<S: AgentState>(
                 node: w.node,
                 update,
                 goto: w.goto,
+                send: w.send,
             })
         })
         .collect()
@@ -105,7 +106,7 @@ struct StateFields<'a, S>(&'a S);
 
 impl<S: AgentState> Fields for StateFields<'_, S> {
     fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        self.0.serialize_fields(map, FieldView::All)
+        self.0.serialize_fields(map, FieldView::Stored)
     }
 }
 
@@ -126,10 +127,11 @@ pub(super) fn encode_state<S: AgentState>(state: &S) -> Result<String, StateErro
     Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
 }
 
-/// A step's writes, `[{"node": .., "update": {..}, "goto": [..]}, ..]`,
+/// A step's writes, `[{"node": .., "update": {..}, "goto": [..], "send":
+/// [{"node": .., "arg": ..}]}, ..]`,
 /// written straight from the updates (no `Value` in between), or the error
 /// naming the field that cannot be stored and read back.
-pub(super) fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Result<String, StateError> {
+pub(crate) fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Result<String, StateError> {
     let mut out = Vec::with_capacity(256);
     out.push(b'[');
     for (i, write) in writes.iter().enumerate() {
@@ -143,6 +145,17 @@ pub(super) fn encode_writes<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Result<S
         if !write.goto.is_empty() {
             out.extend_from_slice(br#","goto":"#);
             serde_json::to_writer(&mut out, &write.goto).expect("strings serialize");
+        }
+        if !write.send.is_empty() {
+            out.extend_from_slice(br#","send":"#);
+            serde_json::to_writer(&mut out, &write.send).map_err(|e| {
+                StateError::new(
+                    "send",
+                    crate::error::ErrorKind::NotStorable {
+                        reason: format!("a Send's input does not serialize: {e}"),
+                    },
+                )
+            })?;
         }
         out.push(b'}');
     }

@@ -92,6 +92,13 @@ pub enum CheckpointError {
         /// Why.
         error: Box<CheckpointError>,
     },
+    /// The backend does not implement an operation a feature needs: a
+    /// [`Checkpointer`](super::Checkpointer) without pending writes cannot
+    /// keep a paused run (interrupts) or a half-finished superstep.
+    Unsupported {
+        /// The operation: `"put_pending"`, ...
+        operation: &'static str,
+    },
     /// The storage itself failed (I/O, SQL, connection).
     Backend {
         /// What was being done: `"append"`, `"open"`, ...
@@ -190,6 +197,10 @@ impl fmt::Display for CheckpointError {
             } => write!(
                 f,
                 "thread `{thread_id}`, checkpoint {checkpoint} was saved, but its snapshot was not: {error}"
+            ),
+            CheckpointError::Unsupported { operation } => write!(
+                f,
+                "this checkpointer does not implement `{operation}`, which pausing a run (interrupts) and keeping a superstep's finished tasks need"
             ),
             CheckpointError::Backend { operation, source } => {
                 write!(f, "checkpoint storage failed during {operation}: {source}")

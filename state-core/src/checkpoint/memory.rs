@@ -6,13 +6,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::record::{
-    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint,
+    CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 struct ThreadLog {
     head: CheckpointId,
     records: BTreeMap<CheckpointId, StoredCheckpoint>,
+    /// Pending writes by (checkpoint, task, key).
+    pending: BTreeMap<(CheckpointId, String, String), String>,
 }
 
 /// Checkpoints in a process's memory: gone when it exits.
@@ -64,6 +66,7 @@ impl MemoryCheckpointer {
             .or_insert_with(|| ThreadLog {
                 head: CheckpointId(0),
                 records: BTreeMap::new(),
+                pending: BTreeMap::new(),
             });
         let last = log.records.keys().next_back().map_or(0, |id| id.0);
         let meta = CheckpointMeta {
@@ -87,6 +90,50 @@ impl MemoryCheckpointer {
             },
         );
         Ok(meta)
+    }
+
+    fn put_pending_sync(
+        &self,
+        thread_id: &str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut threads = self.lock();
+        let log = threads
+            .get_mut(thread_id)
+            .filter(|log| log.records.contains_key(&checkpoint))
+            .ok_or_else(|| CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(checkpoint),
+            })?;
+        for w in writes {
+            log.pending.insert((checkpoint, w.task, w.key), w.value);
+        }
+        Ok(())
+    }
+
+    fn pending_sync(
+        &self,
+        thread_id: &str,
+        checkpoint: CheckpointId,
+    ) -> Result<Vec<PendingWrite>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let threads = self.lock();
+        let Some(log) = threads.get(thread_id) else {
+            return Ok(Vec::new());
+        };
+        let from = (checkpoint, String::new(), String::new());
+        Ok(log
+            .pending
+            .range(from..)
+            .take_while(|((id, _, _), _)| *id == checkpoint)
+            .map(|((_, task, key), value)| PendingWrite {
+                task: task.clone(),
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect())
     }
 
     fn chain_sync(
@@ -224,5 +271,22 @@ impl Checkpointer for MemoryCheckpointer {
 
     fn snapshot_policy(&self) -> SnapshotPolicy {
         self.policy.unwrap_or_default()
+    }
+
+    fn put_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move { self.put_pending_sync(thread_id, checkpoint, writes) })
+    }
+
+    fn pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+        Box::pin(async move { self.pending_sync(thread_id, checkpoint) })
     }
 }

@@ -47,7 +47,7 @@
 //! ```
 
 mod chain;
-mod codec;
+pub(crate) mod codec;
 mod error;
 mod executor;
 mod memory;
@@ -70,7 +70,7 @@ pub use error::CheckpointError;
 pub use executor::block_on;
 pub use memory::MemoryCheckpointer;
 pub use record::{
-    CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, SnapshotPolicy, Source,
+    CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, PendingWrite, SnapshotPolicy, Source,
     StoredCheckpoint,
 };
 pub use thread::{StepRecord, Thread};
@@ -101,7 +101,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///   older parent and the parent's step plus one (a fork: the parent's
 ///   step). A load checks these links, so a chain with a record missing,
 ///   a loop or a record of another thread fails, naming the checkpoint.
-pub trait Checkpointer: Send + Sync {
+pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
     /// Stores a new checkpoint as the thread's head if the head is
     /// `expected_head` (`None`: the thread must not exist yet).
     fn append<'a>(
@@ -159,6 +159,53 @@ pub trait Checkpointer: Send + Sync {
     /// When [`Thread`] takes snapshots for this store.
     fn snapshot_policy(&self) -> SnapshotPolicy {
         SnapshotPolicy::default()
+    }
+
+    /// Keeps `writes` for the superstep running on checkpoint `checkpoint`
+    /// (see [`PendingWrite`]); a write with the task and key of one kept
+    /// before replaces it. All or none are stored. The default refuses
+    /// with [`CheckpointError::Unsupported`]: a backend without pending
+    /// writes runs graphs, but cannot pause them.
+    fn put_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        let _ = (thread_id, checkpoint, writes);
+        Box::pin(async {
+            Err(CheckpointError::Unsupported {
+                operation: "put_pending",
+            })
+        })
+    }
+
+    /// The pending writes kept for checkpoint `checkpoint`, in task then
+    /// key order; none for a checkpoint without any (or an unknown one).
+    /// The default has none.
+    fn pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+        let _ = (thread_id, checkpoint);
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+/// A checkpointer as a trait object, so code generic over a checkpointer
+/// (sized or not) can hand it to code that is not: what a subgraph node
+/// needs to run its child on its parent's store. Implemented for every
+/// checkpointer.
+#[doc(hidden)]
+pub trait AsDynCheckpointer {
+    /// `self` as `&dyn Checkpointer`.
+    fn as_dyn(&self) -> &dyn Checkpointer;
+}
+
+impl<T: Checkpointer> AsDynCheckpointer for T {
+    fn as_dyn(&self) -> &dyn Checkpointer {
+        self
     }
 }
 

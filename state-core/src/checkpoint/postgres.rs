@@ -10,11 +10,13 @@
 //! [`CheckpointError::Conflict`] and nothing is stored.
 //!
 //! The tables, as in the SQLite file (`\d agent_state_checkpoints` in
-//! `psql`): `agent_state_threads(thread_id, head, last_id)` and
+//! `psql`): `agent_state_threads(thread_id, head, last_id)`,
 //! `agent_state_checkpoints(thread_id, id, parent_id, step, source, version,
 //! created_at_ms, writes, log_bytes, base_bytes, snapshot)` with `writes` and
 //! `snapshot` as `jsonb`, so `SELECT writes->0->'update' FROM
-//! agent_state_checkpoints` reads a node's update.
+//! agent_state_checkpoints` reads a node's update, and
+//! `agent_state_pending(thread_id, checkpoint_id, task, key, value)`, the
+//! [pending writes](super::PendingWrite) of supersteps not saved yet.
 //!
 //! ```no_run
 //! use agent_state::checkpoint::postgres::PostgresCheckpointer;
@@ -41,7 +43,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use super::record::{
-    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint,
+    CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::sql::{from_sql, to_sql, Columns, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
@@ -71,7 +73,30 @@ CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
     snapshot      JSONB,
     PRIMARY KEY (thread_id, id)
 );
+CREATE TABLE IF NOT EXISTS agent_state_pending (
+    thread_id     TEXT   NOT NULL,
+    checkpoint_id BIGINT NOT NULL,
+    task          TEXT   NOT NULL,
+    key           TEXT   NOT NULL,
+    value         JSONB  NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_id, task, key)
+);
 ";
+
+/// Stores a batch of pending writes in one statement (whole or not at
+/// all), only for a checkpoint that exists; a later write of one task and
+/// key replaces the earlier.
+const PUT_PENDING: &str = "
+INSERT INTO agent_state_pending (thread_id, checkpoint_id, task, key, value)
+SELECT $1::text, $2::bigint, w.task, w.key, w.value::jsonb
+FROM unnest($3::text[], $4::text[], $5::text[]) AS w(task, key, value)
+WHERE EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2)
+ON CONFLICT (thread_id, checkpoint_id, task, key) DO UPDATE SET value = EXCLUDED.value
+RETURNING 1";
+
+const PENDING: &str = "
+SELECT task, key, value::text FROM agent_state_pending
+WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task, key";
 
 const COLUMNS: &str = "c.thread_id, c.id, c.parent_id, c.step, c.source, c.version, c.created_at_ms, c.writes::text, c.log_bytes, c.base_bytes";
 
@@ -91,6 +116,8 @@ struct Statements {
     list: Statement,
     snapshot: Statement,
     delete: Statement,
+    put_pending: Statement,
+    pending: Statement,
 }
 
 /// Checkpoints in a PostgreSQL database, shared by every instance that
@@ -207,11 +234,14 @@ impl PostgresCheckpointer {
             // wholly before it (and is deleted) or wholly after it.
             delete: prepare(
                 "WITH t AS (DELETE FROM agent_state_threads WHERE thread_id = $1 RETURNING 1),
-                      c AS (DELETE FROM agent_state_checkpoints WHERE thread_id = $1)
+                      c AS (DELETE FROM agent_state_checkpoints WHERE thread_id = $1),
+                      p AS (DELETE FROM agent_state_pending WHERE thread_id = $1)
                  SELECT count(*) FROM t"
                     .into(),
             )
             .await?,
+            put_pending: prepare(PUT_PENDING.into()).await?,
+            pending: prepare(PENDING.into()).await?,
         };
         Ok(Self {
             client,
@@ -366,6 +396,78 @@ impl PostgresCheckpointer {
         rows.iter()
             .map(|r| read_row(r, thread_id, None, false))
             .collect()
+    }
+}
+
+impl PostgresCheckpointer {
+    async fn put_pending_async(
+        &self,
+        thread_id: &str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError> {
+        check_thread_id(thread_id)?;
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let id = to_sql(checkpoint.0);
+        let mut tasks = Vec::with_capacity(writes.len());
+        let mut keys = Vec::with_capacity(writes.len());
+        let mut values = Vec::with_capacity(writes.len());
+        // A later write of one task and key replaces an earlier one: keep
+        // the last, since one statement cannot update a row twice.
+        for w in &writes {
+            refuse_nul(&w.value)?;
+        }
+        for w in writes.into_iter().rev() {
+            if !tasks
+                .iter()
+                .zip(&keys)
+                .any(|(t, k)| *t == w.task && *k == w.key)
+            {
+                tasks.push(w.task);
+                keys.push(w.key);
+                values.push(w.value);
+            }
+        }
+        let rows = self
+            .client
+            .query(
+                &self.st.put_pending,
+                &[&thread_id, &id, &tasks, &keys, &values],
+            )
+            .await
+            .map_err(pg_err("put_pending"))?;
+        if rows.is_empty() {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(checkpoint),
+            });
+        }
+        Ok(())
+    }
+
+    async fn pending_async(
+        &self,
+        thread_id: &str,
+        checkpoint: CheckpointId,
+    ) -> Result<Vec<PendingWrite>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let rows = self
+            .client
+            .query(&self.st.pending, &[&thread_id, &to_sql(checkpoint.0)])
+            .await
+            .map_err(pg_err("pending"))?;
+        rows.iter()
+            .map(|r| {
+                Ok(PendingWrite {
+                    task: r.try_get(0)?,
+                    key: r.try_get(1)?,
+                    value: r.try_get(2)?,
+                })
+            })
+            .collect::<Result<Vec<_>, tokio_postgres::Error>>()
+            .map_err(|e| CheckpointError::backend("pending", e))
     }
 }
 
@@ -524,5 +626,22 @@ impl Checkpointer for PostgresCheckpointer {
             let deleted: i64 = row.get(0);
             Ok(deleted > 0)
         })
+    }
+
+    fn put_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(self.put_pending_async(thread_id, checkpoint, writes))
+    }
+
+    fn pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+        Box::pin(self.pending_async(thread_id, checkpoint))
     }
 }

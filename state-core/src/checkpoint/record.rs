@@ -91,6 +91,11 @@ pub struct NodeWrite<U> {
     /// knows what comes next. Left out of the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub goto: Vec<String>,
+    /// The tasks with their own input a `Command` from this node started
+    /// ([`Send`](crate::graph::Send)s), kept for the same reason. Left out
+    /// of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send: Vec<crate::send::Send>,
 }
 
 impl<U> NodeWrite<U> {
@@ -100,6 +105,7 @@ impl<U> NodeWrite<U> {
             node: node.into(),
             update,
             goto: Vec::new(),
+            send: Vec::new(),
         }
     }
 }
@@ -108,6 +114,27 @@ impl<N: Into<String>, U> From<(N, U)> for NodeWrite<U> {
     fn from((node, update): (N, U)) -> Self {
         Self::new(node, update)
     }
+}
+
+/// A write kept for a superstep that has not been saved as a step yet: a
+/// finished task's writes while others still run, a paused task's
+/// interrupt, a value a node computed once (LangGraph's pending writes).
+///
+/// Kept per checkpoint (the head the superstep runs on), so a run resumed
+/// from that checkpoint, in this process or another, skips what finished
+/// and answers what paused. The graph runtime writes and reads them; a
+/// backend stores them as given, `value` as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingWrite {
+    /// The task it belongs to: a node's name, or `node[k]` for the k-th
+    /// `Send` of the step.
+    pub task: String,
+    /// What it is, unique within the task: `done`, `interrupt`,
+    /// `once:<key>`, ...; a later write with the same task and key
+    /// replaces the earlier one.
+    pub key: String,
+    /// The value, as JSON text.
+    pub value: String,
 }
 
 /// A checkpoint as a backend stores it.

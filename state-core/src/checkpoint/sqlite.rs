@@ -20,6 +20,9 @@
 //!   version, created_at_ms, writes, log_bytes, base_bytes, snapshot)`: one
 //!   row per checkpoint; `writes` and `snapshot` are JSON text. A thread's
 //!   head is its newest checkpoint (a fork is a new checkpoint too).
+//! * `agent_state_pending(thread_id, checkpoint_id, task, key, value)`: the
+//!   [pending writes](super::PendingWrite) of a superstep not saved yet (a
+//!   paused run's interrupts, the finished tasks of a step cut short).
 //!
 //! ```
 //! use agent_state::checkpoint::sqlite::SqliteCheckpointer;
@@ -55,17 +58,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, Row};
+use rusqlite::{params, Connection, Row, TransactionBehavior};
 
 use super::record::{
-    CheckpointId, CheckpointMeta, NewCheckpoint, SnapshotPolicy, StoredCheckpoint,
+    CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::sql::{from_sql, to_sql, Columns, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 /// The layout version of the tables, kept in `PRAGMA user_version`, so a
 /// later layout can upgrade a file and an older program refuses a newer one.
-const FORMAT: i64 = 1;
+/// 2 added `agent_state_pending` (a file of format 1 gains it on open).
+const FORMAT: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
@@ -81,6 +85,14 @@ CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
     base_bytes    INTEGER NOT NULL,
     snapshot      TEXT,
     PRIMARY KEY (thread_id, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS agent_state_pending (
+    thread_id     TEXT    NOT NULL,
+    checkpoint_id INTEGER NOT NULL,
+    task          TEXT    NOT NULL,
+    key           TEXT    NOT NULL,
+    value         TEXT    NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_id, task, key)
 ) WITHOUT ROWID;
 ";
 
@@ -420,15 +432,97 @@ impl SqliteCheckpointer {
     fn delete_sync(&self, thread_id: &str) -> Result<bool, CheckpointError> {
         check_thread_id(thread_id)?;
         let mut db = self.lock();
+        // The thread's newest id is no longer what this connection knew.
         db.heads.forget(thread_id);
-        let deleted = db
+        let tx = db
             .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err("delete"))?;
+        tx.execute(
+            "DELETE FROM agent_state_pending WHERE thread_id = ?1",
+            params![thread_id],
+        )
+        .map_err(db_err("delete"))?;
+        let deleted = tx
             .execute(
                 "DELETE FROM agent_state_checkpoints WHERE thread_id = ?1",
                 params![thread_id],
             )
             .map_err(db_err("delete"))?;
+        tx.commit().map_err(db_err("delete"))?;
         Ok(deleted > 0)
+    }
+
+    fn put_pending_sync(
+        &self,
+        thread_id: &str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut db = self.lock();
+        let tx = db
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err("put_pending"))?;
+        let exists: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = ?1 AND id = ?2)",
+                params![thread_id, to_sql(checkpoint.0)],
+                |r| r.get(0),
+            )
+            .map_err(db_err("put_pending"))?;
+        if !exists {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(checkpoint),
+            });
+        }
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO agent_state_pending (thread_id, checkpoint_id, task, key, value)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(db_err("put_pending"))?;
+            for w in &writes {
+                st.execute(params![
+                    thread_id,
+                    to_sql(checkpoint.0),
+                    w.task,
+                    w.key,
+                    w.value
+                ])
+                .map_err(db_err("put_pending"))?;
+            }
+        }
+        tx.commit().map_err(db_err("put_pending"))
+    }
+
+    fn pending_sync(
+        &self,
+        thread_id: &str,
+        checkpoint: CheckpointId,
+    ) -> Result<Vec<PendingWrite>, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let conn = self.lock();
+        let mut st = conn
+            .prepare_cached(
+                "SELECT task, key, value FROM agent_state_pending
+                 WHERE thread_id = ?1 AND checkpoint_id = ?2 ORDER BY task, key",
+            )
+            .map_err(db_err("pending"))?;
+        let rows = st
+            .query_map(params![thread_id, to_sql(checkpoint.0)], |r| {
+                Ok(PendingWrite {
+                    task: r.get(0)?,
+                    key: r.get(1)?,
+                    value: r.get(2)?,
+                })
+            })
+            .map_err(db_err("pending"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(db_err("pending"))
     }
 }
 
@@ -636,5 +730,22 @@ impl Checkpointer for SqliteCheckpointer {
 
     fn snapshot_policy(&self) -> SnapshotPolicy {
         self.policy.unwrap_or_default()
+    }
+
+    fn put_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async move { self.put_pending_sync(thread_id, checkpoint, writes) })
+    }
+
+    fn pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+        Box::pin(async move { self.pending_sync(thread_id, checkpoint) })
     }
 }

@@ -3,9 +3,12 @@
 use std::error::Error;
 use std::fmt;
 
-use super::node::BoxError;
 use crate::checkpoint::CheckpointError;
 use crate::error::StateError;
+
+/// A node's error, boxed: nodes call models, tools and services whose errors
+/// have nothing in common.
+pub type BoxError = Box<dyn std::error::Error + std::marker::Send + Sync>;
 
 /// Why a graph did not build or a run stopped.
 #[derive(Debug)]
@@ -82,6 +85,144 @@ pub enum GraphError {
     },
     /// The checkpointer failed.
     Checkpoint(CheckpointError),
+    /// An edge or a router names a node that takes its input from `Send`s
+    /// ([`add_send_node`](super::StateGraph::add_send_node)): only a
+    /// [`Send`](super::Send) carries that input.
+    EdgeToSendNode {
+        /// The node.
+        node: String,
+        /// Where the edge or route comes from.
+        from: String,
+    },
+    /// A [`Send`](super::Send) targets a node that reads the state: only a
+    /// node added with `add_send_node` takes a `Send`'s input.
+    SendToStateNode {
+        /// The node.
+        node: String,
+        /// The node whose routing made the `Send`.
+        from: String,
+    },
+    /// A `Send`'s argument does not serialize, so its step cannot be
+    /// stored.
+    SendArg {
+        /// The target node.
+        node: String,
+        /// Why.
+        error: String,
+    },
+    /// A join (`add_edge([..], to)`) that cannot work.
+    BadJoin {
+        /// The join, as `join:<sources>:<target>`.
+        join: String,
+        /// Why.
+        reason: String,
+    },
+    /// A breakpoint or a node policy names a node that does not exist.
+    UnknownPolicyNode {
+        /// The name.
+        name: String,
+        /// `interrupt_before`, `interrupt_after`, `retry` or `timeout`.
+        what: &'static str,
+    },
+    /// A timeout on a sync node, which cannot be stopped midway.
+    TimeoutOnSyncNode {
+        /// The node.
+        node: String,
+    },
+    /// A node called `interrupt` in a run without a checkpointer: a pause
+    /// is kept in a checkpoint, so it needs one (LangGraph requires one
+    /// too).
+    NoCheckpointer {
+        /// The node.
+        node: String,
+    },
+    /// An interrupt's payload does not serialize.
+    InterruptPayload {
+        /// The node.
+        node: String,
+        /// The interrupt.
+        id: String,
+        /// Why.
+        error: String,
+    },
+    /// Resume values were given for a thread that is not paused on an
+    /// interrupt (a thread stopped at a static breakpoint, or by
+    /// `stop_after`, resumes with [`Input::Resume`](super::Input::Resume)).
+    NotInterrupted {
+        /// The thread.
+        thread_id: String,
+    },
+    /// A resume value names an interrupt the thread is not paused on.
+    UnknownInterrupt {
+        /// The id given.
+        id: String,
+        /// The ids of the pending interrupts.
+        pending: Vec<String>,
+    },
+    /// [`Resume::value`](super::Resume::value) when several interrupts are
+    /// pending: say which one with [`Resume::answer`](super::Resume::answer).
+    AmbiguousResume {
+        /// The ids of the pending interrupts.
+        pending: Vec<String>,
+    },
+    /// A resume value does not read as the type the node asked for. The
+    /// thread stays paused: resume again with a value of that type.
+    ResumeType {
+        /// The interrupt.
+        id: String,
+        /// The node.
+        node: String,
+        /// The type the node's `interrupt` call returns.
+        expected: &'static str,
+        /// Why the value does not read as one.
+        error: String,
+    },
+    /// A resume value does not serialize.
+    ResumeValue {
+        /// Why.
+        error: String,
+    },
+    /// New input for a thread paused on interrupts: answer them
+    /// ([`Input::ResumeWith`](super::Input::ResumeWith)) or edit the thread
+    /// ([`Graph::update_state`](super::Graph::update_state)) first.
+    Paused {
+        /// The thread.
+        thread_id: String,
+        /// The ids of the pending interrupts.
+        pending: Vec<String>,
+    },
+    /// A stored step was written under a name that is not a node of the
+    /// graph (a graph changed since, or an edit saved by hand): the run
+    /// cannot tell what comes next.
+    UnknownWriter {
+        /// The thread.
+        thread_id: String,
+        /// The checkpoint.
+        checkpoint: u64,
+        /// The name.
+        node: String,
+    },
+    /// [`update_state`](super::Graph::update_state) with a node name the
+    /// graph does not have.
+    UnknownAsNode {
+        /// The name.
+        name: String,
+    },
+    /// [`update_state`](super::Graph::update_state) without a node, when the
+    /// thread's last step had several (or none): name one.
+    AmbiguousUpdate {
+        /// The nodes of the last step.
+        nodes: Vec<String>,
+    },
+    /// What the run was asked for needs a thread: resume values, time
+    /// travel, reading or editing a thread.
+    NoThread {
+        /// What was asked.
+        what: &'static str,
+    },
+    /// The run was cancelled ([`CancelToken`](super::CancelToken)); the
+    /// thread is at its last saved step.
+    Cancelled,
 }
 
 impl fmt::Display for GraphError {
@@ -124,8 +265,106 @@ impl fmt::Display for GraphError {
                 "thread `{thread_id}` already exists: give it an update or resume it, not a whole new state"
             ),
             GraphError::Checkpoint(error) => error.fmt(f),
+            GraphError::EdgeToSendNode { node, from } => write!(
+                f,
+                "`{from}` routes to `{node}`, which takes its input from a Send: route to it with `Send::new(\"{node}\", input)`"
+            ),
+            GraphError::SendToStateNode { node, from } => write!(
+                f,
+                "`{from}` sent a Send to `{node}`, which reads the state: a Send's target is added with `add_send_node`"
+            ),
+            GraphError::SendArg { node, error } => {
+                write!(f, "the input of a Send to `{node}` does not serialize: {error}")
+            }
+            GraphError::BadJoin { join, reason } => write!(f, "join `{join}`: {reason}"),
+            GraphError::UnknownPolicyNode { name, what } => {
+                write!(f, "`{what}` names `{name}`, which is not a node")
+            }
+            GraphError::TimeoutOnSyncNode { node } => write!(
+                f,
+                "node `{node}` is sync and cannot be stopped midway: a timeout needs an async node"
+            ),
+            _ => self.fmt_run(f),
         }
     }
+}
+
+impl GraphError {
+    /// The messages of errors of a run's pauses, resumes and edits.
+    fn fmt_run(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::NoCheckpointer { node } => write!(
+                f,
+                "node `{node}` called interrupt in a run without a checkpointer: run it `on_thread` to pause"
+            ),
+            GraphError::InterruptPayload { node, id, error } => write!(
+                f,
+                "node `{node}`: the payload of interrupt `{id}` does not serialize: {error}"
+            ),
+            GraphError::NotInterrupted { thread_id } => write!(
+                f,
+                "thread `{thread_id}` is not paused on an interrupt: nothing to answer (resume a stopped thread with Input::Resume)"
+            ),
+            GraphError::UnknownInterrupt { id, pending } => write!(
+                f,
+                "no pending interrupt `{id}`; pending: {}",
+                list(pending)
+            ),
+            GraphError::AmbiguousResume { pending } => write!(
+                f,
+                "several interrupts are pending ({}): give each value with `Resume::answer(id, value)`",
+                list(pending)
+            ),
+            GraphError::ResumeType {
+                id,
+                node,
+                expected,
+                error,
+            } => write!(
+                f,
+                "the value resuming interrupt `{id}` of node `{node}` is not a `{expected}`: {error}; the thread is still paused"
+            ),
+            GraphError::ResumeValue { error } => {
+                write!(f, "a resume value does not serialize: {error}")
+            }
+            GraphError::Paused { thread_id, pending } => write!(
+                f,
+                "thread `{thread_id}` is paused on interrupts {}: answer them with Input::ResumeWith, or edit the thread with update_state",
+                list(pending)
+            ),
+            GraphError::UnknownWriter {
+                thread_id,
+                checkpoint,
+                node,
+            } => write!(
+                f,
+                "thread `{thread_id}`, checkpoint {checkpoint} was written as `{node}`, which is not a node of this graph: the run cannot tell what comes next"
+            ),
+            GraphError::UnknownAsNode { name } => {
+                write!(f, "update_state as `{name}`, which is not a node of this graph")
+            }
+            GraphError::AmbiguousUpdate { nodes } => write!(
+                f,
+                "update_state without a node is ambiguous after a step of {}: name the node",
+                if nodes.is_empty() { "no node".to_owned() } else { list(nodes) }
+            ),
+            GraphError::NoThread { what } => {
+                write!(f, "{what} needs a thread: run it with `on_thread`")
+            }
+            GraphError::Cancelled => {
+                f.write_str("the run was cancelled; the thread is at its last saved step")
+            }
+            _ => unreachable!("fmt handles the other variants"),
+        }
+    }
+}
+
+fn list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Error for GraphError {

@@ -3,18 +3,32 @@
 //!
 //! * Nodes are functions of the state (sync, or async taking an
 //!   `Arc<State>`) returning an update, a [`Command`] (update plus routing),
-//!   or nothing; see [`IntoNodeResult`].
-//! * Edges, conditional edges ([`Next`]), [`START`] and [`END`]. Several
-//!   targets run together as one superstep, and their updates apply as one
-//!   step in node-name order ([`AgentState::apply_all`] rules: two writes to
-//!   a plain field are an error).
+//!   or nothing; see [`IntoNodeResult`]. A node may also take a
+//!   [`NodeContext`] (to [`interrupt`](NodeContext::interrupt) the run for a
+//!   value from outside), take its own input from a [`Send`], or be a
+//!   whole graph ([`StateGraph::add_subgraph`]).
+//! * Edges, joins (`add_edge(["a", "b"], "c")`), conditional edges
+//!   ([`Next`], [`Send`]s included), [`START`] and [`END`]. Several targets
+//!   run together as one superstep (sync nodes on threads of their own,
+//!   async ones polled together), and their updates apply as one step in
+//!   node-name order, then the `Send` tasks' in the order they were made
+//!   ([`AgentState::apply_all`] rules: two writes to a plain field are an
+//!   error).
 //! * Middleware ([`Middleware`]): `before_agent` / `after_agent` hooks, run
 //!   once per invocation, each its own step, so each sees the updates of
 //!   those before it: `before_agent` in registration order, `after_agent`
 //!   in reverse (LangChain v1's order).
 //! * A recursion limit, a stream of step events, and per-thread runs over a
 //!   [`Checkpointer`](crate::checkpoint::Checkpointer) that resume after a
-//!   crash from the last saved step without re-applying anything.
+//!   crash from the last saved step without re-applying anything, and
+//!   without re-running the tasks of an unfinished step that had finished.
+//! * Pauses: interrupts and static breakpoints (`interrupt_before`,
+//!   `interrupt_after`), kept in the checkpoint and resumed from any
+//!   process ([`Input::ResumeWith`]); reading and editing a thread
+//!   ([`Graph::get_state`], [`Graph::update_state`], time travel with
+//!   [`Run::from_checkpoint`]).
+//! * Node policies: [`RetryPolicy`], timeouts, and cancelling a run
+//!   ([`CancelToken`], or dropping its future).
 //!
 //! ```
 //! use agent_state::checkpoint::block_on;
@@ -40,20 +54,36 @@
 //! # Ok::<(), agent_state::graph::GraphError>(())
 //! ```
 
+mod builder;
+mod context;
+mod edit;
 mod error;
+mod joins;
 mod node;
+mod pending;
+mod policy;
+mod resume;
 mod run;
+mod step;
+mod subgraph;
+mod timer;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
+pub use crate::send::Send;
+pub use builder::{EdgeSources, StateGraph};
+pub use context::{Interrupt, Interrupted, NodeContext, Resume};
+pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
+pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Input, Run, RunOutput, StepEvent};
 
+use crate::send::SendArg;
 use crate::state::AgentState;
-use node::{NodeFn, NodeResult};
+use node::NodeFn;
 
 /// The graph's entry: edges from `START` name the first nodes.
 pub const START: &str = "__start__";
@@ -72,7 +102,7 @@ pub const END: &str = "__end__";
 ///
 /// Write it generic over every state that has what it needs, and add it to
 /// as many graphs as you like.
-pub trait Middleware<S: AgentState>: Send + Sync {
+pub trait Middleware<S: AgentState>: std::marker::Send + Sync {
     /// The middleware's name; unique within a graph.
     fn name(&self) -> &str;
 
@@ -100,7 +130,7 @@ pub trait Middleware<S: AgentState>: Send + Sync {
     }
 }
 
-type Router<S> = Box<dyn Fn(&S) -> Next + Send + Sync>;
+type Router<S> = Box<dyn Fn(&S) -> Next + std::marker::Send + Sync>;
 
 /// An edge out of a node, resolved.
 enum Edge {
@@ -130,250 +160,32 @@ enum Target {
     note = "a graph's state must be `AgentState + Default + Clone + Send + Sync + 'static` (derive `Clone` next to `AgentState`), with an update that is `Clone + Send + Sync`"
 )]
 pub trait GraphState:
-    AgentState<Update: Clone + Send + Sync, Staged: Send> + Default + Clone + Send + Sync + 'static
+    AgentState<Update: Clone + std::marker::Send + Sync, Staged: std::marker::Send>
+    + Default
+    + Clone
+    + std::marker::Send
+    + Sync
+    + 'static
 {
 }
 
 impl<S> GraphState for S where
-    S: AgentState<Update: Clone + Send + Sync, Staged: Send>
+    S: AgentState<Update: Clone + std::marker::Send + Sync, Staged: std::marker::Send>
         + Default
         + Clone
-        + Send
+        + std::marker::Send
         + Sync
         + 'static
 {
 }
 
-/// A graph being built. Errors (a duplicate node, an edge to nowhere) are
-/// collected and reported by [`compile`](Self::compile).
-pub struct StateGraph<S: AgentState> {
-    nodes: Vec<(String, NodeFn<S, S::Update>)>,
-    edges: Vec<(String, String)>,
-    routers: Vec<(String, Router<S>)>,
-    middleware: Vec<Arc<dyn Middleware<S>>>,
-    recursion_limit: usize,
-}
-
-impl<S: GraphState> Default for StateGraph<S> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<S: AgentState + 'static> StateGraph<S> {
-    /// An empty graph. The state must be a [`GraphState`].
-    pub fn new() -> Self
-    where
-        S: GraphState,
-    {
-        Self {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            routers: Vec::new(),
-            middleware: Vec::new(),
-            recursion_limit: 10_000,
-        }
-    }
-
-    /// Adds a node: a function of the state returning anything
-    /// [`IntoNodeResult`] (an update, a [`Command`], an `Option`, a `Result`).
-    #[must_use]
-    pub fn add_node<F, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        F: Fn(&S) -> R + Send + Sync + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |s: &S| node(s).into_node_result();
-        self.nodes.push((name.into(), NodeFn::Sync(Box::new(f))));
-        self
-    }
-
-    /// Adds an async node (a model call, say). It gets the state shared: the
-    /// runtime drops nothing of it while the step's nodes run, and clones
-    /// nothing when the step is applied unless the node kept its `Arc`.
-    #[must_use]
-    pub fn add_async_node<F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        F: Fn(Arc<S>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |s: Arc<S>| {
-            let fut = node(s);
-            Box::pin(async move { fut.await.into_node_result() })
-                as std::pin::Pin<Box<dyn Future<Output = NodeResult<S::Update>> + Send>>
-        };
-        self.nodes.push((name.into(), NodeFn::Async(Box::new(f))));
-        self
-    }
-
-    /// Adds an edge: after `from` (or [`START`]) runs, `to` (or [`END`])
-    /// runs. Several edges out of one node fan out: their targets run
-    /// together in the next superstep.
-    #[must_use]
-    pub fn add_edge(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
-        self.edges.push((from.into(), to.into()));
-        self
-    }
-
-    /// Adds a conditional edge: after `from` runs and its step is applied,
-    /// `router` reads the new state and names where to go ([`Next`]).
-    #[must_use]
-    pub fn add_conditional_edges<F, N>(mut self, from: impl Into<String>, router: F) -> Self
-    where
-        F: Fn(&S) -> N + Send + Sync + 'static,
-        N: Into<Next>,
-    {
-        let r = move |s: &S| router(s).into();
-        self.routers.push((from.into(), Box::new(r)));
-        self
-    }
-
-    /// Adds a middleware, after those added before it: its `before_agent`
-    /// runs after theirs, its `after_agent` before theirs.
-    #[must_use]
-    pub fn add_middleware<M: Middleware<S> + 'static>(mut self, middleware: M) -> Self {
-        self.middleware.push(Arc::new(middleware));
-        self
-    }
-
-    /// Sets how many supersteps one run may take (default 10,000).
-    #[must_use]
-    pub fn with_recursion_limit(mut self, limit: usize) -> Self {
-        self.recursion_limit = limit;
-        self
-    }
-
-    /// Checks the graph and builds the runnable form.
-    pub fn compile(self) -> Result<Graph<S>, GraphError> {
-        let mut names: Vec<String> = Vec::new();
-        let mut fns: Vec<NodeFn<S, S::Update>> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut add = |name: String, f: NodeFn<S, S::Update>| -> Result<usize, GraphError> {
-            if name == START || name == END {
-                return Err(GraphError::ReservedName { name });
-            }
-            if index.contains_key(&name) {
-                return Err(GraphError::DuplicateNode { name });
-            }
-            index.insert(name.clone(), names.len());
-            names.push(name);
-            fns.push(f);
-            Ok(names.len() - 1)
-        };
-        for (name, f) in self.nodes {
-            add(name, f)?;
-        }
-
-        // Middleware hooks become nodes, chained around the user's graph.
-        let mut seen = std::collections::HashSet::new();
-        let mut befores = Vec::new();
-        let mut afters = Vec::new();
-        for m in &self.middleware {
-            let name = m.name().to_owned();
-            if !seen.insert(name.clone()) {
-                return Err(GraphError::DuplicateMiddleware { name });
-            }
-            if m.has_before_agent() {
-                let node = hook_node(m, |m, s| m.before_agent(s));
-                befores.push(add(format!("{name}.before_agent"), node)?);
-            }
-            if m.has_after_agent() {
-                let node = hook_node(m, |m, s| m.after_agent(s));
-                afters.push(add(format!("{name}.after_agent"), node)?);
-            }
-        }
-
-        let resolve = |name: &str, from: &str| -> Result<Target, GraphError> {
-            if name == END {
-                return Ok(Target::End);
-            }
-            index
-                .get(name)
-                .map(|&i| Target::Node(i))
-                .ok_or_else(|| GraphError::UnknownNode {
-                    name: name.to_owned(),
-                    from: from.to_owned(),
-                })
-        };
-        let source = |name: &str| -> Result<Option<usize>, GraphError> {
-            if name == START {
-                return Ok(None);
-            }
-            index
-                .get(name)
-                .map(|&i| Some(i))
-                .ok_or_else(|| GraphError::UnknownSource {
-                    name: name.to_owned(),
-                })
-        };
-
-        let mut routes: Vec<Vec<Edge>> = (0..names.len()).map(|_| Vec::new()).collect();
-        let mut start: Vec<Edge> = Vec::new();
-        for (from, to) in &self.edges {
-            let target = resolve(to, from)?;
-            match source(from)? {
-                None => start.push(Edge::To(target)),
-                Some(i) => routes[i].push(Edge::To(target)),
-            }
-        }
-        let mut routers = Vec::new();
-        for (from, router) in self.routers {
-            let at = routers.len();
-            routers.push(router);
-            match source(&from)? {
-                None => start.push(Edge::Router(at)),
-                Some(i) => routes[i].push(Edge::Router(at)),
-            }
-        }
-        if start.is_empty() {
-            return Err(GraphError::NoEntry);
-        }
-
-        // START → before hooks in order → the user's entry edges.
-        let entry = if let Some((&first, rest)) = befores.split_first() {
-            let mut prev = first;
-            for &b in rest {
-                routes[prev] = vec![Edge::To(Target::Node(b))];
-                prev = b;
-            }
-            routes[prev] = start;
-            vec![Edge::To(Target::Node(first))]
-        } else {
-            start
-        };
-        // END → after hooks, last registered first (LangChain's order for
-        // every `after_*` hook) → the real end.
-        afters.reverse();
-        let mut is_after = vec![false; names.len()];
-        for (k, &a) in afters.iter().enumerate() {
-            is_after[a] = true;
-            routes[a] = vec![Edge::To(
-                afters.get(k + 1).map_or(Target::End, |&n| Target::Node(n)),
-            )];
-        }
-
-        // Node-name order: the order a step's writes apply in.
-        let mut by_name: Vec<usize> = (0..names.len()).collect();
-        by_name.sort_by(|&a, &b| names[a].cmp(&names[b]));
-        let mut rank = vec![0; names.len()];
-        for (r, &i) in by_name.iter().enumerate() {
-            rank[i] = r;
-        }
-
-        Ok(Graph {
-            names,
-            fns,
-            index,
-            routes,
-            entry,
-            routers,
-            first_after: afters.first().copied(),
-            is_after,
-            rank,
-            recursion_limit: self.recursion_limit,
-        })
-    }
+/// A join (`add_edge(["a", "b"], "c")`): `target` runs once every source
+/// has finished since it last ran.
+pub(crate) struct Join {
+    /// `join:a+b:c`, sources sorted: names its progress in a checkpoint.
+    pub(crate) key: String,
+    pub(crate) sources: Vec<usize>,
+    pub(crate) target: usize,
 }
 
 /// One of [`Middleware`]'s hooks, called on a middleware.
@@ -403,6 +215,35 @@ pub struct Graph<S: AgentState> {
     is_after: Vec<bool>,
     rank: Vec<usize>,
     recursion_limit: usize,
+    joins: Vec<Join>,
+    /// Per node: the joins it is a source of, with its bit in each.
+    join_of: Vec<Vec<(usize, usize)>>,
+    before: Vec<bool>,
+    after: Vec<bool>,
+    retry: Vec<Option<RetryPolicy>>,
+    timeout: Vec<Option<Duration>>,
+}
+
+/// One task of a superstep: a node on the state, or a node on a
+/// [`Send`]'s input (the `k`-th `Send` of the step).
+#[derive(Clone)]
+pub(crate) struct Task {
+    pub(crate) node: usize,
+    pub(crate) send: Option<(usize, SendArg)>,
+}
+
+/// What routing produced, before it is put in order.
+#[derive(Default)]
+pub(crate) struct Routed {
+    pub(crate) pull: Vec<usize>,
+    pub(crate) push: Vec<(usize, SendArg)>,
+}
+
+impl Routed {
+    pub(crate) fn clear(&mut self) {
+        self.pull.clear();
+        self.push.clear();
+    }
 }
 
 impl<S: AgentState> Graph<S> {
@@ -411,51 +252,79 @@ impl<S: AgentState> Graph<S> {
         self.names.iter().map(String::as_str)
     }
 
+    /// A task's key: the node's name, or `node[k]` for a `Send` task.
+    pub(crate) fn task_key(&self, task: &Task) -> String {
+        match &task.send {
+            None => self.names[task.node].clone(),
+            Some((k, _)) => format!("{}[{k}]", self.names[task.node]),
+        }
+    }
+
+    /// The node of a name, for routing: a node that reads the state.
+    fn pull_target(&self, name: &str, from: &dyn Fn() -> String) -> Result<Target, GraphError> {
+        if name == END {
+            return Ok(Target::End);
+        }
+        let &i = self
+            .index
+            .get(name)
+            .ok_or_else(|| GraphError::UnknownTarget {
+                from: from(),
+                target: name.to_owned(),
+            })?;
+        if self.fns[i].takes_send() {
+            return Err(GraphError::EdgeToSendNode {
+                node: name.to_owned(),
+                from: from(),
+            });
+        }
+        Ok(Target::Node(i))
+    }
+
+    /// The node of a `Send`: one that takes a `Send`'s input.
+    fn push_target(&self, send: &Send, from: &dyn Fn() -> String) -> Result<usize, GraphError> {
+        let &i = self
+            .index
+            .get(send.node())
+            .ok_or_else(|| GraphError::UnknownTarget {
+                from: from(),
+                target: send.node().to_owned(),
+            })?;
+        if !self.fns[i].takes_send() {
+            return Err(GraphError::SendToStateNode {
+                node: send.node().to_owned(),
+                from: from(),
+            });
+        }
+        Ok(i)
+    }
+
     /// Where routing from `from` (a node, or `None` for START) leads on
-    /// `state`, plus `goto` targets; END taken to the after hooks first.
-    fn route_into(
+    /// `state`, plus a `Command`'s `goto` targets and `Send`s; END taken to
+    /// the after hooks first.
+    pub(crate) fn route_into(
         &self,
         from: Option<usize>,
         goto: &[String],
+        sends: &[Send],
         state: &S,
-        next: &mut Vec<usize>,
+        out: &mut Routed,
     ) -> Result<(), GraphError> {
-        let from_name = || from.map_or(START.to_owned(), |i| self.names[i].clone());
-        let push = |target: Target, next: &mut Vec<usize>| match target {
-            Target::Node(i) => next.push(i),
-            Target::End => {
-                if let (Some(first), false) =
-                    (self.first_after, from.is_some_and(|i| self.is_after[i]))
-                {
-                    next.push(first);
-                }
-            }
-        };
-        let by_name = |name: &str| -> Result<Target, GraphError> {
-            if name == END {
-                return Ok(Target::End);
-            }
-            self.index
-                .get(name)
-                .map(|&i| Target::Node(i))
-                .ok_or_else(|| GraphError::UnknownTarget {
-                    from: from_name(),
-                    target: name.to_owned(),
-                })
-        };
-        for name in goto {
-            push(by_name(name)?, next);
-        }
+        self.route_targets(from, goto, sends, out)?;
         let edges = match from {
             None => &self.entry,
             Some(i) => &self.routes[i],
         };
         for edge in edges {
             match edge {
-                Edge::To(target) => push(*target, next),
+                Edge::To(target) => self.push_pull(from, *target, out),
                 Edge::Router(r) => {
-                    for name in (self.routers[*r])(state).names() {
-                        push(by_name(name)?, next);
+                    let next = (self.routers[*r])(state);
+                    self.route_targets(from, &[], next.sends(), out)?;
+                    let from_name = || self.source_name(from);
+                    for name in next.names() {
+                        let target = self.pull_target(name, &from_name)?;
+                        self.push_pull(from, target, out);
                     }
                 }
             }
@@ -463,9 +332,85 @@ impl<S: AgentState> Graph<S> {
         Ok(())
     }
 
-    /// Sorts targets in node-name order and drops repeats.
-    fn settle(&self, next: &mut Vec<usize>) {
-        next.sort_unstable_by_key(|&i| self.rank[i]);
-        next.dedup();
+    /// Routes to named targets and `Send`s only (a `Command`'s).
+    pub(crate) fn route_targets(
+        &self,
+        from: Option<usize>,
+        goto: &[String],
+        sends: &[Send],
+        out: &mut Routed,
+    ) -> Result<(), GraphError> {
+        let from_name = || self.source_name(from);
+        for name in goto {
+            let target = self.pull_target(name, &from_name)?;
+            self.push_pull(from, target, out);
+        }
+        for send in sends {
+            let i = self.push_target(send, &from_name)?;
+            out.push.push((i, send.arg().clone()));
+        }
+        Ok(())
+    }
+
+    fn source_name(&self, from: Option<usize>) -> String {
+        from.map_or(START.to_owned(), |i| self.names[i].clone())
+    }
+
+    /// A target of routing from `from`: END leads to the after hooks first
+    /// (unless `from` is one).
+    fn push_pull(&self, from: Option<usize>, target: Target, out: &mut Routed) {
+        match target {
+            Target::Node(i) => out.pull.push(i),
+            Target::End => {
+                if let (Some(first), false) =
+                    (self.first_after, from.is_some_and(|i| self.is_after[i]))
+                {
+                    out.pull.push(first);
+                }
+            }
+        }
+    }
+
+    /// The tasks of the next superstep: the nodes on the state in node-name
+    /// order without repeats, then the `Send` tasks in the order they were
+    /// made.
+    pub(crate) fn settle(&self, routed: &mut Routed, tasks: &mut Vec<Task>) {
+        routed.pull.sort_unstable_by_key(|&i| self.rank[i]);
+        routed.pull.dedup();
+        tasks.clear();
+        tasks.extend(routed.pull.iter().map(|&node| Task { node, send: None }));
+        tasks.extend(
+            routed
+                .push
+                .drain(..)
+                .enumerate()
+                .map(|(k, (node, arg))| Task {
+                    node,
+                    send: Some((k, arg)),
+                }),
+        );
+    }
+
+    /// The names of tasks' nodes, in task order.
+    pub(crate) fn names_of(&self, tasks: &[Task]) -> Vec<String> {
+        tasks.iter().map(|t| self.names[t.node].clone()).collect()
+    }
+
+    /// Checks a `Command`'s targets before its step is stored: stored, a
+    /// bad one would fail every resume the same way.
+    pub(crate) fn check_targets(
+        &self,
+        node: &str,
+        goto: &[String],
+        sends: &[Send],
+    ) -> Result<(), GraphError> {
+        let from = || node.to_owned();
+        for name in goto {
+            self.pull_target(name, &from)?;
+        }
+        for send in sends {
+            self.push_target(send, &from)?;
+        }
+        Ok(())
     }
 }

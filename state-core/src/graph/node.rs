@@ -4,20 +4,23 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-/// A node's error, boxed: nodes call models, tools and services whose errors
-/// have nothing in common.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use super::context::NodeContext;
+pub use super::error::BoxError;
+use crate::checkpoint::Checkpointer;
+use crate::send::{Send, SendArg};
 
 /// An update plus routing, as LangGraph's `Command(update=.., goto=..)`: a
 /// tool that records a result and sends the graph to a given node, say.
+/// Its [`Send`]s start tasks with their own input (`goto=[Send(..)]`).
 ///
 /// ```
-/// use agent_state::graph::Command;
+/// use agent_state::graph::{Command, Send};
 ///
 /// let cmd: Command<u32> = Command::update(7).and_goto("review");
 /// assert_eq!(cmd.goto, ["review"]);
+/// let fan: Command<u32> = Command::send(Send::new("grade", 1)).and_send(Send::new("grade", 2));
+/// assert_eq!(fan.send.len(), 2);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Command<U> {
@@ -25,6 +28,8 @@ pub struct Command<U> {
     pub update: Option<U>,
     /// The nodes to run next, on top of the node's edges.
     pub goto: Vec<String>,
+    /// Tasks with their own input for the next step.
+    pub send: Vec<Send>,
 }
 
 impl<U> Command<U> {
@@ -33,6 +38,7 @@ impl<U> Command<U> {
         Self {
             update: Some(update),
             goto: Vec::new(),
+            send: Vec::new(),
         }
     }
 
@@ -41,6 +47,16 @@ impl<U> Command<U> {
         Self {
             update: None,
             goto: vec![node.into()],
+            send: Vec::new(),
+        }
+    }
+
+    /// A command that only starts a task with its own input.
+    pub fn send(task: Send) -> Self {
+        Self {
+            update: None,
+            goto: Vec::new(),
+            send: vec![task],
         }
     }
 
@@ -48,6 +64,13 @@ impl<U> Command<U> {
     #[must_use]
     pub fn and_goto(mut self, node: impl Into<String>) -> Self {
         self.goto.push(node.into());
+        self
+    }
+
+    /// Also starts `task`.
+    #[must_use]
+    pub fn and_send(mut self, task: Send) -> Self {
+        self.send.push(task);
         self
     }
 
@@ -119,14 +142,30 @@ macro_rules! fallible {
 }
 fallible!(U, Command<U>, Option<U>, NodeOutput<U>);
 
-/// Where a router sends the graph: one node name, [`END`](super::END), or
-/// several names (they run together in the next superstep).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a router sends the graph: one node name, [`END`](super::END),
+/// several names (they run together in the next superstep), or tasks with
+/// their own input ([`Send`]s, LangGraph's map step), with names or not.
+///
+/// ```
+/// use agent_state::graph::{Next, Send};
+///
+/// let docs = ["a", "b"];
+/// let next = Next::send(docs.iter().map(|d| Send::new("summarize", d.to_string())));
+/// assert_eq!(next.sends().len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
 pub enum Next {
     /// One target.
     One(Cow<'static, str>),
     /// Several targets.
     Many(Vec<Cow<'static, str>>),
+    /// Targets and tasks with their own input.
+    Tasks {
+        /// The nodes that run on the state.
+        nodes: Vec<Cow<'static, str>>,
+        /// The tasks with their own input.
+        sends: Vec<Send>,
+    },
 }
 
 impl From<&'static str> for Next {
@@ -153,82 +192,110 @@ impl From<Vec<String>> for Next {
     }
 }
 
+impl From<Send> for Next {
+    fn from(task: Send) -> Self {
+        Next::send([task])
+    }
+}
+
+impl From<Vec<Send>> for Next {
+    fn from(sends: Vec<Send>) -> Self {
+        Next::send(sends)
+    }
+}
+
 impl Next {
-    pub(crate) fn names(&self) -> &[Cow<'static, str>] {
+    /// Only tasks with their own input: an empty list routes nowhere.
+    pub fn send(sends: impl IntoIterator<Item = Send>) -> Self {
+        Next::Tasks {
+            nodes: Vec::new(),
+            sends: sends.into_iter().collect(),
+        }
+    }
+
+    /// Adds a task with its own input.
+    #[must_use]
+    pub fn and_send(self, task: Send) -> Self {
+        let (nodes, mut sends) = match self {
+            Next::One(name) => (vec![name], Vec::new()),
+            Next::Many(names) => (names, Vec::new()),
+            Next::Tasks { nodes, sends } => (nodes, sends),
+        };
+        sends.push(task);
+        Next::Tasks { nodes, sends }
+    }
+
+    /// The node names.
+    pub fn names(&self) -> &[Cow<'static, str>] {
         match self {
             Next::One(name) => std::slice::from_ref(name),
-            Next::Many(names) => names,
+            Next::Many(names) | Next::Tasks { nodes: names, .. } => names,
+        }
+    }
+
+    /// The tasks with their own input.
+    pub fn sends(&self) -> &[Send] {
+        match self {
+            Next::Tasks { sends, .. } => sends,
+            _ => &[],
         }
     }
 }
 
 pub(crate) type NodeResult<U> = Result<NodeOutput<U>, BoxError>;
-pub(crate) type NodeFuture<U> = Pin<Box<dyn Future<Output = NodeResult<U>> + Send>>;
-pub(crate) type SyncNode<S, U> = Box<dyn Fn(&S) -> NodeResult<U> + Send + Sync>;
-pub(crate) type AsyncNode<S, U> = Box<dyn Fn(Arc<S>) -> NodeFuture<U> + Send + Sync>;
+pub(crate) type NodeFuture<U> = Pin<Box<dyn Future<Output = NodeResult<U>> + std::marker::Send>>;
+pub(crate) type SyncNode<S, U> = Box<dyn Fn(&S) -> NodeResult<U> + std::marker::Send + Sync>;
+pub(crate) type AsyncNode<S, U> = Box<dyn Fn(Arc<S>) -> NodeFuture<U> + std::marker::Send + Sync>;
+pub(crate) type SyncCtxNode<S, U> =
+    Box<dyn Fn(&S, &NodeContext) -> NodeResult<U> + std::marker::Send + Sync>;
+pub(crate) type AsyncCtxNode<S, U> =
+    Box<dyn Fn(Arc<S>, NodeContext) -> NodeFuture<U> + std::marker::Send + Sync>;
+pub(crate) type SendSyncNode<U> =
+    Box<dyn Fn(&SendArg, &NodeContext) -> NodeResult<U> + std::marker::Send + Sync>;
+pub(crate) type SendAsyncNode<U> =
+    Box<dyn Fn(&SendArg, NodeContext) -> NodeFuture<U> + std::marker::Send + Sync>;
 
-/// A node's function, sync or async.
+/// A node's function: on the state or on a [`Send`]'s input, sync or
+/// async, with a context or not, or a subgraph.
 pub(crate) enum NodeFn<S, U> {
     Sync(SyncNode<S, U>),
     Async(AsyncNode<S, U>),
+    SyncCtx(SyncCtxNode<S, U>),
+    AsyncCtx(AsyncCtxNode<S, U>),
+    SendSync(SendSyncNode<U>),
+    SendAsync(SendAsyncNode<U>),
+    Subgraph(Box<dyn SubgraphRunner<S, U>>),
 }
 
-/// Polls every node future of a superstep until all are done, so async
-/// nodes of one step wait on their models together.
-pub(crate) struct JoinAll<U> {
-    pending: Vec<Option<NodeFuture<U>>>,
-    done: Vec<Option<NodeResult<U>>>,
-}
-
-impl<U> JoinAll<U> {
-    pub(crate) fn new(futures: Vec<Result<NodeFuture<U>, NodeResult<U>>>) -> Self {
-        let mut pending = Vec::with_capacity(futures.len());
-        let mut done = Vec::with_capacity(futures.len());
-        for f in futures {
-            match f {
-                Ok(fut) => {
-                    pending.push(Some(fut));
-                    done.push(None);
-                }
-                Err(ready) => {
-                    pending.push(None);
-                    done.push(Some(ready));
-                }
-            }
-        }
-        Self { pending, done }
+impl<S, U> NodeFn<S, U> {
+    /// Whether the node takes a [`Send`]'s input rather than the state.
+    pub(crate) fn takes_send(&self) -> bool {
+        matches!(self, NodeFn::SendSync(_) | NodeFn::SendAsync(_))
     }
-}
 
-// Nothing is pinned in place: the futures are boxed and the results plain.
-impl<U> Unpin for JoinAll<U> {}
-
-impl<U> Future for JoinAll<U> {
-    type Output = Vec<NodeResult<U>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // Every field is Unpin (boxed futures and plain values).
-        let this = self.get_mut();
-        let mut all = true;
-        for (slot, out) in this.pending.iter_mut().zip(this.done.iter_mut()) {
-            if let Some(fut) = slot {
-                match fut.as_mut().poll(cx) {
-                    Poll::Ready(result) => {
-                        *out = Some(result);
-                        *slot = None;
-                    }
-                    Poll::Pending => all = false,
-                }
-            }
-        }
-        if !all {
-            return Poll::Pending;
-        }
-        Poll::Ready(
-            this.done
-                .iter_mut()
-                .map(|r| r.take().expect("every node finished"))
-                .collect(),
+    /// Whether the node runs on the calling thread, without awaiting.
+    pub(crate) fn is_sync(&self) -> bool {
+        matches!(
+            self,
+            NodeFn::Sync(_) | NodeFn::SyncCtx(_) | NodeFn::SendSync(_)
         )
     }
+
+    /// Whether the node is given a [`NodeContext`].
+    pub(crate) fn wants_context(&self) -> bool {
+        !matches!(self, NodeFn::Sync(_) | NodeFn::Async(_))
+    }
+}
+
+/// A compiled graph run as a node of another: see
+/// [`StateGraph::add_subgraph`](super::StateGraph::add_subgraph).
+pub(crate) trait SubgraphRunner<S, U>: std::marker::Send + Sync {
+    /// Runs the child for one task of the parent: its thread, when the
+    /// parent has one, is `<parent thread>|<task>/<step>`.
+    fn run<'a>(
+        &'a self,
+        state: Arc<S>,
+        ctx: NodeContext,
+        saver: Option<&'a dyn Checkpointer>,
+    ) -> Pin<Box<dyn Future<Output = NodeResult<U>> + std::marker::Send + 'a>>;
 }

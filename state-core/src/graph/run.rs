@@ -1,13 +1,22 @@
 //! One invocation of a graph: the superstep loop, with or without a
 //! checkpointer.
 
+use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::node::{JoinAll, NodeFn, NodeOutput, NodeResult};
-use super::{Graph, GraphError, GraphState, END, START};
-use crate::checkpoint::{CheckpointError, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread};
+use serde_json::Value;
+
+use super::context::{Interrupt, Resume};
+use super::joins::JoinState;
+use super::policy::CancelToken;
+use super::resume::{resume_point, At};
+use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
+use super::{Graph, GraphError, GraphState, Routed, Task, START};
+use crate::checkpoint::{
+    CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+};
 use crate::state::{AgentState, StepRule};
 
 /// What a run starts from.
@@ -15,13 +24,21 @@ pub enum Input<S: AgentState> {
     /// A whole state (with its immutable fields set): a new thread's first
     /// state. Refused for a thread that exists.
     State(S),
-    /// An update, applied as the input step to the default state (a new
-    /// thread) or to the stored state (an existing thread).
+    /// An update, applied as the input step. A new thread, or one whose
+    /// last run finished, starts from `START` with it; a thread stopped
+    /// midway (a breakpoint, `stop_after`, a failure, a crash) takes it and
+    /// carries on where it stopped. A thread paused on interrupts refuses
+    /// it ([`GraphError::Paused`]): answer them first.
     Update(S::Update),
     /// Nothing new: continue a thread from its last saved step (after a
-    /// crash or a [`stop_after`](Run::stop_after)). A finished thread stays
-    /// as it is.
+    /// crash, a breakpoint or a [`stop_after`](Run::stop_after)). A
+    /// finished thread stays as it is; nodes paused on interrupts run
+    /// again and pause again.
     Resume,
+    /// Continue a thread paused on interrupts with values for them
+    /// (LangGraph's `Command(resume=..)`): the paused nodes run again from
+    /// their start, and their `interrupt` calls return the values.
+    ResumeWith(Resume),
 }
 
 /// What one step did, for progress display: LangGraph's `updates` and
@@ -46,14 +63,21 @@ pub struct StepEvent<'a, S: AgentState> {
 pub struct RunOutput<S> {
     /// The state.
     pub state: S,
-    /// The nodes that would run next: empty when the graph reached `END`,
-    /// else the run was stopped ([`Run::stop_after`]) and can be resumed.
+    /// The nodes that would run next (a node once per task): empty when the
+    /// graph reached `END`, else the run paused (interrupts, a breakpoint,
+    /// [`Run::stop_after`]) and can be resumed.
     pub next: Vec<String>,
     /// Supersteps this run took, the input step included.
     pub steps: usize,
     /// The thread's head after the run, when running on a thread.
     pub checkpoint: Option<CheckpointMeta>,
+    /// The interrupts the run paused on, in task order; empty unless it
+    /// paused on some.
+    pub interrupts: Vec<Interrupt>,
 }
+
+/// Per task of a step, its writes' gotos and `Send`s.
+type Routing = Vec<(Vec<String>, Vec<super::Send>)>;
 
 type Observer<'a, S> = Box<dyn FnMut(&StepEvent<'_, S>) + Send + 'a>;
 
@@ -96,6 +120,8 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     thread: Option<(&'a C, String)>,
     observer: Option<Observer<'a, S>>,
     stop_after: Option<usize>,
+    cancel: Option<CancelToken>,
+    from: Option<CheckpointId>,
 }
 
 impl<S: GraphState> Graph<S> {
@@ -108,6 +134,8 @@ impl<S: GraphState> Graph<S> {
             thread: None,
             observer: None,
             stop_after: None,
+            cancel: None,
+            from: None,
         }
     }
 }
@@ -126,6 +154,8 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             thread: Some((saver, thread_id.into())),
             observer: self.observer,
             stop_after: self.stop_after,
+            cancel: self.cancel,
+            from: self.from,
         }
     }
 
@@ -144,15 +174,35 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
         self.stop_after = Some(steps);
         self
     }
+
+    /// Stops the run with [`GraphError::Cancelled`] when `token` is
+    /// cancelled, between steps or in the middle of one.
+    #[must_use]
+    pub fn cancel_on(mut self, token: CancelToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Time travel: continues the thread from its older checkpoint `id`
+    /// (see [`Graph::state_history`]) rather than its head, as a fork: a
+    /// `fork` checkpoint copying `id` becomes the head, the steps after
+    /// `id` stay in the history, and the run goes on from there with this
+    /// run's input (usually [`Input::Resume`]). Its interrupts are asked
+    /// again.
+    #[must_use]
+    pub fn from_checkpoint(mut self, id: CheckpointId) -> Self {
+        self.from = Some(id);
+        self
+    }
 }
 
 /// Where a run's state lives: in memory only, or in a thread of a store.
-enum Sink<'c, S: AgentState, C: ?Sized> {
+pub(crate) enum Sink<'c, S: AgentState, C: ?Sized> {
     Plain { state: Arc<S>, next_step: i64 },
     Saved(Thread<'c, S, C>),
 }
 
-impl<S, C> Sink<'_, S, C>
+impl<'c, S, C> Sink<'c, S, C>
 where
     S: AgentState + Default + Clone,
     C: Checkpointer + ?Sized,
@@ -164,7 +214,7 @@ where
         }
     }
 
-    fn state(&self) -> &S {
+    pub(crate) fn state(&self) -> &S {
         match self {
             Sink::Plain { state, .. } => state,
             Sink::Saved(thread) => thread.state(),
@@ -185,8 +235,20 @@ where
         }
     }
 
+    /// Where the step being run keeps its pending writes.
+    fn store(&self) -> Option<Store<'_>> {
+        match self {
+            Sink::Plain { .. } => None,
+            Sink::Saved(thread) => thread.head().map(|head| Store {
+                saver: thread.saver().as_dyn(),
+                thread_id: thread.thread_id(),
+                checkpoint: head.id,
+            }),
+        }
+    }
+
     /// Applies (and stores) one step's writes as one.
-    async fn apply(
+    pub(crate) async fn apply(
         &mut self,
         source: Source,
         mut writes: Vec<NodeWrite<S::Update>>,
@@ -209,16 +271,45 @@ where
                     }),
                 }
             }
-            Sink::Saved(thread) => match thread.save_writes(source, &mut writes).await {
-                Ok(_) => Ok(()),
-                Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
-                    step,
-                    nodes: writes.into_iter().map(|w| w.node).collect(),
-                    error,
-                }),
-                Err(other) => Err(GraphError::Checkpoint(other)),
-            },
+            Sink::Saved(thread) => {
+                for send in writes.iter().flat_map(|w| &w.send) {
+                    send.arg_json().map_err(|error| GraphError::SendArg {
+                        node: send.node().to_owned(),
+                        error,
+                    })?;
+                }
+                match thread.save_writes(source, &mut writes).await {
+                    Ok(_) => Ok(()),
+                    Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
+                        step,
+                        nodes: writes.into_iter().map(|w| w.node).collect(),
+                        error,
+                    }),
+                    Err(other) => Err(GraphError::Checkpoint(other)),
+                }
+            }
         }
+    }
+
+    /// Keeps the joins' progress with the head, for a resume.
+    async fn keep_joins(
+        &self,
+        graph: &Graph<S>,
+        joins: &JoinState,
+        fired: &[usize],
+    ) -> Result<(), GraphError> {
+        let (Sink::Saved(thread), false) = (self, graph.joins.is_empty()) else {
+            return Ok(());
+        };
+        let Some(head) = thread.head() else {
+            return Ok(());
+        };
+        let entry = super::pending::joins_entry(&joins.entry(graph, fired));
+        thread
+            .saver()
+            .put_pending(thread.thread_id(), head.id, vec![entry])
+            .await?;
+        Ok(())
     }
 }
 
@@ -235,148 +326,342 @@ where
     }
 }
 
+/// Where the loop is: the tasks to run next and what the first of them
+/// resumes from.
+struct Progress<U> {
+    tasks: Vec<Task>,
+    joins: JoinState,
+    steps: usize,
+    /// The first step resumes a pause: its breakpoints are passed.
+    resuming: bool,
+    /// What the first step picks up, when it resumes a pause.
+    resumed: Option<Resumed<U>>,
+}
+
 impl<'a, S, C> Run<'a, S, C>
 where
     S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
-        let graph = self.graph;
-        let mut steps = 0usize;
-        let mut next: Vec<usize> = Vec::new();
-        let mut sink: Sink<'a, S, C> = match self.thread.take() {
-            None => Sink::Plain {
-                state: Arc::new(S::default()),
-                next_step: -1,
-            },
-            Some((saver, id)) => Sink::Saved(Thread::open(saver, id).await?),
-        };
-
-        // The input step, or where a resumed run left off.
-        match std::mem::replace(&mut self.input, Input::Resume) {
-            Input::State(state) => {
-                match &mut sink {
-                    Sink::Plain {
-                        state: s,
-                        next_step,
-                    } => {
-                        *s = Arc::new(state);
-                        *next_step = 0;
-                    }
-                    Sink::Saved(thread) => {
-                        if thread.head().is_some() {
-                            return Err(GraphError::ThreadExists {
-                                thread_id: thread.thread_id().to_owned(),
-                            });
-                        }
-                        let saver = thread.saver();
-                        let id = thread.thread_id().to_owned();
-                        *thread = Thread::create(saver, id, state)
-                            .await
-                            .map_err(|e| match e {
-                                CheckpointError::Rejected(error) => GraphError::InvalidUpdate {
-                                    step: -1,
-                                    nodes: vec![START.to_owned()],
-                                    error,
-                                },
-                                other => GraphError::Checkpoint(other),
-                            })?;
-                    }
-                }
-                graph.route_into(None, &[], sink.state(), &mut next)?;
-                graph.settle(&mut next);
-                steps += 1;
-                self.emit(&sink, Source::Input, &[], &next);
-            }
-            Input::Update(update) => {
-                let writes = vec![NodeWrite::new(START, update)];
-                let observed = self.observer.is_some().then(|| writes.clone());
-                sink.apply(Source::Input, writes).await?;
-                graph.route_into(None, &[], sink.state(), &mut next)?;
-                graph.settle(&mut next);
-                steps += 1;
-                self.emit(
-                    &sink,
-                    Source::Input,
-                    observed.as_deref().unwrap_or(&[]),
-                    &next,
-                );
-            }
-            Input::Resume => {
-                if let Sink::Saved(thread) = &sink {
-                    next = resume_point(graph, thread).await?;
-                }
-            }
-        }
-
-        let mut following: Vec<usize> = Vec::new();
-        while !next.is_empty() {
-            if self.stop_after.is_some_and(|limit| steps >= limit) {
+        let mut sink = self.open().await?;
+        let input = std::mem::replace(&mut self.input, Input::Resume);
+        let mut at = self.start(&mut sink, input).await?;
+        let mut routed = Routed::default();
+        let mut next: Vec<Task> = Vec::new();
+        let mut out = StepOut::default();
+        while !at.tasks.is_empty() {
+            if self.stop_before_step(&at)? {
                 break;
             }
-            if steps >= graph.recursion_limit {
-                return Err(GraphError::RecursionLimit {
-                    limit: graph.recursion_limit,
-                    next: names_of(graph, &next),
-                });
-            }
             let step = sink.next_step();
-            let results = run_nodes(graph, &next, sink.shared()).await;
-            let mut writes: Vec<NodeWrite<S::Update>> = Vec::with_capacity(next.len());
-            // The writes of `next[k]` are `writes[owners[k]..owners[k + 1]]`.
-            let mut owners: Vec<usize> = Vec::with_capacity(next.len() + 1);
-            for (&i, result) in next.iter().zip(results) {
-                owners.push(writes.len());
-                let output = result.map_err(|error| GraphError::Node {
-                    node: graph.names[i].clone(),
+            // A step of one plain sync node runs without a future of its own.
+            let plain = at.resumed.is_none()
+                && fast_path(self.graph, &at.tasks, sink.state(), step, &mut out);
+            if !plain {
+                let plan = StepPlan {
                     step,
-                    error,
-                })?;
-                push_writes(&graph.names[i], output, &mut writes);
+                    store: sink.store(),
+                    resumed: at.resumed.take(),
+                    cancel: self.cancel.clone(),
+                };
+                run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out).await?;
             }
-            owners.push(writes.len());
-            // Routing needs the gotos after the writes are consumed; most
-            // steps have none, and then nothing is copied.
-            let gotos: Vec<Vec<String>> = if writes.iter().any(|w| !w.goto.is_empty()) {
-                check_gotos(graph, &writes)?;
-                writes.iter().map(|w| w.goto.clone()).collect()
-            } else {
-                Vec::new()
-            };
+            if let Some(error) = out.failed.take() {
+                return Err(error);
+            }
+            if !out.interrupts.is_empty() {
+                let interrupts = std::mem::take(&mut out.interrupts);
+                return Ok(self.output(sink, &at, interrupts));
+            }
+            let routing = self.routing(&out)?;
+            let writes = std::mem::take(&mut out.writes);
             let observed = self.observer.is_some().then(|| writes.clone());
             sink.apply(Source::Loop, writes).await?;
-            following.clear();
-            let mut goto: Vec<String> = Vec::new();
-            for (k, &i) in next.iter().enumerate() {
-                goto.clear();
-                if let Some(own) = gotos.get(owners[k]..owners[k + 1]) {
-                    goto.extend(own.iter().flatten().cloned());
-                }
-                graph.route_into(Some(i), &goto, sink.state(), &mut following)?;
+            let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
+            if !self.graph.joins.is_empty() {
+                sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
-            graph.settle(&mut following);
-            std::mem::swap(&mut next, &mut following);
-            steps += 1;
             self.emit(
                 &sink,
                 Source::Loop,
                 observed.as_deref().unwrap_or(&[]),
                 &next,
             );
+            let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
+            std::mem::swap(&mut at.tasks, &mut next);
+            at.resuming = false;
+            if after && !at.tasks.is_empty() {
+                break;
+            }
         }
+        Ok(self.output(sink, &at, Vec::new()))
+    }
 
+    /// Whether the loop stops before running `at.tasks`: cancelled (an
+    /// error), at the step limit, at the recursion limit (an error), or at
+    /// a breakpoint.
+    fn stop_before_step(&self, at: &Progress<S::Update>) -> Result<bool, GraphError> {
+        if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            return Err(GraphError::Cancelled);
+        }
+        if self.stop_after.is_some_and(|limit| at.steps >= limit) {
+            return Ok(true);
+        }
+        if at.steps >= self.graph.recursion_limit {
+            return Err(GraphError::RecursionLimit {
+                limit: self.graph.recursion_limit,
+                next: self.graph.names_of(&at.tasks),
+            });
+        }
+        let breakpoint = at.tasks.iter().any(|t| self.graph.before[t.node]);
+        Ok(breakpoint && !at.resuming)
+    }
+
+    /// The gotos and `Send`s of each task's writes, checked; empty when
+    /// no write has any (most steps: then nothing is copied).
+    fn routing(&self, out: &StepOut<S::Update>) -> Result<Routing, GraphError> {
+        let directed = out
+            .writes
+            .iter()
+            .any(|w| !w.goto.is_empty() || !w.send.is_empty());
+        if !directed {
+            return Ok(Vec::new());
+        }
+        for w in &out.writes {
+            self.graph.check_targets(&w.node, &w.goto, &w.send)?;
+        }
+        Ok(out
+            .owners
+            .windows(2)
+            .map(|k| {
+                let ws = &out.writes[k[0]..k[1]];
+                let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+                let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
+                (goto, send)
+            })
+            .collect())
+    }
+
+    /// Routes from an applied step: `next` gets the tasks of the following
+    /// step. Returns the joins that fired, for keeping their progress.
+    fn route_step(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        routing: &Routing,
+        routed: &mut Routed,
+        next: &mut Vec<Task>,
+    ) -> Result<Vec<usize>, GraphError> {
+        let graph = self.graph;
+        let fired = at.joins.finish(graph, at.tasks.iter().map(|t| t.node));
+        routed.clear();
+        for (k, task) in at.tasks.iter().enumerate() {
+            let (goto, send) = routing
+                .get(k)
+                .map_or((&[][..], &[][..]), |(g, s)| (g.as_slice(), s.as_slice()));
+            graph.route_into(Some(task.node), goto, send, sink.state(), routed)?;
+        }
+        routed.pull.extend_from_slice(&fired);
+        graph.settle(routed, next);
+        at.steps += 1;
+        Ok(fired)
+    }
+
+    /// The thread (or none), forked first for time travel.
+    async fn open(&mut self) -> Result<Sink<'a, S, C>, GraphError> {
+        match (self.thread.take(), self.from) {
+            (None, None) => Ok(Sink::Plain {
+                state: Arc::new(S::default()),
+                next_step: -1,
+            }),
+            (None, Some(_)) => Err(GraphError::NoThread {
+                what: "time travel (`from_checkpoint`)",
+            }),
+            (Some((saver, id)), None) => Ok(Sink::Saved(Thread::open(saver, id).await?)),
+            (Some((saver, id)), Some(from)) => {
+                Ok(Sink::Saved(Thread::fork(saver, id, from).await?))
+            }
+        }
+    }
+
+    /// Applies the input and finds the first tasks.
+    async fn start(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        input: Input<S>,
+    ) -> Result<Progress<S::Update>, GraphError> {
+        let graph = self.graph;
+        let mut at = Progress {
+            tasks: Vec::new(),
+            joins: JoinState::new(graph),
+            steps: 0,
+            resuming: false,
+            resumed: None,
+        };
+        match input {
+            Input::State(state) => {
+                self.start_state(sink, state).await?;
+                self.start_fresh(sink, &mut at, Vec::new()).await?;
+            }
+            Input::Update(update) => {
+                if let Some(stopped) = self.stopped(sink).await? {
+                    return self.continue_with(sink, stopped, update).await;
+                }
+                let writes = vec![NodeWrite::new(START, update)];
+                let observed = self.observer.is_some().then(|| writes.clone());
+                sink.apply(Source::Input, writes).await?;
+                self.start_fresh(sink, &mut at, observed.unwrap_or_default())
+                    .await?;
+            }
+            Input::Resume => {
+                if let Sink::Saved(thread) = &*sink {
+                    at = progress_from(resume_point(graph, thread).await?, graph);
+                }
+            }
+            Input::ResumeWith(resume) => {
+                let Sink::Saved(thread) = &*sink else {
+                    return Err(GraphError::NoThread {
+                        what: "resuming with values",
+                    });
+                };
+                let point = resume_point(graph, thread).await?;
+                let pending = point.interrupts(graph);
+                let answers = resolve(resume, &pending, thread.thread_id())?;
+                at = progress_from(point, graph);
+                if let Some(resumed) = &mut at.resumed {
+                    resumed.answers = answers;
+                }
+            }
+        }
+        Ok(at)
+    }
+
+    /// A whole state as a new thread's (or a plain run's) first state.
+    async fn start_state(&mut self, sink: &mut Sink<'a, S, C>, state: S) -> Result<(), GraphError> {
+        match sink {
+            Sink::Plain {
+                state: s,
+                next_step,
+            } => {
+                *s = Arc::new(state);
+                *next_step = 0;
+            }
+            Sink::Saved(thread) => {
+                if thread.head().is_some() {
+                    return Err(GraphError::ThreadExists {
+                        thread_id: thread.thread_id().to_owned(),
+                    });
+                }
+                let saver = thread.saver();
+                let id = thread.thread_id().to_owned();
+                *thread = Thread::create(saver, id, state)
+                    .await
+                    .map_err(|e| match e {
+                        CheckpointError::Rejected(error) => GraphError::InvalidUpdate {
+                            step: -1,
+                            nodes: vec![START.to_owned()],
+                            error,
+                        },
+                        other => GraphError::Checkpoint(other),
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The first step of a run from START, once its input is applied.
+    async fn start_fresh(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        observed: Vec<NodeWrite<S::Update>>,
+    ) -> Result<(), GraphError> {
+        let graph = self.graph;
+        let mut routed = Routed::default();
+        graph.route_into(None, &[], &[], sink.state(), &mut routed)?;
+        graph.settle(&mut routed, &mut at.tasks);
+        sink.keep_joins(graph, &at.joins, &[]).await?;
+        at.steps = 1;
+        self.emit(sink, Source::Input, &observed, &at.tasks);
+        Ok(())
+    }
+
+    /// Where a thread stopped midway, if it did: `None` for a plain run, a
+    /// new thread, or a finished one.
+    async fn stopped(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+    ) -> Result<Option<At<S::Update>>, GraphError> {
+        let Sink::Saved(thread) = sink else {
+            return Ok(None);
+        };
+        let point = resume_point(self.graph, thread).await?;
+        if point.tasks.is_empty() {
+            return Ok(None);
+        }
+        let pending = point.interrupts(self.graph);
+        if !pending.is_empty() {
+            return Err(GraphError::Paused {
+                thread_id: thread.thread_id().to_owned(),
+                pending: pending.into_iter().map(|i| i.id).collect(),
+            });
+        }
+        Ok(Some(point))
+    }
+
+    /// Input for a thread stopped midway: stored as an input step whose
+    /// routing is the tasks it stopped before, which then run.
+    async fn continue_with(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        point: At<S::Update>,
+        update: S::Update,
+    ) -> Result<Progress<S::Update>, GraphError> {
+        let graph = self.graph;
+        let mut write = NodeWrite::new(START, update);
+        for task in &point.tasks {
+            let name = &graph.names[task.node];
+            match &task.send {
+                None => write.goto.push(name.clone()),
+                Some((_, arg)) => write.send.push(super::Send::from_arg(name, arg.clone())),
+            }
+        }
+        let observed = self.observer.is_some().then(|| vec![write.clone()]);
+        sink.apply(Source::Input, vec![write]).await?;
+        let mut at = progress_from(point, graph);
+        at.resumed = None;
+        at.resuming = true;
+        at.steps = 1;
+        sink.keep_joins(graph, &at.joins, &[]).await?;
+        self.emit(
+            sink,
+            Source::Input,
+            observed.as_deref().unwrap_or(&[]),
+            &at.tasks,
+        );
+        Ok(at)
+    }
+
+    fn output(
+        &self,
+        sink: Sink<'a, S, C>,
+        at: &Progress<S::Update>,
+        interrupts: Vec<Interrupt>,
+    ) -> RunOutput<S> {
         let checkpoint = sink.head().cloned();
-        let next = names_of(graph, &next);
+        let next = self.graph.names_of(&at.tasks);
         let state = match sink {
             Sink::Plain { state, .. } => Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone()),
             Sink::Saved(thread) => thread.into_state(),
         };
-        Ok(RunOutput {
+        RunOutput {
             state,
             next,
-            steps,
+            steps: at.steps,
             checkpoint,
-        })
+            interrupts,
+        }
     }
 
     fn emit(
@@ -384,10 +669,10 @@ where
         sink: &Sink<'a, S, C>,
         source: Source,
         writes: &[NodeWrite<S::Update>],
-        next: &[usize],
+        next: &[Task],
     ) {
         if let Some(observer) = &mut self.observer {
-            let names = names_of(self.graph, next);
+            let names = self.graph.names_of(next);
             observer(&StepEvent {
                 step: sink.next_step() - 1,
                 source,
@@ -400,114 +685,47 @@ where
     }
 }
 
-/// A node's output as the step's writes: one, or one per command of a
-/// [`NodeOutput::Batch`] (at least one, so the node is on record as having
-/// run and a resume routes from it).
-fn push_writes<U: Default>(node: &str, output: NodeOutput<U>, writes: &mut Vec<NodeWrite<U>>) {
-    let write = |update: Option<U>, goto: Vec<String>| NodeWrite {
-        node: node.to_owned(),
-        update: update.unwrap_or_default(),
-        goto,
-    };
-    match output {
-        NodeOutput::Nothing => writes.push(write(None, Vec::new())),
-        NodeOutput::Update(u) => writes.push(write(Some(u), Vec::new())),
-        NodeOutput::Command(c) => writes.push(write(c.update, c.goto)),
-        NodeOutput::Batch(commands) if commands.is_empty() => {
-            writes.push(write(None, Vec::new()));
-        }
-        NodeOutput::Batch(commands) => {
-            writes.extend(commands.into_iter().map(|c| write(c.update, c.goto)));
-        }
+fn progress_from<S: AgentState>(point: At<S::Update>, graph: &Graph<S>) -> Progress<S::Update> {
+    let _ = graph;
+    Progress {
+        tasks: point.tasks,
+        joins: point.joins,
+        steps: 0,
+        resuming: true,
+        resumed: Some(Resumed {
+            pending: point.pending,
+            answers: HashMap::new(),
+        }),
     }
 }
 
-/// Refuses a step whose `Command`s route to a node that does not exist,
-/// before it is stored: stored, it would fail every resume the same way.
-fn check_gotos<S: AgentState>(
-    graph: &Graph<S>,
-    writes: &[NodeWrite<S::Update>],
-) -> Result<(), GraphError> {
-    for write in writes {
-        if let Some(target) = write
-            .goto
-            .iter()
-            .find(|t| *t != END && !graph.index.contains_key(t.as_str()))
-        {
-            return Err(GraphError::UnknownTarget {
-                from: write.node.clone(),
-                target: target.clone(),
-            });
+/// The answers by interrupt id, checked against the pending interrupts.
+fn resolve(
+    resume: Resume,
+    pending: &[Interrupt],
+    thread_id: &str,
+) -> Result<HashMap<String, Value>, GraphError> {
+    if let Some(error) = resume.error {
+        return Err(GraphError::ResumeValue { error });
+    }
+    if pending.is_empty() {
+        return Err(GraphError::NotInterrupted {
+            thread_id: thread_id.to_owned(),
+        });
+    }
+    let ids: Vec<String> = pending.iter().map(|i| i.id.clone()).collect();
+    let mut answers: HashMap<String, Value> = HashMap::new();
+    for (id, value) in resume.by_id {
+        if !ids.contains(&id) {
+            return Err(GraphError::UnknownInterrupt { id, pending: ids });
         }
+        answers.insert(id, value);
     }
-    Ok(())
-}
-
-fn names_of<S: AgentState>(graph: &Graph<S>, nodes: &[usize]) -> Vec<String> {
-    nodes.iter().map(|&i| graph.names[i].clone()).collect()
-}
-
-/// Runs the nodes of one superstep on the same state; sync nodes inline,
-/// async ones together.
-async fn run_nodes<S: AgentState>(
-    graph: &Graph<S>,
-    nodes: &[usize],
-    state: Arc<S>,
-) -> Vec<NodeResult<S::Update>> {
-    let all_sync = nodes
-        .iter()
-        .all(|&i| matches!(graph.fns[i], NodeFn::Sync(_)));
-    if all_sync {
-        return nodes
-            .iter()
-            .map(|&i| match &graph.fns[i] {
-                NodeFn::Sync(f) => f(&state),
-                NodeFn::Async(_) => unreachable!("checked above"),
-            })
-            .collect();
-    }
-    let futures = nodes
-        .iter()
-        .map(|&i| match &graph.fns[i] {
-            NodeFn::Sync(f) => Err(f(&state)),
-            NodeFn::Async(f) => Ok(f(Arc::clone(&state))),
-        })
-        .collect();
-    drop(state);
-    JoinAll::new(futures).await
-}
-
-/// The nodes a thread's next run continues with: recomputed from its head
-/// step (the nodes that ran, their `Command` gotos, and the routers on the
-/// stored state), so nothing about the future needs storing.
-async fn resume_point<S, C>(
-    graph: &Graph<S>,
-    thread: &Thread<'_, S, C>,
-) -> Result<Vec<usize>, GraphError>
-where
-    S: AgentState + Default + Clone,
-    C: Checkpointer + ?Sized,
-{
-    let Some(head) = thread.head() else {
-        return Ok(Vec::new());
-    };
-    let mut record = thread.step(head.id).await?;
-    // A fork continues from the step it copies.
-    if record.meta.source == Source::Fork {
-        if let Some(parent) = record.meta.parent {
-            record = thread.step(parent).await?;
+    if let Some(value) = resume.single {
+        if ids.len() != 1 {
+            return Err(GraphError::AmbiguousResume { pending: ids });
         }
+        answers.insert(ids[0].clone(), value);
     }
-    let mut next = Vec::new();
-    if record.meta.source == Source::Input && record.writes.iter().all(|w| w.node == START) {
-        graph.route_into(None, &[], thread.state(), &mut next)?;
-    } else {
-        for w in &record.writes {
-            if let Some(&i) = graph.index.get(&w.node) {
-                graph.route_into(Some(i), &w.goto, thread.state(), &mut next)?;
-            }
-        }
-    }
-    graph.settle(&mut next);
-    Ok(next)
+    Ok(answers)
 }

@@ -9,6 +9,7 @@
 //! `apply` stages every field before it commits any.
 
 pub mod append;
+pub mod channel;
 pub mod merge;
 pub mod messages;
 pub mod replace;

@@ -8,7 +8,7 @@
 //! last one wins, as `{...prev, ...curr}` does.
 
 use crate::error::{ErrorKind, StateError};
-use crate::state::StepRule;
+use crate::write::StepRule;
 use crate::writes::Writes;
 
 /// Stages the writes of one step to a `replace` field: the value to store,

@@ -36,6 +36,16 @@ use serde_json::Value;
 
 use crate::error::{ErrorKind, StateError};
 
+/// The JSON key that marks an overwrite: `{"__overwrite__": value}`, as in
+/// LangGraph.
+pub const OVERWRITE_KEY: &str = "__overwrite__";
+
+/// The JSON key that marks a reduce write whose own JSON would read as a
+/// marker (a `merge` map whose only key is `__overwrite__`, say):
+/// `{"__reduce__": value}`. Written only for those, so an update's JSON
+/// reads back as the update whatever keys its data has.
+pub const REDUCE_KEY: &str = "__reduce__";
+
 /// The deepest a field's JSON may nest, counted in arrays and objects (a
 /// number is 0 deep, `[1]` is 1, `{"a": [1]}` is 2): deeper values are
 /// refused when JSON comes in and when a step is stored.

@@ -6,7 +6,7 @@ use serde::ser::{
 };
 
 use super::text::{NotStr, OnStr};
-use crate::write::{OVERWRITE_KEY, REDUCE_KEY};
+use super::{OVERWRITE_KEY, REDUCE_KEY};
 
 /// Whether `value`'s JSON is an object that an update's field reads as a
 /// marker rather than as a value: `{"__overwrite__": v}`, `{"__reduce__":

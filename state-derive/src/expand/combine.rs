@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{Expansion, Kind, Slot};
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 
 /// The `combine` method of the update (or input) of `kind`.
 pub(super) fn combine_fn(ex: &Expansion, kind: Kind) -> TokenStream {
@@ -23,15 +23,26 @@ pub(super) fn combine_fn(ex: &Expansion, kind: Kind) -> TokenStream {
                 return Some(quote!(#tr::combine(&mut self.#name, __later.#name, __rule);));
             }
             (Slot::Own(None), _) => return None,
-            (_, Reducer::Replace) => {
+            (_, Reducer::Replace | Reducer::Channel(Channel::Ephemeral | Channel::Untracked)) => {
                 return Some(quote! {
                     #(#cfgs)*
                     #p::combine_replace(&mut self.#name, __later.#name, __rule, &mut self.#conflict, #json);
                 });
             }
-            (_, Reducer::Messages | Reducer::Union | Reducer::Append) => {
-                quote!(#p::concat_partials)
+            // Several writes of a step are allowed: the last wins.
+            (_, Reducer::Channel(Channel::AnyValue)) => {
+                return Some(quote! {
+                    #(#cfgs)*
+                    #p::combine_replace(&mut self.#name, __later.#name, #p::StepRule::Fold, &mut self.#conflict, #json);
+                });
             }
+            (
+                _,
+                Reducer::Messages
+                | Reducer::Union
+                | Reducer::Append
+                | Reducer::Channel(Channel::Topic { .. }),
+            ) => quote!(#p::concat_partials),
             (_, Reducer::Merge) => quote!(<#ty as #p::MergeField>::combine_partials),
             (_, Reducer::With { .. } | Reducer::Immutable) => quote!(#p::keep_partials_apart),
         };

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::Ident;
 
 use crate::ast::Field;
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 use crate::ty::{collection_item, generic_arg_of};
 
 /// One field as the expansion sees it: its own value with a reducer (and,
@@ -93,7 +93,56 @@ pub(super) fn field_gen(p: &TokenStream, field: &Field) -> Option<FieldGen> {
             collection_item(ty).map(|t| quote!(::std::vec::Vec<#t>)),
         ),
         Reducer::With { path, update } => with(p, field, path, update.as_deref()),
+        Reducer::Channel(Channel::Untracked) => replace(p, field),
+        Reducer::Channel(Channel::Topic { accumulate: true }) => via_trait(
+            p,
+            field,
+            "AppendField",
+            quote_spanned!(span=> ::std::vec::Vec<<#ty as #p::AppendField>::Item>),
+            None,
+        ),
+        Reducer::Channel(channel) => channel_gen(p, field, *channel),
     })
+}
+
+/// `ephemeral`, `any_value`, `topic`: staged as set, keep, or back to the
+/// field's default.
+fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
+    let ty = field.ty;
+    let ident = field.ident;
+    let json = &field.json_name;
+    let default = super::defaults::default_expr(p, field);
+    let commit = quote!(#p::commit_channel(&mut self.#ident, __staged.#ident, || #default));
+    let staged_ty = quote!(#p::ChannelStage<#ty>);
+    match channel {
+        Channel::Topic { .. } => {
+            let partial =
+                quote_spanned!(ty.span()=> ::std::vec::Vec<<#ty as #p::AppendField>::Item>);
+            FieldGen {
+                write_ty: quote!(#p::FieldWrite<#ty, #partial>),
+                partial_ty: Some(partial),
+                staged_ty,
+                stage: quote!(#p::stage_topic(__w, __rule)),
+                commit,
+                from_json: quote!(#p::write_from_json(#json, __v)),
+            }
+        }
+        _ => {
+            let stage = if channel == Channel::Ephemeral {
+                quote!(#p::stage_ephemeral(__w, __rule))
+            } else {
+                quote!(#p::stage_any_value(__w, __rule))
+            };
+            FieldGen {
+                write_ty: quote!(#ty),
+                partial_ty: None,
+                staged_ty,
+                stage,
+                commit,
+                from_json: quote!(#p::value_from_json(#json, __v)),
+            }
+        }
+    }
 }
 
 /// `replace`: the write is the value; a second write in a superstep is

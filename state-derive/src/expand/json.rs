@@ -127,7 +127,11 @@ fn read_parts(ex: &Expansion, kind: Kind) -> Vec<TokenStream> {
 /// the set fields, and each part's.
 pub(super) fn write_serialize_fields(ex: &Expansion, kind: Kind) -> Vec<TokenStream> {
     let tr = kind.trait_path(&ex.p);
-    let held = ex.slots.iter().filter(|(f, _)| kind.holds(f));
+    // An untracked field's writes are never stored, so never in the JSON.
+    let held = ex
+        .slots
+        .iter()
+        .filter(|(f, _)| kind.holds(f) && !f.is_untracked());
     held.filter_map(|(f, s)| {
         let name = f.ident;
         let cfgs = &f.cfgs;
@@ -216,9 +220,10 @@ fn state_init(ex: &Expansion) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The statements of `AgentState::serialize_fields`: every field, those
-/// omitted from output only when the view is `All` (to `to_json` and
-/// checkpoints) and not `Output` (`state.output()`).
+/// The statements of `AgentState::serialize_fields`: every field for `All`
+/// (`to_json`), all but the untracked ones for `Stored` (a checkpoint's
+/// snapshot), all but those omitted from output for `Output`
+/// (`state.output()`).
 pub(super) fn state_serialize_fields(ex: &Expansion) -> TokenStream {
     let p = &ex.p;
     let fields = ex.slots.iter().map(|(f, s)| {
@@ -232,10 +237,11 @@ pub(super) fn state_serialize_fields(ex: &Expansion) -> TokenStream {
                 quote!(#pa::serialize_fields(&self.#name, __m, __view)?;)
             }
         };
-        if f.in_output() {
-            quote!(#(#cfgs)* { #write })
-        } else {
-            quote!(#(#cfgs)* if __view == #p::FieldView::All { #write })
+        match (f.in_output(), f.is_untracked()) {
+            (true, false) => quote!(#(#cfgs)* { #write }),
+            (false, false) => quote!(#(#cfgs)* if __view != #p::FieldView::Output { #write }),
+            (true, true) => quote!(#(#cfgs)* if __view != #p::FieldView::Stored { #write }),
+            (false, true) => quote!(#(#cfgs)* if __view == #p::FieldView::All { #write }),
         }
     });
     quote!(#(#fields)*)

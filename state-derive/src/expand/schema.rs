@@ -7,7 +7,7 @@ use quote::quote;
 
 use super::{Expansion, Slot};
 use crate::ast::Field;
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 use crate::names::text_of;
 
 /// `AgentState::schema()`, built once, after the name checks of a generic
@@ -108,6 +108,12 @@ fn reducer_kind(p: &TokenStream, field: &Field) -> TokenStream {
         Reducer::With { path, .. } => {
             let path_str = text_of(path);
             quote!(With(#path_str))
+        }
+        Reducer::Channel(Channel::Ephemeral) => quote!(Ephemeral),
+        Reducer::Channel(Channel::AnyValue) => quote!(AnyValue),
+        Reducer::Channel(Channel::Untracked) => quote!(Untracked),
+        Reducer::Channel(Channel::Topic { accumulate }) => {
+            quote!(Topic { accumulate: #accumulate })
         }
     };
     quote!(#p::ReducerKind::#kind)

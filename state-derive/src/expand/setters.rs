@@ -11,7 +11,7 @@ use syn::Type;
 
 use super::{Expansion, Kind};
 use crate::ast::Field;
-use crate::attr::Reducer;
+use crate::attr::{Channel, Reducer};
 use crate::names::{item_setter, method_ident, text_of, RESERVED};
 use crate::ty::{collection_item, is_primitive, option_inner};
 
@@ -72,16 +72,22 @@ fn part_setter(ex: &Expansion, f: &Field, kind: Kind) -> TokenStream {
 fn setter(ex: &Expansion, f: &Field) -> Vec<Method> {
     match f.reducer() {
         Reducer::Immutable => vec![immutable_stand_in(ex, f)],
-        Reducer::Replace => match option_inner(f.ty) {
-            Some(inner) => option_setters(ex, f, inner),
-            None => vec![replace_setter(ex, f)],
-        },
+        Reducer::Replace
+        | Reducer::Channel(Channel::Ephemeral | Channel::AnyValue | Channel::Untracked) => {
+            match option_inner(f.ty) {
+                Some(inner) => option_setters(ex, f, inner),
+                None => vec![replace_setter(ex, f)],
+            }
+        }
         Reducer::Merge => vec![merge_setter(ex, f), overwrite_setter(ex, f)],
         Reducer::With { update, .. } => {
             let input: &Type = update.as_deref().unwrap_or(f.ty);
             vec![with_setter(ex, f, input), overwrite_setter(ex, f)]
         }
-        Reducer::Messages | Reducer::Union | Reducer::Append => {
+        Reducer::Messages
+        | Reducer::Union
+        | Reducer::Append
+        | Reducer::Channel(Channel::Topic { .. }) => {
             let mut out = collection_setters(ex, f);
             out.push(overwrite_setter(ex, f));
             out

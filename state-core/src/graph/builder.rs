@@ -1,0 +1,592 @@
+//! Building a graph: nodes, edges, joins, routers, middleware, breakpoints
+//! and node policies; `compile` checks them and resolves names.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use super::context::NodeContext;
+use super::node::{IntoNodeResult, NodeFn, NodeFuture};
+use super::policy::RetryPolicy;
+use super::{Edge, Graph, GraphError, GraphState, Join, Middleware, Router, Target, END, START};
+use crate::send::SendArg;
+use crate::state::AgentState;
+
+/// The sources of an edge: one node (or [`START`]), or several, as
+/// LangGraph's `add_edge(["a", "b"], "c")`: then the target runs once all
+/// of them have finished (a join).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeSources(pub(crate) Vec<String>);
+
+impl From<&str> for EdgeSources {
+    fn from(name: &str) -> Self {
+        EdgeSources(vec![name.to_owned()])
+    }
+}
+
+impl From<String> for EdgeSources {
+    fn from(name: String) -> Self {
+        EdgeSources(vec![name])
+    }
+}
+
+impl From<&String> for EdgeSources {
+    fn from(name: &String) -> Self {
+        EdgeSources(vec![name.clone()])
+    }
+}
+
+impl<const N: usize> From<[&str; N]> for EdgeSources {
+    fn from(names: [&str; N]) -> Self {
+        EdgeSources(names.iter().map(|n| (*n).to_owned()).collect())
+    }
+}
+
+impl From<Vec<&str>> for EdgeSources {
+    fn from(names: Vec<&str>) -> Self {
+        EdgeSources(names.into_iter().map(str::to_owned).collect())
+    }
+}
+
+impl From<Vec<String>> for EdgeSources {
+    fn from(names: Vec<String>) -> Self {
+        EdgeSources(names)
+    }
+}
+
+/// A graph being built. Errors (a duplicate node, an edge to nowhere) are
+/// collected and reported by [`compile`](Self::compile).
+pub struct StateGraph<S: AgentState> {
+    pub(crate) nodes: Vec<(String, NodeFn<S, S::Update>)>,
+    pub(crate) edges: Vec<(Vec<String>, String)>,
+    pub(crate) routers: Vec<(String, Router<S>)>,
+    pub(crate) middleware: Vec<Arc<dyn Middleware<S>>>,
+    pub(crate) recursion_limit: usize,
+    pub(crate) before: Vec<String>,
+    pub(crate) after: Vec<String>,
+    pub(crate) retry: Vec<(String, RetryPolicy)>,
+    pub(crate) timeouts: Vec<(String, Duration)>,
+}
+
+impl<S: GraphState> Default for StateGraph<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: AgentState + 'static> StateGraph<S> {
+    /// An empty graph. The state must be a [`GraphState`].
+    pub fn new() -> Self
+    where
+        S: GraphState,
+    {
+        Self {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            routers: Vec::new(),
+            middleware: Vec::new(),
+            recursion_limit: 10_000,
+            before: Vec::new(),
+            after: Vec::new(),
+            retry: Vec::new(),
+            timeouts: Vec::new(),
+        }
+    }
+
+    /// Adds a node: a function of the state returning anything
+    /// [`IntoNodeResult`] (an update, a [`Command`](super::Command), an
+    /// `Option`, a `Result`).
+    #[must_use]
+    pub fn add_node<F, R>(mut self, name: impl Into<String>, node: F) -> Self
+    where
+        F: Fn(&S) -> R + Send + Sync + 'static,
+        R: IntoNodeResult<S::Update>,
+    {
+        let f = move |s: &S| node(s).into_node_result();
+        self.nodes.push((name.into(), NodeFn::Sync(Box::new(f))));
+        self
+    }
+
+    /// Adds an async node (a model call, say). It gets the state shared: the
+    /// runtime drops nothing of it while the step's nodes run, and clones
+    /// nothing when the step is applied unless the node kept its `Arc`.
+    #[must_use]
+    pub fn add_async_node<F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
+    where
+        F: Fn(Arc<S>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoNodeResult<S::Update>,
+    {
+        let f = move |s: Arc<S>| -> NodeFuture<S::Update> {
+            let fut = node(s);
+            Box::pin(async move { fut.await.into_node_result() })
+        };
+        self.nodes.push((name.into(), NodeFn::Async(Box::new(f))));
+        self
+    }
+
+    /// Adds a node that also takes a [`NodeContext`]: its thread and step,
+    /// [`interrupt`](NodeContext::interrupt) to pause for a value from
+    /// outside, [`once`](NodeContext::once) for work that must not run
+    /// twice.
+    #[must_use]
+    pub fn add_context_node<F, R>(mut self, name: impl Into<String>, node: F) -> Self
+    where
+        F: Fn(&S, &NodeContext) -> R + Send + Sync + 'static,
+        R: IntoNodeResult<S::Update>,
+    {
+        let f = move |s: &S, ctx: &NodeContext| node(s, ctx).into_node_result();
+        self.nodes.push((name.into(), NodeFn::SyncCtx(Box::new(f))));
+        self
+    }
+
+    /// [`add_context_node`](Self::add_context_node) for an async node; the
+    /// context is owned, to keep across awaits.
+    #[must_use]
+    pub fn add_async_context_node<F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
+    where
+        F: Fn(Arc<S>, NodeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoNodeResult<S::Update>,
+    {
+        let f = move |s: Arc<S>, ctx: NodeContext| -> NodeFuture<S::Update> {
+            let fut = node(s, ctx);
+            Box::pin(async move { fut.await.into_node_result() })
+        };
+        self.nodes
+            .push((name.into(), NodeFn::AsyncCtx(Box::new(f))));
+        self
+    }
+
+    /// Adds a node that runs once per [`Send`](super::Send) to it, with the
+    /// `Send`'s argument as its input instead of the state (LangGraph's
+    /// map step). Only `Send`s reach it: an edge to it does not compile and
+    /// a router naming it fails the run.
+    #[must_use]
+    pub fn add_send_node<I, F, R>(mut self, name: impl Into<String>, node: F) -> Self
+    where
+        I: DeserializeOwned + Clone + Send + Sync + 'static,
+        F: Fn(I, &NodeContext) -> R + Send + Sync + 'static,
+        R: IntoNodeResult<S::Update>,
+    {
+        let f = move |arg: &SendArg, ctx: &NodeContext| {
+            let input: I = arg.take(ctx.node())?;
+            node(input, ctx).into_node_result()
+        };
+        self.nodes
+            .push((name.into(), NodeFn::SendSync(Box::new(f))));
+        self
+    }
+
+    /// [`add_send_node`](Self::add_send_node) for an async node.
+    #[must_use]
+    pub fn add_async_send_node<I, F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
+    where
+        I: DeserializeOwned + Clone + Send + Sync + 'static,
+        F: Fn(I, NodeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoNodeResult<S::Update>,
+    {
+        let f = move |arg: &SendArg, ctx: NodeContext| -> NodeFuture<S::Update> {
+            match arg.take::<I>(ctx.node()) {
+                Ok(input) => {
+                    let fut = node(input, ctx);
+                    Box::pin(async move { fut.await.into_node_result() })
+                }
+                Err(e) => Box::pin(async move { Err(e) }),
+            }
+        };
+        self.nodes
+            .push((name.into(), NodeFn::SendAsync(Box::new(f))));
+        self
+    }
+
+    /// Adds an edge: after `from` (or [`START`]) runs, `to` (or [`END`])
+    /// runs. Several edges out of one node fan out: their targets run
+    /// together in the next superstep. Several sources
+    /// (`add_edge(["a", "b"], "c")`) make a join: `c` runs once, after
+    /// every source has finished since `c` last ran, even when they finish
+    /// in different supersteps.
+    #[must_use]
+    pub fn add_edge(mut self, from: impl Into<EdgeSources>, to: impl Into<String>) -> Self {
+        self.edges.push((from.into().0, to.into()));
+        self
+    }
+
+    /// Adds a conditional edge: after `from` runs and its step is applied,
+    /// `router` reads the new state and names where to go ([`Next`](super::Next)),
+    /// [`Send`](super::Send)s included.
+    #[must_use]
+    pub fn add_conditional_edges<F, N>(mut self, from: impl Into<String>, router: F) -> Self
+    where
+        F: Fn(&S) -> N + Send + Sync + 'static,
+        N: Into<super::Next>,
+    {
+        let r = move |s: &S| router(s).into();
+        self.routers.push((from.into(), Box::new(r)));
+        self
+    }
+
+    /// Adds a middleware, after those added before it: its `before_agent`
+    /// runs after theirs, its `after_agent` before theirs.
+    #[must_use]
+    pub fn add_middleware<M: Middleware<S> + 'static>(mut self, middleware: M) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Sets how many supersteps one run may take (default 10,000).
+    #[must_use]
+    pub fn with_recursion_limit(mut self, limit: usize) -> Self {
+        self.recursion_limit = limit;
+        self
+    }
+
+    /// Static breakpoints: the run pauses before a superstep that would
+    /// run one of `nodes` (LangGraph's `interrupt_before`). Resuming runs
+    /// it.
+    #[must_use]
+    pub fn interrupt_before<I, N>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = N>,
+        N: Into<String>,
+    {
+        self.before.extend(nodes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Static breakpoints: the run pauses after a superstep that ran one of
+    /// `nodes`, once its step is saved (LangGraph's `interrupt_after`).
+    #[must_use]
+    pub fn interrupt_after<I, N>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = N>,
+        N: Into<String>,
+    {
+        self.after.extend(nodes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Retries node `node` by `policy` when it fails.
+    #[must_use]
+    pub fn retry(mut self, node: impl Into<String>, policy: RetryPolicy) -> Self {
+        self.retry.push((node.into(), policy));
+        self
+    }
+
+    /// Fails async node `node` with a [`NodeTimeout`](super::NodeTimeout)
+    /// when it runs longer than `after` (its future is dropped then). A
+    /// sync node cannot be stopped midway: a timeout on one does not
+    /// compile.
+    #[must_use]
+    pub fn timeout(mut self, node: impl Into<String>, after: Duration) -> Self {
+        self.timeouts.push((node.into(), after));
+        self
+    }
+
+    /// Checks the graph and builds the runnable form.
+    pub fn compile(self) -> Result<Graph<S>, GraphError> {
+        let mut nodes = Nodes::default();
+        let StateGraph {
+            nodes: user_nodes,
+            edges,
+            routers: user_routers,
+            middleware,
+            recursion_limit,
+            before,
+            after,
+            retry,
+            timeouts,
+        } = self;
+        for (name, f) in user_nodes {
+            nodes.add(name, f)?;
+        }
+        let (befores, mut afters) = add_hooks(&mut nodes, &middleware)?;
+
+        let mut routes: Vec<Vec<Edge>> = (0..nodes.names.len()).map(|_| Vec::new()).collect();
+        let mut start: Vec<Edge> = Vec::new();
+        let mut joins = Vec::new();
+        for (from, to) in &edges {
+            if from.len() > 1 {
+                joins.push(nodes.join(from, to)?);
+                continue;
+            }
+            let from = from.first().map_or("", String::as_str);
+            let target = nodes.target(to, from)?;
+            match nodes.source(from)? {
+                None => start.push(Edge::To(target)),
+                Some(i) => routes[i].push(Edge::To(target)),
+            }
+        }
+        let mut routers = Vec::new();
+        for (from, router) in user_routers {
+            let at = routers.len();
+            routers.push(router);
+            match nodes.source(&from)? {
+                None => start.push(Edge::Router(at)),
+                Some(i) => routes[i].push(Edge::Router(at)),
+            }
+        }
+        if start.is_empty() {
+            return Err(GraphError::NoEntry);
+        }
+        let entry = chain_befores(&befores, &mut routes, start);
+        let first_after = chain_afters(&mut afters, &mut routes);
+        let mut is_after = vec![false; nodes.names.len()];
+        for &a in &afters {
+            is_after[a] = true;
+        }
+        let rank = name_ranks(&nodes.names);
+        let policies = Policies::resolve(&nodes, &before, &after, retry, timeouts)?;
+        let mut join_of = vec![Vec::new(); nodes.names.len()];
+        for (j, join) in joins.iter().enumerate() {
+            for (bit, &source) in join.sources.iter().enumerate() {
+                join_of[source].push((j, bit));
+            }
+        }
+        Ok(Graph {
+            names: nodes.names,
+            fns: nodes.fns,
+            index: nodes.index,
+            routes,
+            entry,
+            routers,
+            first_after,
+            is_after,
+            rank,
+            recursion_limit,
+            joins,
+            join_of,
+            before: policies.before,
+            after: policies.after,
+            retry: policies.retry,
+            timeout: policies.timeout,
+        })
+    }
+}
+
+/// The nodes being compiled: names, functions, and the name index.
+struct Nodes<S: AgentState> {
+    names: Vec<String>,
+    fns: Vec<NodeFn<S, S::Update>>,
+    index: HashMap<String, usize>,
+}
+
+impl<S: AgentState> Default for Nodes<S> {
+    fn default() -> Self {
+        Self {
+            names: Vec::new(),
+            fns: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<S: AgentState> Nodes<S> {
+    fn add(&mut self, name: String, f: NodeFn<S, S::Update>) -> Result<usize, GraphError> {
+        if name == START || name == END {
+            return Err(GraphError::ReservedName { name });
+        }
+        if self.index.contains_key(&name) {
+            return Err(GraphError::DuplicateNode { name });
+        }
+        self.index.insert(name.clone(), self.names.len());
+        self.names.push(name);
+        self.fns.push(f);
+        Ok(self.names.len() - 1)
+    }
+
+    /// The target of a static edge from `from`: a node that reads the
+    /// state, or END.
+    fn target(&self, name: &str, from: &str) -> Result<Target, GraphError> {
+        if name == END {
+            return Ok(Target::End);
+        }
+        let &i = self
+            .index
+            .get(name)
+            .ok_or_else(|| GraphError::UnknownNode {
+                name: name.to_owned(),
+                from: from.to_owned(),
+            })?;
+        if self.fns[i].takes_send() {
+            return Err(GraphError::EdgeToSendNode {
+                node: name.to_owned(),
+                from: from.to_owned(),
+            });
+        }
+        Ok(Target::Node(i))
+    }
+
+    /// The node an edge leaves; `None` for START.
+    fn source(&self, name: &str) -> Result<Option<usize>, GraphError> {
+        if name == START {
+            return Ok(None);
+        }
+        self.index
+            .get(name)
+            .map(|&i| Some(i))
+            .ok_or_else(|| GraphError::UnknownSource {
+                name: name.to_owned(),
+            })
+    }
+
+    /// A join of several sources into `to`.
+    fn join(&self, from: &[String], to: &str) -> Result<Join, GraphError> {
+        let mut sorted: Vec<&str> = from.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let key = format!("join:{}:{to}", sorted.join("+"));
+        if sorted.len() > 64 {
+            return Err(GraphError::BadJoin {
+                join: key,
+                reason: "a join takes at most 64 sources".into(),
+            });
+        }
+        let mut sources = Vec::with_capacity(sorted.len());
+        for name in &sorted {
+            match self.source(name)? {
+                Some(i) => sources.push(i),
+                None => {
+                    return Err(GraphError::BadJoin {
+                        join: key,
+                        reason: "START cannot be a source of a join".into(),
+                    })
+                }
+            }
+        }
+        let target = match self.target(to, &sorted.join("+"))? {
+            Target::Node(i) => i,
+            Target::End => {
+                return Err(GraphError::BadJoin {
+                    join: key,
+                    reason: "a join leads to a node, not END".into(),
+                })
+            }
+        };
+        Ok(Join {
+            key,
+            sources,
+            target,
+        })
+    }
+}
+
+/// Middleware hooks as nodes: the `before_agent` and `after_agent` node of
+/// each middleware, in registration order.
+fn add_hooks<S: AgentState + 'static>(
+    nodes: &mut Nodes<S>,
+    middleware: &[Arc<dyn Middleware<S>>],
+) -> Result<(Vec<usize>, Vec<usize>), GraphError> {
+    let mut seen = HashSet::new();
+    let mut befores = Vec::new();
+    let mut afters = Vec::new();
+    for m in middleware {
+        let name = m.name().to_owned();
+        if !seen.insert(name.clone()) {
+            return Err(GraphError::DuplicateMiddleware { name });
+        }
+        if m.has_before_agent() {
+            let node = super::hook_node(m, |m, s| m.before_agent(s));
+            befores.push(nodes.add(format!("{name}.before_agent"), node)?);
+        }
+        if m.has_after_agent() {
+            let node = super::hook_node(m, |m, s| m.after_agent(s));
+            afters.push(nodes.add(format!("{name}.after_agent"), node)?);
+        }
+    }
+    Ok((befores, afters))
+}
+
+/// START → before hooks in order → the user's entry edges.
+fn chain_befores(befores: &[usize], routes: &mut [Vec<Edge>], start: Vec<Edge>) -> Vec<Edge> {
+    let Some((&first, rest)) = befores.split_first() else {
+        return start;
+    };
+    let mut prev = first;
+    for &b in rest {
+        routes[prev] = vec![Edge::To(Target::Node(b))];
+        prev = b;
+    }
+    routes[prev] = start;
+    vec![Edge::To(Target::Node(first))]
+}
+
+/// END → after hooks, last registered first (LangChain's order for every
+/// `after_*` hook) → the real end. Returns the first after hook.
+fn chain_afters(afters: &mut [usize], routes: &mut [Vec<Edge>]) -> Option<usize> {
+    afters.reverse();
+    for (k, &a) in afters.iter().enumerate() {
+        routes[a] = vec![Edge::To(
+            afters.get(k + 1).map_or(Target::End, |&n| Target::Node(n)),
+        )];
+    }
+    afters.first().copied()
+}
+
+/// Node-name order: the order a step's writes apply in.
+fn name_ranks(names: &[String]) -> Vec<usize> {
+    let mut by_name: Vec<usize> = (0..names.len()).collect();
+    by_name.sort_by(|&a, &b| names[a].cmp(&names[b]));
+    let mut rank = vec![0; names.len()];
+    for (r, &i) in by_name.iter().enumerate() {
+        rank[i] = r;
+    }
+    rank
+}
+
+/// Breakpoints and node policies, per node index.
+struct Policies {
+    before: Vec<bool>,
+    after: Vec<bool>,
+    retry: Vec<Option<RetryPolicy>>,
+    timeout: Vec<Option<Duration>>,
+}
+
+impl Policies {
+    fn resolve<S: AgentState>(
+        nodes: &Nodes<S>,
+        before: &[String],
+        after: &[String],
+        retry: Vec<(String, RetryPolicy)>,
+        timeouts: Vec<(String, Duration)>,
+    ) -> Result<Self, GraphError> {
+        let n = nodes.names.len();
+        let find = |name: &str, what: &'static str| {
+            nodes
+                .index
+                .get(name)
+                .copied()
+                .ok_or_else(|| GraphError::UnknownPolicyNode {
+                    name: name.to_owned(),
+                    what,
+                })
+        };
+        let mut out = Policies {
+            before: vec![false; n],
+            after: vec![false; n],
+            retry: vec![None; n],
+            timeout: vec![None; n],
+        };
+        for name in before {
+            out.before[find(name, "interrupt_before")?] = true;
+        }
+        for name in after {
+            out.after[find(name, "interrupt_after")?] = true;
+        }
+        for (name, policy) in retry {
+            out.retry[find(&name, "retry")?] = Some(policy);
+        }
+        for (name, after) in timeouts {
+            let i = find(&name, "timeout")?;
+            if nodes.fns[i].is_sync() {
+                return Err(GraphError::TimeoutOnSyncNode { node: name });
+            }
+            out.timeout[i] = Some(after);
+        }
+        Ok(out)
+    }
+}

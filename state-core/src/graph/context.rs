@@ -1,0 +1,436 @@
+//! What a node that takes a context gets: where it runs, interrupts, and
+//! values computed once per step.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Waker;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::BoxError;
+use crate::checkpoint::PendingWrite;
+
+/// A pause of a node, waiting for a value from outside: LangGraph's
+/// `Interrupt`. A paused run returns them
+/// ([`RunOutput::interrupts`](super::RunOutput::interrupts)); answer them
+/// with [`Input::ResumeWith`](super::Input::ResumeWith).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interrupt {
+    /// Names the pause within the thread; resume values are given by it.
+    /// Opaque: it changes when the thread is edited or forked, since the
+    /// paused step then runs anew.
+    pub id: String,
+    /// The node that paused (inside a subgraph: the subgraph's node).
+    pub node: String,
+    /// What the node handed out: a question, a draft to approve, ...
+    pub value: Value,
+}
+
+/// Values for a paused run's interrupts: LangGraph's `Command(resume=..)`.
+///
+/// ```
+/// use agent_state::graph::Resume;
+///
+/// // The only pending interrupt gets `true`:
+/// let one = Resume::value(true);
+/// // Several: by id.
+/// let many = Resume::new().answer("approve/3/0", true).answer("review[1]/3/0", "ok");
+/// # let _ = (one, many);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resume {
+    pub(crate) single: Option<Value>,
+    pub(crate) by_id: BTreeMap<String, Value>,
+    pub(crate) error: Option<String>,
+}
+
+impl Resume {
+    /// No values yet: add them with [`answer`](Self::answer).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value for the one pending interrupt (an error when several are
+    /// pending: name them with [`answer`](Self::answer)).
+    pub fn value(value: impl Serialize) -> Self {
+        let mut resume = Self::default();
+        match serde_json::to_value(value) {
+            Ok(v) => resume.single = Some(v),
+            Err(e) => resume.error = Some(e.to_string()),
+        }
+        resume
+    }
+
+    /// The value for interrupt `id`.
+    #[must_use]
+    pub fn answer(mut self, id: impl Into<String>, value: impl Serialize) -> Self {
+        match serde_json::to_value(value) {
+            Ok(v) => {
+                self.by_id.insert(id.into(), v);
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+        self
+    }
+}
+
+/// The error [`NodeContext::interrupt`] returns when the node is to stop:
+/// return it (`?`). Whatever the node returns after it, the task counts as
+/// paused (or, for a resume value of the wrong type, failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interrupted {
+    id: String,
+    reason: String,
+}
+
+impl Interrupted {
+    /// The interrupt's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupt `{}`: {}", self.id, self.reason)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// How a task's interrupt calls went: what the runtime reads after the
+/// node returned.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Signal {
+    #[default]
+    None,
+    /// The node paused (a subgraph: its child's interrupts).
+    Paused(Vec<Interrupt>),
+    /// A resume value did not read as the type the node asked for.
+    BadResume {
+        id: String,
+        expected: &'static str,
+        error: String,
+    },
+    /// The node called `interrupt` in a run without a checkpointer.
+    NoCheckpointer,
+    /// The payload did not serialize.
+    BadPayload { id: String, error: String },
+}
+
+/// The pending writes of a step waiting to be stored, filled by tasks as
+/// they go and drained by the runtime.
+#[derive(Default)]
+pub(crate) struct PendingQueue {
+    items: Mutex<Vec<PendingWrite>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl PendingQueue {
+    pub(crate) fn push(&self, write: PendingWrite) {
+        lock(&self.items).push(write);
+        if let Some(waker) = lock(&self.waker).take() {
+            waker.wake();
+        }
+    }
+
+    pub(crate) fn take(&self) -> Vec<PendingWrite> {
+        std::mem::take(&mut *lock(&self.items))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        lock(&self.items).is_empty()
+    }
+
+    pub(crate) fn register(&self, waker: &Waker) {
+        *lock(&self.waker) = Some(waker.clone());
+    }
+}
+
+/// One task's context, shared by the node's clones of it.
+pub(crate) struct TaskCtx {
+    pub(crate) thread_id: Option<String>,
+    pub(crate) step: i64,
+    pub(crate) node: String,
+    pub(crate) task: String,
+    /// Answers for the task's interrupts, by call order.
+    pub(crate) resume: Vec<Value>,
+    /// Answers for a subgraph's child, by the child's interrupt ids.
+    pub(crate) child_resume: BTreeMap<String, Value>,
+    /// Whether the run can pause (it has a checkpointer).
+    pub(crate) can_pause: bool,
+    calls: AtomicUsize,
+    memos: Mutex<HashMap<String, Value>>,
+    signal: Mutex<Signal>,
+    queue: Option<Arc<PendingQueue>>,
+}
+
+impl TaskCtx {
+    pub(crate) fn new(node: &str, task: String, step: i64, thread_id: Option<&str>) -> Self {
+        Self {
+            thread_id: thread_id.map(str::to_owned),
+            step,
+            node: node.to_owned(),
+            task,
+            resume: Vec::new(),
+            child_resume: BTreeMap::new(),
+            can_pause: thread_id.is_some(),
+            calls: AtomicUsize::new(0),
+            memos: Mutex::new(HashMap::new()),
+            signal: Mutex::new(Signal::None),
+            queue: None,
+        }
+    }
+
+    pub(crate) fn with_queue(mut self, queue: Option<Arc<PendingQueue>>) -> Self {
+        self.queue = queue;
+        self
+    }
+
+    pub(crate) fn with_memos(self, memos: HashMap<String, Value>) -> Self {
+        *lock(&self.memos) = memos;
+        self
+    }
+
+    /// The id of the task's interrupt number `index`.
+    pub(crate) fn interrupt_id(&self, index: usize) -> String {
+        format!("{}/{}/{index}", self.task, self.step)
+    }
+
+    /// The prefix of a subgraph child's interrupt ids in this task.
+    pub(crate) fn child_prefix(&self) -> String {
+        format!("{}/{}|", self.task, self.step)
+    }
+
+    pub(crate) fn signal(&self) -> Signal {
+        lock(&self.signal).clone()
+    }
+
+    /// Records the first thing that stops the task; later ones are its
+    /// consequences.
+    pub(crate) fn set_signal(&self, signal: Signal) {
+        let mut slot = lock(&self.signal);
+        if matches!(*slot, Signal::None) {
+            *slot = signal;
+        }
+    }
+
+    /// Forgets the last attempt's calls before a retry.
+    pub(crate) fn reset_attempt(&self) {
+        self.calls.store(0, Ordering::SeqCst);
+        *lock(&self.signal) = Signal::None;
+    }
+}
+
+/// What a node taking a context knows and can do: its thread, step, name
+/// and task; [`interrupt`](Self::interrupt) to pause for a value from
+/// outside; [`once`](Self::once) for work that must not run twice when the
+/// node runs again. Cheap to clone; an async node keeps it across awaits.
+///
+/// ```
+/// use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+/// use agent_state::graph::{BoxError, Input, NodeContext, Resume, StateGraph, START};
+/// use agent_state::AgentState;
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Draft {
+///     text: String,
+///     approved: bool,
+/// }
+///
+/// let graph = StateGraph::<Draft>::new()
+///     .add_context_node("review", |s: &Draft, ctx: &NodeContext| -> Result<DraftUpdate, BoxError> {
+///         // Pauses the run the first time; returns the answer when resumed.
+///         let ok: bool = ctx.interrupt(format!("Publish {:?}?", s.text))?;
+///         Ok(DraftUpdate::new().approved(ok))
+///     })
+///     .add_edge(START, "review")
+///     .compile()?;
+///
+/// let saver = MemoryCheckpointer::new();
+/// let input = Input::Update(DraftUpdate::new().text("hello".to_owned()));
+/// let paused = block_on(graph.run(input).on_thread(&saver, "t"))?;
+/// assert_eq!(paused.interrupts[0].value, "Publish \"hello\"?");
+///
+/// // Later, maybe in another process:
+/// let done = block_on(graph.run(Input::ResumeWith(Resume::value(true))).on_thread(&saver, "t"))?;
+/// assert!(done.state.approved);
+/// # Ok::<(), agent_state::graph::GraphError>(())
+/// ```
+#[derive(Clone)]
+pub struct NodeContext {
+    pub(crate) inner: Arc<TaskCtx>,
+}
+
+impl NodeContext {
+    pub(crate) fn new(ctx: TaskCtx) -> Self {
+        Self {
+            inner: Arc::new(ctx),
+        }
+    }
+
+    /// The thread the run is on; `None` for a run without a checkpointer.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.inner.thread_id.as_deref()
+    }
+
+    /// The step number of the superstep the node runs in.
+    pub fn step(&self) -> i64 {
+        self.inner.step
+    }
+
+    /// The node's name.
+    pub fn node(&self) -> &str {
+        &self.inner.node
+    }
+
+    /// The task: the node's name, or `node[k]` for the k-th [`Send`](super::Send)
+    /// of the step.
+    pub fn task(&self) -> &str {
+        &self.inner.task
+    }
+
+    /// Pauses the run for a value from outside, as LangGraph's
+    /// `interrupt(payload)`: the first time, returns [`Interrupted`] (return
+    /// it with `?`); the run stops with `payload` in its
+    /// [`interrupts`](super::RunOutput::interrupts) and is kept in the
+    /// checkpoint. Resumed with a value for it, the node runs again **from
+    /// its start**, and this call returns that value read as `R`. Several
+    /// calls in one node are matched by order.
+    ///
+    /// What the node did before the call happens again when it resumes:
+    /// keep it free of side effects, or put them in [`once`](Self::once).
+    /// A run without a checkpointer cannot pause: the call fails the node.
+    pub fn interrupt<R: DeserializeOwned>(
+        &self,
+        payload: impl Serialize,
+    ) -> Result<R, Interrupted> {
+        let ctx = &self.inner;
+        let index = ctx.calls.fetch_add(1, Ordering::SeqCst);
+        let id = ctx.interrupt_id(index);
+        if let Some(answer) = ctx.resume.get(index) {
+            return serde_json::from_value(answer.clone()).map_err(|e| {
+                let expected = std::any::type_name::<R>();
+                ctx.set_signal(Signal::BadResume {
+                    id: id.clone(),
+                    expected,
+                    error: e.to_string(),
+                });
+                Interrupted {
+                    id,
+                    reason: format!("the resume value is not a `{expected}`: {e}"),
+                }
+            });
+        }
+        if !ctx.can_pause {
+            ctx.set_signal(Signal::NoCheckpointer);
+            let reason = "a run without a checkpointer cannot pause".to_owned();
+            return Err(Interrupted { id, reason });
+        }
+        match serde_json::to_value(payload) {
+            Ok(value) => {
+                ctx.set_signal(Signal::Paused(vec![Interrupt {
+                    id: id.clone(),
+                    node: ctx.node.clone(),
+                    value,
+                }]));
+                let reason = "the run pauses here until resumed".to_owned();
+                Err(Interrupted { id, reason })
+            }
+            Err(e) => {
+                let error = e.to_string();
+                ctx.set_signal(Signal::BadPayload {
+                    id: id.clone(),
+                    error: error.clone(),
+                });
+                Err(Interrupted { id, reason: error })
+            }
+        }
+    }
+
+    /// Runs `f` once for this task of this step and keeps its `Ok` value:
+    /// when the node runs again (resumed after an interrupt, or after a
+    /// crash or a retry), this returns the kept value without calling `f`.
+    /// On a thread the value is stored with the step's pending writes, so
+    /// this holds across processes. An `Err` is returned and not kept.
+    /// `key` names the work within the node.
+    pub fn once<T, E, F>(&self, key: &str, f: F) -> Result<T, BoxError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: FnOnce() -> Result<T, E>,
+    {
+        if let Some(kept) = self.kept(key)? {
+            return Ok(kept);
+        }
+        let value = f().map_err(Into::into)?;
+        self.keep(key, &value)?;
+        Ok(value)
+    }
+
+    /// [`once`](Self::once) for async work: `f` is called (and its future
+    /// awaited) only when no value is kept for `key`.
+    pub async fn once_async<T, E, F, Fut>(&self, key: &str, f: F) -> Result<T, BoxError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        if let Some(kept) = self.kept(key)? {
+            return Ok(kept);
+        }
+        let value = f().await.map_err(Into::into)?;
+        self.keep(key, &value)?;
+        Ok(value)
+    }
+
+    fn kept<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, BoxError> {
+        let memos = lock(&self.inner.memos);
+        match memos.get(key) {
+            None => Ok(None),
+            Some(value) => serde_json::from_value(value.clone())
+                .map(Some)
+                .map_err(|e| {
+                    format!(
+                        "the value kept for `once(\"{key}\")` in node `{}` is not a `{}`: {e}",
+                        self.inner.node,
+                        std::any::type_name::<T>()
+                    )
+                    .into()
+                }),
+        }
+    }
+
+    fn keep<T: Serialize>(&self, key: &str, value: &T) -> Result<(), BoxError> {
+        let json = serde_json::to_value(value)?;
+        if let Some(queue) = &self.inner.queue {
+            queue.push(PendingWrite {
+                task: self.inner.task.clone(),
+                key: format!("once:{key}"),
+                value: json.to_string(),
+            });
+        }
+        lock(&self.inner.memos).insert(key.to_owned(), json);
+        Ok(())
+    }
+}
+
+impl fmt::Debug for NodeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeContext")
+            .field("thread_id", &self.inner.thread_id)
+            .field("step", &self.inner.step)
+            .field("task", &self.inner.task)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,165 @@
+//! Reading and editing a thread from outside a run: LangGraph's
+//! `get_state`, `update_state` and `get_state_history`.
+
+use super::context::Interrupt;
+use super::resume::resume_point;
+use super::{Graph, GraphError, END, START};
+use crate::checkpoint::{
+    CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+};
+use crate::state::AgentState;
+
+/// A thread as it stands at a checkpoint: LangGraph's `StateSnapshot`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSnapshot<S> {
+    /// The state.
+    pub values: S,
+    /// The nodes that run next, once per task: empty when the thread's run
+    /// finished (or it has none).
+    pub next: Vec<String>,
+    /// The interrupts the thread is paused on.
+    pub interrupts: Vec<Interrupt>,
+    /// The checkpoint; `None` for a thread with none.
+    pub checkpoint: Option<CheckpointMeta>,
+}
+
+impl<S> Graph<S>
+where
+    S: AgentState + Default + Clone + Send + Sync + 'static,
+    S::Update: Clone + Send + Sync,
+{
+    /// The thread's latest state, what runs next and what it is paused on
+    /// (LangGraph's `get_state`). An unknown thread reads as the default
+    /// state with nothing next.
+    pub async fn get_state<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        let thread = Thread::<S, C>::open(saver, thread_id).await?;
+        self.snapshot(thread).await
+    }
+
+    /// The thread at checkpoint `id`, as [`get_state`](Self::get_state)
+    /// reads its head.
+    pub async fn get_state_at<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+        id: CheckpointId,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        let thread = Thread::<S, C>::open_at(saver, thread_id, id).await?;
+        self.snapshot(thread).await
+    }
+
+    /// Up to `limit` of the thread's checkpoints, newest first, each as
+    /// [`get_state_at`](Self::get_state_at) reads it (LangGraph's
+    /// `get_state_history`). Run from one with
+    /// [`Run::from_checkpoint`](super::Run::from_checkpoint).
+    pub async fn state_history<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+        limit: usize,
+    ) -> Result<Vec<StateSnapshot<S>>, GraphError> {
+        let thread = Thread::<S, C>::open(saver, thread_id).await?;
+        let records = thread.history(None, limit).await?;
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            out.push(self.get_state_at(saver, thread_id, record.meta.id).await?);
+        }
+        Ok(out)
+    }
+
+    async fn snapshot<C: Checkpointer + ?Sized>(
+        &self,
+        thread: Thread<'_, S, C>,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        let at = resume_point(self, &thread).await?;
+        let interrupts = at.interrupts(self);
+        Ok(StateSnapshot {
+            next: self.names_of(&at.tasks),
+            interrupts,
+            checkpoint: thread.head().cloned(),
+            values: thread.into_state(),
+        })
+    }
+
+    /// Edits the thread as if node `as_node` had written `update`
+    /// (LangGraph's `update_state`): the update goes through the reducers
+    /// as a step of its own (source `update`), and the thread then goes on
+    /// where that node's routing leads on the new state. [`START`] routes
+    /// as an input does, [`END`] leaves nothing to run. Without a node:
+    /// the node that wrote the thread's last step, if one did (an input
+    /// counts as [`START`]); several is [`GraphError::AmbiguousUpdate`].
+    /// A name that is not a node is [`GraphError::UnknownAsNode`]; an
+    /// update the state refuses changes nothing.
+    ///
+    /// The step the thread was paused in (interrupts included) runs anew
+    /// on the edited state, under new interrupt ids.
+    pub async fn update_state<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+        update: S::Update,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointMeta, GraphError> {
+        let mut thread = Thread::<S, C>::open(saver, thread_id).await?;
+        let node = match as_node {
+            Some(name) if name == START || name == END || self.index.contains_key(name) => {
+                name.to_owned()
+            }
+            Some(name) => {
+                return Err(GraphError::UnknownAsNode {
+                    name: name.to_owned(),
+                })
+            }
+            None => self.last_writer(&thread).await?,
+        };
+        let mut joins = resume_point(self, &thread).await?.joins;
+        let step = thread.next_step();
+        let mut writes = [NodeWrite::new(node.clone(), update)];
+        let meta = match thread.save_writes(Source::Update, &mut writes).await {
+            Ok(meta) => meta.clone(),
+            Err(CheckpointError::Rejected(error)) => {
+                return Err(GraphError::InvalidUpdate {
+                    step,
+                    nodes: vec![node],
+                    error,
+                })
+            }
+            Err(other) => return Err(other.into()),
+        };
+        if !self.joins.is_empty() {
+            let fired = joins.finish(self, self.index.get(&node).copied());
+            let entry = super::pending::joins_entry(&joins.entry(self, &fired));
+            saver.put_pending(thread_id, meta.id, vec![entry]).await?;
+        }
+        Ok(meta)
+    }
+
+    /// The node `update_state` without a node writes as.
+    async fn last_writer<C: Checkpointer + ?Sized>(
+        &self,
+        thread: &Thread<'_, S, C>,
+    ) -> Result<String, GraphError> {
+        let Some(head) = thread.head() else {
+            return Ok(START.to_owned());
+        };
+        let mut record = thread.step(head.id).await?;
+        if record.meta.source == Source::Fork {
+            if let Some(parent) = record.meta.parent {
+                record = thread.step(parent).await?;
+            }
+        }
+        let mut nodes: Vec<String> = record.writes.iter().map(|w| w.node.clone()).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        match nodes.as_slice() {
+            [] => Ok(START.to_owned()),
+            [one] if one == START || one == END || self.index.contains_key(one) => Ok(one.clone()),
+            [one] => Err(GraphError::UnknownAsNode { name: one.clone() }),
+            _ => Err(GraphError::AmbiguousUpdate { nodes }),
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The runtime's pending writes: what a task of an unfinished superstep
+//! left in the checkpoint (its writes when it finished, its interrupt
+//! when it paused, the values it computed `once`), read back on resume.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::context::Interrupt;
+use super::GraphError;
+use crate::checkpoint::{CheckpointError, CheckpointId, NodeWrite, PendingWrite};
+use crate::state::StateUpdate;
+
+/// Key of a finished task's writes.
+pub(crate) const DONE: &str = "done";
+/// Key of a paused task's interrupts and the answers it had.
+pub(crate) const INTERRUPT: &str = "interrupt";
+/// Prefix of the keys of `NodeContext::once` values.
+pub(crate) const ONCE: &str = "once:";
+/// The task under which a checkpoint keeps its joins' progress.
+pub(crate) const JOINS_TASK: &str = "__joins__";
+/// The key of that progress.
+pub(crate) const JOINS_KEY: &str = "joins";
+
+/// A paused task: the values its earlier interrupts were answered with,
+/// in call order, and the interrupts it waits on now (one for a node; a
+/// subgraph's child may wait on several).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct PausedTask {
+    pub(crate) resume: Vec<Value>,
+    pub(crate) interrupts: Vec<Interrupt>,
+}
+
+/// The joins' progress a checkpoint carries: per join, the sources that
+/// finished since its target last ran, and the targets that fired in the
+/// checkpoint's own step (they run next).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct JoinEntry {
+    pub(crate) waiting: std::collections::BTreeMap<String, Vec<String>>,
+    pub(crate) fired: Vec<String>,
+}
+
+/// The pending writes of one checkpoint, by task.
+pub(crate) struct Pending<U> {
+    pub(crate) done: HashMap<String, Vec<NodeWrite<U>>>,
+    pub(crate) paused: HashMap<String, PausedTask>,
+    pub(crate) memos: HashMap<String, HashMap<String, Value>>,
+    pub(crate) joins: Option<JoinEntry>,
+}
+
+impl<U> Default for Pending<U> {
+    fn default() -> Self {
+        Self {
+            done: HashMap::new(),
+            paused: HashMap::new(),
+            memos: HashMap::new(),
+            joins: None,
+        }
+    }
+}
+
+impl<U> Pending<U> {
+    /// The interrupts still waiting for an answer, in task order.
+    pub(crate) fn interrupts(&self, tasks: &[String]) -> Vec<Interrupt> {
+        tasks
+            .iter()
+            .filter(|t| !self.done.contains_key(*t))
+            .filter_map(|t| self.paused.get(t))
+            .flat_map(|p| p.interrupts.iter().cloned())
+            .collect()
+    }
+}
+
+fn malformed(thread_id: &str, checkpoint: CheckpointId, reason: String) -> GraphError {
+    GraphError::Checkpoint(CheckpointError::Malformed {
+        thread_id: thread_id.to_owned(),
+        checkpoint,
+        reason,
+    })
+}
+
+/// Reads a checkpoint's pending writes.
+pub(crate) fn decode<U: StateUpdate>(
+    thread_id: &str,
+    checkpoint: CheckpointId,
+    writes: Vec<PendingWrite>,
+) -> Result<Pending<U>, GraphError> {
+    let mut pending = Pending::default();
+    for w in writes {
+        let bad = |e: &dyn std::fmt::Display| {
+            let reason = format!("pending write `{}` of task `{}`: {e}", w.key, w.task);
+            malformed(thread_id, checkpoint, reason)
+        };
+        let value: Value = serde_json::from_str(&w.value).map_err(|e| bad(&e))?;
+        if w.task == JOINS_TASK {
+            pending.joins = Some(serde_json::from_value(value).map_err(|e| bad(&e))?);
+        } else if w.key == DONE {
+            let stored: Vec<NodeWrite<Value>> =
+                serde_json::from_value(value).map_err(|e| bad(&e))?;
+            let writes = stored
+                .into_iter()
+                .map(|s| {
+                    let update = U::from_json(s.update).map_err(|e| bad(&e))?;
+                    Ok(NodeWrite {
+                        node: s.node,
+                        update,
+                        goto: s.goto,
+                        send: s.send,
+                    })
+                })
+                .collect::<Result<Vec<_>, GraphError>>()?;
+            pending.done.insert(w.task, writes);
+        } else if w.key == INTERRUPT {
+            let paused = serde_json::from_value(value).map_err(|e| bad(&e))?;
+            pending.paused.insert(w.task, paused);
+        } else if let Some(key) = w.key.strip_prefix(ONCE) {
+            pending
+                .memos
+                .entry(w.task.clone())
+                .or_default()
+                .insert(key.to_owned(), value);
+        } else {
+            return Err(bad(&"unknown key"));
+        }
+    }
+    Ok(pending)
+}
+
+/// A finished task's writes, to keep while its step is unfinished. Gives
+/// their messages ids first, so the step stored later carries the same.
+pub(crate) fn done_entry<U: StateUpdate>(
+    task: &str,
+    step: i64,
+    writes: &mut [NodeWrite<U>],
+) -> Result<PendingWrite, GraphError> {
+    for w in writes.iter_mut() {
+        w.update.assign_message_ids();
+        for send in &w.send {
+            send.arg_json().map_err(|error| GraphError::SendArg {
+                node: send.node().to_owned(),
+                error,
+            })?;
+        }
+    }
+    // Through the checkpoint's encoder: what it refuses (a value that
+    // would not read back) fails the task, naming the field.
+    let value = crate::checkpoint::codec::encode_writes(writes).map_err(|error| {
+        GraphError::InvalidUpdate {
+            step,
+            nodes: vec![task.to_owned()],
+            error,
+        }
+    })?;
+    Ok(PendingWrite {
+        task: task.to_owned(),
+        key: DONE.to_owned(),
+        value,
+    })
+}
+
+/// A paused task's entry.
+pub(crate) fn paused_entry(task: &str, paused: &PausedTask) -> PendingWrite {
+    PendingWrite {
+        task: task.to_owned(),
+        key: INTERRUPT.to_owned(),
+        value: serde_json::to_string(paused).expect("interrupts serialize"),
+    }
+}
+
+/// A checkpoint's joins entry.
+pub(crate) fn joins_entry(entry: &JoinEntry) -> PendingWrite {
+    PendingWrite {
+        task: JOINS_TASK.to_owned(),
+        key: JOINS_KEY.to_owned(),
+        value: serde_json::to_string(entry).expect("join progress serializes"),
+    }
+}

@@ -1,0 +1,630 @@
+//! Running the tasks of one superstep: sync nodes on threads of their own
+//! (inline when there is one), async nodes polled together, each with its
+//! retry policy and timeout; a finished task's writes kept as pending as
+//! soon as it finishes (on a thread, when the step has several tasks), a
+//! paused task's interrupt kept when it pauses; cancellation honoured.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+
+use super::context::{NodeContext, PendingQueue, Signal, TaskCtx};
+use super::node::{NodeFn, NodeOutput, NodeResult};
+use super::pending::{self, PausedTask, Pending};
+use super::policy::{CancelToken, NodeTimeout, WithTimeout};
+use super::{Graph, GraphError, Task};
+use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
+use crate::state::AgentState;
+
+type TaskFuture<'r, U> = Pin<Box<dyn Future<Output = NodeResult<U>> + Send + 'r>>;
+
+/// How one task ended.
+pub(crate) enum TaskResult<U> {
+    /// It finished: its writes (at least one).
+    Writes(Vec<NodeWrite<U>>),
+    /// It paused on interrupts.
+    Paused(PausedTask),
+    /// It failed; its step does not apply.
+    Failed(GraphError),
+}
+
+/// Where a step keeps its pending writes: the thread and the checkpoint
+/// the step runs on.
+pub(crate) struct Store<'r> {
+    pub(crate) saver: &'r dyn Checkpointer,
+    pub(crate) thread_id: &'r str,
+    pub(crate) checkpoint: CheckpointId,
+}
+
+/// What the first step of a resumed run picks up: the step's pending
+/// writes from an earlier, unfinished attempt, and the resume values by
+/// interrupt id.
+pub(crate) struct Resumed<U> {
+    pub(crate) pending: Pending<U>,
+    pub(crate) answers: HashMap<String, Value>,
+}
+
+/// What a step runs with besides its tasks and state.
+pub(crate) struct StepPlan<'r, U> {
+    pub(crate) step: i64,
+    pub(crate) store: Option<Store<'r>>,
+    pub(crate) resumed: Option<Resumed<U>>,
+    pub(crate) cancel: Option<CancelToken>,
+}
+
+/// How a step's tasks ended, together.
+pub(crate) struct StepOut<U> {
+    /// Every task's writes, in task order, when all finished.
+    pub(crate) writes: Vec<NodeWrite<U>>,
+    /// The writes of task `k` are `writes[owners[k]..owners[k + 1]]`.
+    pub(crate) owners: Vec<usize>,
+    /// The interrupts of the tasks that paused, in task order.
+    pub(crate) interrupts: Vec<super::Interrupt>,
+    /// The first task (in task order) that failed.
+    pub(crate) failed: Option<GraphError>,
+}
+
+impl<U> Default for StepOut<U> {
+    fn default() -> Self {
+        Self {
+            writes: Vec::new(),
+            owners: Vec::new(),
+            interrupts: Vec::new(),
+            failed: None,
+        }
+    }
+}
+
+impl<U> StepOut<U> {
+    pub(crate) fn clear(&mut self) {
+        self.writes.clear();
+        self.owners.clear();
+        self.interrupts.clear();
+        self.failed = None;
+    }
+
+    /// Adds the next task's outcome.
+    fn push(&mut self, result: TaskResult<U>) {
+        match result {
+            TaskResult::Writes(writes) => {
+                self.owners.push(self.writes.len());
+                self.writes.extend(writes);
+            }
+            TaskResult::Paused(paused) => self.interrupts.extend(paused.interrupts),
+            TaskResult::Failed(error) => {
+                self.failed.get_or_insert(error);
+            }
+        }
+    }
+
+    /// Closes the owners list once every task is in.
+    fn close(&mut self) {
+        self.owners.push(self.writes.len());
+    }
+}
+
+/// Turns a node's raw result into the task's outcome, reading its
+/// context's signals, and queues what is to be kept.
+struct Finisher<'g, S: AgentState> {
+    graph: &'g Graph<S>,
+    step: i64,
+    keys: Vec<String>,
+    ctxs: Vec<Option<NodeContext>>,
+    queue: Option<Arc<PendingQueue>>,
+    /// Keep each finished task's writes (the step has several tasks).
+    keep_done: bool,
+}
+
+impl<S: AgentState> Finisher<'_, S> {
+    fn finish(
+        &self,
+        i: usize,
+        node: usize,
+        result: NodeResult<S::Update>,
+    ) -> TaskResult<S::Update> {
+        let name = &self.graph.names[node];
+        if let Some(ctx) = &self.ctxs[i] {
+            if let Some(outcome) = self.signalled(ctx, name) {
+                if let (TaskResult::Paused(paused), Some(queue)) = (&outcome, &self.queue) {
+                    queue.push(pending::paused_entry(&self.keys[i], paused));
+                }
+                return outcome;
+            }
+        }
+        let output = match result {
+            Ok(output) => output,
+            Err(error) => {
+                return TaskResult::Failed(GraphError::Node {
+                    node: name.clone(),
+                    step: self.step,
+                    error,
+                })
+            }
+        };
+        let mut writes = Vec::new();
+        push_writes(name, output, &mut writes);
+        if let (true, Some(queue)) = (self.keep_done, &self.queue) {
+            match pending::done_entry(&self.keys[i], self.step, &mut writes) {
+                Ok(entry) => queue.push(entry),
+                Err(error) => return TaskResult::Failed(error),
+            }
+        }
+        TaskResult::Writes(writes)
+    }
+
+    /// What the node's context says happened, if anything.
+    fn signalled(&self, ctx: &NodeContext, node: &str) -> Option<TaskResult<S::Update>> {
+        let node = node.to_owned();
+        Some(match ctx.inner.signal() {
+            Signal::None => return None,
+            Signal::Paused(interrupts) => TaskResult::Paused(PausedTask {
+                resume: ctx.inner.resume.clone(),
+                interrupts,
+            }),
+            Signal::BadResume {
+                id,
+                expected,
+                error,
+            } => TaskResult::Failed(GraphError::ResumeType {
+                id,
+                node,
+                expected,
+                error,
+            }),
+            Signal::NoCheckpointer => TaskResult::Failed(GraphError::NoCheckpointer { node }),
+            Signal::BadPayload { id, error } => {
+                TaskResult::Failed(GraphError::InterruptPayload { node, id, error })
+            }
+        })
+    }
+}
+
+/// A node's output as the step's writes: one, or one per command of a
+/// [`NodeOutput::Batch`] (at least one, so the node is on record as having
+/// run and a resume routes from it).
+pub(crate) fn push_writes<U: Default>(
+    node: &str,
+    output: NodeOutput<U>,
+    writes: &mut Vec<NodeWrite<U>>,
+) {
+    let write = |c: super::Command<U>| NodeWrite {
+        node: node.to_owned(),
+        update: c.update.unwrap_or_default(),
+        goto: c.goto,
+        send: c.send,
+    };
+    match output {
+        NodeOutput::Nothing => writes.push(NodeWrite::new(node, U::default())),
+        NodeOutput::Update(u) => writes.push(NodeWrite::new(node, u)),
+        NodeOutput::Command(c) => writes.push(write(c)),
+        NodeOutput::Batch(commands) if commands.is_empty() => {
+            writes.push(NodeWrite::new(node, U::default()));
+        }
+        NodeOutput::Batch(commands) => writes.extend(commands.into_iter().map(write)),
+    }
+}
+
+/// Runs one superstep's tasks on `state`, their outcomes into `out`.
+/// `Err` only when the run was cancelled or pending writes could not be
+/// kept; a node's failure is in [`StepOut::failed`].
+pub(crate) async fn run_step<'r, S>(
+    graph: &'r Graph<S>,
+    tasks: &'r [Task],
+    state: Arc<S>,
+    plan: StepPlan<'r, S::Update>,
+    out: &mut StepOut<S::Update>,
+) -> Result<(), GraphError>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    out.clear();
+    if plan.resumed.is_none() && fast_path(graph, tasks, &state, plan.step, out) {
+        return Ok(());
+    }
+    let StepPlan {
+        step,
+        store,
+        resumed,
+        cancel,
+    } = plan;
+    let Resumed {
+        mut pending,
+        answers,
+    } = resumed.unwrap_or_else(|| Resumed {
+        pending: Pending::default(),
+        answers: HashMap::new(),
+    });
+    let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
+    let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
+    let thread_id = store.as_ref().map(|s| s.thread_id);
+    let mut results: Vec<Option<TaskResult<S::Update>>> = Vec::with_capacity(tasks.len());
+    let mut ctxs = Vec::with_capacity(tasks.len());
+    for (task, key) in tasks.iter().zip(&keys) {
+        if let Some(writes) = pending.done.remove(key) {
+            results.push(Some(TaskResult::Writes(writes)));
+            ctxs.push(None);
+            continue;
+        }
+        results.push(None);
+        ctxs.push(graph.fns[task.node].wants_context().then(|| {
+            let memos = pending.memos.remove(key).unwrap_or_default();
+            let paused = pending.paused.remove(key).unwrap_or_default();
+            let ctx = TaskCtx::new(&graph.names[task.node], key.clone(), step, thread_id)
+                .with_queue(queue.clone())
+                .with_memos(memos);
+            NodeContext::new(answer(ctx, paused, &answers))
+        }));
+    }
+    let finisher = Finisher {
+        graph,
+        step,
+        keys,
+        ctxs,
+        queue: queue.clone(),
+        keep_done: tasks.len() > 1,
+    };
+    run_sync_tasks(graph, tasks, &state, &finisher, &mut results);
+    let saver = store.as_ref().map(|s| s.saver);
+    let futures = async_tasks(graph, tasks, &state, &finisher, &results, saver);
+    drop(state);
+    let drive = Drive {
+        futures,
+        finisher: &finisher,
+        tasks,
+        results,
+        store,
+        queue,
+        in_flight: None,
+        error: None,
+        cancel,
+    };
+    for result in drive.await? {
+        out.push(result);
+    }
+    out.close();
+    Ok(())
+}
+
+/// The one-task step of a plain node with no policy (and nothing to pick
+/// up from an earlier attempt): called directly, its writes straight into
+/// `out`, nothing kept (the step itself is stored next). Whether it
+/// applied.
+pub(crate) fn fast_path<S: AgentState>(
+    graph: &Graph<S>,
+    tasks: &[Task],
+    state: &S,
+    step: i64,
+    out: &mut StepOut<S::Update>,
+) -> bool {
+    let [task] = tasks else { return false };
+    let NodeFn::Sync(f) = &graph.fns[task.node] else {
+        return false;
+    };
+    if graph.retry[task.node].is_some() {
+        return false;
+    }
+    out.clear();
+    let name = &graph.names[task.node];
+    match f(state) {
+        Ok(output) => {
+            out.owners.push(0);
+            push_writes(name, output, &mut out.writes);
+            out.close();
+        }
+        Err(error) => {
+            out.failed = Some(GraphError::Node {
+                node: name.clone(),
+                step,
+                error,
+            });
+        }
+    }
+    true
+}
+
+/// A task's context with the answers it has: those it had before, plus
+/// the one given now for its pending interrupt (a subgraph's: those whose
+/// ids start with its prefix, for its child).
+fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>) -> TaskCtx {
+    ctx.resume = paused.resume;
+    let prefix = ctx.child_prefix();
+    for (id, value) in answers {
+        if let Some(child) = id.strip_prefix(&prefix) {
+            ctx.child_resume.insert(child.to_owned(), value.clone());
+        }
+    }
+    if let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
+        ctx.resume.push(value.clone());
+    }
+    ctx
+}
+
+/// Whether a task runs as a plain sync call (no retry: a retry waits, and
+/// waiting is async).
+fn runs_sync<S: AgentState>(graph: &Graph<S>, task: &Task) -> bool {
+    graph.fns[task.node].is_sync() && graph.retry[task.node].is_none()
+}
+
+fn call_sync<S: AgentState>(
+    f: &NodeFn<S, S::Update>,
+    task: &Task,
+    state: &S,
+    ctx: Option<&NodeContext>,
+) -> NodeResult<S::Update> {
+    let ctx = || ctx.expect("a node taking a context has one");
+    match f {
+        NodeFn::Sync(f) => f(state),
+        NodeFn::SyncCtx(f) => f(state, ctx()),
+        NodeFn::SendSync(f) => {
+            let (_, arg) = task.send.as_ref().expect("a Send task has its input");
+            f(arg, ctx())
+        }
+        _ => unreachable!("only sync nodes are called here"),
+    }
+}
+
+/// Runs the step's sync tasks: inline when there is one, else each on a
+/// scoped thread of its own (the first on this one).
+fn run_sync_tasks<S>(
+    graph: &Graph<S>,
+    tasks: &[Task],
+    state: &S,
+    finisher: &Finisher<'_, S>,
+    results: &mut [Option<TaskResult<S::Update>>],
+) where
+    S: AgentState + Sync,
+    S::Update: Send,
+{
+    let todo: Vec<usize> = (0..tasks.len())
+        .filter(|&i| results[i].is_none() && runs_sync(graph, &tasks[i]))
+        .collect();
+    let run = |i: usize| {
+        let f = &graph.fns[tasks[i].node];
+        call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+    };
+    let raw: Vec<(usize, NodeResult<S::Update>)> = match todo.as_slice() {
+        [] => return,
+        [one] => vec![(*one, run(*one))],
+        [first, rest @ ..] => std::thread::scope(|scope| {
+            let handles: Vec<_> = rest
+                .iter()
+                .map(|&i| (i, scope.spawn(move || run(i))))
+                .collect();
+            let mut raw = vec![(*first, run(*first))];
+            for (i, handle) in handles {
+                match handle.join() {
+                    Ok(result) => raw.push((i, result)),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            raw
+        }),
+    };
+    for (i, result) in raw {
+        results[i] = Some(finisher.finish(i, tasks[i].node, result));
+    }
+}
+
+/// The futures of the step's async tasks (and sync tasks with a retry
+/// policy), each with its retry policy and timeout.
+fn async_tasks<'r, S>(
+    graph: &'r Graph<S>,
+    tasks: &'r [Task],
+    state: &Arc<S>,
+    finisher: &Finisher<'_, S>,
+    results: &[Option<TaskResult<S::Update>>],
+    saver: Option<&'r dyn Checkpointer>,
+) -> Vec<(usize, TaskFuture<'r, S::Update>)>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    (0..tasks.len())
+        .filter(|&i| results[i].is_none())
+        .map(|i| {
+            let task = &tasks[i];
+            let ctx = finisher.ctxs[i].clone();
+            let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
+            (i, fut)
+        })
+        .collect()
+}
+
+/// One attempt of a task, as a future.
+fn attempt<'r, S>(
+    graph: &'r Graph<S>,
+    task: &'r Task,
+    state: Arc<S>,
+    ctx: Option<NodeContext>,
+    saver: Option<&'r dyn Checkpointer>,
+) -> TaskFuture<'r, S::Update>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    let f = &graph.fns[task.node];
+    let ctx_of = |ctx: Option<NodeContext>| ctx.expect("a node taking a context has one");
+    match f {
+        NodeFn::Async(f) => f(state),
+        NodeFn::AsyncCtx(f) => f(state, ctx_of(ctx)),
+        NodeFn::SendAsync(f) => {
+            let (_, arg) = task.send.as_ref().expect("a Send task has its input");
+            f(arg, ctx_of(ctx))
+        }
+        NodeFn::Subgraph(runner) => runner.run(state, ctx_of(ctx), saver),
+        _ => {
+            let result = call_sync(f, task, &state, ctx.as_ref());
+            Box::pin(async move { result })
+        }
+    }
+}
+
+/// A task's future with its timeout and retry policy.
+fn with_policies<'r, S>(
+    graph: &'r Graph<S>,
+    task: &'r Task,
+    state: Arc<S>,
+    ctx: Option<NodeContext>,
+    saver: Option<&'r dyn Checkpointer>,
+) -> TaskFuture<'r, S::Update>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    let node = task.node;
+    let timed = move |state: Arc<S>, ctx: Option<NodeContext>| -> TaskFuture<'r, S::Update> {
+        let fut = attempt(graph, task, state, ctx, saver);
+        match graph.timeout[node] {
+            None => fut,
+            Some(after) => Box::pin(WithTimeout {
+                future: fut,
+                sleep: super::timer::sleep(after),
+                error: Some(NodeTimeout {
+                    node: graph.names[node].clone(),
+                    after,
+                }),
+            }),
+        }
+    };
+    let Some(policy) = graph.retry[node].clone() else {
+        return timed(state, ctx);
+    };
+    Box::pin(async move {
+        let mut tries = 1;
+        loop {
+            let result = timed(Arc::clone(&state), ctx.clone()).await;
+            let Err(error) = &result else { return result };
+            let paused = ctx
+                .as_ref()
+                .is_some_and(|c| !matches!(c.inner.signal(), Signal::None));
+            match policy.next_wait(tries, error) {
+                Some(wait) if !paused => {
+                    tracing_retry(&graph.names[node], tries, error);
+                    super::timer::sleep(wait).await;
+                    if let Some(ctx) = &ctx {
+                        ctx.inner.reset_attempt();
+                    }
+                    tries += 1;
+                }
+                _ => return result,
+            }
+        }
+    })
+}
+
+#[allow(unused_variables)]
+fn tracing_retry(node: &str, attempt: u32, error: &super::BoxError) {
+    #[cfg(feature = "agent")]
+    tracing::warn!(node, attempt, %error, "node failed; retrying");
+}
+
+/// Polls a step's async tasks together with the storing of what they
+/// leave pending, and watches for cancellation. Ready when every task is
+/// done and everything queued is stored.
+struct Drive<'r, 'f, S: AgentState> {
+    futures: Vec<(usize, TaskFuture<'r, S::Update>)>,
+    finisher: &'f Finisher<'r, S>,
+    tasks: &'r [Task],
+    results: Vec<Option<TaskResult<S::Update>>>,
+    store: Option<Store<'r>>,
+    queue: Option<Arc<PendingQueue>>,
+    in_flight: Option<BoxFuture<'r, Result<(), CheckpointError>>>,
+    error: Option<GraphError>,
+    cancel: Option<CancelToken>,
+}
+
+impl<S: AgentState> Unpin for Drive<'_, '_, S> {}
+
+impl<S: AgentState> Drive<'_, '_, S> {
+    /// Advances the storing; whether anything moved.
+    fn poll_store(&mut self, cx: &mut Context<'_>) -> bool {
+        let (Some(store), Some(queue)) = (&self.store, &self.queue) else {
+            return false;
+        };
+        let mut moved = false;
+        loop {
+            if let Some(fut) = &mut self.in_flight {
+                match fut.as_mut().poll(cx) {
+                    Poll::Pending => return moved,
+                    Poll::Ready(result) => {
+                        self.in_flight = None;
+                        moved = true;
+                        if let Err(e) = result {
+                            self.error.get_or_insert(GraphError::Checkpoint(e));
+                        }
+                    }
+                }
+            }
+            let batch = queue.take();
+            if batch.is_empty() {
+                queue.register(cx.waker());
+                if !queue.is_empty() {
+                    continue;
+                }
+                return moved;
+            }
+            self.in_flight = Some(store.saver.put_pending(
+                store.thread_id,
+                store.checkpoint,
+                batch,
+            ));
+        }
+    }
+
+    /// Polls the tasks; whether any finished.
+    fn poll_tasks(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut moved = false;
+        let mut k = 0;
+        while k < self.futures.len() {
+            let (i, fut) = &mut self.futures[k];
+            match fut.as_mut().poll(cx) {
+                Poll::Pending => k += 1,
+                Poll::Ready(result) => {
+                    let i = *i;
+                    let outcome = self.finisher.finish(i, self.tasks[i].node, result);
+                    self.results[i] = Some(outcome);
+                    drop(self.futures.swap_remove(k));
+                    moved = true;
+                }
+            }
+        }
+        moved
+    }
+}
+
+impl<S: AgentState> Future for Drive<'_, '_, S> {
+    type Output = Result<Vec<TaskResult<S::Update>>, GraphError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(token) = &this.cancel {
+            if token.poll_cancelled(cx).is_ready() {
+                return Poll::Ready(Err(GraphError::Cancelled));
+            }
+        }
+        loop {
+            let tasks_moved = this.poll_tasks(cx);
+            let store_moved = this.poll_store(cx);
+            if !tasks_moved && !store_moved {
+                break;
+            }
+        }
+        let stored = this.in_flight.is_none() && this.queue.as_ref().is_none_or(|q| q.is_empty());
+        if !this.futures.is_empty() || !stored {
+            return Poll::Pending;
+        }
+        if let Some(error) = this.error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let results = std::mem::take(&mut this.results)
+            .into_iter()
+            .map(|r| r.expect("every task finished"))
+            .collect();
+        Poll::Ready(Ok(results))
+    }
+}

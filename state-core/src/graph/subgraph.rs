@@ -1,0 +1,313 @@
+//! A compiled graph as a node of another: its state a part of the
+//! parent's, or mapped by two functions; its steps checkpointed on a
+//! thread of its own under the parent's (`<parent>|<task>/<step>`); its
+//! interrupts surfaced to the parent and resumed through it.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value};
+
+use super::context::{Interrupt, NodeContext, Resume, Signal};
+use super::node::{BoxError, Command, NodeOutput, NodeResult, SubgraphRunner};
+use super::{Graph, GraphState, Input, NodeFn, RunOutput, StateGraph};
+use crate::checkpoint::{Checkpointer, Thread};
+use crate::part::HasPart;
+use crate::schema::ReducerKind;
+use crate::state::{AgentState, StateUpdate};
+use crate::write::OVERWRITE_KEY;
+
+type InputMap<S, C> = Box<dyn Fn(&S) -> C + Send + Sync>;
+/// The child's writes as the parent's updates.
+type Lift<S, C> =
+    fn(Vec<<C as AgentState>::Update>, &C) -> Result<Vec<<S as AgentState>::Update>, BoxError>;
+type OutputMap<S, C> = Box<dyn Fn(&C) -> <S as AgentState>::Update + Send + Sync>;
+
+/// How the child's state relates to the parent's.
+enum Mapping<S: AgentState, C> {
+    /// The child's state is the parent's part `C`: it starts as the part,
+    /// and its writes go into the part through the part's reducers.
+    Part,
+    /// Two functions: the child's first state from the parent's, and the
+    /// parent's update from the child's last state.
+    Mapped {
+        input: InputMap<S, C>,
+        output: OutputMap<S, C>,
+    },
+}
+
+struct Subgraph<S: AgentState, C: AgentState> {
+    child: Graph<C>,
+    mapping: Mapping<S, C>,
+    part_of: fn(&S) -> C,
+    lift: Lift<S, C>,
+}
+
+impl<S: AgentState + 'static> StateGraph<S> {
+    /// Adds a compiled graph as node `name`, its state the parent's
+    /// flattened part `C` (`#[state(flatten)]`): the child starts from the
+    /// part, runs to its end, and its writes apply to the part as one step
+    /// of the parent (a field the child overwrote, or a plain field, gets
+    /// its last value; the others each of the child's writes in order,
+    /// through the part's reducers, so writes of other nodes of the step
+    /// compose with them). On a thread, the child's steps are checkpointed
+    /// on `<thread>|<name>/<step>`; its interrupts pause the parent, and
+    /// resuming the parent with values for them resumes the child.
+    #[must_use]
+    pub fn add_subgraph<C>(mut self, name: impl Into<String>, child: Graph<C>) -> Self
+    where
+        S: HasPart<C> + Send + Sync,
+        S::Update: Send,
+        C: GraphState,
+    {
+        let runner: Subgraph<S, C> = Subgraph {
+            child,
+            mapping: Mapping::Part,
+            part_of: |s: &S| <S as HasPart<C>>::part_of(s).clone(),
+            lift: lift_part::<S, C>,
+        };
+        self.nodes
+            .push((name.into(), NodeFn::Subgraph(Box::new(runner))));
+        self
+    }
+
+    /// Adds a compiled graph as node `name` whose state is mapped from and
+    /// to the parent's: `input` makes the child's first state, `output`
+    /// the parent's update from the child's last state. Checkpoints,
+    /// interrupts and resumes as [`add_subgraph`](Self::add_subgraph).
+    #[must_use]
+    pub fn add_subgraph_with<C, I, O>(
+        mut self,
+        name: impl Into<String>,
+        child: Graph<C>,
+        input: I,
+        output: O,
+    ) -> Self
+    where
+        S: Send + Sync,
+        S::Update: Send,
+        C: GraphState,
+        I: Fn(&S) -> C + Send + Sync + 'static,
+        O: Fn(&C) -> S::Update + Send + Sync + 'static,
+    {
+        let runner: Subgraph<S, C> = Subgraph {
+            child,
+            mapping: Mapping::Mapped {
+                input: Box::new(input),
+                output: Box::new(output),
+            },
+            part_of: |_| unreachable!("a mapped subgraph maps its input"),
+            lift: |_, _| unreachable!("a mapped subgraph maps its output"),
+        };
+        self.nodes
+            .push((name.into(), NodeFn::Subgraph(Box::new(runner))));
+        self
+    }
+}
+
+impl<S, C> SubgraphRunner<S, S::Update> for Subgraph<S, C>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+    C: GraphState,
+{
+    fn run<'a>(
+        &'a self,
+        state: Arc<S>,
+        ctx: NodeContext,
+        saver: Option<&'a dyn Checkpointer>,
+    ) -> Pin<Box<dyn Future<Output = NodeResult<S::Update>> + Send + 'a>> {
+        Box::pin(async move {
+            let first = match &self.mapping {
+                Mapping::Part => (self.part_of)(&state),
+                Mapping::Mapped { input, .. } => input(&state),
+            };
+            drop(state);
+            let (out, writes) = match (saver, ctx.thread_id()) {
+                (Some(saver), Some(parent)) => {
+                    let thread_id = format!("{parent}|{}", child_suffix(&ctx));
+                    self.run_on_thread(saver, &thread_id, first, &ctx).await?
+                }
+                _ => self.run_plain(first).await?,
+            };
+            if !out.interrupts.is_empty() || !out.next.is_empty() {
+                return Err(pause(&ctx, &out));
+            }
+            match &self.mapping {
+                Mapping::Mapped { output, .. } => Ok(NodeOutput::Update(output(&out.state))),
+                Mapping::Part => {
+                    let updates = (self.lift)(writes, &out.state)?;
+                    Ok(NodeOutput::Batch(
+                        updates.into_iter().map(Command::update).collect(),
+                    ))
+                }
+            }
+        })
+    }
+}
+
+/// `<task>/<step>`: the child's thread under the parent's.
+fn child_suffix(ctx: &NodeContext) -> String {
+    let prefix = ctx.inner.child_prefix();
+    prefix.trim_end_matches('|').to_owned()
+}
+
+/// Pauses the parent's task on the child's interrupts (ids prefixed with
+/// the task's), or on its breakpoint.
+fn pause<C>(ctx: &NodeContext, out: &RunOutput<C>) -> BoxError {
+    let prefix = ctx.inner.child_prefix();
+    let interrupts = if out.interrupts.is_empty() {
+        // A breakpoint in the child: the parent pauses with it, and
+        // `Input::Resume` of the parent passes it.
+        vec![Interrupt {
+            id: format!("{prefix}breakpoint"),
+            node: out.next.first().cloned().unwrap_or_default(),
+            value: Value::Null,
+        }]
+    } else {
+        out.interrupts
+            .iter()
+            .map(|i| Interrupt {
+                id: format!("{prefix}{}", i.id),
+                node: i.node.clone(),
+                value: i.value.clone(),
+            })
+            .collect()
+    };
+    ctx.inner.set_signal(Signal::Paused(interrupts));
+    "the subgraph paused".into()
+}
+
+impl<S, C> Subgraph<S, C>
+where
+    S: AgentState,
+    C: GraphState,
+{
+    /// Runs the child without a checkpointer, collecting its writes.
+    async fn run_plain(&self, first: C) -> Result<(RunOutput<C>, Vec<C::Update>), BoxError> {
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&writes);
+        let out = self
+            .child
+            .run(Input::State(first))
+            .on_step(move |e| {
+                let mut w = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                w.extend(e.writes.iter().map(|w| w.update.clone()));
+            })
+            .await?;
+        let writes = std::mem::take(&mut *writes.lock().unwrap_or_else(PoisonError::into_inner));
+        Ok((out, writes))
+    }
+
+    /// Runs (or resumes) the child on its thread; its writes are read back
+    /// from the thread's history, so a child resumed in another process
+    /// gives all of them.
+    async fn run_on_thread(
+        &self,
+        saver: &dyn Checkpointer,
+        thread_id: &str,
+        first: C,
+        ctx: &NodeContext,
+    ) -> Result<(RunOutput<C>, Vec<C::Update>), BoxError> {
+        let exists = saver.head(thread_id).await?.is_some();
+        let input = if !exists {
+            Input::State(first)
+        } else if ctx.inner.child_resume.is_empty() {
+            Input::Resume
+        } else {
+            Input::ResumeWith(Resume {
+                by_id: ctx.inner.child_resume.clone().into_iter().collect(),
+                ..Resume::default()
+            })
+        };
+        let out = self.child.run(input).on_thread(saver, thread_id).await?;
+        if matches!(self.mapping, Mapping::Mapped { .. }) {
+            return Ok((out, Vec::new()));
+        }
+        let thread = Thread::<C, dyn Checkpointer>::open(saver, thread_id).await?;
+        let mut records = thread.history(None, usize::MAX).await?;
+        records.reverse();
+        let writes = records
+            .into_iter()
+            .flat_map(|r| r.writes.into_iter().map(|w| w.update))
+            .collect();
+        Ok((out, writes))
+    }
+}
+
+/// The child's writes as updates of the parent: each field the child
+/// overwrote gets one overwrite with its last value, each plain field its
+/// last value (in a first update), and every other write goes in order, so
+/// the part's reducers apply them as the child's steps did.
+fn lift_part<S, C>(writes: Vec<C::Update>, last: &C) -> Result<Vec<S::Update>, BoxError>
+where
+    S: AgentState + HasPart<C>,
+    C: AgentState,
+{
+    let kinds: HashMap<&str, &ReducerKind> = C::schema()
+        .fields
+        .iter()
+        .map(|f| (f.name, &f.reducer))
+        .collect();
+    let objects: Vec<Map<String, Value>> = writes
+        .iter()
+        .filter_map(|u| match u.to_json() {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .collect();
+    let overwritten: HashSet<String> = objects
+        .iter()
+        .flat_map(|o| o.iter())
+        .filter(|(_, v)| is_overwrite(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let last_json = last.to_json();
+    let mut first = Map::new();
+    for key in &overwritten {
+        let value = last_json.get(key).cloned().unwrap_or(Value::Null);
+        first.insert(key.clone(), serde_json::json!({ OVERWRITE_KEY: value }));
+    }
+    let plain = |k: &str| {
+        matches!(
+            kinds.get(k),
+            Some(
+                ReducerKind::Replace
+                    | ReducerKind::Untracked
+                    | ReducerKind::Ephemeral
+                    | ReducerKind::AnyValue
+            ) | None
+        )
+    };
+    let mut rest = Vec::new();
+    for object in objects {
+        let mut reduced = Map::new();
+        for (k, v) in object {
+            if overwritten.contains(&k) {
+                continue;
+            }
+            if plain(&k) {
+                first.insert(k, v);
+            } else {
+                reduced.insert(k, v);
+            }
+        }
+        if !reduced.is_empty() {
+            rest.push(reduced);
+        }
+    }
+    std::iter::once(first)
+        .filter(|m| !m.is_empty())
+        .chain(rest)
+        .map(|m| {
+            let update = C::Update::from_json(Value::Object(m))?;
+            Ok(S::lift(update))
+        })
+        .collect()
+}
+
+fn is_overwrite(value: &Value) -> bool {
+    matches!(value, Value::Object(m) if m.len() == 1 && m.contains_key(OVERWRITE_KEY))
+}
