@@ -347,7 +347,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
                 join_of[source].push((j, bit));
             }
         }
-        Ok(Graph {
+        let mut graph = Graph {
             names: nodes.names,
             fns: nodes.fns,
             index: nodes.index,
@@ -364,7 +364,10 @@ impl<S: AgentState + 'static> StateGraph<S> {
             after: policies.after,
             retry: policies.retry,
             timeout: policies.timeout,
-        })
+            fixed: Vec::new(),
+        };
+        graph.fixed = graph.fixed_routes();
+        Ok(graph)
     }
 }
 

@@ -222,6 +222,9 @@ pub struct Graph<S: AgentState> {
     after: Vec<bool>,
     retry: Vec<Option<RetryPolicy>>,
     timeout: Vec<Option<Duration>>,
+    /// Per node whose edges are all plain (no router): the nodes that run
+    /// after it, in task order, whatever the state.
+    fixed: Vec<Option<Vec<usize>>>,
 }
 
 /// One task of a superstep: a node on the state, or a node on a
@@ -369,6 +372,36 @@ impl<S: AgentState> Graph<S> {
                 }
             }
         }
+    }
+
+    /// What routing from each node whose edges are all plain gives, once
+    /// for all (see [`Graph::fixed_next`]).
+    pub(crate) fn fixed_routes(&self) -> Vec<Option<Vec<usize>>> {
+        (0..self.names.len())
+            .map(|i| {
+                let mut routed = Routed::default();
+                for edge in &self.routes[i] {
+                    match edge {
+                        Edge::To(target) => self.push_pull(Some(i), *target, &mut routed),
+                        Edge::Router(_) => return None,
+                    }
+                }
+                routed.pull.sort_unstable_by_key(|&n| self.rank[n]);
+                routed.pull.dedup();
+                Some(routed.pull)
+            })
+            .collect()
+    }
+
+    /// The nodes that run after a step of the one node `node` whose writes
+    /// route nowhere themselves, when that does not depend on the state
+    /// (no router, no join): what [`route_into`](Self::route_into) and
+    /// [`settle`](Self::settle) would give, without their work.
+    pub(crate) fn fixed_next(&self, node: usize) -> Option<&[usize]> {
+        if !self.joins.is_empty() {
+            return None;
+        }
+        self.fixed[node].as_deref()
     }
 
     /// The tasks of the next superstep: the nodes on the state in node-name
