@@ -86,6 +86,7 @@ pub fn in_field<T>(staged: Result<T, StateError>, field: &str) -> Result<T, Stat
 
 /// Adds items to a collection field's pending write: extends a pending
 /// partial, or starts one (replacing a pending overwrite).
+#[inline]
 pub fn extend_write<T, P, I>(slot: &mut Option<FieldWrite<T, P>>, items: I)
 where
     P: Default + Extend<I::Item>,

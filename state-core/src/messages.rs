@@ -113,6 +113,7 @@ impl<M> From<RemoveMessage> for MessageOp<M> {
 }
 
 impl<M: MessageLike> From<M> for MessageOp<M> {
+    #[inline]
     fn from(msg: M) -> Self {
         Self::Upsert(msg)
     }
@@ -205,6 +206,7 @@ impl<M, O: Into<MessageOp<M>>> Extend<O> for MessageOps<M> {
     /// The first items get exactly the room they need: an update of one
     /// message holds one (a `Vec`'s first growth would make room for four,
     /// a block too large for the allocator's fastest path).
+    #[inline]
     fn extend<I: IntoIterator<Item = O>>(&mut self, iter: I) {
         let iter = iter.into_iter();
         if self.0.capacity() == 0 {

@@ -203,11 +203,15 @@ fn hook_node<S: AgentState + 'static>(
     }))
 }
 
+/// Node index by name. foldhash, not SipHash: a router's target is looked
+/// up on every step it routes, and the names are the graph's own.
+pub(crate) type NameIndex = HashMap<String, usize, foldhash::fast::RandomState>;
+
 /// A compiled graph: run it with [`run`](Self::run).
 pub struct Graph<S: AgentState> {
     names: Vec<String>,
     fns: Vec<NodeFn<S, S::Update>>,
-    index: HashMap<String, usize>,
+    index: NameIndex,
     routes: Vec<Vec<Edge>>,
     entry: Vec<Edge>,
     routers: Vec<Router<S>>,
