@@ -329,7 +329,7 @@ impl<M: MessageLike> Messages<M> {
             let hash = index.hash(id);
             let list = &items;
             if index
-                .find_or_insert(hash, at, |p| id_of(&list[p]) == id, |p| id_of(&list[p]))
+                .find_or_insert(hash, at, |p| id_of(&list[p]) == id)
                 .is_some()
             {
                 return Err(DuplicateId { id: id.to_owned() });
@@ -400,12 +400,7 @@ pub(crate) fn find_or_file<M: MessageLike>(
 ) -> Option<usize> {
     let id = id_of(msg);
     let hash = index.hash(id);
-    index.find_or_insert(
-        hash,
-        items.len(),
-        |at| id_of(&items[at]) == id,
-        |at| id_of(&items[at]),
-    )
+    index.find_or_insert(hash, items.len(), |at| id_of(&items[at]) == id)
 }
 
 /// The id → position index of `items`. When a plain list holds one id
@@ -417,12 +412,7 @@ pub(crate) fn build_index<M: MessageLike>(items: &[M]) -> Positions {
     for (at, msg) in items.iter().enumerate() {
         if let Some(id) = msg.id() {
             let hash = index.hash(id);
-            index.set(
-                hash,
-                at,
-                |p| items[p].id() == Some(id),
-                |p| id_of(&items[p]),
-            );
+            index.set(hash, at, |p| items[p].id() == Some(id));
         }
     }
     index

@@ -3,11 +3,13 @@
 //!
 //! [`Messages`](crate::Messages) (key: the message's id) and
 //! [`UnionVec`](crate::UnionVec) (key: the item) keep one beside their
-//! list. The table holds only `u32` positions (hashbrown's `HashTable`, one
-//! control byte and four bytes a bucket); a lookup hashes the key and
-//! compares it with the list's item at each candidate position, and a
-//! table that grows rehashes from the list. So an id is stored once, in its
-//! message, and adding a message allocates nothing for the index.
+//! list. The table holds a `u32` position and 32 bits of the key's hash
+//! per item (hashbrown's `HashTable`, one control byte and eight bytes a
+//! bucket); a lookup hashes the key and compares it with the list's item at
+//! each candidate position whose stored hash matches, and a table that
+//! grows rehashes from the stored hashes, without reading the list. So an
+//! id is stored once, in its message, and adding a message allocates
+//! nothing for the index.
 //!
 //! The hash is foldhash (hashbrown's default), seeded once per process from
 //! the standard library's `RandomState` (operating-system entropy): several
@@ -40,16 +42,49 @@ fn hasher() -> &'static SeedableRandomState {
     })
 }
 
-/// A position as the table stores it.
-fn slot(at: usize) -> u32 {
-    u32::try_from(at).expect("an indexed list holds at most u32::MAX items")
+/// A position as the table stores it, with 32 bits of its key's hash: a
+/// table that grows rehashes from those, without reading (and hashing
+/// again) the key of every item, which at a large size is a cache miss
+/// each.
+#[derive(Clone, Copy)]
+struct Slot {
+    at: u32,
+    hash: u32,
+}
+
+impl Slot {
+    fn new(hash: u64, at: usize) -> Self {
+        Self {
+            at: u32::try_from(at).expect("an indexed list holds at most u32::MAX items"),
+            // The low half of a table hash is the whole of what it is made of.
+            hash: hash as u32,
+        }
+    }
+
+    fn at(self) -> usize {
+        self.at as usize
+    }
+}
+
+/// The table hash of 32 bits of a key's hash: the bits both pick the
+/// bucket (low bits) and fill the control byte (top bits), so the table
+/// hash of a stored slot is known from the slot alone.
+#[inline]
+fn spread(h: u32) -> u64 {
+    u64::from(h) | (u64::from(h) << 32)
+}
+
+/// The table hash of a slot, to rehash it.
+#[inline]
+fn rehash(slot: &Slot) -> u64 {
+    spread(slot.hash)
 }
 
 /// Positions in a list, found by the hash of a key and a comparison with
 /// the list (the callers pass both).
 #[derive(Clone)]
 pub(crate) struct Positions {
-    table: HashTable<u32>,
+    table: HashTable<Slot>,
 }
 
 impl Default for Positions {
@@ -69,37 +104,36 @@ impl Positions {
     /// The hash the table files `key` under.
     #[inline]
     pub(crate) fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
-        hasher().hash_one(key)
+        let h = hasher().hash_one(key);
+        spread((h ^ (h >> 32)) as u32)
     }
 
     /// The position filed under `hash` for which `is` holds.
     #[inline]
     pub(crate) fn find(&self, hash: u64, mut is: impl FnMut(usize) -> bool) -> Option<usize> {
+        let h = hash as u32;
         self.table
-            .find(hash, |&at| is(at as usize))
-            .map(|&at| at as usize)
+            .find(hash, |s| s.hash == h && is(s.at()))
+            .map(|s| s.at())
     }
 
     /// The position filed under `hash` for which `is` holds; when there is
-    /// none, files `new` under `hash` (one probe for both). `key_at` gives
-    /// the key of the item at a position, to rehash a table that grows.
+    /// none, files `new` under `hash` (one probe for both).
     #[inline]
-    pub(crate) fn find_or_insert<'k, K: Hash + ?Sized + 'k>(
+    pub(crate) fn find_or_insert(
         &mut self,
         hash: u64,
         new: usize,
         mut is: impl FnMut(usize) -> bool,
-        key_at: impl Fn(usize) -> &'k K,
     ) -> Option<usize> {
-        let hasher = hasher();
-        match self.table.entry(
-            hash,
-            |&at| is(at as usize),
-            |&at| hasher.hash_one(key_at(at as usize)),
-        ) {
-            Entry::Occupied(found) => Some(*found.get() as usize),
+        let h = hash as u32;
+        match self
+            .table
+            .entry(hash, |s| s.hash == h && is(s.at()), rehash)
+        {
+            Entry::Occupied(found) => Some(found.get().at()),
             Entry::Vacant(free) => {
-                free.insert(slot(new));
+                free.insert(Slot::new(hash, new));
                 None
             }
         }
@@ -107,36 +141,22 @@ impl Positions {
 
     /// Files `at`, whose key is known to be absent, under `hash`.
     #[inline]
-    pub(crate) fn insert_new<'k, K: Hash + ?Sized + 'k>(
-        &mut self,
-        hash: u64,
-        at: usize,
-        key_at: impl Fn(usize) -> &'k K,
-    ) {
-        let hasher = hasher();
-        self.table
-            .insert_unique(hash, slot(at), |&p| hasher.hash_one(key_at(p as usize)));
+    pub(crate) fn insert_new(&mut self, hash: u64, at: usize) {
+        self.table.insert_unique(hash, Slot::new(hash, at), rehash);
     }
 
     /// Points the entry filed under `hash` for which `is` holds at `at`, or
     /// files `at` when there is none: of several positions with one key,
     /// the last set wins.
-    pub(crate) fn set<'k, K: Hash + ?Sized + 'k>(
-        &mut self,
-        hash: u64,
-        at: usize,
-        mut is: impl FnMut(usize) -> bool,
-        key_at: impl Fn(usize) -> &'k K,
-    ) {
-        let hasher = hasher();
-        match self.table.entry(
-            hash,
-            |&p| is(p as usize),
-            |&p| hasher.hash_one(key_at(p as usize)),
-        ) {
-            Entry::Occupied(mut found) => *found.get_mut() = slot(at),
+    pub(crate) fn set(&mut self, hash: u64, at: usize, mut is: impl FnMut(usize) -> bool) {
+        let h = hash as u32;
+        match self
+            .table
+            .entry(hash, |s| s.hash == h && is(s.at()), rehash)
+        {
+            Entry::Occupied(mut found) => *found.get_mut() = Slot::new(hash, at),
             Entry::Vacant(free) => {
-                free.insert(slot(at));
+                free.insert(Slot::new(hash, at));
             }
         }
     }
@@ -144,8 +164,8 @@ impl Positions {
     /// Forgets position `at`, filed under `hash`; whether it was there.
     #[inline]
     pub(crate) fn remove(&mut self, hash: u64, at: usize) -> bool {
-        let at = slot(at);
-        match self.table.find_entry(hash, |&p| p == at) {
+        let at = Slot::new(hash, at).at;
+        match self.table.find_entry(hash, |s| s.at == at) {
             Ok(found) => {
                 found.remove();
                 true
@@ -160,13 +180,7 @@ impl Positions {
     }
 
     /// Room for `additional` more positions.
-    pub(crate) fn reserve<'k, K: Hash + ?Sized + 'k>(
-        &mut self,
-        additional: usize,
-        key_at: impl Fn(usize) -> &'k K,
-    ) {
-        let hasher = hasher();
-        self.table
-            .reserve(additional, |&p| hasher.hash_one(key_at(p as usize)));
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional, rehash);
     }
 }

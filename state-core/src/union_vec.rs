@@ -112,9 +112,9 @@ impl<T: Hash + Eq> UnionVec<T> {
     pub fn insert(&mut self, item: T) -> bool {
         let hash = self.hash_of(&item);
         let list = &self.items;
-        let found =
-            self.index
-                .find_or_insert(hash, list.len(), |at| list[at] == item, |at| &list[at]);
+        let found = self
+            .index
+            .find_or_insert(hash, list.len(), |at| list[at] == item);
         if found.is_some() {
             return false;
         }
@@ -134,16 +134,14 @@ impl<T: Hash + Eq> UnionVec<T> {
     /// Appends an item known to be absent, whose hash is `hash`.
     #[inline]
     pub(crate) fn push_hashed(&mut self, hash: u64, item: T) {
-        let list = &self.items;
-        self.index.insert_new(hash, list.len(), |at| &list[at]);
+        self.index.insert_new(hash, self.items.len());
         self.items.push(item);
     }
 
     /// Room for `additional` more items.
     pub(crate) fn reserve(&mut self, additional: usize) {
         self.items.reserve(additional);
-        let list = &self.items;
-        self.index.reserve(additional, |at| &list[at]);
+        self.index.reserve(additional);
     }
 }
 
