@@ -317,7 +317,9 @@ impl<S: AgentState> Graph<S> {
         state: &S,
         out: &mut Routed,
     ) -> Result<(), GraphError> {
-        self.route_targets(from, goto, sends, out)?;
+        if !goto.is_empty() || !sends.is_empty() {
+            self.route_targets(from, goto, sends, out)?;
+        }
         let edges = match from {
             None => &self.entry,
             Some(i) => &self.routes[i],
@@ -327,7 +329,9 @@ impl<S: AgentState> Graph<S> {
                 Edge::To(target) => self.push_pull(from, *target, out),
                 Edge::Router(r) => {
                     let next = (self.routers[*r])(state);
-                    self.route_targets(from, &[], next.sends(), out)?;
+                    if !next.sends().is_empty() {
+                        self.route_targets(from, &[], next.sends(), out)?;
+                    }
                     let from_name = || self.source_name(from);
                     for name in next.names() {
                         let target = self.pull_target(name, &from_name)?;
@@ -412,9 +416,17 @@ impl<S: AgentState> Graph<S> {
     /// order without repeats, then the `Send` tasks in the order they were
     /// made.
     pub(crate) fn settle(&self, routed: &mut Routed, tasks: &mut Vec<Task>) {
+        tasks.clear();
+        if let ([node], true) = (&routed.pull[..], routed.push.is_empty()) {
+            // One node next (most steps): nothing to order.
+            tasks.push(Task {
+                node: *node,
+                send: None,
+            });
+            return;
+        }
         routed.pull.sort_unstable_by_key(|&i| self.rank[i]);
         routed.pull.dedup();
-        tasks.clear();
         tasks.extend(routed.pull.iter().map(|&node| Task { node, send: None }));
         tasks.extend(
             routed
