@@ -257,7 +257,7 @@ async fn streamed_chunks_reach_the_sink_and_fold_into_one_message() {
     let sink = Arc::clone(&tokens);
     let agent = create_agent(model)
         .tool(weather())
-        .on_token(move |c| sink.lock().unwrap().push(c.text.clone()))
+        .on_token(move |c| sink.lock().unwrap().push(c.text()))
         .compile()
         .unwrap();
     let out = agent.run(input::<Chat>("Oslo?")).await.unwrap();

@@ -16,13 +16,12 @@ use super::middleware::{
     unknown_tool, AgentMiddleware, HookResult, Jump, ModelHandler, ToolCallRequest,
 };
 use super::model::{
-    ChatChunk, ChatModel, ChunkAccumulator, ModelError, ModelRequest, ModelResponse, ModelSettings,
-    ToolDefinition,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolDefinition,
 };
 use super::tool::{answer_message, Tool, ToolFuture, ToolRuntime};
 use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
-use crate::graph::{BoxError, Command, END};
-use crate::message::{Message, MessageType, ToolStatus};
+use crate::graph::{BoxError, Command, NodeContext, StreamMode, StreamWriter, END};
+use crate::message::{Message, MessageChunk, MessageType, ToolStatus};
 use crate::state::{AgentState, StateUpdate};
 
 /// Receives every chunk of every model call, as it streams.
@@ -49,21 +48,50 @@ pub(crate) trait ToolExec<S: AgentState>: Sync {
 impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
     fn run(&self, request: ModelRequest<S>) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
-            let message = match &self.sink {
-                None => self.model.invoke(&request).await?,
-                Some(sink) => {
-                    let mut chunks = self.model.stream(&request);
-                    let mut message = ChunkAccumulator::new();
-                    while let Some(chunk) = chunks.next().await {
-                        let chunk = chunk?;
-                        sink(&chunk);
-                        message.push(&chunk);
-                    }
-                    message.finish()
-                }
+            let writer = request
+                .stream_writer()
+                .filter(|w| w.is_on(StreamMode::Messages));
+            let message = if self.sink.is_none() && writer.is_none() {
+                self.model.invoke(&request).await?
+            } else {
+                self.stream(&request, writer).await?
             };
             Ok(ModelResponse::new(message))
         })
+    }
+}
+
+impl<S> ModelCore<S> {
+    /// One streamed model call: each chunk to the token sink and the run's
+    /// `messages` stream as it comes, all of them added up into the
+    /// message. Chunks without an id get the call's (`lc_run-<uuid>`, as
+    /// LangChain names a run's chunks), so the pieces and the message they
+    /// make share it.
+    async fn stream(
+        &self,
+        request: &ModelRequest<S>,
+        writer: Option<&StreamWriter>,
+    ) -> Result<Message, ModelError> {
+        let id = format!("lc_run-{}", crate::new_message_id());
+        let mut chunks = self.model.stream(request);
+        let mut sum: Option<MessageChunk> = None;
+        while let Some(chunk) = chunks.next().await {
+            let mut chunk = chunk?;
+            chunk.id.get_or_insert_with(|| id.clone());
+            if let Some(sink) = &self.sink {
+                sink(&chunk);
+            }
+            if let Some(writer) = writer {
+                writer.message(chunk.clone()).await;
+            }
+            match &mut sum {
+                None => sum = Some(chunk),
+                Some(sum) => sum.add(chunk).map_err(|e| ModelError::InvalidResponse {
+                    message: format!("the streamed chunks do not add up: {e}"),
+                })?,
+            }
+        }
+        Ok(sum.unwrap_or_else(|| MessageChunk::ai("")).into_message())
     }
 }
 
@@ -161,12 +189,18 @@ where
 {
     /// The model node: one model call through the `wrap_model_call` chain;
     /// its messages are the step's update.
-    pub(crate) async fn model_step(&self, state: Arc<S>) -> Result<Command<S::Update>, BoxError> {
-        let request = ModelRequest::new(Arc::clone(&state)).set_shared(
-            self.system_prompt.clone(),
-            Arc::clone(&self.definitions),
-            self.settings.clone(),
-        );
+    pub(crate) async fn model_step(
+        &self,
+        state: Arc<S>,
+        ctx: NodeContext,
+    ) -> Result<Command<S::Update>, BoxError> {
+        let request = ModelRequest::new(Arc::clone(&state))
+            .set_shared(
+                self.system_prompt.clone(),
+                Arc::clone(&self.definitions),
+                self.settings.clone(),
+            )
+            .with_stream_writer(ctx.writer());
         let handler = ModelHandler {
             layers: &self.wrap_model,
             core: &self.model,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::node::BoxError;
+use super::stream::{NodeSink, StreamWriter};
 use crate::checkpoint::PendingWrite;
 
 /// A pause of a node, waiting for a value from outside: LangGraph's
@@ -172,6 +173,8 @@ pub(crate) struct TaskCtx {
     memos: Mutex<HashMap<String, Value>>,
     signal: Mutex<Signal>,
     queue: Option<Arc<PendingQueue>>,
+    /// Where the node's writer streams to, when the run is streamed.
+    pub(crate) stream: Option<Arc<dyn NodeSink>>,
 }
 
 impl TaskCtx {
@@ -188,7 +191,13 @@ impl TaskCtx {
             memos: Mutex::new(HashMap::new()),
             signal: Mutex::new(Signal::None),
             queue: None,
+            stream: None,
         }
+    }
+
+    pub(crate) fn with_stream(mut self, stream: Option<Arc<dyn NodeSink>>) -> Self {
+        self.stream = stream;
+        self
     }
 
     pub(crate) fn with_queue(mut self, queue: Option<Arc<PendingQueue>>) -> Self {
@@ -297,6 +306,16 @@ impl NodeContext {
     /// of the step.
     pub fn task(&self) -> &str {
         &self.inner.task
+    }
+
+    /// The node's way into the run's stream: values for the `custom` mode
+    /// and message pieces for the `messages` mode (LangGraph's
+    /// `get_stream_writer()`). When the run is not streamed, or not in
+    /// that mode, what it is given goes nowhere.
+    pub fn writer(&self) -> StreamWriter {
+        StreamWriter {
+            ctx: Arc::clone(&self.inner),
+        }
     }
 
     /// Pauses the run for a value from outside, as LangGraph's

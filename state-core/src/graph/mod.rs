@@ -18,7 +18,10 @@
 //!   once per invocation, each its own step, so each sees the updates of
 //!   those before it: `before_agent` in registration order, `after_agent`
 //!   in reverse (LangChain v1's order).
-//! * A recursion limit, a stream of step events, and per-thread runs over a
+//! * Streaming ([`Run::stream`]): LangGraph's stream modes (`values`,
+//!   `updates`, `messages`, `custom`, `checkpoints`, `tasks`) as a
+//!   `futures::Stream`, with backpressure; dropping it cancels the run.
+//! * A recursion limit, a step callback, and per-thread runs over a
 //!   [`Checkpointer`](crate::checkpoint::Checkpointer) that resume after a
 //!   crash from the last saved step without re-applying anything, and
 //!   without re-running the tasks of an unfinished step that had finished.
@@ -66,6 +69,7 @@ mod resume;
 mod run;
 mod send;
 mod step;
+mod stream;
 mod subgraph;
 mod timer;
 
@@ -81,6 +85,10 @@ pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Input, Run, RunOutput, StepEvent};
 pub use send::Send;
+pub use stream::{
+    CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
+    TaskOutcome, UnknownStreamMode,
+};
 
 use crate::state::AgentState;
 use node::NodeFn;

@@ -13,6 +13,7 @@ use super::joins::JoinState;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
 use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
+use super::stream::{Channel, NodeSink, RunStream, StepNews, StreamMode, StreamModes};
 use super::{Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
@@ -122,6 +123,7 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     stop_after: Option<usize>,
     cancel: Option<CancelToken>,
     from: Option<CheckpointId>,
+    stream: Option<Arc<Channel<S>>>,
 }
 
 impl<S: GraphState> Graph<S> {
@@ -136,6 +138,7 @@ impl<S: GraphState> Graph<S> {
             stop_after: None,
             cancel: None,
             from: None,
+            stream: None,
         }
     }
 }
@@ -156,6 +159,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             stop_after: self.stop_after,
             cancel: self.cancel,
             from: self.from,
+            stream: self.stream,
         }
     }
 
@@ -343,7 +347,37 @@ where
     S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
-    async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
+    /// Streams the run: its events in `modes` (LangGraph's
+    /// `stream_mode=`), then [`StreamEvent::End`](super::StreamEvent::End)
+    /// with what [`.await`](IntoFuture) would have returned. The run goes
+    /// as far as the stream is polled; dropping the stream cancels it, the
+    /// thread staying at its last stored step. See [`RunStream`].
+    pub fn stream(self, modes: impl Into<StreamModes>) -> RunStream<'a, S> {
+        let channel = Arc::new(Channel::new(modes.into()));
+        let run = self.streaming(Arc::clone(&channel));
+        RunStream::new(Box::pin(run.execute()), channel)
+    }
+
+    /// The run, sending its events into `channel`.
+    pub(crate) fn streaming(mut self, channel: Arc<Channel<S>>) -> Self {
+        self.stream = Some(channel);
+        self
+    }
+
+    /// Whether the run streams `mode`.
+    fn streams(&self, mode: StreamMode) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|c| c.modes().contains(mode))
+    }
+
+    /// Whether a step's writes are copied for the step callback or the
+    /// `updates` stream.
+    fn observed(&self) -> bool {
+        self.observer.is_some() || self.streams(StreamMode::Updates)
+    }
+
+    pub(crate) async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
         let mut sink = self.open().await?;
         let input = std::mem::replace(&mut self.input, Input::Resume);
         let mut at = self.start(&mut sink, input).await?;
@@ -355,6 +389,10 @@ where
                 break;
             }
             let step = sink.next_step();
+            let tasks_mode = self.streams(StreamMode::Tasks);
+            if let (true, Some(channel)) = (tasks_mode, &self.stream) {
+                channel.tasks_start(self.graph, step, &at.tasks).await;
+            }
             // A step of one plain sync node runs without a future of its own.
             let plain = at.resumed.is_none()
                 && fast_path(self.graph, &at.tasks, sink.state(), step, &mut out);
@@ -364,8 +402,12 @@ where
                     store: sink.store(),
                     resumed: at.resumed.take(),
                     cancel: self.cancel.clone(),
+                    stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
                 };
                 run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out).await?;
+            }
+            if let (true, Some(channel)) = (tasks_mode, &self.stream) {
+                channel.tasks_end(self.graph, step, &at.tasks, &out).await;
             }
             if let Some(error) = out.failed.take() {
                 return Err(error);
@@ -376,18 +418,13 @@ where
             }
             let routing = self.routing(&out)?;
             let writes = std::mem::take(&mut out.writes);
-            let observed = self.observer.is_some().then(|| writes.clone());
+            let observed = self.observed().then(|| writes.clone());
             sink.apply(Source::Loop, writes).await?;
             let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
             if !self.graph.joins.is_empty() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
-            self.emit(
-                &sink,
-                Source::Loop,
-                observed.as_deref().unwrap_or(&[]),
-                &next,
-            );
+            self.emit(&sink, Source::Loop, observed, &next).await;
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
@@ -502,17 +539,16 @@ where
         match input {
             Input::State(state) => {
                 self.start_state(sink, state).await?;
-                self.start_fresh(sink, &mut at, Vec::new()).await?;
+                self.start_fresh(sink, &mut at, None).await?;
             }
             Input::Update(update) => {
                 if let Some(stopped) = self.stopped(sink).await? {
                     return self.continue_with(sink, stopped, update).await;
                 }
                 let writes = vec![NodeWrite::new(START, update)];
-                let observed = self.observer.is_some().then(|| writes.clone());
+                let observed = self.observed().then(|| writes.clone());
                 sink.apply(Source::Input, writes).await?;
-                self.start_fresh(sink, &mut at, observed.unwrap_or_default())
-                    .await?;
+                self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
                 if let Sink::Saved(thread) = &*sink {
@@ -575,7 +611,7 @@ where
         &mut self,
         sink: &mut Sink<'a, S, C>,
         at: &mut Progress<S::Update>,
-        observed: Vec<NodeWrite<S::Update>>,
+        observed: Option<Vec<NodeWrite<S::Update>>>,
     ) -> Result<(), GraphError> {
         let graph = self.graph;
         let mut routed = Routed::default();
@@ -583,7 +619,7 @@ where
         graph.settle(&mut routed, &mut at.tasks);
         sink.keep_joins(graph, &at.joins, &[]).await?;
         at.steps = 1;
-        self.emit(sink, Source::Input, &observed, &at.tasks);
+        self.emit(sink, Source::Input, observed, &at.tasks).await;
         Ok(())
     }
 
@@ -627,19 +663,14 @@ where
                 Some((_, arg)) => write.send.push(super::Send::from_arg(name, arg.clone())),
             }
         }
-        let observed = self.observer.is_some().then(|| vec![write.clone()]);
+        let observed = self.observed().then(|| vec![write.clone()]);
         sink.apply(Source::Input, vec![write]).await?;
         let mut at = progress_from(point, graph);
         at.resumed = None;
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
-        self.emit(
-            sink,
-            Source::Input,
-            observed.as_deref().unwrap_or(&[]),
-            &at.tasks,
-        );
+        self.emit(sink, Source::Input, observed, &at.tasks).await;
         Ok(at)
     }
 
@@ -664,23 +695,37 @@ where
         }
     }
 
-    fn emit(
+    /// Tells the step callback and the stream about the step just applied
+    /// (its writes, when they were copied for them).
+    async fn emit(
         &mut self,
         sink: &Sink<'a, S, C>,
         source: Source,
-        writes: &[NodeWrite<S::Update>],
+        writes: Option<Vec<NodeWrite<S::Update>>>,
         next: &[Task],
     ) {
+        let step = sink.next_step() - 1;
         if let Some(observer) = &mut self.observer {
             let names = self.graph.names_of(next);
             observer(&StepEvent {
-                step: sink.next_step() - 1,
+                step,
                 source,
-                writes,
+                writes: writes.as_deref().unwrap_or(&[]),
                 state: sink.state(),
                 checkpoint: sink.head(),
                 next: &names,
             });
+        }
+        if let Some(channel) = &self.stream {
+            let news = StepNews {
+                step,
+                source,
+                writes,
+                state: sink.shared(),
+                checkpoint: sink.head(),
+                next,
+            };
+            channel.publish(self.graph, news).await;
         }
     }
 }

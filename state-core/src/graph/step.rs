@@ -16,6 +16,7 @@ use super::context::{NodeContext, PendingQueue, Signal, TaskCtx};
 use super::node::{NodeFn, NodeOutput, NodeResult};
 use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
+use super::stream::NodeSink;
 use super::{Graph, GraphError, Task};
 use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
 use crate::state::AgentState;
@@ -54,6 +55,8 @@ pub(crate) struct StepPlan<'r, U> {
     pub(crate) store: Option<Store<'r>>,
     pub(crate) resumed: Option<Resumed<U>>,
     pub(crate) cancel: Option<CancelToken>,
+    /// Where the tasks' contexts stream to, when the run is streamed.
+    pub(crate) stream: Option<Arc<dyn NodeSink>>,
 }
 
 /// How a step's tasks ended, together.
@@ -231,6 +234,7 @@ where
         store,
         resumed,
         cancel,
+        stream,
     } = plan;
     let Resumed {
         mut pending,
@@ -256,7 +260,8 @@ where
             let paused = pending.paused.remove(key).unwrap_or_default();
             let ctx = TaskCtx::new(&graph.names[task.node], key.clone(), step, thread_id)
                 .with_queue(queue.clone())
-                .with_memos(memos);
+                .with_memos(memos)
+                .with_stream(stream.clone());
             NodeContext::new(answer(ctx, paused, &answers))
         }));
     }
@@ -517,9 +522,7 @@ where
     })
 }
 
-#[allow(unused_variables)]
 fn tracing_retry(node: &str, attempt: u32, error: &super::BoxError) {
-    #[cfg(feature = "agent")]
     tracing::warn!(node, attempt, %error, "node failed; retrying");
 }
 
