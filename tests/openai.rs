@@ -299,7 +299,7 @@ async fn tokens_reach_the_sink_while_the_answer_is_still_coming() {
     .await;
     let agent = create_agent(model)
         .on_token(move |c| {
-            if c.text == "Hel" {
+            if c.text() == "Hel" {
                 go.store(true, Ordering::SeqCst);
             }
         })
