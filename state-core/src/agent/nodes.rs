@@ -17,12 +17,15 @@ use super::middleware::{
 };
 use super::model::{
     ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolDefinition,
+    Usage,
 };
 use super::tool::{answer_message, Tool, ToolFuture, ToolRuntime};
 use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
+use crate::graph::trace::Timed;
 use crate::graph::{BoxError, Command, NodeContext, StreamMode, StreamWriter, END};
 use crate::message::{Message, MessageChunk, MessageType, ToolStatus};
 use crate::state::{AgentState, StateUpdate};
+use tracing::Instrument;
 
 /// Receives every chunk of every model call, as it streams.
 pub type TokenSink = Arc<dyn Fn(&ChatChunk) + Send + Sync>;
@@ -51,11 +54,27 @@ impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
             let writer = request
                 .stream_writer()
                 .filter(|w| w.is_on(StreamMode::Messages));
-            let message = if self.sink.is_none() && writer.is_none() {
-                self.model.invoke(&request).await?
-            } else {
-                self.stream(&request, writer).await?
+            let streaming = self.sink.is_some() || writer.is_some();
+            let span = tracing::info_span!(
+                "agent.model",
+                streaming,
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                duration_us = tracing::field::Empty,
+            );
+            let timed = Timed::new(span.clone());
+            let call = async {
+                if streaming {
+                    self.stream(&request, writer).await
+                } else {
+                    self.model.invoke(&request).await
+                }
             };
+            let message = call.instrument(span).await?;
+            if let Some(usage) = Usage::of(&message) {
+                timed.span().record("input_tokens", usage.input_tokens);
+                timed.span().record("output_tokens", usage.output_tokens);
+            }
             Ok(ModelResponse::new(message))
         })
     }

@@ -72,6 +72,7 @@ mod step;
 mod stream;
 mod subgraph;
 mod timer;
+pub(crate) mod trace;
 
 use std::collections::HashMap;
 use std::sync::Arc;

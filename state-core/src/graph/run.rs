@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
@@ -14,7 +15,7 @@ use super::policy::CancelToken;
 use super::resume::{resume_point, At};
 use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
 use super::stream::{Channel, NodeSink, RunStream, StepNews, StreamMode, StreamModes};
-use super::{Graph, GraphError, GraphState, Routed, Task, START};
+use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
@@ -326,7 +327,7 @@ where
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
+        Box::pin(self.traced())
     }
 }
 
@@ -355,7 +356,7 @@ where
     pub fn stream(self, modes: impl Into<StreamModes>) -> RunStream<'a, S> {
         let channel = Arc::new(Channel::new(modes.into()));
         let run = self.streaming(Arc::clone(&channel));
-        RunStream::new(Box::pin(run.execute()), channel)
+        RunStream::new(Box::pin(run.traced()), channel)
     }
 
     /// The run, sending its events into `channel`.
@@ -377,7 +378,22 @@ where
         self.observer.is_some() || self.streams(StreamMode::Updates)
     }
 
-    pub(crate) async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
+    /// The run in its `graph.run` span (thread id, steps, duration), when
+    /// a subscriber listens.
+    pub(crate) async fn traced(self) -> Result<RunOutput<S>, GraphError> {
+        let span = trace::run_span(self.thread.as_ref().map(|(_, id)| id.as_str()));
+        if span.is_disabled() {
+            return self.execute().await;
+        }
+        let timed = trace::Timed::new(span.clone());
+        let out = self.execute().instrument(span).await;
+        if let Ok(out) = &out {
+            timed.span().record("steps", out.steps);
+        }
+        out
+    }
+
+    async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
         let mut sink = self.open().await?;
         let input = std::mem::replace(&mut self.input, Input::Resume);
         let mut at = self.start(&mut sink, input).await?;
@@ -393,9 +409,12 @@ where
             if let (true, Some(channel)) = (tasks_mode, &self.stream) {
                 channel.tasks_start(self.graph, step, &at.tasks).await;
             }
+            let span = trace::Timed::new(trace::step_span(self.graph, step, &at.tasks));
             // A step of one plain sync node runs without a future of its own.
             let plain = at.resumed.is_none()
-                && fast_path(self.graph, &at.tasks, sink.state(), step, &mut out);
+                && span
+                    .span()
+                    .in_scope(|| fast_path(self.graph, &at.tasks, sink.state(), step, &mut out));
             if !plain {
                 let plan = StepPlan {
                     step,
@@ -404,7 +423,9 @@ where
                     cancel: self.cancel.clone(),
                     stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
                 };
-                run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out).await?;
+                run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out)
+                    .instrument(span.span().clone())
+                    .await?;
             }
             if let (true, Some(channel)) = (tasks_mode, &self.stream) {
                 channel.tasks_end(self.graph, step, &at.tasks, &out).await;

@@ -315,7 +315,7 @@ pub(crate) fn fast_path<S: AgentState>(
     }
     out.clear();
     let name = &graph.names[task.node];
-    match f(state) {
+    match super::trace::in_span(super::trace::node_span(name, step), || f(state)) {
         Ok(output) => {
             out.owners.push(0);
             push_writes(name, output, &mut out.writes);
@@ -390,7 +390,10 @@ fn run_sync_tasks<S>(
         .collect();
     let run = |i: usize| {
         let f = &graph.fns[tasks[i].node];
-        call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+        let span = super::trace::node_span(&graph.names[tasks[i].node], finisher.step);
+        super::trace::in_span(span, || {
+            call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+        })
     };
     let raw: Vec<(usize, NodeResult<S::Update>)> = match todo.as_slice() {
         [] => return,
@@ -435,7 +438,8 @@ where
             let task = &tasks[i];
             let ctx = finisher.ctxs[i].clone();
             let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
-            (i, fut)
+            let span = super::trace::node_span(&graph.names[task.node], finisher.step);
+            (i, super::trace::traced(span, fut))
         })
         .collect()
 }

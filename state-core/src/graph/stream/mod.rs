@@ -125,7 +125,7 @@ impl<S: GraphState> RunStream<'static, S> {
         let thread_id = thread_id.into();
         let run = async move {
             let run = configure(graph.run(input).on_thread(&*saver, thread_id));
-            run.streaming(sink).execute().await
+            run.streaming(sink).traced().await
         };
         Self::new(Box::pin(run), channel)
     }
