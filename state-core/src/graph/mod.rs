@@ -62,6 +62,7 @@ mod context;
 mod edit;
 mod error;
 mod joins;
+mod mermaid;
 mod node;
 mod pending;
 mod policy;
@@ -221,6 +222,8 @@ pub struct Graph<S: AgentState> {
     routes: Vec<Vec<Edge>>,
     entry: Vec<Edge>,
     routers: Vec<Router<S>>,
+    /// Per router, the targets it declared, if it did.
+    router_ends: Vec<Option<Vec<String>>>,
     first_after: Option<usize>,
     is_after: Vec<bool>,
     rank: Vec<usize>,
@@ -330,6 +333,9 @@ impl<S: AgentState> Graph<S> {
                 Edge::To(target) => self.push_pull(from, *target, out),
                 Edge::Router(r) => {
                     let next = (self.routers[*r])(state);
+                    if let Some(declared) = &self.router_ends[*r] {
+                        self.check_declared(from, declared, &next)?;
+                    }
                     self.route_targets(from, &[], next.sends(), out)?;
                     let from_name = || self.source_name(from);
                     for name in next.names() {
@@ -360,6 +366,28 @@ impl<S: AgentState> Graph<S> {
             out.push.push((i, send.arg().clone()));
         }
         Ok(())
+    }
+
+    /// A declared router's answer names only its declared targets.
+    fn check_declared(
+        &self,
+        from: Option<usize>,
+        declared: &[String],
+        next: &Next,
+    ) -> Result<(), GraphError> {
+        let names = next.names().iter().map(|n| n.as_ref());
+        let sends = next.sends().iter().map(Send::node);
+        match names
+            .chain(sends)
+            .find(|n| !declared.iter().any(|d| d == n))
+        {
+            None => Ok(()),
+            Some(target) => Err(GraphError::UndeclaredTarget {
+                from: self.source_name(from),
+                target: target.to_owned(),
+                declared: declared.to_vec(),
+            }),
+        }
     }
 
     fn source_name(&self, from: Option<usize>) -> String {
