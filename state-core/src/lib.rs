@@ -35,6 +35,7 @@ pub mod messages;
 pub mod part;
 pub mod reducer;
 pub mod schema;
+mod send;
 pub mod state;
 mod storable;
 pub mod union_vec;

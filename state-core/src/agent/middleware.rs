@@ -5,7 +5,6 @@ use std::ops::BitOr;
 use std::sync::Arc;
 
 use super::model::ModelRequest;
-use super::nodes::{ModelExec, ToolExec};
 use super::tool::{Tool, ToolError, ToolFuture};
 use super::ModelFuture;
 use crate::graph::BoxError;
@@ -279,4 +278,18 @@ pub(crate) fn unknown_tool(name: &str, available: &[String]) -> ToolError {
         name: name.to_owned(),
         available: available.to_vec(),
     }
+}
+
+/// The innermost model handler, as the handlers see it (so a handler's
+/// `call` needs no bounds of its own).
+pub(crate) trait ModelExec<S>: Sync {
+    fn run(
+        &self,
+        request: ModelRequest<S>,
+    ) -> futures::future::BoxFuture<'_, Result<super::model::ModelResponse, super::model::ModelError>>;
+}
+
+/// The innermost tool handler, as the handlers see it.
+pub(crate) trait ToolExec<S: AgentState>: Sync {
+    fn run(&self, request: ToolCallRequest<S>) -> ToolFuture<'_, S>;
 }

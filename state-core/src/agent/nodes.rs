@@ -13,7 +13,8 @@ use futures::future::BoxFuture;
 use futures::stream::StreamExt;
 
 use super::middleware::{
-    unknown_tool, AgentMiddleware, HookResult, Jump, ModelHandler, ToolCallRequest,
+    unknown_tool, AgentMiddleware, HookResult, Jump, ModelExec, ModelHandler, ToolCallRequest,
+    ToolExec,
 };
 use super::model::{
     ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolDefinition,
@@ -35,17 +36,6 @@ pub type TokenSink = Arc<dyn Fn(&ChatChunk) + Send + Sync>;
 pub(crate) struct ModelCore<S> {
     pub(crate) model: Arc<dyn ChatModel<S>>,
     pub(crate) sink: Option<TokenSink>,
-}
-
-/// The innermost model handler, as the handlers see it (so a handler's
-/// `call` needs no bounds of its own).
-pub(crate) trait ModelExec<S>: Sync {
-    fn run(&self, request: ModelRequest<S>) -> BoxFuture<'_, Result<ModelResponse, ModelError>>;
-}
-
-/// The innermost tool handler, as the handlers see it.
-pub(crate) trait ToolExec<S: AgentState>: Sync {
-    fn run(&self, request: ToolCallRequest<S>) -> ToolFuture<'_, S>;
 }
 
 impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {

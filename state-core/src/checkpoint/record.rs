@@ -95,7 +95,7 @@ pub struct NodeWrite<U> {
     /// ([`Send`](crate::graph::Send)s), kept for the same reason. Left out
     /// of the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub send: Vec<crate::graph::Send>,
+    pub send: Vec<crate::send::Send>,
 }
 
 impl<U> NodeWrite<U> {

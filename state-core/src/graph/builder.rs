@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use super::context::NodeContext;
 use super::node::{IntoNodeResult, NodeFn, NodeFuture};
 use super::policy::RetryPolicy;
-use super::send::SendArg;
 use super::{Edge, Graph, GraphError, GraphState, Join, Middleware, Router, Target, END, START};
+use crate::send::SendArg;
 use crate::state::AgentState;
 
 /// The sources of an edge: one node (or [`START`]), or several, as

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::node::BoxError;
+use super::error::BoxError;
 use super::stream::{NodeSink, StreamWriter};
 use crate::checkpoint::PendingWrite;
 

@@ -3,9 +3,12 @@
 use std::error::Error;
 use std::fmt;
 
-use super::node::BoxError;
 use crate::checkpoint::CheckpointError;
 use crate::error::StateError;
+
+/// A node's error, boxed: nodes call models, tools and services whose errors
+/// have nothing in common.
+pub type BoxError = Box<dyn std::error::Error + std::marker::Send + Sync>;
 
 /// Why a graph did not build or a run stopped.
 #[derive(Debug)]

@@ -68,7 +68,6 @@ mod pending;
 mod policy;
 mod resume;
 mod run;
-mod send;
 mod step;
 mod stream;
 mod subgraph;
@@ -79,6 +78,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::StateSnapshot;
@@ -86,15 +86,14 @@ pub use error::GraphError;
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Input, Run, RunOutput, StepEvent};
-pub use send::Send;
 pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
     TaskOutcome, UnknownStreamMode,
 };
 
+use crate::send::SendArg;
 use crate::state::AgentState;
 use node::NodeFn;
-use send::SendArg;
 
 /// The graph's entry: edges from `START` name the first nodes.
 pub const START: &str = "__start__";

@@ -6,12 +6,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::context::NodeContext;
-use super::send::{Send, SendArg};
+pub use super::error::BoxError;
 use crate::checkpoint::Checkpointer;
-
-/// A node's error, boxed: nodes call models, tools and services whose errors
-/// have nothing in common.
-pub type BoxError = Box<dyn std::error::Error + std::marker::Send + Sync>;
+use crate::send::{Send, SendArg};
 
 /// An update plus routing, as LangGraph's `Command(update=.., goto=..)`: a
 /// tool that records a result and sends the graph to a given node, say.

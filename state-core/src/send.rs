@@ -1,5 +1,7 @@
 //! `Send`: one task of a node with its own input, as LangGraph's
-//! `Send(node, arg)` (map-reduce).
+//! `Send(node, arg)` (map-reduce). Public as [`graph::Send`](crate::graph::Send);
+//! it sits below both the graph and the checkpointers, since a stored step
+//! records the sends a `Command` made.
 
 use std::any::Any;
 use std::fmt;
@@ -10,14 +12,12 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::node::BoxError;
-
 /// Runs `node` once more in the next superstep, with `arg` as its input
 /// instead of the state: LangGraph's `Send(node, arg)`.
 ///
-/// A router returns them ([`Next::send`](super::Next::send)), or a node in
-/// its [`Command`](super::Command); the target is a node added with
-/// [`add_send_node`](super::StateGraph::add_send_node) whose input type is
+/// A router returns them ([`Next::send`](crate::graph::Next::send)), or a node in
+/// its [`Command`](crate::graph::Command); the target is a node added with
+/// [`add_send_node`](crate::graph::StateGraph::add_send_node) whose input type is
 /// the argument's. Every `Send` of a step becomes its own task: they run
 /// concurrently, and their writes apply after the step's other nodes' (in
 /// node-name order), in the order the `Send`s were made.
@@ -108,7 +108,10 @@ impl SendArg {
 
     /// The argument as the target's input type: the sender's value when it
     /// has that type, or JSON read into it.
-    pub(crate) fn take<I>(&self, node: &str) -> Result<I, BoxError>
+    pub(crate) fn take<I>(
+        &self,
+        node: &str,
+    ) -> Result<I, Box<dyn std::error::Error + core::marker::Send + Sync>>
     where
         I: DeserializeOwned + Clone + 'static,
     {
