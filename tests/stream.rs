@@ -375,7 +375,7 @@ fn the_agents_tokens_stream_with_their_node_and_add_up_to_the_stored_message() {
     assert_eq!(stored.text(), "Tea is a fine choice.");
     assert_eq!(
         streamed,
-        [stored.clone()],
+        std::slice::from_ref(stored),
         "the pieces add up to the stored message, id included"
     );
     assert!(stored.id.as_deref().unwrap().starts_with("lc_run-"));

@@ -144,7 +144,7 @@ impl<S: AgentState> Graph<S> {
 }
 
 /// The one name that `pred` holds for, if exactly one.
-fn only<'n>(names: &'n [String], pred: impl Fn(&String) -> bool) -> Option<&'n String> {
+fn only(names: &[String], pred: impl Fn(&String) -> bool) -> Option<&String> {
     let mut found = names.iter().filter(|n| pred(n));
     let one = found.next()?;
     found.next().is_none().then_some(one)

@@ -96,7 +96,6 @@ impl<'a, S: GraphState> RunStream<'a, S> {
     /// consumer (default 64; at least 1). Events written by sync code
     /// (`StreamWriter::write`) go in regardless; they are bounded by what
     /// one node writes in one call.
-    #[must_use]
     pub fn buffer(self, events: usize) -> Self {
         self.channel.set_capacity(events);
         self
