@@ -220,6 +220,56 @@ fn a_slow_consumer_holds_the_run_back() {
     );
 }
 
+/// The states of a `values` stream, as addresses, the events dropped as
+/// read (`hold`: kept till the end).
+fn state_addresses(memory: bool, hold: bool) -> Vec<usize> {
+    let graph = counter(20);
+    let memory_saver = MemoryCheckpointer::new();
+    let saver: &dyn Checkpointer = &memory_saver;
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    let run = if memory {
+        run.on_thread(saver, "t")
+    } else {
+        run
+    };
+    let mut stream = run.stream(StreamMode::Values);
+    let (mut addresses, mut held) = (Vec::new(), Vec::new());
+    while let Some(event) = block_on(stream.next()) {
+        if let StreamEvent::Values { state, .. } = event.unwrap() {
+            addresses.push(Arc::as_ptr(&state) as usize);
+            if hold {
+                held.push(state);
+            }
+        }
+    }
+    assert_eq!(addresses.len(), 21);
+    assert_eq!(
+        held.iter().map(|s| s.n).collect::<Vec<_>>(),
+        if hold { (0..=20).collect() } else { vec![] }
+    );
+    addresses
+}
+
+#[test]
+fn a_consumer_that_drops_each_state_costs_the_run_no_copy() {
+    // The run lets its consumer take a step's state before the next step
+    // changes it: a state dropped as read is changed in place after it.
+    for memory in [false, true] {
+        let mut addresses = state_addresses(memory, false);
+        addresses.dedup();
+        assert_eq!(
+            addresses.len(),
+            1,
+            "one state, never copied (on a thread: {memory})"
+        );
+        // States held by the consumer stay as they were: each step copies.
+        let mut addresses = state_addresses(memory, true);
+        addresses.sort_unstable();
+        addresses.dedup();
+        assert_eq!(addresses.len(), 21);
+    }
+}
+
 #[test]
 fn a_failed_run_streams_what_came_before_then_its_error() {
     let graph = StateGraph::<Count>::new()

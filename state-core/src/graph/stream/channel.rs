@@ -105,6 +105,26 @@ impl<S: AgentState> Channel<S> {
         event
     }
 
+    /// Lets the consumer take what is queued before the run goes on. The
+    /// run is polled by the consumer's stream, so returning `Pending` once
+    /// (having woken itself) hands the turn to the consumer, which polls
+    /// the run again once it has emptied the queue. A consumer that drops
+    /// each state as it reads it (`values`, `checkpoints`) thus leaves the
+    /// run sole owner of its state, and the next step changes the state in
+    /// place instead of copying it whole.
+    pub(crate) async fn hand_over(&self) {
+        let mut handed = false;
+        poll_fn(|cx| {
+            if handed || self.is_empty() {
+                return Poll::Ready(());
+            }
+            handed = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await;
+    }
+
     /// Whether events are waiting for the consumer.
     pub(crate) fn is_empty(&self) -> bool {
         self.lock().events.is_empty()

@@ -199,6 +199,9 @@ impl<S: GraphState> Channel<S> {
             })
             .await;
         }
+        if modes.contains(StreamMode::Values) || modes.contains(StreamMode::Checkpoints) {
+            self.hand_over().await;
+        }
     }
 
     /// `tasks`: a step's tasks start.
