@@ -64,7 +64,6 @@ fn values_and_updates_come_in_step_order_and_end_last() {
     assert_eq!(
         names,
         [
-            "updates -1 __start__",
             "values -1 n=0",
             "updates 0 inc",
             "values 0 n=1",
@@ -74,15 +73,15 @@ fn values_and_updates_come_in_step_order_and_end_last() {
         ]
     );
     // Their JSON is LangGraph's.
-    let StreamEvent::Updates { .. } = events[2].as_ref().unwrap() else {
+    let StreamEvent::Updates { .. } = events[1].as_ref().unwrap() else {
         panic!()
     };
     assert_eq!(
-        events[2].as_ref().unwrap().to_json(),
+        events[1].as_ref().unwrap().to_json(),
         json!({"inc": {"n": 1}})
     );
     assert_eq!(
-        events[3].as_ref().unwrap().to_json(),
+        events[2].as_ref().unwrap().to_json(),
         json!({"n": 1, "log": []})
     );
 }
@@ -166,7 +165,6 @@ fn custom_writes_come_with_their_node_before_the_step_they_belong_to() {
     assert_eq!(
         seen,
         [
-            "updates",
             r#"0 sync {"at":"sync"}"#,
             "updates",
             r#"1 later "half way""#,
@@ -301,6 +299,121 @@ fn a_failed_run_streams_what_came_before_then_its_error() {
     assert!(block_on(stream.next()).is_none());
 }
 
+/// Values, updates and pauses of a stream, one line each.
+fn told(events: &[Result<StreamEvent<Count>, GraphError>]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| match e.as_ref().unwrap() {
+            StreamEvent::Values { step, state } => format!("values {step} n={}", state.n),
+            StreamEvent::Updates { step, writes, .. } => {
+                format!("updates {step} {}", writes[0].node)
+            }
+            StreamEvent::Interrupt { interrupts } => {
+                let asked: Vec<String> = interrupts.iter().map(|i| i.value.to_string()).collect();
+                format!("interrupt [{}]", asked.join(","))
+            }
+            other => other.name().to_owned(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_resumed_run_streams_the_state_it_resumes_from_first() {
+    // langgraph 1.2.22: `stream(None, ..)` yields the thread's values
+    // first; on a finished thread, only them.
+    let graph = counter(3);
+    let saver = MemoryCheckpointer::new();
+    let first = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    block_on(first.stop_after(2)).unwrap();
+    let modes = [StreamMode::Values, StreamMode::Updates];
+    let resume = || {
+        collect(
+            graph
+                .run(Input::Resume)
+                .on_thread(&saver, "t")
+                .stream(modes),
+        )
+    };
+    assert_eq!(
+        told(&resume()),
+        [
+            "values 0 n=1",
+            "updates 1 inc",
+            "values 1 n=2",
+            "updates 2 inc",
+            "values 2 n=3",
+            "end"
+        ]
+    );
+    assert_eq!(told(&resume()), ["values 2 n=3", "end"]);
+    // Without a thread there is nothing to resume from, and nothing to say.
+    assert_eq!(
+        told(&collect(graph.run(Input::Resume).stream(modes))),
+        ["end"]
+    );
+}
+
+#[test]
+fn a_pause_streams_as_an_interrupt_update() {
+    // langgraph 1.2.22: `{'__interrupt__': ()}` at a breakpoint, the
+    // interrupts when a node asks.
+    let saver = MemoryCheckpointer::new();
+    let modes = [StreamMode::Values, StreamMode::Updates];
+    let graph = StateGraph::<Count>::new()
+        .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+        .add_edge(START, "inc")
+        .interrupt_before(["inc"])
+        .compile()
+        .unwrap();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "b");
+    assert_eq!(
+        told(&collect(run.stream(modes))),
+        ["values -1 n=0", "interrupt []", "end"]
+    );
+    let run = graph.run(Input::Resume).on_thread(&saver, "b");
+    assert_eq!(
+        told(&collect(run.stream(modes))),
+        ["values -1 n=0", "updates 0 inc", "values 0 n=1", "end"]
+    );
+
+    let graph = StateGraph::<Count>::new()
+        .add_context_node(
+            "ask",
+            |_: &Count, ctx: &NodeContext| -> Result<CountUpdate, BoxError> {
+                let n: u32 = ctx.interrupt("how many?")?;
+                Ok(CountUpdate::new().n(n))
+            },
+        )
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "i");
+    let events = collect(run.stream(modes));
+    assert_eq!(
+        told(&events),
+        ["values -1 n=0", r#"interrupt ["how many?"]"#, "end"]
+    );
+    let paused = events
+        .iter()
+        .find(|e| e.as_ref().unwrap().name() == "updates")
+        .unwrap();
+    let json = paused.as_ref().unwrap().to_json();
+    assert_eq!(json["__interrupt__"][0]["value"], "how many?", "{json}");
+    let run = graph
+        .run(Input::ResumeWith(Resume::value(json!(4))))
+        .on_thread(&saver, "i");
+    assert_eq!(
+        told(&collect(run.stream(modes))),
+        ["values -1 n=0", "updates 0 ask", "values 0 n=4", "end"]
+    );
+}
+
 #[test]
 fn tasks_start_and_end_paused_ones_with_their_interrupts() {
     let graph = StateGraph::<Count>::new()
@@ -407,7 +520,6 @@ fn the_agents_tokens_stream_with_their_node_and_add_up_to_the_stored_message() {
     assert_eq!(
         order,
         [
-            "updates",
             r#"token "Tea ""#,
             r#"token "is ""#,
             r#"token "a ""#,

@@ -6,10 +6,11 @@
 //!   starts with `topic` (and `maxRounds`, default 3, at most 10); one that
 //!   stopped midway (its server died, its client left) resumes where its
 //!   last step was stored; a finished one is only read. The answer is a
-//!   stream of server-sent events: `metadata` (the thread, whether it was
-//!   resumed), on a resume `values` (the state it resumes from), then the
-//!   run's events in the modes asked for (default `values`, `updates`,
-//!   `messages`, `custom`), then `end` (or `error`).
+//!   stream of server-sent events: `metadata` (the thread, and whether it
+//!   `started`, `resumed` or was `finished`), then the run's events in the
+//!   modes asked for (default `values`, `updates`, `messages`, `custom`;
+//!   a resumed run's first `values` is the state it resumes from, as in
+//!   LangGraph), then `end` (or `error`).
 //! * `GET /api/debate/{thread}`: the thread's state, what runs next, its
 //!   checkpoint.
 //! * `GET /`: the page; `GET /api/graph`: the graph in Mermaid.
@@ -148,10 +149,11 @@ fn modes(request: &DebateRequest) -> Result<StreamModes, ApiError> {
 
 /// What a request does to its thread, decided once the lease is held.
 enum Plan {
+    /// A new thread with this state.
     Start(DebateState),
-    Resume(Value),
-    /// The state and what the run that finished it would have ended with.
-    Finished(Value, Value),
+    /// A stored thread: run from where it stopped (nothing to run when it
+    /// finished, `true`; the run then only streams its state).
+    Resume(bool),
 }
 
 async fn plan(app: &App, thread: &str, request: &DebateRequest) -> Result<Plan, ApiError> {
@@ -185,17 +187,7 @@ async fn plan(app: &App, thread: &str, request: &DebateRequest) -> Result<Plan, 
             ),
         ));
     }
-    let values = stored.to_json();
-    if !snapshot.next.is_empty() {
-        return Ok(Plan::Resume(values));
-    }
-    let end = json!({
-        "next": [],
-        "interrupts": [],
-        "steps": 0,
-        "checkpoint_id": snapshot.checkpoint.map(|c| c.id),
-    });
-    Ok(Plan::Finished(values, end))
+    Ok(Plan::Resume(snapshot.next.is_empty()))
 }
 
 async fn debate(
@@ -215,24 +207,16 @@ async fn debate(
             format!("thread `{thread}` is running in another request"),
         ));
     };
-    let plan = plan(&app, &thread, &request).await?;
-    let (status, input, head) = match plan {
-        Plan::Start(state) => ("started", Ok(Input::State(state)), None),
-        Plan::Resume(values) => ("resumed", Ok(Input::Resume), Some(values)),
-        Plan::Finished(values, end) => ("finished", Err(end), Some(values)),
+    let (status, input) = match plan(&app, &thread, &request).await? {
+        Plan::Start(state) => ("started", Input::State(state)),
+        Plan::Resume(false) => ("resumed", Input::Resume),
+        Plan::Resume(true) => ("finished", Input::Resume),
     };
     tracing::info!(thread = %thread, status, "debate request");
-    let mut first = vec![frame(
-        "metadata",
-        &json!({"threadId": thread, "status": status}),
-    )];
-    first.extend(head.map(|values| frame("values", &values)));
-    let events = match input {
-        Ok(input) => run_events(&app, &thread, input, modes),
-        Err(end) => stream::iter([frame("end", &end)]).boxed(),
-    };
+    let metadata = frame("metadata", &json!({"threadId": thread, "status": status}));
+    let events = run_events(&app, &thread, input, modes);
     Ok(sse(
-        stream::iter(first).chain(events).boxed(),
+        stream::once(async { metadata }).chain(events).boxed(),
         thread,
         lease,
     ))

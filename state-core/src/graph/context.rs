@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::BoxError;
-use super::stream::{NodeSink, StreamWriter};
 use crate::checkpoint::PendingWrite;
+use crate::graph::stream::mode::NodeSink;
+use crate::graph::stream::writer::StreamWriter;
 
 /// A pause of a node, waiting for a value from outside: LangGraph's
 /// `Interrupt`. A paused run returns them
@@ -173,8 +174,9 @@ pub(crate) struct TaskCtx {
     memos: Mutex<HashMap<String, Value>>,
     signal: Mutex<Signal>,
     queue: Option<Arc<PendingQueue>>,
-    /// Where the node's writer streams to, when the run is streamed.
-    pub(crate) stream: Option<Arc<dyn NodeSink>>,
+    /// The node's way into the run's stream (sends nothing when the run
+    /// is not streamed).
+    writer: StreamWriter,
 }
 
 impl TaskCtx {
@@ -191,12 +193,12 @@ impl TaskCtx {
             memos: Mutex::new(HashMap::new()),
             signal: Mutex::new(Signal::None),
             queue: None,
-            stream: None,
+            writer: StreamWriter::default(),
         }
     }
 
     pub(crate) fn with_stream(mut self, stream: Option<Arc<dyn NodeSink>>) -> Self {
-        self.stream = stream;
+        self.writer = StreamWriter::new(stream, self.step, &self.node, &self.task);
         self
     }
 
@@ -313,9 +315,7 @@ impl NodeContext {
     /// `get_stream_writer()`). When the run is not streamed, or not in
     /// that mode, what it is given goes nowhere.
     pub fn writer(&self) -> StreamWriter {
-        StreamWriter {
-            ctx: Arc::clone(&self.inner),
-        }
+        self.inner.writer.clone()
     }
 
     /// Pauses the run for a value from outside, as LangGraph's

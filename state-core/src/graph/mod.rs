@@ -64,6 +64,7 @@ mod error;
 mod joins;
 mod mermaid;
 mod node;
+mod output;
 mod pending;
 mod policy;
 mod resume;
@@ -84,8 +85,9 @@ pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
+pub use output::RunOutput;
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
-pub use run::{Input, Run, RunOutput, StepEvent};
+pub use run::{Input, Run, StepEvent};
 pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
     TaskOutcome, UnknownStreamMode,

@@ -11,14 +11,16 @@ use tracing::Instrument;
 
 use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
+use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
 use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
-use super::stream::{Channel, NodeSink, RunStream, StepNews, StreamMode, StreamModes};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
+use crate::graph::stream::channel::{Channel, StepNews};
+use crate::graph::stream::mode::{NodeSink, StreamMode};
 use crate::state::{AgentState, StepRule};
 
 /// What a run starts from.
@@ -58,24 +60,6 @@ pub struct StepEvent<'a, S: AgentState> {
     pub checkpoint: Option<&'a CheckpointMeta>,
     /// The nodes that run next; empty when the run is over.
     pub next: &'a [String],
-}
-
-/// What a run ended with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunOutput<S> {
-    /// The state.
-    pub state: S,
-    /// The nodes that would run next (a node once per task): empty when the
-    /// graph reached `END`, else the run paused (interrupts, a breakpoint,
-    /// [`Run::stop_after`]) and can be resumed.
-    pub next: Vec<String>,
-    /// Supersteps this run took, the input step included.
-    pub steps: usize,
-    /// The thread's head after the run, when running on a thread.
-    pub checkpoint: Option<CheckpointMeta>,
-    /// The interrupts the run paused on, in task order; empty unless it
-    /// paused on some.
-    pub interrupts: Vec<Interrupt>,
 }
 
 /// Per task of a step, its writes' gotos and `Send`s.
@@ -348,17 +332,6 @@ where
     S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
-    /// Streams the run: its events in `modes` (LangGraph's
-    /// `stream_mode=`), then [`StreamEvent::End`](super::StreamEvent::End)
-    /// with what [`.await`](IntoFuture) would have returned. The run goes
-    /// as far as the stream is polled; dropping the stream cancels it, the
-    /// thread staying at its last stored step. See [`RunStream`].
-    pub fn stream(self, modes: impl Into<StreamModes>) -> RunStream<'a, S> {
-        let channel = Arc::new(Channel::new(modes.into()));
-        let run = self.streaming(Arc::clone(&channel));
-        RunStream::new(Box::pin(run.traced()), channel)
-    }
-
     /// The run, sending its events into `channel`.
     pub(crate) fn streaming(mut self, channel: Arc<Channel<S>>) -> Self {
         self.stream = Some(channel);
@@ -402,6 +375,9 @@ where
         let mut out = StepOut::default();
         while !at.tasks.is_empty() {
             if self.stop_before_step(&at)? {
+                if self.at_breakpoint(&at) {
+                    Self::paused(&self.stream, &[]).await;
+                }
                 break;
             }
             let step = sink.next_step();
@@ -435,6 +411,7 @@ where
             }
             if !out.interrupts.is_empty() {
                 let interrupts = std::mem::take(&mut out.interrupts);
+                Self::paused(&self.stream, &interrupts).await;
                 return Ok(self.output(sink, &at, interrupts));
             }
             let routing = self.routing(&out)?;
@@ -450,6 +427,7 @@ where
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
             if after && !at.tasks.is_empty() {
+                Self::paused(&self.stream, &[]).await;
                 break;
             }
         }
@@ -472,8 +450,28 @@ where
                 next: self.graph.names_of(&at.tasks),
             });
         }
-        let breakpoint = at.tasks.iter().any(|t| self.graph.before[t.node]);
-        Ok(breakpoint && !at.resuming)
+        Ok(self.at_breakpoint(at))
+    }
+
+    /// Whether `at.tasks` wait at a breakpoint (one passed by resuming it
+    /// does not count).
+    fn at_breakpoint(&self, at: &Progress<S::Update>) -> bool {
+        !at.resuming && at.tasks.iter().any(|t| self.graph.before[t.node])
+    }
+
+    /// Tells the stream the run pauses. (Takes the stream, not `self`,
+    /// which is not `Sync` and must not be held across an await.)
+    async fn paused(stream: &Option<Arc<Channel<S>>>, interrupts: &[Interrupt]) {
+        if let Some(channel) = stream {
+            channel.paused(interrupts).await;
+        }
+    }
+
+    /// Tells the stream the state a stored thread resumes from.
+    async fn resumed(stream: &Option<Arc<Channel<S>>>, sink: &Sink<'a, S, C>) {
+        if let (Some(channel), Some(head)) = (stream, sink.head()) {
+            channel.resumed(head.step, sink.shared()).await;
+        }
     }
 
     /// The gotos and `Send`s of each task's writes, checked; empty when
@@ -575,6 +573,7 @@ where
                 if let Sink::Saved(thread) = &*sink {
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
+                Self::resumed(&self.stream, sink).await;
             }
             Input::ResumeWith(resume) => {
                 let Sink::Saved(thread) = &*sink else {
@@ -589,6 +588,7 @@ where
                 if let Some(resumed) = &mut at.resumed {
                     resumed.answers = answers;
                 }
+                Self::resumed(&self.stream, sink).await;
             }
         }
         Ok(at)

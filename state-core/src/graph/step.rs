@@ -16,9 +16,9 @@ use super::context::{NodeContext, PendingQueue, Signal, TaskCtx};
 use super::node::{NodeFn, NodeOutput, NodeResult};
 use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
-use super::stream::NodeSink;
 use super::{Graph, GraphError, Task};
 use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
+use crate::graph::stream::mode::NodeSink;
 use crate::state::AgentState;
 
 type TaskFuture<'r, U> = Pin<Box<dyn Future<Output = NodeResult<U>> + Send + 'r>>;

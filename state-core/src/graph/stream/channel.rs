@@ -10,7 +10,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
-use super::{NodeEvent, StreamEvent, StreamModes};
+use std::sync::Arc;
+
+use super::event::{StreamEvent, TaskOutcome};
+use super::mode::{NodeEvent, NodeSink, StreamMode, StreamModes};
+use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
+use crate::graph::context::Interrupt;
+use crate::graph::step::StepOut;
+use crate::graph::{Graph, GraphError, GraphState, Task};
 use crate::state::AgentState;
 
 /// How many events a stream holds before its run waits for the consumer.
@@ -140,17 +147,6 @@ impl<S: AgentState> Channel<S> {
     }
 }
 
-/// Where a node's context sends what it streams: the run's channel, seen
-/// without its state type.
-pub(crate) trait NodeSink: Send + Sync {
-    /// The modes the consumer asked for.
-    fn modes(&self) -> StreamModes;
-    /// Queues a node's event whether or not there is room.
-    fn push_node(&self, event: NodeEvent);
-    /// Ready when there is room for one more event.
-    fn poll_node_room(&self, cx: &mut Context<'_>) -> Poll<()>;
-}
-
 impl<S> NodeSink for Channel<S>
 where
     S: AgentState + Send + Sync,
@@ -169,5 +165,122 @@ where
 
     fn poll_node_room(&self, cx: &mut Context<'_>) -> Poll<()> {
         self.poll_room(cx)
+    }
+}
+
+/// What a streamed run sends after a step (or its input): `values`,
+/// `updates` and `checkpoints`, each if asked for.
+pub(crate) struct StepNews<'s, S: AgentState> {
+    pub(crate) step: i64,
+    pub(crate) source: Source,
+    pub(crate) writes: Option<Vec<NodeWrite<S::Update>>>,
+    pub(crate) state: Arc<S>,
+    pub(crate) checkpoint: Option<&'s CheckpointMeta>,
+    pub(crate) next: &'s [Task],
+}
+
+impl<S: GraphState> Channel<S> {
+    /// Sends a step's events, waiting for room for each.
+    pub(crate) async fn publish(&self, graph: &Graph<S>, news: StepNews<'_, S>) {
+        let modes = self.modes();
+        // The input is no node's update: LangGraph streams none for it.
+        let updates = modes.contains(StreamMode::Updates) && news.source != Source::Input;
+        if let (true, Some(writes)) = (updates, news.writes) {
+            let (step, source) = (news.step, news.source);
+            self.send(StreamEvent::Updates {
+                step,
+                source,
+                writes,
+            })
+            .await;
+        }
+        if modes.contains(StreamMode::Values) {
+            let state = Arc::clone(&news.state);
+            self.send(StreamEvent::Values {
+                step: news.step,
+                state,
+            })
+            .await;
+        }
+        if let (true, Some(meta)) = (modes.contains(StreamMode::Checkpoints), news.checkpoint) {
+            self.send(StreamEvent::Checkpoint {
+                checkpoint: meta.clone(),
+                state: news.state,
+                next: graph.names_of(news.next),
+            })
+            .await;
+        }
+        if modes.contains(StreamMode::Values) || modes.contains(StreamMode::Checkpoints) {
+            self.hand_over().await;
+        }
+    }
+
+    /// `values` when a run resumes a stored thread: the state it resumes
+    /// from, first, as LangGraph streams it.
+    pub(crate) async fn resumed(&self, step: i64, state: Arc<S>) {
+        if self.modes().contains(StreamMode::Values) {
+            self.send(StreamEvent::Values { step, state }).await;
+            self.hand_over().await;
+        }
+    }
+
+    /// `updates` when the run pauses: LangGraph's `{"__interrupt__": ..}`,
+    /// the interrupts (none for a breakpoint).
+    pub(crate) async fn paused(&self, interrupts: &[Interrupt]) {
+        if self.modes().contains(StreamMode::Updates) {
+            let interrupts = interrupts.to_vec();
+            self.send(StreamEvent::Interrupt { interrupts }).await;
+        }
+    }
+
+    /// `tasks`: a step's tasks start.
+    pub(crate) async fn tasks_start(&self, graph: &Graph<S>, step: i64, tasks: &[Task]) {
+        for task in tasks {
+            self.send(StreamEvent::TaskStart {
+                step,
+                task: graph.task_key(task),
+                node: graph.names[task.node].clone(),
+            })
+            .await;
+        }
+    }
+
+    /// `tasks`: how a step's tasks ended, read from the step's outcome:
+    /// the failed task by its node, the paused ones by their interrupts,
+    /// the others finished.
+    pub(crate) async fn tasks_end(
+        &self,
+        graph: &Graph<S>,
+        step: i64,
+        tasks: &[Task],
+        out: &StepOut<S::Update>,
+    ) {
+        for task in tasks {
+            let key = graph.task_key(task);
+            let node = graph.names[task.node].clone();
+            let prefix = format!("{key}/{step}/");
+            let paused: Vec<_> = out
+                .interrupts
+                .iter()
+                .filter(|i| {
+                    i.id.starts_with(&prefix) || i.id.starts_with(&format!("{key}/{step}|"))
+                })
+                .cloned()
+                .collect();
+            let outcome = match &out.failed {
+                Some(GraphError::Node { node: n, error, .. }) if *n == node => {
+                    TaskOutcome::Failed(error.to_string())
+                }
+                _ if !paused.is_empty() => TaskOutcome::Paused(paused),
+                _ => TaskOutcome::Finished,
+            };
+            self.send(StreamEvent::TaskEnd {
+                step,
+                task: key,
+                node,
+                outcome,
+            })
+            .await;
+        }
     }
 }

@@ -1,186 +1,15 @@
-//! What a streamed run yields: LangGraph's stream modes, and one event
-//! type for all of them.
+//! What a streamed run yields: one event type for all of LangGraph's
+//! stream modes.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::super::{Interrupt, RunOutput};
+use super::mode::{CustomEvent, MessageEvent};
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
-use crate::message::MessageChunk;
+use crate::graph::context::Interrupt;
+use crate::graph::output::RunOutput;
 use crate::state::{AgentState, StateUpdate};
-
-/// One of LangGraph's stream modes (`stream_mode=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StreamMode {
-    /// The whole state after each step, the input step included.
-    Values,
-    /// Each step's writes, node by node.
-    Updates,
-    /// Model tokens as they arrive, with the node that produced them.
-    Messages,
-    /// What nodes write through their [`StreamWriter`](super::StreamWriter).
-    Custom,
-    /// Each stored checkpoint (runs on a thread).
-    Checkpoints,
-    /// Each task as it starts and as it ends.
-    Tasks,
-    /// `checkpoints` and `tasks` together, as LangGraph's `debug`.
-    Debug,
-}
-
-impl StreamMode {
-    const ALL: [StreamMode; 7] = [
-        Self::Values,
-        Self::Updates,
-        Self::Messages,
-        Self::Custom,
-        Self::Checkpoints,
-        Self::Tasks,
-        Self::Debug,
-    ];
-
-    /// LangGraph's name of the mode.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Values => "values",
-            Self::Updates => "updates",
-            Self::Messages => "messages",
-            Self::Custom => "custom",
-            Self::Checkpoints => "checkpoints",
-            Self::Tasks => "tasks",
-            Self::Debug => "debug",
-        }
-    }
-
-    fn bits(self) -> u8 {
-        match self {
-            Self::Debug => Self::Checkpoints.bits() | Self::Tasks.bits(),
-            other => 1 << (other as u8),
-        }
-    }
-}
-
-impl fmt::Display for StreamMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A name that is not a stream mode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownStreamMode(pub String);
-
-impl fmt::Display for UnknownStreamMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let known: Vec<&str> = StreamMode::ALL.iter().map(|m| m.as_str()).collect();
-        write!(
-            f,
-            "unknown stream mode `{}`; expected one of {}",
-            self.0,
-            known.join(", ")
-        )
-    }
-}
-
-impl std::error::Error for UnknownStreamMode {}
-
-impl FromStr for StreamMode {
-    type Err = UnknownStreamMode;
-
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.as_str() == name)
-            .ok_or_else(|| UnknownStreamMode(name.to_owned()))
-    }
-}
-
-/// Several stream modes at once: `[StreamMode::Updates,
-/// StreamMode::Messages].into()`, or one mode.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StreamModes(u8);
-
-impl StreamModes {
-    /// No mode: the stream yields only its last event,
-    /// [`StreamEvent::End`].
-    pub const fn none() -> Self {
-        Self(0)
-    }
-
-    /// Whether `mode` is on.
-    pub fn contains(self, mode: StreamMode) -> bool {
-        self.0 & mode.bits() == mode.bits()
-    }
-
-    /// The modes with `mode` on too.
-    #[must_use]
-    pub fn with(self, mode: StreamMode) -> Self {
-        Self(self.0 | mode.bits())
-    }
-
-    /// Reads a comma-separated list of mode names (`"updates,messages"`).
-    pub fn parse_list(list: &str) -> Result<Self, UnknownStreamMode> {
-        list.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .try_fold(Self::none(), |modes, name| Ok(modes.with(name.parse()?)))
-    }
-}
-
-impl From<StreamMode> for StreamModes {
-    fn from(mode: StreamMode) -> Self {
-        Self::none().with(mode)
-    }
-}
-
-impl<const N: usize> From<[StreamMode; N]> for StreamModes {
-    fn from(modes: [StreamMode; N]) -> Self {
-        modes.into_iter().collect()
-    }
-}
-
-impl From<&[StreamMode]> for StreamModes {
-    fn from(modes: &[StreamMode]) -> Self {
-        modes.iter().copied().collect()
-    }
-}
-
-impl FromIterator<StreamMode> for StreamModes {
-    fn from_iter<I: IntoIterator<Item = StreamMode>>(iter: I) -> Self {
-        iter.into_iter().fold(Self::none(), Self::with)
-    }
-}
-
-/// A piece of a message as a node produced it (`messages` mode): LangGraph
-/// yields `(chunk, metadata)`, the metadata naming the node and the step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageEvent {
-    /// The step the node runs in.
-    pub step: i64,
-    /// The node that produced it.
-    pub node: String,
-    /// Its task (`node`, or `node[k]` for a `Send`).
-    pub task: String,
-    /// The piece; the pieces of one message share its id.
-    pub chunk: MessageChunk,
-}
-
-/// What a node wrote to its [`StreamWriter`](super::StreamWriter)
-/// (`custom` mode).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CustomEvent {
-    /// The step the node runs in.
-    pub step: i64,
-    /// The node that wrote it.
-    pub node: String,
-    /// Its task.
-    pub task: String,
-    /// What it wrote.
-    pub value: Value,
-}
 
 /// How a task ended (`tasks` mode).
 #[derive(Debug, Clone, PartialEq)]
@@ -193,8 +22,8 @@ pub enum TaskOutcome {
     Failed(String),
 }
 
-/// One event of a streamed run ([`Run::stream`](super::super::Run::stream)).
-/// Which ones come depends on the [`StreamModes`] asked for; the last is
+/// One event of a streamed run ([`Run::stream`](crate::graph::Run::stream)).
+/// Which ones come depends on the [`StreamModes`](super::StreamModes) asked for; the last is
 /// always [`End`](Self::End), unless the run failed (then the stream yields
 /// the error).
 #[derive(Debug, Clone)]
@@ -207,7 +36,8 @@ pub enum StreamEvent<S: AgentState> {
         /// while the event is still held.
         state: Arc<S>,
     },
-    /// `updates`: the writes a step applied, in order.
+    /// `updates`: the writes a step applied, in order (none for the
+    /// input, as in LangGraph).
     Updates {
         /// The step.
         step: i64,
@@ -215,6 +45,12 @@ pub enum StreamEvent<S: AgentState> {
         source: Source,
         /// Each node's write (update and routing).
         writes: Vec<NodeWrite<S::Update>>,
+    },
+    /// `updates`: the run paused, on these interrupts (none: a
+    /// breakpoint); LangGraph's `{"__interrupt__": [..]}`.
+    Interrupt {
+        /// What the paused nodes asked, in task order.
+        interrupts: Vec<Interrupt>,
     },
     /// `messages`: a piece of a message.
     Message(MessageEvent),
@@ -261,7 +97,7 @@ impl<S: AgentState> StreamEvent<S> {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Values { .. } => "values",
-            Self::Updates { .. } => "updates",
+            Self::Updates { .. } | Self::Interrupt { .. } => "updates",
             Self::Message(_) => "messages",
             Self::Custom(_) => "custom",
             Self::Checkpoint { .. } => "checkpoints",
@@ -272,7 +108,7 @@ impl<S: AgentState> StreamEvent<S> {
 
     /// The event's payload as LangGraph's server streams it: `values` the
     /// state; `updates` `{node: update}` (a node with several writes: a
-    /// list); `messages` `[chunk, metadata]` (`langgraph_node`,
+    /// list), or `{"__interrupt__": [..]}` when the run pauses; `messages` `[chunk, metadata]` (`langgraph_node`,
     /// `langgraph_step`, `langgraph_task`); `custom` the value;
     /// `checkpoints` the checkpoint, its state and `next`; `tasks` the task;
     /// `end` the run's `next`, `interrupts`, `steps` and checkpoint.
@@ -280,6 +116,7 @@ impl<S: AgentState> StreamEvent<S> {
         match self {
             Self::Values { state, .. } => state.to_json(),
             Self::Updates { writes, .. } => updates_json(writes),
+            Self::Interrupt { interrupts } => json!({"__interrupt__": interrupts}),
             Self::Message(m) => json!([
                 m.chunk,
                 {"langgraph_node": m.node, "langgraph_step": m.step, "langgraph_task": m.task}
@@ -341,13 +178,4 @@ fn task_end_json(step: i64, task: &str, node: &str, outcome: &TaskOutcome) -> Va
         TaskOutcome::Failed(error) => value["error"] = Value::from(error.as_str()),
     }
     value
-}
-
-/// What a node's context streams, before it is a [`StreamEvent`].
-// Unboxed as in `StreamEvent`, which it becomes: a box per token would cost
-// more than the bytes a custom event leaves unused.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum NodeEvent {
-    Message(MessageEvent),
-    Custom(CustomEvent),
 }

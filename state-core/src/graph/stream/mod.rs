@@ -7,10 +7,18 @@
 //! for the consumer, so a slow consumer slows the run down. Dropping the
 //! stream drops the run: nothing more is written, and the thread stays at
 //! its last stored step.
+//!
+//! Layered one way: `mode` (the modes, a node's events, the sink a node
+//! sends them to) and `writer` (a node's handle on the sink) sit below the
+//! node context; `event` (the events of every mode) below the run;
+//! `channel` (the bounded queue, and what a run sends after each step)
+//! beside the run, which sends into it; this module, the stream over a
+//! run, above the run.
 
-mod channel;
+pub(crate) mod channel;
 mod event;
-mod writer;
+pub(crate) mod mode;
+pub(crate) mod writer;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,16 +27,15 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
-pub(crate) use channel::{Channel, NodeSink};
-pub(crate) use event::NodeEvent;
-pub use event::{
-    CustomEvent, MessageEvent, StreamEvent, StreamMode, StreamModes, TaskOutcome, UnknownStreamMode,
-};
+pub use event::{StreamEvent, TaskOutcome};
+pub use mode::{CustomEvent, MessageEvent, StreamMode, StreamModes, UnknownStreamMode};
 pub use writer::StreamWriter;
 
-use super::step::StepOut;
-use super::{Graph, GraphError, GraphState, Input, Run, RunOutput, Task};
-use crate::checkpoint::{CheckpointMeta, Checkpointer, NodeWrite, Source};
+use self::channel::Channel;
+use crate::checkpoint::Checkpointer;
+use crate::graph::output::RunOutput;
+use crate::graph::run::{Input, Run};
+use crate::graph::{Graph, GraphError, GraphState};
 use crate::state::AgentState;
 
 type RunFuture<'a, S> = Pin<Box<dyn Future<Output = Result<RunOutput<S>, GraphError>> + Send + 'a>>;
@@ -64,7 +71,8 @@ type RunFuture<'a, S> = Pin<Box<dyn Future<Output = Result<RunOutput<S>, GraphEr
 ///         _ => {}
 ///     }
 /// }
-/// assert_eq!(seen, ["__start__", "n=0", "inc", "n=1", "inc", "n=2", "inc", "n=3"]);
+/// // The input is no update (as in LangGraph); its state is a value.
+/// assert_eq!(seen, ["n=0", "inc", "n=1", "inc", "n=2", "inc", "n=3"]);
 /// # Ok::<(), agent_state::graph::GraphError>(())
 /// ```
 #[must_use = "a stream does nothing until polled"]
@@ -130,6 +138,23 @@ impl<S: GraphState> RunStream<'static, S> {
     }
 }
 
+impl<'a, S, C> Run<'a, S, C>
+where
+    S: GraphState,
+    C: Checkpointer + ?Sized + 'a,
+{
+    /// Streams the run: its events in `modes` (LangGraph's
+    /// `stream_mode=`), then [`StreamEvent::End`] with what
+    /// [`.await`](std::future::IntoFuture) would have returned. The run
+    /// goes as far as the stream is polled; dropping the stream cancels
+    /// it, the thread staying at its last stored step. See [`RunStream`].
+    pub fn stream(self, modes: impl Into<StreamModes>) -> RunStream<'a, S> {
+        let channel = Arc::new(Channel::new(modes.into()));
+        let run = self.streaming(Arc::clone(&channel));
+        RunStream::new(Box::pin(run.traced()), channel)
+    }
+}
+
 impl<S: GraphState> Stream for RunStream<'_, S> {
     type Item = Result<StreamEvent<S>, GraphError>;
 
@@ -155,103 +180,6 @@ impl<S: GraphState> Stream for RunStream<'_, S> {
                 Poll::Pending if this.channel.is_empty() => return Poll::Pending,
                 Poll::Pending => {}
             }
-        }
-    }
-}
-
-/// What a streamed run sends after a step (or its input): `values`,
-/// `updates` and `checkpoints`, each if asked for.
-pub(crate) struct StepNews<'s, S: AgentState> {
-    pub(crate) step: i64,
-    pub(crate) source: Source,
-    pub(crate) writes: Option<Vec<NodeWrite<S::Update>>>,
-    pub(crate) state: Arc<S>,
-    pub(crate) checkpoint: Option<&'s CheckpointMeta>,
-    pub(crate) next: &'s [Task],
-}
-
-impl<S: GraphState> Channel<S> {
-    /// Sends a step's events, waiting for room for each.
-    pub(crate) async fn publish(&self, graph: &Graph<S>, news: StepNews<'_, S>) {
-        let modes = self.modes();
-        if let (true, Some(writes)) = (modes.contains(StreamMode::Updates), news.writes) {
-            let (step, source) = (news.step, news.source);
-            self.send(StreamEvent::Updates {
-                step,
-                source,
-                writes,
-            })
-            .await;
-        }
-        if modes.contains(StreamMode::Values) {
-            let state = Arc::clone(&news.state);
-            self.send(StreamEvent::Values {
-                step: news.step,
-                state,
-            })
-            .await;
-        }
-        if let (true, Some(meta)) = (modes.contains(StreamMode::Checkpoints), news.checkpoint) {
-            self.send(StreamEvent::Checkpoint {
-                checkpoint: meta.clone(),
-                state: news.state,
-                next: graph.names_of(news.next),
-            })
-            .await;
-        }
-        if modes.contains(StreamMode::Values) || modes.contains(StreamMode::Checkpoints) {
-            self.hand_over().await;
-        }
-    }
-
-    /// `tasks`: a step's tasks start.
-    pub(crate) async fn tasks_start(&self, graph: &Graph<S>, step: i64, tasks: &[Task]) {
-        for task in tasks {
-            self.send(StreamEvent::TaskStart {
-                step,
-                task: graph.task_key(task),
-                node: graph.names[task.node].clone(),
-            })
-            .await;
-        }
-    }
-
-    /// `tasks`: how a step's tasks ended, read from the step's outcome:
-    /// the failed task by its node, the paused ones by their interrupts,
-    /// the others finished.
-    pub(crate) async fn tasks_end(
-        &self,
-        graph: &Graph<S>,
-        step: i64,
-        tasks: &[Task],
-        out: &StepOut<S::Update>,
-    ) {
-        for task in tasks {
-            let key = graph.task_key(task);
-            let node = graph.names[task.node].clone();
-            let prefix = format!("{key}/{step}/");
-            let paused: Vec<_> = out
-                .interrupts
-                .iter()
-                .filter(|i| {
-                    i.id.starts_with(&prefix) || i.id.starts_with(&format!("{key}/{step}|"))
-                })
-                .cloned()
-                .collect();
-            let outcome = match &out.failed {
-                Some(GraphError::Node { node: n, error, .. }) if *n == node => {
-                    TaskOutcome::Failed(error.to_string())
-                }
-                _ if !paused.is_empty() => TaskOutcome::Paused(paused),
-                _ => TaskOutcome::Finished,
-            };
-            self.send(StreamEvent::TaskEnd {
-                step,
-                task: key,
-                node,
-                outcome,
-            })
-            .await;
         }
     }
 }

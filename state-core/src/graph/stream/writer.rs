@@ -7,8 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{CustomEvent, MessageEvent, NodeEvent, StreamMode};
-use crate::graph::context::TaskCtx;
+use super::mode::{CustomEvent, MessageEvent, NodeEvent, NodeSink, StreamMode};
 use crate::message::MessageChunk;
 
 /// A node's way into the run's stream (LangGraph's `get_stream_writer()`),
@@ -43,35 +42,58 @@ use crate::message::MessageChunk;
 /// assert_eq!((progress.node.as_str(), &progress.value["progress"]), ("work", &serde_json::json!(0.5)));
 /// # Ok::<(), agent_state::graph::GraphError>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct StreamWriter {
-    pub(crate) ctx: Arc<TaskCtx>,
+    /// Where its events go and whose they are; `None` when the run is
+    /// not streamed.
+    target: Option<Arc<Target>>,
+}
+
+/// A task's place in the stream.
+struct Target {
+    sink: Arc<dyn NodeSink>,
+    step: i64,
+    node: String,
+    task: String,
 }
 
 impl std::fmt::Debug for StreamWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamWriter")
-            .field("node", &self.ctx.node)
-            .field("streaming", &self.ctx.stream.is_some())
+            .field("node", &self.target.as_ref().map(|t| &t.node))
+            .field("streaming", &self.target.is_some())
             .finish()
     }
 }
 
 impl StreamWriter {
+    /// The writer of task `task` (of node `node`) in step `step`, sending
+    /// to `sink`; one that sends nothing without a sink.
+    pub(crate) fn new(sink: Option<Arc<dyn NodeSink>>, step: i64, node: &str, task: &str) -> Self {
+        let target = sink.map(|sink| {
+            Arc::new(Target {
+                sink,
+                step,
+                node: node.to_owned(),
+                task: task.to_owned(),
+            })
+        });
+        Self { target }
+    }
+
     /// Whether the run's consumer asked for `mode`: a node may skip the
     /// work of making what nobody reads.
     pub fn is_on(&self, mode: StreamMode) -> bool {
-        self.ctx
-            .stream
+        self.target
             .as_ref()
-            .is_some_and(|s| s.modes().contains(mode))
+            .is_some_and(|t| t.sink.modes().contains(mode))
     }
 
     /// Streams `value` in `custom` mode without waiting.
     pub fn write(&self, value: impl Serialize) -> Result<(), serde_json::Error> {
         if self.is_on(StreamMode::Custom) {
             let value = serde_json::to_value(value)?;
-            self.push(NodeEvent::Custom(self.custom(value)));
+            self.push(|t| t.custom(value));
         }
         Ok(())
     }
@@ -88,7 +110,7 @@ impl StreamWriter {
         async move {
             if let Some(value) = value? {
                 self.room().await;
-                self.push(NodeEvent::Custom(self.custom(value)));
+                self.push(|t| t.custom(value));
             }
             Ok(())
         }
@@ -99,44 +121,47 @@ impl StreamWriter {
     pub async fn message(&self, chunk: MessageChunk) {
         if self.is_on(StreamMode::Messages) {
             self.room().await;
-            self.push(NodeEvent::Message(self.message_event(chunk)));
+            self.push(|t| t.message(chunk));
         }
     }
 
     /// Streams a piece of a message without waiting.
     pub fn write_message(&self, chunk: MessageChunk) {
         if self.is_on(StreamMode::Messages) {
-            self.push(NodeEvent::Message(self.message_event(chunk)));
+            self.push(|t| t.message(chunk));
         }
     }
 
     async fn room(&self) {
-        if let Some(sink) = &self.ctx.stream {
-            poll_fn(|cx| sink.poll_node_room(cx)).await;
+        if let Some(target) = &self.target {
+            poll_fn(|cx| target.sink.poll_node_room(cx)).await;
         }
     }
 
-    fn push(&self, event: NodeEvent) {
-        if let Some(sink) = &self.ctx.stream {
-            sink.push_node(event);
+    /// Sends what `make` makes of the target, if there is one.
+    fn push(&self, make: impl FnOnce(&Target) -> NodeEvent) {
+        if let Some(target) = &self.target {
+            target.sink.push_node(make(target));
         }
     }
+}
 
-    fn custom(&self, value: Value) -> CustomEvent {
-        CustomEvent {
-            step: self.ctx.step,
-            node: self.ctx.node.clone(),
-            task: self.ctx.task.clone(),
+impl Target {
+    fn custom(&self, value: Value) -> NodeEvent {
+        NodeEvent::Custom(CustomEvent {
+            step: self.step,
+            node: self.node.clone(),
+            task: self.task.clone(),
             value,
-        }
+        })
     }
 
-    fn message_event(&self, chunk: MessageChunk) -> MessageEvent {
-        MessageEvent {
-            step: self.ctx.step,
-            node: self.ctx.node.clone(),
-            task: self.ctx.task.clone(),
+    fn message(&self, chunk: MessageChunk) -> NodeEvent {
+        NodeEvent::Message(MessageEvent {
+            step: self.step,
+            node: self.node.clone(),
+            task: self.task.clone(),
             chunk,
-        }
+        })
     }
 }
