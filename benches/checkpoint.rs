@@ -499,19 +499,29 @@ fn bench<C: Checkpointer>(key: &str, name: &str, saver: C, config: &Config) {
     }
 }
 
+/// A SQLite file shared with other handles (`open`), or this handle's
+/// alone (`open_exclusive`).
 #[cfg(feature = "sqlite")]
-fn bench_sqlite(config: &Config) {
+fn bench_sqlite(config: &Config, exclusive: bool) {
     use agent_state::checkpoint::sqlite::SqliteCheckpointer;
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("checkpoint-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let saver = SqliteCheckpointer::open(dir.join("threads.db")).expect("the SQLite file opens");
-    bench(
-        "sqlite",
-        "SQLite file (WAL, synchronous=NORMAL)",
-        saver,
-        config,
-    );
+    let path = dir.join("threads.db");
+    let (key, name, saver) = if exclusive {
+        (
+            "sqlite-exclusive",
+            "SQLite file, one handle (WAL, synchronous=NORMAL, locking_mode=EXCLUSIVE)",
+            SqliteCheckpointer::open_exclusive(path),
+        )
+    } else {
+        (
+            "sqlite",
+            "SQLite file (WAL, synchronous=NORMAL)",
+            SqliteCheckpointer::open(path),
+        )
+    };
+    bench(key, name, saver.expect("the SQLite file opens"), config);
     std::fs::remove_dir_all(&dir).expect("the bench's SQLite directory is removed");
 }
 
@@ -550,10 +560,10 @@ fn bench_postgres(config: &Config) {
     });
 }
 
-const USAGE: &str = "usage: checkpoint [--rounds 10,100,1000] [--backends memory,sqlite,postgres] \
+const USAGE: &str = "usage: checkpoint [--rounds 10,100,1000] [--backends memory,sqlite,sqlite-exclusive,postgres] \
                      [--trace steps.csv] [--pg-async-commit]";
 
-const BACKENDS: [&str; 3] = ["memory", "sqlite", "postgres"];
+const BACKENDS: [&str; 4] = ["memory", "sqlite", "sqlite-exclusive", "postgres"];
 
 /// What to run, from the command line.
 struct Config {
@@ -648,11 +658,13 @@ fn main() {
             &config,
         );
     }
-    if wants("sqlite") {
-        #[cfg(feature = "sqlite")]
-        bench_sqlite(&config);
-        #[cfg(not(feature = "sqlite"))]
-        println!("\n(SQLite skipped: built without the `sqlite` feature)");
+    for (backend, exclusive) in [("sqlite", false), ("sqlite-exclusive", true)] {
+        if wants(backend) {
+            #[cfg(feature = "sqlite")]
+            bench_sqlite(&config, exclusive);
+            #[cfg(not(feature = "sqlite"))]
+            println!("\n({backend} skipped: built without the `sqlite` feature, {exclusive})");
+        }
     }
     if wants("postgres") {
         #[cfg(feature = "postgres")]

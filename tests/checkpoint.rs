@@ -38,6 +38,18 @@ macro_rules! scenarios {
                 }
             )*
         }
+        mod sqlite_exclusive {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    // One handle owns the file: both sides go through it.
+                    let path = temp_db(concat!("excl_", stringify!($name)));
+                    let a = SqliteCheckpointer::open_exclusive(&path).unwrap();
+                    block_on(conformance::$name(&a, &a, stringify!($name))).unwrap();
+                }
+            )*
+        }
     };
 }
 
@@ -103,12 +115,15 @@ fn sqlite_file_survives_reopening_and_is_readable_json() {
 #[ignore = "run as a child process by sigkill_mid_save_loses_no_reported_step"]
 fn crash_child_writer() {
     let path = std::env::var("AGENT_STATE_CRASH_DB").expect("started by the crash test");
-    let saver = SqliteCheckpointer::open(path)
-        .unwrap()
-        .with_snapshot_policy(SnapshotPolicy {
-            ratio: 1.0,
-            min_bytes: 1_000,
-        });
+    let saver = if std::env::var_os("AGENT_STATE_CRASH_EXCLUSIVE").is_some() {
+        SqliteCheckpointer::open_exclusive(path)
+    } else {
+        SqliteCheckpointer::open(path)
+    };
+    let saver = saver.unwrap().with_snapshot_policy(SnapshotPolicy {
+        ratio: 1.0,
+        min_bytes: 1_000,
+    });
     block_on(async {
         let mut thread = Thread::<Debate, _>::open(&saver, "crash").await.unwrap();
         let mut out = std::io::stdout().lock();
@@ -134,11 +149,23 @@ fn crash_child_writer() {
 /// kills interrupted.
 #[test]
 fn sigkill_mid_save_loses_no_reported_step() {
-    let path = temp_db("crash");
+    crash_runs("crash", false);
+}
+
+/// The same with the writer's handle owning the file
+/// ([`SqliteCheckpointer::open_exclusive`]): the same promise.
+#[test]
+fn sigkill_mid_save_of_an_exclusive_handle_loses_no_reported_step() {
+    crash_runs("crash_exclusive", true);
+}
+
+fn crash_runs(name: &str, exclusive: bool) {
+    let path = temp_db(name);
     let exe = std::env::current_exe().unwrap();
     let mut reported: Option<u64> = None;
     for (run, steps) in [37u64, 120, 5, 260, 1, 90].into_iter().enumerate() {
-        let mut child = Command::new(&exe)
+        let mut child = Command::new(&exe);
+        child
             .args([
                 "--exact",
                 "crash_child_writer",
@@ -146,7 +173,11 @@ fn sigkill_mid_save_loses_no_reported_step() {
                 "--nocapture",
                 "--test-threads=1",
             ])
-            .env("AGENT_STATE_CRASH_DB", &path)
+            .env("AGENT_STATE_CRASH_DB", &path);
+        if exclusive {
+            child.env("AGENT_STATE_CRASH_EXCLUSIVE", "1");
+        }
+        let mut child = child
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -189,6 +220,46 @@ fn sigkill_mid_save_loses_no_reported_step() {
             "run {run}"
         );
     }
+}
+
+/// A handle opened with `open_exclusive` owns the file while it lives:
+/// another connection cannot write it (here one that does not wait), and
+/// can once the handle is dropped, reading every step it saved.
+#[test]
+fn an_exclusive_handle_owns_the_file_until_dropped() {
+    let path = temp_db("exclusive");
+    let saver = SqliteCheckpointer::open_exclusive(&path).unwrap();
+    block_on(async {
+        let mut thread = Thread::<Debate, _>::open(&saver, "t").await?;
+        for round in 1..=3 {
+            let update = DebateUpdate::new().message(ai("yes")).round(round);
+            thread
+                .save_step(Source::Loop, [("optimist", update)])
+                .await?;
+        }
+        Ok::<_, agent_state::checkpoint::CheckpointError>(())
+    })
+    .unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.busy_timeout(std::time::Duration::ZERO).unwrap();
+    let err = other.execute_batch("BEGIN IMMEDIATE").unwrap_err();
+    assert_eq!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy),
+        "{err}"
+    );
+    drop(saver);
+    let steps: i64 = other
+        .query_row(
+            "SELECT count(*) FROM agent_state_checkpoints WHERE thread_id = 't'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(steps, 3);
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+    assert_eq!(thread.state().round, 3);
 }
 
 /// Four OS threads, each with its own connection, add to one thread with

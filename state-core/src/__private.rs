@@ -6,7 +6,7 @@
 //! (the writes, reducers, JSON glue and traits), and defines only glue that
 //! nothing else in the crate imports: the field-type probes the derive's
 //! checks call, with their diagnostic traits, and a few helpers of the
-//! generated setters and schema.
+//! generated setters, schema and `stage`.
 
 pub use ::serde;
 pub use ::serde_json;
@@ -16,8 +16,9 @@ pub use crate::combine::{
 };
 pub use crate::error::{ErrorKind, StateError};
 pub use crate::field_json::{
-    expect_object, immutable_field, not_input, to_value, unknown_input_field, unknown_state_field,
-    unknown_update_field, value_from_json, write_from_json, AsSerde, SerdeValue, WriteAsSerde,
+    entry, expect_object, immutable_field, not_input, opt_entry, opt_write_entry, to_value,
+    unknown_input_field, unknown_state_field, unknown_update_field, value_from_json, value_into,
+    write_from_json, write_into, AsSerde, SerdeValue, WriteAsSerde,
 };
 pub use crate::field_names::{clash, FieldNames, PartNames};
 pub use crate::messages::{MessageOp, MessageOps};
@@ -66,8 +67,26 @@ pub fn part_doc(field_doc: &'static str, schema: &'static StateSchema) -> &'stat
     }
 }
 
+/// Moves one update's write of a field, if it has one, into the field's
+/// list of the step's writes: one call per field in the generated `stage`,
+/// whose length is most of what a wide state costs to compile.
+#[inline]
+pub fn gather<P>(writes: &mut Writes<P>, write: Option<P>) {
+    if let Some(write) = write {
+        writes.push(write);
+    }
+}
+
+/// A field's staging, its error named after the field (a function, not a
+/// closure per field in the generated `stage`).
+#[inline]
+pub fn in_field<T>(staged: Result<T, StateError>, field: &str) -> Result<T, StateError> {
+    staged.map_err(|e| e.within(field))
+}
+
 /// Adds items to a collection field's pending write: extends a pending
 /// partial, or starts one (replacing a pending overwrite).
+#[inline]
 pub fn extend_write<T, P, I>(slot: &mut Option<FieldWrite<T, P>>, items: I)
 where
     P: Default + Extend<I::Item>,

@@ -58,6 +58,7 @@ impl Conflict {
     }
 
     /// The recorded error, as the result of staging the update.
+    #[inline]
     pub fn check(self) -> Result<(), StateError> {
         match self.0 {
             Some(error) => Err(*error),

@@ -8,10 +8,26 @@ use std::fmt;
 
 /// Why an update or a step was rejected. The state is unchanged when you get
 /// one: staging checks everything before anything is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateError {
+///
+/// One pointer wide (the field and the case are boxed), so a `Result` of a
+/// step's staging moves no more than its `Ok` value on the path that
+/// succeeds.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StateError(Box<Inner>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
     field: String,
     kind: ErrorKind,
+}
+
+impl fmt::Debug for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateError")
+            .field("field", &self.0.field)
+            .field("kind", &self.0.kind)
+            .finish()
+    }
 }
 
 /// The case of a [`StateError`].
@@ -83,32 +99,34 @@ pub enum ErrorKind {
 
 impl StateError {
     /// An error about `field`.
+    #[cold]
     pub fn new(field: impl Into<String>, kind: ErrorKind) -> Self {
-        Self {
+        Self(Box::new(Inner {
             field: field.into(),
             kind,
-        }
+        }))
     }
 
     /// The field the error is about: its JSON name, or a dotted path into a
     /// nested state. Empty for errors about the whole input.
     pub fn field(&self) -> &str {
-        &self.field
+        &self.0.field
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// Prefixes the field path with `parent`, so an error from a nested
     /// state reads `user_context.identity`.
     #[must_use]
+    #[cold]
     pub fn within(mut self, parent: &str) -> Self {
-        self.field = if self.field.is_empty() {
+        self.0.field = if self.0.field.is_empty() {
             parent.to_owned()
         } else {
-            format!("{parent}.{}", self.field)
+            format!("{parent}.{}", self.0.field)
         };
         self
     }
@@ -126,8 +144,8 @@ impl StateError {
 
 impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let field = &self.field;
-        match &self.kind {
+        let field = &self.0.field;
+        match &self.0.kind {
             ErrorKind::ConcurrentWrites { writes } => write!(
                 f,
                 "at key `{field}`: can receive only one value per step, got {writes}; \

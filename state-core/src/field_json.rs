@@ -6,6 +6,7 @@
 //! [`to_value`].
 
 use serde::de::DeserializeOwned;
+use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, StateError};
@@ -114,6 +115,70 @@ pub fn write_from_json<T: SerdeValue, P: SerdeValue>(
     match overwrite_in(value) {
         Ok(inner) => T::read_json(field, inner).map(FieldWrite::Overwrite),
         Err(partial) => P::read_json(field, partial).map(FieldWrite::Reduce),
+    }
+}
+
+/// [`value_from_json`] into the field's slot of a `from_json` being
+/// built. Generated code makes this one call per field and returns its
+/// error without `?`: in a state of many fields, each `?` and each extra
+/// statement is type-checked and borrow-checked in one long function, and
+/// that is most of what the derive costs to compile.
+#[inline]
+pub fn value_into<T: SerdeValue>(
+    slot: &mut Option<T>,
+    field: &str,
+    value: Value,
+) -> Result<(), StateError> {
+    *slot = Some(value_from_json(field, value)?);
+    Ok(())
+}
+
+/// [`write_from_json`] into the field's slot, as [`value_into`].
+#[inline]
+pub fn write_into<T: SerdeValue, P: SerdeValue>(
+    slot: &mut Option<FieldWrite<T, P>>,
+    field: &str,
+    value: Value,
+) -> Result<(), StateError> {
+    *slot = Some(write_from_json(field, value)?);
+    Ok(())
+}
+
+/// Writes one field of a state into the map being serialized (one call
+/// per field in generated code, as [`value_into`]).
+#[inline]
+pub fn entry<M: SerializeMap, T: SerdeValue>(
+    map: &mut M,
+    key: &str,
+    value: &T,
+) -> Result<(), M::Error> {
+    map.serialize_entry(key, &AsSerde(value))
+}
+
+/// Writes one field of an update or input, if it is set.
+#[inline]
+pub fn opt_entry<M: SerializeMap, T: SerdeValue>(
+    map: &mut M,
+    key: &str,
+    value: &Option<T>,
+) -> Result<(), M::Error> {
+    match value {
+        Some(value) => map.serialize_entry(key, &AsSerde(value)),
+        None => Ok(()),
+    }
+}
+
+/// Writes one reducer field's write of an update or input, if it is set
+/// ([`WriteAsSerde`]).
+#[inline]
+pub fn opt_write_entry<M: SerializeMap, T: SerdeValue, P: SerdeValue>(
+    map: &mut M,
+    key: &str,
+    write: &Option<FieldWrite<T, P>>,
+) -> Result<(), M::Error> {
+    match write {
+        Some(write) => map.serialize_entry(key, &WriteAsSerde(write)),
+        None => Ok(()),
     }
 }
 

@@ -21,34 +21,58 @@ fn seed() -> u64 {
     RandomState::new().hash_one((nanos, std::thread::current().id()))
 }
 
-/// SplitMix64: one add and three multiplies per 64 bits, and every seed
-/// gives a full-period sequence, so ids of one thread never repeat.
-fn next_u64() -> u64 {
+/// SplitMix64's output function: three multiplies per 64 bits.
+fn mix(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// 128 random bits: two steps of SplitMix64, whose every seed gives a
+/// full-period sequence, so ids of one thread never repeat.
+fn next_u128() -> (u64, u64) {
+    const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
     STATE.with(|state| {
-        let z = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-        state.set(z);
-        let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let a = state.get().wrapping_add(GAMMA);
+        let b = a.wrapping_add(GAMMA);
+        state.set(b);
+        (mix(a), mix(b))
     })
 }
 
-/// A new random id in uuid4 form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`).
+/// The 16 lowercase hex digits of `x`, most significant first, computed on
+/// all the nibbles at once (each spread to a byte of a `u128`, then turned
+/// into its ASCII digit), without a table or a loop.
+fn hex16(x: u64) -> [u8; 16] {
+    let x = u128::from(x);
+    let x = (x & 0xFFFF_FFFF) | ((x & 0xFFFF_FFFF_0000_0000) << 32);
+    let x = (x & 0x0000_FFFF_0000_0000_0000_FFFF) | ((x & 0xFFFF_0000_0000_0000_FFFF_0000) << 16);
+    let x = (x & 0x0000_00FF_0000_00FF_0000_00FF_0000_00FF)
+        | ((x & 0x0000_FF00_0000_FF00_0000_FF00_0000_FF00) << 8);
+    let x = (x & 0x000F_000F_000F_000F_000F_000F_000F_000F)
+        | ((x & 0x00F0_00F0_00F0_00F0_00F0_00F0_00F0_00F0) << 4);
+    // Each byte now holds one nibble n, the most significant in the
+    // highest byte: its digit is '0' + n, plus 39 more when n > 9.
+    const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
+    let letters = ((x + 6 * ONES) >> 4) & ONES;
+    (x + 0x30 * ONES + 39 * letters).to_be_bytes()
+}
+
+/// A new random id in uuid4 form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`),
+/// spelled on the stack and copied into a string of exactly its length.
 pub fn new_message_id() -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&next_u64().to_le_bytes());
-    bytes[8..].copy_from_slice(&next_u64().to_le_bytes());
-    bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
-    bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
+    let (hi, lo) = next_u128();
+    let hi = (hi & !0xF000) | 0x4000; // version 4
+    let lo = (lo & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000; // RFC 4122 variant
+    let (h, l) = (hex16(hi), hex16(lo));
+    let mut text = [b'-'; 36];
+    text[..8].copy_from_slice(&h[..8]);
+    text[9..13].copy_from_slice(&h[8..12]);
+    text[14..18].copy_from_slice(&h[12..]);
+    text[19..23].copy_from_slice(&l[..4]);
+    text[24..].copy_from_slice(&l[4..]);
     let mut out = String::with_capacity(36);
-    for (i, byte) in bytes.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
-        }
-        out.push(HEX[usize::from(byte >> 4)] as char);
-        out.push(HEX[usize::from(byte & 0x0f)] as char);
-    }
+    out.push_str(std::str::from_utf8(&text).expect("hex digits and dashes are ASCII"));
     out
 }
 
@@ -65,6 +89,31 @@ mod tests {
             assert_eq!(id.len(), 36);
             assert_eq!(&id[14..15], "4");
             assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+            for (i, c) in id.char_indices() {
+                if matches!(i, 8 | 13 | 18 | 23) {
+                    assert_eq!(c, '-', "{id}");
+                } else {
+                    assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{id}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hex16_spells_every_nibble() {
+        let mut z = 0x0123_4567_89ab_cdef_u64;
+        for x in [
+            0,
+            u64::MAX,
+            0x0123_4567_89ab_cdef,
+            0xfedc_ba98_7654_3210,
+            0x9a9a_0f0f_a0a0_5555,
+        ] {
+            assert_eq!(hex16(x), *format!("{x:016x}").as_bytes());
+        }
+        for _ in 0..10_000 {
+            z = mix(z.wrapping_add(0x9E37_79B9_7F4A_7C15));
+            assert_eq!(hex16(z), *format!("{z:016x}").as_bytes());
         }
     }
 }

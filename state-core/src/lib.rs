@@ -33,6 +33,7 @@ pub mod json_schema;
 pub mod message;
 pub mod messages;
 pub mod part;
+mod positions;
 pub mod reducer;
 pub mod schema;
 mod send;

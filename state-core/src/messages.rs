@@ -5,7 +5,6 @@
 //! in proportion to the messages it carries, not to the history. The rules of
 //! the reducer itself live in [`crate::reducer::messages`].
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
 
@@ -15,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::Message;
+use crate::positions::Positions;
 
 /// The id LangChain uses for "remove every message".
 pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
@@ -64,6 +64,7 @@ impl MessageLike for Message {
 
     /// [`Message::validate`]: a message that would not read back as itself
     /// (a tool message without `tool_call_id`, ...).
+    #[inline]
     fn validate(&self) -> Result<(), String> {
         Message::validate(self).map_err(|e| e.to_string())
     }
@@ -112,6 +113,7 @@ impl<M> From<RemoveMessage> for MessageOp<M> {
 }
 
 impl<M: MessageLike> From<M> for MessageOp<M> {
+    #[inline]
     fn from(msg: M) -> Self {
         Self::Upsert(msg)
     }
@@ -201,8 +203,16 @@ impl<M, O: Into<MessageOp<M>>> FromIterator<O> for MessageOps<M> {
 }
 
 impl<M, O: Into<MessageOp<M>>> Extend<O> for MessageOps<M> {
+    /// The first items get exactly the room they need: an update of one
+    /// message holds one (a `Vec`'s first growth would make room for four,
+    /// a block too large for the allocator's fastest path).
+    #[inline]
     fn extend<I: IntoIterator<Item = O>>(&mut self, iter: I) {
-        self.0.extend(iter.into_iter().map(Into::into));
+        let iter = iter.into_iter();
+        if self.0.capacity() == 0 {
+            self.0.reserve_exact(iter.size_hint().0);
+        }
+        self.0.extend(iter.map(Into::into));
     }
 }
 
@@ -245,18 +255,19 @@ impl<'de, M: DeserializeOwned> Deserialize<'de> for MessageOps<M> {
 /// Every message in it has an id and no two share one. It reads like a slice
 /// (`messages.last()`, `messages.iter()`, `messages[0]`); changes go through
 /// the messages reducer, or through [`Messages::push`] and friends, which keep
-/// the index right.
+/// the index right. The index holds positions, not ids: an id is stored
+/// once, in its message.
 #[derive(Clone)]
 pub struct Messages<M = Message> {
     items: Vec<M>,
-    index: HashMap<String, usize>,
+    index: Positions,
 }
 
 impl<M> Default for Messages<M> {
     fn default() -> Self {
         Self {
             items: Vec::new(),
-            index: HashMap::new(),
+            index: Positions::default(),
         }
     }
 }
@@ -275,26 +286,25 @@ impl<M: MessageLike> Messages<M> {
 
     /// Removes and returns the last message.
     pub fn pop(&mut self) -> Option<M> {
-        let msg = self.items.pop()?;
-        if let Some(id) = msg.id() {
-            self.index.remove(id);
-        }
-        Some(msg)
+        let last = self.items.last()?;
+        let hash = self.index.hash(id_of(last));
+        self.index.remove(hash, self.items.len() - 1);
+        self.items.pop()
     }
 
     /// The message with `id`.
     pub fn get_by_id(&self, id: &str) -> Option<&M> {
-        self.index.get(id).map(|&at| &self.items[at])
+        self.position(id).map(|at| &self.items[at])
     }
 
     /// The position of the message with `id`.
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
+        find_id(&self.index, &self.items, id)
     }
 
     /// Whether a message with `id` is here.
     pub fn contains_id(&self, id: &str) -> bool {
-        self.index.contains_key(id)
+        self.position(id).is_some()
     }
 
     /// Removes every message.
@@ -311,29 +321,44 @@ impl<M: MessageLike> Messages<M> {
     /// Builds a history from messages that must have distinct ids (missing
     /// ids are assigned). Use this to load a stored history: a duplicate id
     /// there is corruption, reported rather than silently merged.
-    pub fn try_from_vec(items: Vec<M>) -> Result<Self, DuplicateId> {
-        let mut out = Self {
-            items: Vec::with_capacity(items.len()),
-            index: HashMap::with_capacity(items.len()),
-        };
-        for mut msg in items {
-            ensure_id(&mut msg);
-            let id = msg.id().unwrap_or_default();
-            if out.index.contains_key(id) {
+    pub fn try_from_vec(mut items: Vec<M>) -> Result<Self, DuplicateId> {
+        let mut index = Positions::with_capacity(items.len());
+        for at in 0..items.len() {
+            ensure_id(&mut items[at]);
+            let id = id_of(&items[at]);
+            let hash = index.hash(id);
+            let list = &items;
+            if index
+                .find_or_insert(hash, at, |p| id_of(&list[p]) == id)
+                .is_some()
+            {
                 return Err(DuplicateId { id: id.to_owned() });
             }
-            out.index.insert(id.to_owned(), out.items.len());
-            out.items.push(msg);
         }
-        Ok(out)
+        Ok(Self { items, index })
     }
 
-    pub(crate) fn parts_mut(&mut self) -> (&mut Vec<M>, &mut HashMap<String, usize>) {
+    pub(crate) fn parts_mut(&mut self) -> (&mut Vec<M>, &mut Positions) {
         (&mut self.items, &mut self.index)
     }
 }
 
+/// The id an indexed message is filed under: its id (every message of a
+/// [`Messages`] has one; a `Vec` history's messages without one are not
+/// indexed).
+#[inline]
+fn id_of<M: MessageLike>(msg: &M) -> &str {
+    msg.id().unwrap_or_default()
+}
+
+/// The position of the message with `id` in `items`, through `index`.
+#[inline]
+pub(crate) fn find_id<M: MessageLike>(index: &Positions, items: &[M], id: &str) -> Option<usize> {
+    index.find(index.hash(id), |at| id_of(&items[at]) == id)
+}
+
 /// Gives `msg` a fresh id if it has none (LangGraph assigns a uuid4).
+#[inline]
 pub(crate) fn ensure_id<M: MessageLike>(msg: &mut M) {
     if msg.id().is_none() {
         msg.set_id(crate::id::new_message_id());
@@ -341,34 +366,53 @@ pub(crate) fn ensure_id<M: MessageLike>(msg: &mut M) {
 }
 
 /// Appends `msg`, or replaces the message with its id in place, keeping
-/// `index` right. Returns the position when it replaced one. The id is
-/// copied into the index only for a new message: a replacement allocates
-/// nothing.
+/// `index` right. Returns the position when it replaced one. One probe of
+/// the index finds the id or the free slot for it; nothing is allocated
+/// for the index.
+#[inline]
 pub(crate) fn upsert<M: MessageLike>(
     items: &mut Vec<M>,
-    index: &mut HashMap<String, usize>,
+    index: &mut Positions,
     mut msg: M,
 ) -> Option<usize> {
     ensure_id(&mut msg);
-    let id = msg.id().unwrap_or_default();
-    if let Some(&at) = index.get(id) {
-        items[at] = msg;
-        return Some(at);
+    let found = find_or_file(items, index, &msg);
+    match found {
+        Some(at) => {
+            items[at] = msg;
+            Some(at)
+        }
+        None => {
+            items.push(msg);
+            None
+        }
     }
-    index.insert(id.to_owned(), items.len());
-    items.push(msg);
-    None
+}
+
+/// The position of the message with `msg`'s id, or, when there is none,
+/// `None`, having filed `msg`'s id at the end of `items`, where the caller
+/// then pushes `msg`.
+#[inline]
+pub(crate) fn find_or_file<M: MessageLike>(
+    items: &[M],
+    index: &mut Positions,
+    msg: &M,
+) -> Option<usize> {
+    let id = id_of(msg);
+    let hash = index.hash(id);
+    index.find_or_insert(hash, items.len(), |at| id_of(&items[at]) == id)
 }
 
 /// The id → position index of `items`. When a plain list holds one id
 /// twice (a `Vec` loaded from elsewhere; [`Messages`] never does), the
 /// **last** of them is indexed, so a new message with that id replaces the
 /// last one, as LangGraph's `add_messages` does.
-pub(crate) fn build_index<M: MessageLike>(items: &[M]) -> HashMap<String, usize> {
-    let mut index = HashMap::with_capacity(items.len());
+pub(crate) fn build_index<M: MessageLike>(items: &[M]) -> Positions {
+    let mut index = Positions::with_capacity(items.len());
     for (at, msg) in items.iter().enumerate() {
         if let Some(id) = msg.id() {
-            index.insert(id.to_owned(), at);
+            let hash = index.hash(id);
+            index.set(hash, at, |p| items[p].id() == Some(id));
         }
     }
     index

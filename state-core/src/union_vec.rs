@@ -2,14 +2,14 @@
 //! constant time whether it holds an item. What a `#[reducer(union)]` field
 //! holds when order matters (LangGraph's "union via set" over a list).
 
-use std::collections::hash_map::RandomState;
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::hash::Hash;
 use std::ops::Deref;
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
+
+use crate::positions::Positions;
 
 /// A list of distinct items in the order they were first added, indexed by
 /// hash, so adding an item or asking whether it is there costs the same at
@@ -40,54 +40,16 @@ use serde::ser::{Serialize, Serializer};
 #[derive(Clone)]
 pub struct UnionVec<T> {
     items: Vec<T>,
-    /// Hash of an item → its position (positions, on a collision).
-    index: HashMap<u64, Slot, BuildHasherDefault<Prehashed>>,
-    hasher: RandomState,
-}
-
-/// The positions of the items with one hash: almost always one.
-#[derive(Clone, Debug)]
-enum Slot {
-    One(usize),
-    Many(Vec<usize>),
-}
-
-impl Slot {
-    fn positions(&self) -> &[usize] {
-        match self {
-            Slot::One(at) => std::slice::from_ref(at),
-            Slot::Many(all) => all,
-        }
-    }
-}
-
-/// The index's keys are already hashes: they are used as they are.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is called for a `u64` key; fold anything else.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+    /// Each item's position, filed under the item's hash (no copy of the
+    /// item: a lookup compares with the list).
+    index: Positions,
 }
 
 impl<T> Default for UnionVec<T> {
     fn default() -> Self {
         Self {
             items: Vec::new(),
-            index: HashMap::default(),
-            hasher: RandomState::new(),
+            index: Positions::default(),
         }
     }
 }
@@ -130,74 +92,56 @@ impl<T: Hash + Eq> UnionVec<T> {
     }
 
     /// The hash the index files `item` under.
+    #[inline]
     pub(crate) fn hash_of<Q: Hash + ?Sized>(&self, item: &Q) -> u64 {
-        self.hasher.hash_one(item)
+        self.index.hash(item)
     }
 
     /// Where `item`, whose [`hash_of`](Self::hash_of) is `hash`, is.
+    #[inline]
     pub(crate) fn position_hashed<Q>(&self, hash: u64, item: &Q) -> Option<usize>
     where
         T: std::borrow::Borrow<Q>,
         Q: Eq + ?Sized,
     {
-        let slot = self.index.get(&hash)?;
-        slot.positions()
-            .iter()
-            .copied()
-            .find(|&at| self.items[at].borrow() == item)
+        self.index.find(hash, |at| self.items[at].borrow() == item)
     }
 
     /// Adds `item` at the end unless the list holds it; whether it was
-    /// added.
+    /// added. One probe of the index finds it or the free slot for it.
     pub fn insert(&mut self, item: T) -> bool {
-        if self.contains(&item) {
+        let hash = self.hash_of(&item);
+        let list = &self.items;
+        let found = self
+            .index
+            .find_or_insert(hash, list.len(), |at| list[at] == item);
+        if found.is_some() {
             return false;
         }
-        self.push_new(item);
+        self.items.push(item);
         true
     }
 
     /// Removes and returns the last item, keeping the index right. (Union
     /// never removes; this is for code that owns the list outright.)
     pub fn pop(&mut self) -> Option<T> {
-        let item = self.items.pop()?;
-        let at = self.items.len();
-        let hash = self.hasher.hash_one(&item);
-        if let Some(slot) = self.index.get_mut(&hash) {
-            match slot {
-                Slot::One(_) => {
-                    self.index.remove(&hash);
-                }
-                Slot::Many(all) => {
-                    all.retain(|&i| i != at);
-                    if let [only] = all[..] {
-                        *slot = Slot::One(only);
-                    }
-                }
-            }
-        }
-        Some(item)
-    }
-
-    /// Appends an item known to be absent.
-    pub(crate) fn push_new(&mut self, item: T) {
-        self.push_hashed(self.hash_of(&item), item);
+        let last = self.items.last()?;
+        let hash = self.hash_of(last);
+        self.index.remove(hash, self.items.len() - 1);
+        self.items.pop()
     }
 
     /// Appends an item known to be absent, whose hash is `hash`.
+    #[inline]
     pub(crate) fn push_hashed(&mut self, hash: u64, item: T) {
-        let at = self.items.len();
+        self.index.insert_new(hash, self.items.len());
         self.items.push(item);
-        match self.index.get_mut(&hash) {
-            None => {
-                self.index.insert(hash, Slot::One(at));
-            }
-            Some(slot) => {
-                let mut all = slot.positions().to_vec();
-                all.push(at);
-                *slot = Slot::Many(all);
-            }
-        }
+    }
+
+    /// Room for `additional` more items.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.items.reserve(additional);
+        self.index.reserve(additional);
     }
 }
 
@@ -221,6 +165,8 @@ impl<T: Hash + Eq> FromIterator<T> for UnionVec<T> {
 impl<T: Hash + Eq> Extend<T> for UnionVec<T> {
     /// Adds the items it does not hold, in order.
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.reserve(iter.size_hint().0);
         for item in iter {
             self.insert(item);
         }
@@ -327,15 +273,15 @@ mod tests {
     }
 
     #[test]
-    fn hash_collisions_are_told_apart_by_equality() {
-        // Force every item into one slot by hand: lookups still compare.
+    fn items_with_one_hash_are_told_apart_by_equality() {
+        // Two items filed under one hash by hand: lookups still compare.
         let mut list: UnionVec<u32> = UnionVec::new();
-        list.push_new(1);
-        let hash = list.hasher.hash_one(1u32);
-        list.items.push(2);
-        list.index.insert(hash, Slot::Many(vec![1, 0]));
-        assert_eq!(list.position(&1), Some(0));
-        assert!(!list.contains(&3));
+        let hash = list.hash_of(&1u32);
+        list.push_hashed(hash, 1);
+        list.push_hashed(hash, 2);
+        assert_eq!(list.position_hashed(hash, &1), Some(0));
+        assert_eq!(list.position_hashed(hash, &2), Some(1));
+        assert_eq!(list.position_hashed(hash, &3), None);
     }
 
     #[test]

@@ -91,15 +91,30 @@ pub enum FieldStage<T, S> {
 /// the step and two overwrites are an error, as in LangGraph. Under
 /// [`StepRule::Fold`] writes apply in order: the last overwrite wins and the
 /// writes after it reduce onto it.
+#[inline]
 pub fn stage_writes<T, P, S>(
     current: &T,
     writes: Writes<FieldWrite<T, P>>,
     rule: StepRule,
     stage: impl FnOnce(&T, Writes<P>) -> Result<S, StateError>,
 ) -> Result<FieldStage<T, S>, StateError> {
-    if writes.is_empty() {
-        return Ok(FieldStage::Unchanged);
+    // The common cases here: no write, or one write through the reducer.
+    match writes {
+        Writes::Zero => Ok(FieldStage::Unchanged),
+        Writes::One(FieldWrite::Reduce(partial)) => {
+            stage(current, Writes::One(partial)).map(FieldStage::Reduced)
+        }
+        writes => stage_several(current, writes, rule, stage),
     }
+}
+
+/// [`stage_writes`] of an overwrite or of several writes.
+fn stage_several<T, P, S>(
+    current: &T,
+    writes: Writes<FieldWrite<T, P>>,
+    rule: StepRule,
+    stage: impl FnOnce(&T, Writes<P>) -> Result<S, StateError>,
+) -> Result<FieldStage<T, S>, StateError> {
     let overwrites = writes
         .as_slice()
         .iter()
@@ -168,6 +183,7 @@ fn fold_from_last_overwrite<T, P, S>(
 }
 
 /// Commits what [`stage_writes`] staged.
+#[inline]
 pub fn commit_writes<T, S>(
     current: &mut T,
     staged: FieldStage<T, S>,

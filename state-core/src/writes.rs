@@ -30,15 +30,18 @@ impl<P> Writes<P> {
     }
 
     /// Adds a write at the end.
+    #[inline]
     pub fn push(&mut self, write: P) {
-        *self = match std::mem::take(self) {
-            Self::Zero => Self::One(write),
-            Self::One(first) => Self::Many(vec![first, write]),
-            Self::Many(mut all) => {
-                all.push(write);
-                Self::Many(all)
+        match self {
+            Self::Zero => *self = Self::One(write),
+            Self::Many(all) => all.push(write),
+            Self::One(_) => {
+                let Self::One(first) = std::mem::take(self) else {
+                    unreachable!("matched one write")
+                };
+                *self = Self::Many(vec![first, write]);
             }
-        };
+        }
     }
 
     /// How many writes.

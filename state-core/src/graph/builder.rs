@@ -1,7 +1,7 @@
 //! Building a graph: nodes, edges, joins, routers, middleware, breakpoints
 //! and node policies; `compile` checks them and resolves names.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -383,7 +383,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
                 join_of[source].push((j, bit));
             }
         }
-        Ok(Graph {
+        let mut graph = Graph {
             names: nodes.names,
             fns: nodes.fns,
             index: nodes.index,
@@ -401,7 +401,10 @@ impl<S: AgentState + 'static> StateGraph<S> {
             after: policies.after,
             retry: policies.retry,
             timeout: policies.timeout,
-        })
+            fixed: Vec::new(),
+        };
+        graph.fixed = graph.fixed_routes();
+        Ok(graph)
     }
 }
 
@@ -409,7 +412,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
 struct Nodes<S: AgentState> {
     names: Vec<String>,
     fns: Vec<NodeFn<S, S::Update>>,
-    index: HashMap<String, usize>,
+    index: super::NameIndex,
 }
 
 impl<S: AgentState> Default for Nodes<S> {
@@ -417,7 +420,7 @@ impl<S: AgentState> Default for Nodes<S> {
         Self {
             names: Vec::new(),
             fns: Vec::new(),
-            index: HashMap::new(),
+            index: super::NameIndex::default(),
         }
     }
 }

@@ -215,11 +215,15 @@ fn hook_node<S: AgentState + 'static>(
     }))
 }
 
+/// Node index by name. foldhash, not SipHash: a router's target is looked
+/// up on every step it routes, and the names are the graph's own.
+pub(crate) type NameIndex = HashMap<String, usize, foldhash::fast::RandomState>;
+
 /// A compiled graph: run it with [`run`](Self::run).
 pub struct Graph<S: AgentState> {
     names: Vec<String>,
     fns: Vec<NodeFn<S, S::Update>>,
-    index: HashMap<String, usize>,
+    index: NameIndex,
     routes: Vec<Vec<Edge>>,
     entry: Vec<Edge>,
     routers: Vec<Router<S>>,
@@ -236,6 +240,9 @@ pub struct Graph<S: AgentState> {
     after: Vec<bool>,
     retry: Vec<Option<RetryPolicy>>,
     timeout: Vec<Option<Duration>>,
+    /// Per node whose edges are all plain (no router): the nodes that run
+    /// after it, in task order, whatever the state.
+    fixed: Vec<Option<Vec<usize>>>,
 }
 
 /// One task of a superstep: a node on the state, or a node on a
@@ -324,7 +331,9 @@ impl<S: AgentState> Graph<S> {
         state: &S,
         out: &mut Routed,
     ) -> Result<(), GraphError> {
-        self.route_targets(from, goto, sends, out)?;
+        if !goto.is_empty() || !sends.is_empty() {
+            self.route_targets(from, goto, sends, out)?;
+        }
         let edges = match from {
             None => &self.entry,
             Some(i) => &self.routes[i],
@@ -337,7 +346,9 @@ impl<S: AgentState> Graph<S> {
                     if let Some(declared) = &self.router_ends[*r] {
                         self.check_declared(from, declared, &next)?;
                     }
-                    self.route_targets(from, &[], next.sends(), out)?;
+                    if !next.sends().is_empty() {
+                        self.route_targets(from, &[], next.sends(), out)?;
+                    }
                     let from_name = || self.source_name(from);
                     for name in next.names() {
                         let target = self.pull_target(name, &from_name)?;
@@ -410,13 +421,51 @@ impl<S: AgentState> Graph<S> {
         }
     }
 
+    /// What routing from each node whose edges are all plain gives, once
+    /// for all (see [`Graph::fixed_next`]).
+    pub(crate) fn fixed_routes(&self) -> Vec<Option<Vec<usize>>> {
+        (0..self.names.len())
+            .map(|i| {
+                let mut routed = Routed::default();
+                for edge in &self.routes[i] {
+                    match edge {
+                        Edge::To(target) => self.push_pull(Some(i), *target, &mut routed),
+                        Edge::Router(_) => return None,
+                    }
+                }
+                routed.pull.sort_unstable_by_key(|&n| self.rank[n]);
+                routed.pull.dedup();
+                Some(routed.pull)
+            })
+            .collect()
+    }
+
+    /// The nodes that run after a step of the one node `node` whose writes
+    /// route nowhere themselves, when that does not depend on the state
+    /// (no router, no join): what [`route_into`](Self::route_into) and
+    /// [`settle`](Self::settle) would give, without their work.
+    pub(crate) fn fixed_next(&self, node: usize) -> Option<&[usize]> {
+        if !self.joins.is_empty() {
+            return None;
+        }
+        self.fixed[node].as_deref()
+    }
+
     /// The tasks of the next superstep: the nodes on the state in node-name
     /// order without repeats, then the `Send` tasks in the order they were
     /// made.
     pub(crate) fn settle(&self, routed: &mut Routed, tasks: &mut Vec<Task>) {
+        tasks.clear();
+        if let ([node], true) = (&routed.pull[..], routed.push.is_empty()) {
+            // One node next (most steps): nothing to order.
+            tasks.push(Task {
+                node: *node,
+                send: None,
+            });
+            return;
+        }
         routed.pull.sort_unstable_by_key(|&i| self.rank[i]);
         routed.pull.dedup();
-        tasks.clear();
         tasks.extend(routed.pull.iter().map(|&node| Task { node, send: None }));
         tasks.extend(
             routed

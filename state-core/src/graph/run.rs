@@ -14,11 +14,12 @@ use super::joins::JoinState;
 use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{fast_path, run_step, Resumed, StepOut, StepPlan, Store};
+use super::step::{fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
+use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
 use crate::graph::stream::mode::{NodeSink, StreamMode};
 use crate::state::{AgentState, StepRule};
@@ -64,6 +65,9 @@ pub struct StepEvent<'a, S: AgentState> {
 
 /// Per task of a step, its writes' gotos and `Send`s.
 type Routing = Vec<(Vec<String>, Vec<super::Send>)>;
+
+/// A step's writes as an observer is shown them, when there is one.
+type Observed<S> = Option<Vec<NodeWrite<<S as AgentState>::Update>>>;
 
 type Observer<'a, S> = Box<dyn FnMut(&StepEvent<'_, S>) + Send + 'a>;
 
@@ -236,29 +240,23 @@ where
         }
     }
 
-    /// Applies (and stores) one step's writes as one.
+    /// Applies (and stores) one step's writes as one. The updates are
+    /// taken out of `writes`; the buffer stays the caller's.
     pub(crate) async fn apply(
         &mut self,
         source: Source,
-        mut writes: Vec<NodeWrite<S::Update>>,
+        writes: &mut Vec<NodeWrite<S::Update>>,
     ) -> Result<(), GraphError> {
         let step = self.next_step();
         match self {
-            Sink::Plain { state, next_step } => {
-                // Updates move into staging; the names stay for an error.
+            Sink::Plain { .. } => {
                 let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
-                match state.stage(updates, StepRule::Superstep) {
-                    Ok(staged) => {
-                        Arc::make_mut(state).commit(staged);
-                        *next_step += 1;
-                        Ok(())
-                    }
-                    Err(error) => Err(GraphError::InvalidUpdate {
+                self.apply_plain(updates)
+                    .map_err(|error| GraphError::InvalidUpdate {
                         step,
-                        nodes: writes.into_iter().map(|w| w.node).collect(),
+                        nodes: writes.drain(..).map(|w| w.node).collect(),
                         error,
-                    }),
-                }
+                    })
             }
             Sink::Saved(thread) => {
                 for send in writes.iter().flat_map(|w| &w.send) {
@@ -267,17 +265,31 @@ where
                         error,
                     })?;
                 }
-                match thread.save_writes(source, &mut writes).await {
+                match thread.save_writes(source, writes).await {
                     Ok(_) => Ok(()),
                     Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
                         step,
-                        nodes: writes.into_iter().map(|w| w.node).collect(),
+                        nodes: writes.drain(..).map(|w| w.node).collect(),
                         error,
                     }),
                     Err(other) => Err(GraphError::Checkpoint(other)),
                 }
             }
         }
+    }
+
+    /// A plain run's step, applied in place (no future, nothing stored).
+    fn apply_plain(
+        &mut self,
+        updates: impl IntoIterator<Item = S::Update>,
+    ) -> Result<(), StateError> {
+        let Sink::Plain { state, next_step } = self else {
+            unreachable!("called on a plain run's sink")
+        };
+        let staged = state.stage(updates, StepRule::Superstep)?;
+        Arc::make_mut(state).commit(staged);
+        *next_step += 1;
+        Ok(())
     }
 
     /// Keeps the joins' progress with the head, for a resume.
@@ -345,6 +357,12 @@ where
             .is_some_and(|c| c.modes().contains(mode))
     }
 
+    /// Whether nothing watches the run (no step callback, no stream): a
+    /// plain run's step then applies its one node's update as it is.
+    fn shows_nothing(&self) -> bool {
+        self.observer.is_none() && self.stream.is_none()
+    }
+
     /// Whether a step's writes are copied for the step callback or the
     /// `updates` stream.
     fn observed(&self) -> bool {
@@ -381,43 +399,41 @@ where
                 break;
             }
             let step = sink.next_step();
-            let tasks_mode = self.streams(StreamMode::Tasks);
-            if let (true, Some(channel)) = (tasks_mode, &self.stream) {
+            if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
                 channel.tasks_start(self.graph, step, &at.tasks).await;
             }
             let span = trace::Timed::new(trace::step_span(self.graph, step, &at.tasks));
-            // A step of one plain sync node runs without a future of its own.
-            let plain = at.resumed.is_none()
-                && span
-                    .span()
-                    .in_scope(|| fast_path(self.graph, &at.tasks, sink.state(), step, &mut out));
-            if !plain {
-                let plan = StepPlan {
-                    step,
-                    store: sink.store(),
-                    resumed: at.resumed.take(),
-                    cancel: self.cancel.clone(),
-                    stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
-                };
-                run_step(self.graph, &at.tasks, sink.shared(), plan, &mut out)
-                    .instrument(span.span().clone())
-                    .await?;
-            }
-            if let (true, Some(channel)) = (tasks_mode, &self.stream) {
-                channel.tasks_end(self.graph, step, &at.tasks, &out).await;
-            }
-            if let Some(error) = out.failed.take() {
-                return Err(error);
-            }
-            if !out.interrupts.is_empty() {
-                let interrupts = std::mem::take(&mut out.interrupts);
-                Self::paused(&self.stream, &interrupts).await;
-                return Ok(self.output(sink, &at, interrupts));
-            }
-            let routing = self.routing(&out)?;
-            let writes = std::mem::take(&mut out.writes);
-            let observed = self.observed().then(|| writes.clone());
-            sink.apply(Source::Loop, writes).await?;
+            // A step of one plain sync node runs without a future of its own;
+            // in a plain run that shows nothing, its update applies as it is.
+            let direct = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
+            let fast = match at.resumed {
+                None => span.span().in_scope(|| {
+                    fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, direct)
+                }),
+                Some(_) => Fast::No,
+            };
+            let (routing, observed) = match fast {
+                Fast::Update(update) => {
+                    let node = at.tasks[0].node;
+                    sink.apply_plain(std::iter::once(update)).map_err(|error| {
+                        GraphError::InvalidUpdate {
+                            step,
+                            nodes: vec![self.graph.names[node].clone()],
+                            error,
+                        }
+                    })?;
+                    (Vec::new(), None)
+                }
+                fast => {
+                    let done = self
+                        .finish_step(&mut sink, &mut at, fast, &mut out, &span)
+                        .await?;
+                    match done {
+                        Ok(done) => done,
+                        Err(interrupts) => return Ok(self.output(sink, &at, interrupts)),
+                    }
+                }
+            };
             let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
             if !self.graph.joins.is_empty() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
@@ -432,6 +448,46 @@ where
             }
         }
         Ok(self.output(sink, &at, Vec::new()))
+    }
+
+    /// A step the fast path did not apply: its tasks run (unless the fast
+    /// path ran its one node) in the step's span, then its writes apply.
+    /// `Ok(Err(..))`: the step paused on these interrupts instead.
+    async fn finish_step(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        fast: Fast<S::Update>,
+        out: &mut StepOut<S::Update>,
+        span: &trace::Timed,
+    ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
+        if let Fast::No = fast {
+            let plan = StepPlan {
+                step: sink.next_step(),
+                store: sink.store(),
+                resumed: at.resumed.take(),
+                cancel: self.cancel.clone(),
+                stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
+            };
+            run_step(self.graph, &at.tasks, sink.shared(), plan, out)
+                .instrument(span.span().clone())
+                .await?;
+        }
+        if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
+            channel.tasks_end(self.graph, sink.next_step(), &at.tasks, out).await;
+        }
+        if let Some(error) = out.failed.take() {
+            return Err(error);
+        }
+        if !out.interrupts.is_empty() {
+            let interrupts = std::mem::take(&mut out.interrupts);
+            Self::paused(&self.stream, &interrupts).await;
+            return Ok(Err(interrupts));
+        }
+        let routing = self.routing(out)?;
+        let observed = self.observed().then(|| out.writes.clone());
+        sink.apply(Source::Loop, &mut out.writes).await?;
+        Ok(Ok((routing, observed)))
     }
 
     /// Whether the loop stops before running `at.tasks`: cancelled (an
@@ -510,6 +566,14 @@ where
         next: &mut Vec<Task>,
     ) -> Result<Vec<usize>, GraphError> {
         let graph = self.graph;
+        if let ([task], true) = (&at.tasks[..], routing.is_empty()) {
+            if let Some(fixed) = graph.fixed_next(task.node) {
+                next.clear();
+                next.extend(fixed.iter().map(|&node| Task { node, send: None }));
+                at.steps += 1;
+                return Ok(Vec::new());
+            }
+        }
         let fired = at.joins.finish(graph, at.tasks.iter().map(|t| t.node));
         routed.clear();
         for (k, task) in at.tasks.iter().enumerate() {
@@ -564,9 +628,9 @@ where
                 if let Some(stopped) = self.stopped(sink).await? {
                     return self.continue_with(sink, stopped, update).await;
                 }
-                let writes = vec![NodeWrite::new(START, update)];
+                let mut writes = vec![NodeWrite::new(START, update)];
                 let observed = self.observed().then(|| writes.clone());
-                sink.apply(Source::Input, writes).await?;
+                sink.apply(Source::Input, &mut writes).await?;
                 self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
@@ -685,7 +749,7 @@ where
             }
         }
         let observed = self.observed().then(|| vec![write.clone()]);
-        sink.apply(Source::Input, vec![write]).await?;
+        sink.apply(Source::Input, &mut vec![write]).await?;
         let mut at = progress_from(point, graph);
         at.resumed = None;
         at.resuming = true;

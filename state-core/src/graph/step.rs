@@ -226,8 +226,10 @@ where
     S::Update: Send,
 {
     out.clear();
-    if plan.resumed.is_none() && fast_path(graph, tasks, &state, plan.step, out) {
-        return Ok(());
+    if plan.resumed.is_none() {
+        if let Fast::Ran = fast_path(graph, tasks, &state, plan.step, out, false) {
+            return Ok(());
+        }
     }
     let StepPlan {
         step,
@@ -295,27 +297,46 @@ where
     Ok(())
 }
 
+/// What [`fast_path`] did.
+pub(crate) enum Fast<U> {
+    /// The step is not one it runs: nothing ran.
+    No,
+    /// The node ran; its writes (or its failure) are in the step's output.
+    Ran,
+    /// The node ran and returned an update (or nothing: the empty update),
+    /// handed back as it is for a run that neither stores nor shows writes.
+    Update(U),
+}
+
 /// The one-task step of a plain node with no policy (and nothing to pick
 /// up from an earlier attempt): called directly, its writes straight into
-/// `out`, nothing kept (the step itself is stored next). Whether it
-/// applied.
+/// `out`, nothing kept (the step itself is stored next). With `direct` (a
+/// plain run, nothing observed), a plain update comes back as it is,
+/// without a write around it.
 pub(crate) fn fast_path<S: AgentState>(
     graph: &Graph<S>,
     tasks: &[Task],
     state: &S,
     step: i64,
     out: &mut StepOut<S::Update>,
-) -> bool {
-    let [task] = tasks else { return false };
+    direct: bool,
+) -> Fast<S::Update> {
+    let [task] = tasks else { return Fast::No };
     let NodeFn::Sync(f) = &graph.fns[task.node] else {
-        return false;
+        return Fast::No;
     };
     if graph.retry[task.node].is_some() {
-        return false;
+        return Fast::No;
+    }
+    let name = &graph.names[task.node];
+    let output = super::trace::in_span(super::trace::node_span(name, step), || f(state));
+    match output {
+        Ok(NodeOutput::Update(update)) if direct => return Fast::Update(update),
+        Ok(NodeOutput::Nothing) if direct => return Fast::Update(S::Update::default()),
+        _ => {}
     }
     out.clear();
-    let name = &graph.names[task.node];
-    match super::trace::in_span(super::trace::node_span(name, step), || f(state)) {
+    match output {
         Ok(output) => {
             out.owners.push(0);
             push_writes(name, output, &mut out.writes);
@@ -329,7 +350,7 @@ pub(crate) fn fast_path<S: AgentState>(
             });
         }
     }
-    true
+    Fast::Ran
 }
 
 /// A task's context with the answers it has: those it had before, plus

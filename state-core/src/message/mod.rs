@@ -197,6 +197,7 @@ pub struct Message {
 
 impl Message {
     /// A message of `kind` with `content` and nothing else set.
+    #[inline]
     pub fn new(kind: MessageType, content: impl Into<Content>) -> Self {
         Self {
             kind,
@@ -216,6 +217,7 @@ impl Message {
 
     /// Sets the id.
     #[must_use]
+    #[inline]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
@@ -223,6 +225,7 @@ impl Message {
 
     /// Sets the author's name.
     #[must_use]
+    #[inline]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -242,16 +245,19 @@ impl Message {
 }
 
 /// A human message (OpenAI role `user`).
+#[inline]
 pub fn human(content: impl Into<Content>) -> Message {
     Message::new(MessageType::Human, content)
 }
 
 /// An AI message (OpenAI role `assistant`).
+#[inline]
 pub fn ai(content: impl Into<Content>) -> Message {
     Message::new(MessageType::Ai, content)
 }
 
 /// A system message.
+#[inline]
 pub fn system(content: impl Into<Content>) -> Message {
     Message::new(MessageType::System, content)
 }

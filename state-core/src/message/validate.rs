@@ -14,6 +14,7 @@ impl Message {
     /// `tool_call_id`, which LangChain's `ToolMessage` requires), and
     /// `usage_metadata` and `artifact` must not be `Some(null)` (JSON's
     /// `null` reads back as `None`).
+    #[inline]
     pub fn validate(&self) -> Result<(), MessageError> {
         if self.kind == MessageType::Tool {
             match self.tool_call_id.as_deref() {

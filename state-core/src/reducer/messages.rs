@@ -23,13 +23,14 @@
 //! list once per update that removes, which is O(history); appends and
 //! in-place replacements never are.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::error::{ErrorKind, StateError};
 use crate::messages::{
-    build_index, ensure_id, upsert, MessageLike, MessageOp, MessageOps, Messages,
+    build_index, ensure_id, find_or_file, upsert, MessageLike, MessageOp, MessageOps, Messages,
     REMOVE_ALL_MESSAGES,
 };
+use crate::positions::Positions;
 use crate::write::FieldWrite;
 use crate::writes::Writes;
 
@@ -60,7 +61,12 @@ pub trait MessagesField: Sized {
 
 /// Updates whose removals have been checked and whose messages all have ids.
 #[derive(Debug)]
-pub struct StagedMessages<M>(Writes<MessageOps<M>>);
+pub struct StagedMessages<M> {
+    updates: Writes<MessageOps<M>>,
+    /// Whether every operation is an upsert (no removal, no remove-all):
+    /// the commit then appends and replaces without any bookkeeping.
+    upserts_only: bool,
+}
 
 /// Where the removed id was asked for: carried by the error.
 fn not_found(id: &str) -> StateError {
@@ -70,35 +76,59 @@ fn not_found(id: &str) -> StateError {
 /// Gives every message of `ops` an id and checks every removal, against the
 /// ids `present_before` reports plus what earlier batches of the step did.
 /// With `validate`, a message that may not enter a state
-/// ([`MessageLike::validate`]) rejects the step.
+/// ([`MessageLike::validate`]) rejects the step. Returns whether every
+/// operation is an upsert.
+#[inline]
 fn check<M: MessageLike>(
     updates: &mut [MessageOps<M>],
     present_before: impl Fn(&str) -> bool,
     validate: bool,
-) -> Result<(), StateError> {
+) -> Result<bool, StateError> {
     // Ids are assigned on our own copy: the caller's values are never touched.
     let mut any_removal = false;
-    for (at, op) in updates.iter_mut().flat_map(|u| u.0.iter_mut().enumerate()) {
-        match op {
-            MessageOp::Upsert(msg) => {
-                if validate {
-                    msg.validate().map_err(|e| {
-                        StateError::invalid_value("", format_args!("item {at}: {e}"))
-                    })?;
+    let mut any_remove_all = false;
+    for update in updates.iter_mut() {
+        for (at, op) in update.0.iter_mut().enumerate() {
+            match op {
+                MessageOp::Upsert(msg) => {
+                    if validate {
+                        msg.validate().map_err(|e| invalid_item(at, &e))?;
+                    }
+                    ensure_id(msg);
                 }
-                ensure_id(msg);
+                // LangGraph's `RemoveMessage(id="__remove_all__")` removes
+                // all, and it is stored as such: one meaning, however it was
+                // built.
+                MessageOp::Remove(id) if id == REMOVE_ALL_MESSAGES => {
+                    *op = MessageOp::RemoveAll;
+                    any_remove_all = true;
+                }
+                MessageOp::Remove(_) => any_removal = true,
+                MessageOp::RemoveAll => any_remove_all = true,
             }
-            // LangGraph's `RemoveMessage(id="__remove_all__")` removes all,
-            // and it is stored as such: one meaning, however it was built.
-            MessageOp::Remove(id) if id == REMOVE_ALL_MESSAGES => *op = MessageOp::RemoveAll,
-            MessageOp::Remove(_) => any_removal = true,
-            MessageOp::RemoveAll => {}
         }
     }
     if !any_removal {
         // Only removals can fail: appends and replacements always apply.
-        return Ok(());
+        return Ok(!any_remove_all);
     }
+    check_removals(updates, present_before)?;
+    Ok(false)
+}
+
+/// The error for item `at` of an update, which may not enter a state.
+#[cold]
+fn invalid_item(at: usize, why: &str) -> StateError {
+    StateError::invalid_value("", format_args!("item {at}: {why}"))
+}
+
+/// Checks every removal of a step, in order, against the history and what
+/// the step's earlier operations added and removed.
+#[inline(never)]
+fn check_removals<M: MessageLike>(
+    updates: &[MessageOps<M>],
+    present_before: impl Fn(&str) -> bool,
+) -> Result<(), StateError> {
     // The overlay: what the step so far added to and removed from the history.
     let mut cleared = false;
     let mut added: HashSet<&str> = HashSet::new();
@@ -154,44 +184,74 @@ fn after_last_remove_all<M>(ops: &[MessageOp<M>]) -> &[MessageOp<M>] {
 
 /// Applies checked batches to a list and its id index. Total: a removal of
 /// an id that is not there is skipped, an id-less message gets an id.
-fn apply<M: MessageLike>(
-    items: &mut Vec<M>,
-    index: &mut HashMap<String, usize>,
-    staged: StagedMessages<M>,
-) {
-    for MessageOps(ops) in staged.0 {
-        let start = match ops
-            .iter()
-            .rposition(|op| matches!(op, MessageOp::RemoveAll))
-        {
-            Some(at) => {
-                items.clear();
-                index.clear();
-                at + 1
+fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: StagedMessages<M>) {
+    for MessageOps(ops) in staged.updates {
+        if !staged.upserts_only {
+            apply_batch(items, index, ops);
+        } else if ops.len() == 1 {
+            upsert_one(items, index, ops);
+        } else {
+            for op in ops {
+                if let MessageOp::Upsert(msg) = op {
+                    upsert(items, index, msg);
+                }
             }
-            None => 0,
-        };
-        let mut pending: HashSet<String> = HashSet::new();
-        for op in ops.into_iter().skip(start) {
-            match op {
-                MessageOp::Upsert(msg) => {
-                    if let Some(at) = upsert(items, index, msg) {
-                        // A re-add cancels a removal earlier in the batch.
-                        if let Some(id) = items[at].id().filter(|_| !pending.is_empty()) {
-                            pending.remove(id);
-                        }
+        }
+    }
+}
+
+/// A batch of one message (most updates): its place is found while it is
+/// still in the batch, then it is moved once, into that place.
+#[inline]
+fn upsert_one<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, ops: Vec<MessageOp<M>>) {
+    let found = match &ops[..] {
+        [MessageOp::Upsert(msg)] if msg.id().is_some() => find_or_file(items, index, msg),
+        _ => unreachable!("one upsert, its id assigned when staged"),
+    };
+    let msgs = ops.into_iter().map(|op| match op {
+        MessageOp::Upsert(msg) => msg,
+        _ => unreachable!("one upsert"),
+    });
+    match found {
+        Some(at) => msgs.for_each(|msg| items[at] = msg),
+        None => items.extend(msgs),
+    }
+}
+
+/// One batch with removals or a remove-all: the removals take effect at its
+/// end, unless a later message of the batch re-adds the id.
+fn apply_batch<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, ops: Vec<MessageOp<M>>) {
+    let start = match ops
+        .iter()
+        .rposition(|op| matches!(op, MessageOp::RemoveAll))
+    {
+        Some(at) => {
+            items.clear();
+            index.clear();
+            at + 1
+        }
+        None => 0,
+    };
+    let mut pending: HashSet<String> = HashSet::new();
+    for op in ops.into_iter().skip(start) {
+        match op {
+            MessageOp::Upsert(msg) => {
+                if let Some(at) = upsert(items, index, msg) {
+                    // A re-add cancels a removal earlier in the batch.
+                    if let Some(id) = items[at].id().filter(|_| !pending.is_empty()) {
+                        pending.remove(id);
                     }
                 }
-                MessageOp::Remove(id) => {
-                    pending.insert(id);
-                }
-                MessageOp::RemoveAll => unreachable!("skipped past the last remove-all"),
             }
+            MessageOp::Remove(id) => {
+                pending.insert(id);
+            }
+            MessageOp::RemoveAll => unreachable!("skipped past the last remove-all"),
         }
-        if !pending.is_empty() {
-            items.retain(|msg| msg.id().is_none_or(|id| !pending.contains(id)));
-            *index = build_index(items);
-        }
+    }
+    if !pending.is_empty() {
+        items.retain(|msg| msg.id().is_none_or(|id| !pending.contains(id)));
+        *index = build_index(items);
     }
 }
 
@@ -200,8 +260,11 @@ impl<M: MessageLike> MessagesField for Messages<M> {
     type Staged = StagedMessages<M>;
 
     fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
-        check(updates.as_mut_slice(), |id| self.contains_id(id), true)?;
-        Ok(StagedMessages(updates))
+        let upserts_only = check(updates.as_mut_slice(), |id| self.contains_id(id), true)?;
+        Ok(StagedMessages {
+            updates,
+            upserts_only,
+        })
     }
 
     fn commit(&mut self, staged: Self::Staged) {
@@ -218,8 +281,11 @@ impl<M: MessageLike> MessagesField for Vec<M> {
 
     fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
         let ids: HashSet<&str> = self.iter().filter_map(MessageLike::id).collect();
-        check(updates.as_mut_slice(), |id| ids.contains(id), true)?;
-        Ok(StagedMessages(updates))
+        let upserts_only = check(updates.as_mut_slice(), |id| ids.contains(id), true)?;
+        Ok(StagedMessages {
+            updates,
+            upserts_only,
+        })
     }
 
     fn commit(&mut self, staged: Self::Staged) {
@@ -276,16 +342,19 @@ where
 {
     let mut left = left;
     let mut ops = [right.into_iter().collect::<MessageOps<M>>()];
-    {
+    let upserts_only = {
         // The reducer alone: no state, so no rule on what may enter one.
         let ids: HashSet<&str> = left.iter().filter_map(MessageLike::id).collect();
         check(&mut ops, |id| ids.contains(id), false).map_err(|e| match e.kind() {
             ErrorKind::MessageNotFound { id } => MessageNotFound { id: id.clone() },
             _ => unreachable!("unvalidated, the messages reducer fails only on missing ids"),
-        })?;
-    }
+        })?
+    };
     let [ops] = ops;
-    left.commit(StagedMessages(Writes::One(ops)));
+    left.commit(StagedMessages {
+        updates: Writes::One(ops),
+        upserts_only,
+    });
     Ok(left)
 }
 

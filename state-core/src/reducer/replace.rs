@@ -13,8 +13,14 @@ use crate::writes::Writes;
 
 /// Stages the writes of one step to a `replace` field: the value to store,
 /// or `None` when the step does not write it.
+#[inline]
 pub fn stage_replace<T>(writes: Writes<T>, rule: StepRule) -> Result<Option<T>, StateError> {
-    if writes.len() > 1 && rule == StepRule::Superstep {
+    let writes = match writes {
+        Writes::Zero => return Ok(None),
+        Writes::One(value) => return Ok(Some(value)),
+        many => many,
+    };
+    if rule == StepRule::Superstep {
         return Err(StateError::new(
             "",
             ErrorKind::ConcurrentWrites {
@@ -26,6 +32,7 @@ pub fn stage_replace<T>(writes: Writes<T>, rule: StepRule) -> Result<Option<T>, 
 }
 
 /// Commits what [`stage_replace`] staged.
+#[inline]
 pub fn commit_replace<T>(current: &mut T, staged: Option<T>) {
     if let Some(value) = staged {
         *current = value;

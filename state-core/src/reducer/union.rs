@@ -39,15 +39,15 @@ pub trait UnionField: Sized {
 /// Each item is looked up in the list's index, and among the step's new
 /// items (a short list, or once it grows an index of its own): O(items
 /// written), whatever the list's length. The hash computed for the lookup
-/// is kept for the commit.
+/// is kept for the commit, and one new item is staged without allocating.
 impl<T: Hash + Eq> UnionField for UnionVec<T> {
     type Item = T;
-    type Staged = Vec<(u64, T)>;
+    type Staged = Writes<(u64, T)>;
 
     fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
         /// New items up to this many are told apart by a scan.
         const FEW: usize = 8;
-        let mut fresh: Vec<(u64, T)> = Vec::new();
+        let mut fresh: Writes<(u64, T)> = Writes::new();
         // Past `FEW`: hash → position of a new item with that hash.
         let mut seen: Option<HashMap<u64, usize>> = None;
         for item in partials.into_iter().flatten() {
@@ -56,11 +56,12 @@ impl<T: Hash + Eq> UnionField for UnionVec<T> {
                 continue;
             }
             let same = |(h, f): &(u64, T)| *h == hash && *f == item;
+            let earlier = fresh.as_slice();
             let repeat = match &seen {
                 Some(map) => map
                     .get(&hash)
-                    .is_some_and(|&at| same(&fresh[at]) || fresh.iter().any(same)),
-                None => fresh.iter().any(same),
+                    .is_some_and(|&at| same(&earlier[at]) || earlier.iter().any(same)),
+                None => earlier.iter().any(same),
             };
             if repeat {
                 continue;
@@ -71,7 +72,7 @@ impl<T: Hash + Eq> UnionField for UnionVec<T> {
             fresh.push((hash, item));
             if seen.is_none() && fresh.len() > FEW {
                 let mut map = HashMap::with_capacity(fresh.len() * 2);
-                for (at, (h, _)) in fresh.iter().enumerate() {
+                for (at, (h, _)) in fresh.as_slice().iter().enumerate() {
                     map.entry(*h).or_insert(at);
                 }
                 seen = Some(map);
@@ -81,6 +82,9 @@ impl<T: Hash + Eq> UnionField for UnionVec<T> {
     }
 
     fn commit(&mut self, staged: Self::Staged) {
+        if let Writes::Many(all) = &staged {
+            self.reserve(all.len());
+        }
         for (hash, item) in staged {
             self.push_hashed(hash, item);
         }

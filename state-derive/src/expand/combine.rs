@@ -52,6 +52,7 @@ pub(super) fn combine_fn(ex: &Expansion, kind: Kind) -> TokenStream {
         })
     });
     quote! {
+        #[inline]
         fn combine(&mut self, __later: Self, __rule: #p::StepRule) {
             #(#fields)*
             self.#conflict.absorb(__later.#conflict);

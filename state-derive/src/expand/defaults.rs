@@ -22,6 +22,7 @@ pub(super) fn default_impl(ex: &Expansion) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics ::core::default::Default for #ident #ty_generics #default_where {
+            #[inline]
             fn default() -> Self {
                 Self { #(#fields)* }
             }

@@ -3,7 +3,7 @@
 //! and reads it.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -37,12 +37,18 @@ pub(super) struct FieldGen {
     pub partial_ty: Option<TokenStream>,
     /// The staged struct's field type.
     pub staged_ty: TokenStream,
-    /// Expression staging the writes in `__w`.
+    /// Expression staging the writes in the field's list ([`writes_of`]).
     pub stage: TokenStream,
     /// Statement committing `__staged.<field>`.
     pub commit: TokenStream,
-    /// Reads one JSON value `__v` into the write type.
-    pub from_json: TokenStream,
+    /// The function reading one JSON value into the field's slot of an
+    /// update or input (`value_into` or `write_into`).
+    pub read_into: TokenStream,
+}
+
+/// The list of a step's writes to the field, in the generated `stage`.
+pub(super) fn writes_of(field: &Field) -> Ident {
+    format_ident!("__w_{}", field.plain_name)
 }
 
 /// `<Ty as AgentState>` for a part, spanned on the type the user wrote so
@@ -110,7 +116,7 @@ pub(super) fn field_gen(p: &TokenStream, field: &Field) -> Option<FieldGen> {
 fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
     let ty = field.ty;
     let ident = field.ident;
-    let json = &field.json_name;
+    let w = writes_of(field);
     let default = super::defaults::default_expr(p, field);
     let commit = quote!(#p::commit_channel(&mut self.#ident, __staged.#ident, || #default));
     let staged_ty = quote!(#p::ChannelStage<#ty>);
@@ -122,16 +128,16 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
                 write_ty: quote!(#p::FieldWrite<#ty, #partial>),
                 partial_ty: Some(partial),
                 staged_ty,
-                stage: quote!(#p::stage_topic(__w, __rule)),
+                stage: quote!(#p::stage_topic(#w, __rule)),
                 commit,
-                from_json: quote!(#p::write_from_json(#json, __v)),
+                read_into: quote!(#p::write_into),
             }
         }
         _ => {
             let stage = if channel == Channel::Ephemeral {
-                quote!(#p::stage_ephemeral(__w, __rule))
+                quote!(#p::stage_ephemeral(#w, __rule))
             } else {
-                quote!(#p::stage_any_value(__w, __rule))
+                quote!(#p::stage_any_value(#w, __rule))
             };
             FieldGen {
                 write_ty: quote!(#ty),
@@ -139,7 +145,7 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
                 staged_ty,
                 stage,
                 commit,
-                from_json: quote!(#p::value_from_json(#json, __v)),
+                read_into: quote!(#p::value_into),
             }
         }
     }
@@ -150,14 +156,14 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
 fn replace(p: &TokenStream, field: &Field) -> FieldGen {
     let ty = field.ty;
     let ident = field.ident;
-    let json = &field.json_name;
+    let w = writes_of(field);
     FieldGen {
         write_ty: quote!(#ty),
         partial_ty: None,
         staged_ty: quote!(::core::option::Option<#ty>),
-        stage: quote!(#p::stage_replace(__w, __rule)),
+        stage: quote!(#p::stage_replace(#w, __rule)),
         commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
-        from_json: quote!(#p::value_from_json(#json, __v)),
+        read_into: quote!(#p::value_into),
     }
 }
 
@@ -174,7 +180,7 @@ fn via_trait(
 ) -> FieldGen {
     let ty = field.ty;
     let ident = field.ident;
-    let json = &field.json_name;
+    let w = writes_of(field);
     let span = ty.span();
     let tr = Ident::new(trait_name, span);
     let tr = quote_spanned!(span=> #p::#tr);
@@ -182,9 +188,9 @@ fn via_trait(
         write_ty: quote!(#p::FieldWrite<#ty, #partial>),
         partial_ty: Some(bound_partial.unwrap_or(partial)),
         staged_ty: quote_spanned!(span=> #p::FieldStage<#ty, <#ty as #tr>::Staged>),
-        stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, __w, __rule, <#ty as #tr>::stage)),
+        stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, #w, __rule, <#ty as #tr>::stage)),
         commit: quote_spanned!(span=> #p::commit_writes(&mut self.#ident, __staged.#ident, <#ty as #tr>::commit)),
-        from_json: quote!(#p::write_from_json(#json, __v)),
+        read_into: quote!(#p::write_into),
     }
 }
 
@@ -192,7 +198,7 @@ fn via_trait(
 fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::Type>) -> FieldGen {
     let ty = field.ty;
     let ident = field.ident;
-    let json = &field.json_name;
+    let w = writes_of(field);
     let input = update.map_or_else(|| ty.to_token_stream(), ToTokens::to_token_stream);
     // Spanned on the path: a function of the wrong signature is reported
     // on the attribute that names it.
@@ -202,11 +208,11 @@ fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::T
         partial_ty: Some(input.clone()),
         staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
         stage: quote_spanned! {pspan=>
-            #p::stage_writes(&self.#ident, __w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
+            #p::stage_writes(&self.#ident, #w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
                 #p::stage_with(__cur, __ws, #path)
             })
         },
         commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
-        from_json: quote!(#p::write_from_json(#json, __v)),
+        read_into: quote!(#p::write_into),
     }
 }

@@ -55,6 +55,7 @@ fn into_update(ex: &Expansion) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics ::core::convert::From<#input #ty_generics> for #update #ty_generics #state_where {
+            #[inline]
             fn from(__i: #input #ty_generics) -> Self {
                 Self { #(#fields)* #conflict: __i.#conflict, #marker_init }
             }

@@ -59,9 +59,14 @@ fn write_arms(ex: &Expansion, kind: Kind) -> Vec<TokenStream> {
             let cfgs = &f.cfgs;
             let json = &f.json_name;
             let arm = match s {
+                // No `?`: see `__private::value_into`.
                 Slot::Own(Some(g)) if kind.holds(f) => {
-                    let read = &g.from_json;
-                    quote!({ __out.#name = ::core::option::Option::Some(#read?); })
+                    let read_into = &g.read_into;
+                    quote! {
+                        if let ::core::result::Result::Err(__e) = #read_into(&mut __out.#name, #json, __v) {
+                            return ::core::result::Result::Err(__e);
+                        }
+                    }
                 }
                 Slot::Own(_) if kind == Kind::Input && f.attrs.omit_from_input => {
                     quote!({ return ::core::result::Result::Err(#p::not_input(__k)); })
@@ -140,15 +145,15 @@ pub(super) fn write_serialize_fields(ex: &Expansion, kind: Kind) -> Vec<TokenStr
             Slot::Own(None) => None,
             Slot::Own(Some(g)) => {
                 let p = &ex.p;
-                let value = if g.partial_ty.is_some() {
-                    quote!(#p::WriteAsSerde(__v))
+                let write = if g.partial_ty.is_some() {
+                    quote!(#p::opt_write_entry)
                 } else {
-                    quote!(#p::AsSerde(__v))
+                    quote!(#p::opt_entry)
                 };
                 Some(quote! {
                     #(#cfgs)*
-                    if let ::core::option::Option::Some(__v) = &self.#name {
-                        __m.serialize_entry(#json, &#value)?;
+                    if let ::core::result::Result::Err(__e) = #write(__m, #json, &self.#name) {
+                        return ::core::result::Result::Err(__e);
                     }
                 })
             }
@@ -173,7 +178,12 @@ pub(super) fn state_from_json(ex: &Expansion) -> TokenStream {
         let cfgs = &f.cfgs;
         let json = &f.json_name;
         let slot = format_ident!("__f_{}", f.plain_name);
-        quote!(#(#cfgs)* #json => { #slot = ::core::option::Option::Some(#p::value_from_json(#json, __v)?); })
+        quote! {
+            #(#cfgs)*
+            #json => if let ::core::result::Result::Err(__e) = #p::value_into(&mut #slot, #json, __v) {
+                return ::core::result::Result::Err(__e);
+            }
+        }
     });
     let route = route(ex, &|_| None);
     let init = state_init(ex);
@@ -231,7 +241,11 @@ pub(super) fn state_serialize_fields(ex: &Expansion) -> TokenStream {
         let cfgs = &f.cfgs;
         let json = &f.json_name;
         let write = match s {
-            Slot::Own(_) => quote!(__m.serialize_entry(#json, &#p::AsSerde(&self.#name))?;),
+            Slot::Own(_) => quote! {
+                if let ::core::result::Result::Err(__e) = #p::entry(__m, #json, &self.#name) {
+                    return ::core::result::Result::Err(__e);
+                }
+            },
             Slot::Part => {
                 let pa = ex.part_as(f);
                 quote!(#pa::serialize_fields(&self.#name, __m, __view)?;)

@@ -154,14 +154,17 @@ fn schema_impl(
     quote! {
         #[automatically_derived]
         impl #impl_generics #js::schemars::JsonSchema for #ty #bounds {
+            #[inline]
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(#name)
             }
 
+            #[inline]
             fn schema_id() -> ::std::borrow::Cow<'static, str> {
                 ::std::borrow::Cow::Borrowed(::core::any::type_name::<Self>())
             }
 
+            #[inline]
             fn json_schema(__gen: &mut #js::schemars::SchemaGenerator) -> #js::schemars::Schema {
                 #js::object_schema::<#ident #ty_generics>(__gen, #js::SchemaTarget::#target)
             }

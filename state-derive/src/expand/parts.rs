@@ -125,12 +125,15 @@ pub(super) fn has_part_impls(ex: &Expansion) -> TokenStream {
         quote! {
             #[automatically_derived]
             impl #impl_generics #p::HasPart<#ty> for #ident #ty_generics #state_where {
+                #[inline]
                 fn part_of(__whole: &Self) -> &#ty {
                     &__whole.#name
                 }
+                #[inline]
                 fn update_part_of(__update: &#update #ty_generics) -> &#pa::Update {
                     &__update.#name
                 }
+                #[inline]
                 fn update_part_of_mut(__update: &mut #update #ty_generics) -> &mut #pa::Update {
                     &mut __update.#name
                 }

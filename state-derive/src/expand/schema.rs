@@ -21,6 +21,7 @@ pub(super) fn schema_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStr
         Slot::Own(_) => field_schema(ex, f),
     });
     quote! {
+        #[inline]
         fn schema() -> &'static #p::StateSchema {
             #inline_checks
             static __SCHEMA: ::std::sync::OnceLock<#p::StateSchema> = ::std::sync::OnceLock::new();

@@ -60,6 +60,7 @@ fn part_setter(ex: &Expansion, f: &Field, kind: Kind) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, #name: #arg) -> Self {
             #tr::combine(&mut self.#name, #name, #p::StepRule::Superstep);
             self
@@ -131,6 +132,7 @@ fn immutable_stand_in(ex: &Expansion, f: &Field) -> Method {
         #[doc(hidden)]
         #[doc = #msg]
         #[allow(clippy::unused_self, clippy::needless_pass_by_value)]
+        #[inline]
         #vis fn #method<__T: #p::ImmutableField>(self, _value: __T) -> Self {
             self
         }
@@ -148,6 +150,7 @@ fn replace_setter(ex: &Expansion, f: &Field) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, value: #arg_ty) -> Self {
             self.#name = ::core::option::Option::Some(#conv);
             self
@@ -172,6 +175,7 @@ fn option_setters(ex: &Expansion, f: &Field, inner: &Type) -> Vec<Method> {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, value: #arg_ty) -> Self {
             self.#name = ::core::option::Option::Some(::core::option::Option::Some(#conv));
             self
@@ -181,6 +185,7 @@ fn option_setters(ex: &Expansion, f: &Field, inner: &Type) -> Vec<Method> {
         #(#cfgs)*
         #[doc = #clear_doc]
         #[must_use]
+        #[inline]
         #vis fn #clear(mut self) -> Self {
             self.#name = ::core::option::Option::Some(::core::option::Option::None);
             self
@@ -202,6 +207,7 @@ fn merge_setter(ex: &Expansion, f: &Field) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, partial: impl ::core::convert::Into<#partial>) -> Self {
             self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(partial.into()));
             self
@@ -223,6 +229,7 @@ fn with_setter(ex: &Expansion, f: &Field, input: &Type) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #name(mut self, value: #arg_ty) -> Self {
             self.#name = ::core::option::Option::Some(#p::FieldWrite::Reduce(#conv));
             self
@@ -247,6 +254,7 @@ fn overwrite_setter(ex: &Expansion, f: &Field) -> Method {
         #(#cfgs)*
         #[doc = #doc]
         #[must_use]
+        #[inline]
         #vis fn #method(mut self, value: impl ::core::convert::Into<#ty>) -> Self {
             self.#name = ::core::option::Option::Some(#p::FieldWrite::Overwrite(value.into()));
             self
@@ -284,6 +292,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
                 #(#cfgs)*
                 #[doc = #many_doc]
                 #[must_use]
+                #[inline]
                 #vis fn #name<I>(mut self, items: I) -> Self
                 where
                     #many_bound
@@ -299,6 +308,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
                 #(#cfgs)*
                 #[doc = #one_doc]
                 #[must_use]
+                #[inline]
                 #vis fn #one_method(mut self, item: #one_arg) -> Self {
                     let __item: #item = #one_conv;
                     #p::extend_write(&mut self.#name, [__item]);

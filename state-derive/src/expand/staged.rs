@@ -6,6 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::field::writes_of;
 use super::{Expansion, Slot};
 
 /// The staged struct: per field its checked change, per part the part's
@@ -67,6 +68,7 @@ pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
         }
     });
     quote! {
+        #[inline]
         fn stage<__I>(
             &self,
             __updates: __I,
@@ -94,7 +96,7 @@ fn write_lists(ex: &Expansion) -> Vec<TokenStream> {
         .iter()
         .filter_map(|(f, s)| {
             let cfgs = &f.cfgs;
-            let w = format_ident!("__w_{}", f.plain_name);
+            let w = writes_of(f);
             match s {
                 Slot::Own(None) => None,
                 Slot::Own(Some(_)) => Some(quote!(#(#cfgs)* let mut #w = #p::Writes::new();)),
@@ -115,12 +117,10 @@ fn collect_writes(ex: &Expansion) -> Vec<TokenStream> {
         .filter_map(|(f, s)| {
             let name = f.ident;
             let cfgs = &f.cfgs;
-            let w = format_ident!("__w_{}", f.plain_name);
+            let w = writes_of(f);
             match s {
                 Slot::Own(None) => None,
-                Slot::Own(Some(_)) => Some(
-                    quote!(#(#cfgs)* if let ::core::option::Option::Some(__v) = __u.#name { #w.push(__v); }),
-                ),
+                Slot::Own(Some(_)) => Some(quote!(#(#cfgs)* #p::gather(&mut #w, __u.#name);)),
                 // An empty part update is not a write: skipping it keeps a
                 // step that does not touch the part free of its staging.
                 Slot::Part => Some(quote! {
@@ -134,23 +134,25 @@ fn collect_writes(ex: &Expansion) -> Vec<TokenStream> {
 /// `let __s_<field> = ..;`: each list staged by the field's reducer, or by
 /// the part's own `stage` with the same rule.
 fn stage_fields(ex: &Expansion) -> Vec<TokenStream> {
+    let p = &ex.p;
     ex.slots
         .iter()
         .filter_map(|(f, s)| {
             let cfgs = &f.cfgs;
             let name = f.ident;
-            let w = format_ident!("__w_{}", f.plain_name);
+            let w = writes_of(f);
             let st = format_ident!("__s_{}", f.plain_name);
             match s {
                 Slot::Own(None) => None,
+                // A match, not `?`: see `__private::value_into`.
                 Slot::Own(Some(g)) => {
                     let stage = &g.stage;
                     let json = &f.json_name;
                     Some(quote! {
                         #(#cfgs)*
-                        let #st = {
-                            let __w = #w;
-                            #stage.map_err(|__e| __e.within(#json))?
+                        let #st = match #p::in_field(#stage, #json) {
+                            ::core::result::Result::Ok(__s) => __s,
+                            ::core::result::Result::Err(__e) => return ::core::result::Result::Err(__e),
                         };
                     })
                 }
@@ -183,6 +185,7 @@ pub(super) fn commit_fn(ex: &Expansion) -> TokenStream {
         }
     });
     quote! {
+        #[inline]
         fn commit(&mut self, __staged: Self::Staged) {
             #(#commits)*
         }

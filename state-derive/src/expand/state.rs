@@ -42,18 +42,22 @@ pub(super) fn agent_state_impl(ex: &Expansion) -> TokenStream {
 
             #commit
 
+            #[inline]
             fn from_json(__value: #p::serde_json::Value) -> ::core::result::Result<Self, #p::StateError> {
                 #from_json
             }
 
+            #[inline]
             fn to_json(&self) -> #p::serde_json::Value {
                 #p::to_value(self)
             }
 
+            #[inline]
             fn has_field(__name: &str) -> bool {
                 #has_field
             }
 
+            #[inline]
             fn serialize_fields<__M: #p::serde::ser::SerializeMap>(
                 &self,
                 __m: &mut __M,
@@ -78,6 +82,7 @@ fn versioning(ex: &Expansion) -> (Option<TokenStream>, Option<TokenStream>) {
         .map(|v| quote!(const VERSION: ::core::primitive::u32 = #v;));
     let migrate = attrs.migrate.as_ref().map(|path| {
         quote_spanned! {path.span()=>
+            #[inline]
             fn migrate(
                 __from: ::core::primitive::u32,
                 __kind: #p::Stored,
@@ -134,19 +139,23 @@ pub(super) fn merge_field_impl(ex: &Expansion) -> TokenStream {
             type Partial = #update #ty_generics;
             type Staged = #staged #ty_generics;
 
+            #[inline]
             fn stage(&self, __partials: #p::Writes<Self::Partial>) -> ::core::result::Result<Self::Staged, #p::StateError> {
                 <Self as #p::AgentState>::stage(self, __partials, #p::StepRule::Fold)
             }
 
+            #[inline]
             fn combine_partials(__first: &mut Self::Partial, __later: Self::Partial) -> ::core::result::Result<(), Self::Partial> {
                 <Self::Partial as #p::StateUpdate>::combine(__first, __later, #p::StepRule::Fold);
                 ::core::result::Result::Ok(())
             }
 
+            #[inline]
             fn assign_message_ids(__partial: &mut Self::Partial) {
                 <Self::Partial as #p::StateUpdate>::assign_message_ids(__partial);
             }
 
+            #[inline]
             fn commit(&mut self, __staged: Self::Staged) {
                 <Self as #p::AgentState>::commit(self, __staged);
             }

@@ -67,6 +67,7 @@ pub(super) fn structure(
 
         #[automatically_derived]
         impl #impl_generics ::core::default::Default for #name #ty_generics #parts_where {
+            #[inline]
             fn default() -> Self {
                 Self { #(#none)* #conflict: #p::Conflict::default(), #marker_init }
             }
@@ -76,6 +77,7 @@ pub(super) fn structure(
         impl #impl_generics #name #ty_generics #parts_where {
             #new_doc
             #[must_use]
+            #[inline]
             #vis fn new() -> Self {
                 ::core::default::Default::default()
             }
@@ -154,6 +156,7 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
     let assign_ids = (kind == Kind::Update).then(|| {
         let assign = assign_message_ids(ex);
         quote! {
+            #[inline]
             fn assign_message_ids(&mut self) {
                 #(#assign)*
             }
@@ -168,6 +171,7 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
         impl #impl_generics #tr for #name #ty_generics #state_where {
             type State = #ident #ty_generics;
 
+            #[inline]
             fn is_empty(&self) -> bool {
                 if self.#conflict.is_set() {
                     return false;
@@ -180,14 +184,17 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
 
             #assign_ids
 
+            #[inline]
             fn from_json(__value: #p::serde_json::Value) -> ::core::result::Result<Self, #p::StateError> {
                 #from_json
             }
 
+            #[inline]
             fn to_json(&self) -> #p::serde_json::Value {
                 #p::to_value(self)
             }
 
+            #[inline]
             fn serialize_fields<__M: #p::serde::ser::SerializeMap>(&self, __m: &mut __M) -> ::core::result::Result<(), __M::Error> {
                 // One JSON object cannot hold two writes of a field.
                 if let ::core::option::Option::Some(__e) = self.#conflict.error() {
