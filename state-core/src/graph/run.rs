@@ -474,7 +474,9 @@ where
                 .await?;
         }
         if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
-            channel.tasks_end(self.graph, sink.next_step(), &at.tasks, out).await;
+            channel
+                .tasks_end(self.graph, sink.next_step(), &at.tasks, out)
+                .await;
         }
         if let Some(error) = out.failed.take() {
             return Err(error);
