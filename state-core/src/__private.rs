@@ -84,6 +84,34 @@ pub fn in_field<T>(staged: Result<T, StateError>, field: &str) -> Result<T, Stat
     staged.map_err(|e| e.within(field))
 }
 
+/// [`extend_write`] with each item converted into the collection's item
+/// `X`: a plural setter's one call (its body type-checked here once, not
+/// per field of every state).
+#[inline]
+pub fn extend_into<X, T, P, I>(slot: &mut Option<FieldWrite<T, P>>, items: I)
+where
+    P: Default + Extend<X>,
+    I: IntoIterator,
+    I::Item: Into<X>,
+{
+    extend_write(slot, items.into_iter().map(Into::into));
+}
+
+/// [`extend_write`] with one item: a one-item setter's call.
+#[inline]
+pub fn push_write<X, T, P: Default + Extend<X>>(slot: &mut Option<FieldWrite<T, P>>, item: X) {
+    extend_write(slot, std::iter::once(item));
+}
+
+/// An input made from an update with the same writes: implemented by
+/// the derive for an input that mirrors its update (no part, no field
+/// omitted from input), whose `from_json` and `combine` are then the
+/// update's.
+pub trait InputOf<U>: Sized {
+    /// The update's writes, moved into an input.
+    fn from_update(update: U) -> Self;
+}
+
 /// Adds items to a collection field's pending write: extends a pending
 /// partial, or starts one (replacing a pending overwrite).
 #[inline]

@@ -223,6 +223,14 @@ impl<'a> Expansion<'a> {
         }
     }
 
+    /// Whether the input holds exactly the update's writes: no part (whose
+    /// own input may differ) and no field omitted from input. Its
+    /// `from_json` and `combine` are then the update's, through a
+    /// conversion ([`input::from_update`]), rather than generated again.
+    fn input_mirrors_update(&self) -> bool {
+        self.parts().next().is_none() && self.own().all(|f| !f.attrs.omit_from_input)
+    }
+
     /// The fields the state holds itself, in declaration order.
     fn own(&self) -> impl Iterator<Item = &'a Field<'a>> + '_ {
         self.slots.iter().map(|(f, _)| *f).filter(|f| !f.is_part())

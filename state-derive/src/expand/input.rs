@@ -25,7 +25,35 @@ pub(super) fn items(ex: &Expansion) -> TokenStream {
     };
     let mut out = update::structure(ex, Kind::Input, &doc, new_doc);
     out.extend(into_update(ex));
+    if ex.input_mirrors_update() {
+        out.extend(from_update(ex));
+    }
     out
+}
+
+/// `InputOf<FooUpdate> for FooInput` when the input mirrors the update:
+/// the update's writes moved into an input, so the input's `from_json` and
+/// `combine` can be the update's.
+pub(super) fn from_update(ex: &Expansion) -> TokenStream {
+    let p = &ex.p;
+    let (input, update) = (&ex.input, &ex.update);
+    let (impl_generics, ty_generics, _) = ex.cont.generics.split_for_impl();
+    let state_where = &ex.bounds.state;
+    let marker_init = ex.marker_init();
+    let conflict = &ex.conflict;
+    let fields = ex.slots.iter().filter_map(|(f, s)| {
+        let (name, cfgs) = (f.ident, &f.cfgs);
+        matches!(s, Slot::Own(Some(_))).then(|| quote!(#(#cfgs)* #name: __u.#name,))
+    });
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::InputOf<#update #ty_generics> for #input #ty_generics #state_where {
+            #[inline]
+            fn from_update(__u: #update #ty_generics) -> Self {
+                Self { #(#fields)* #conflict: __u.#conflict, #marker_init }
+            }
+        }
+    }
 }
 
 /// `From<FooInput> for FooUpdate`: the input's writes, `None` for the

@@ -16,10 +16,7 @@ pub(super) fn schema_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStr
     let p = &ex.p;
     let state_name = ex.cont.ident.to_string();
     let state_doc = &ex.cont.doc;
-    let fields = ex.slots.iter().map(|(f, s)| match s {
-        Slot::Part => part_schema(ex, f),
-        Slot::Own(_) => field_schema(ex, f),
-    });
+    let fields = field_schemas(ex);
     quote! {
         #[inline]
         fn schema() -> &'static #p::StateSchema {
@@ -38,6 +35,37 @@ pub(super) fn schema_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStr
             })
         }
     }
+}
+
+/// The statements filling `__fields` and `__parts`, in field order: a run
+/// of own fields without `cfg` is one `extend_from_slice` of their
+/// `FieldSchema`s (one statement, not one per field, in a function a wide
+/// state makes long), a part or a field with a `cfg` a statement of its own.
+fn field_schemas(ex: &Expansion) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    let mut run: Vec<TokenStream> = Vec::new();
+    let flush = |run: &mut Vec<TokenStream>, out: &mut Vec<TokenStream>| {
+        if !run.is_empty() {
+            out.push(quote!(__fields.extend_from_slice(&[#(#run),*]);));
+            run.clear();
+        }
+    };
+    for (f, s) in &ex.slots {
+        match s {
+            Slot::Own(_) if f.cfgs.is_empty() => run.push(field_schema(ex, f)),
+            Slot::Own(_) => {
+                flush(&mut run, &mut out);
+                let (cfgs, schema) = (&f.cfgs, field_schema(ex, f));
+                out.push(quote!(#(#cfgs)* __fields.push(#schema);));
+            }
+            Slot::Part => {
+                flush(&mut run, &mut out);
+                out.push(part_schema(ex, f));
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    out
 }
 
 /// A part: its fields, with the part's visibility applied on top, and
@@ -65,7 +93,6 @@ fn part_schema(ex: &Expansion, f: &Field) -> TokenStream {
 /// An own field's `FieldSchema`.
 fn field_schema(ex: &Expansion, f: &Field) -> TokenStream {
     let p = &ex.p;
-    let cfgs = &f.cfgs;
     let rust_name = &f.plain_name;
     let visibility = visibility(p, f);
     let json = &f.json_name;
@@ -81,8 +108,7 @@ fn field_schema(ex: &Expansion, f: &Field) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     quote! {
-        #(#cfgs)*
-        __fields.push(#p::FieldSchema {
+        #p::FieldSchema {
             name: #json,
             rust_name: #rust_name,
             ty: #ty,
@@ -92,7 +118,7 @@ fn field_schema(ex: &Expansion, f: &Field) -> TokenStream {
             visibility: #visibility,
             owner: #state_name,
             part: ::core::option::Option::None,
-        });
+        }
     }
 }
 

@@ -272,7 +272,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
     let (item, what, one_what) = collection_item_and_doc(p, f);
     let primitive_items =
         !matches!(f.reducer(), Reducer::Messages) && collection_item(ty).is_some_and(is_primitive);
-    let (many_bound, many_conv, one_arg, one_conv) = item_args(&item, primitive_items);
+    let (many_bound, many_call, one_arg, one_conv) = item_args(&item, primitive_items);
     let one = item_setter(f).expect("a collection field has an item setter");
     let one_method = method_ident(&one.name, name.span());
     let (one_name, link) = (&one.name, one_method.to_string());
@@ -297,7 +297,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
                 where
                     #many_bound
                 {
-                    #p::extend_write(&mut self.#name, #many_conv);
+                    #p::#many_call(&mut self.#name, items);
                     self
                 }
             },
@@ -311,7 +311,7 @@ fn collection_setters(ex: &Expansion, f: &Field) -> Vec<Method> {
                 #[inline]
                 #vis fn #one_method(mut self, item: #one_arg) -> Self {
                     let __item: #item = #one_conv;
-                    #p::extend_write(&mut self.#name, [__item]);
+                    #p::push_write(&mut self.#name, __item);
                     self
                 }
             },
@@ -349,9 +349,9 @@ fn collection_item_and_doc(p: &TokenStream, f: &Field) -> (TokenStream, String, 
     )
 }
 
-/// The plural setter's bound and conversion, and the one-item setter's
-/// argument and conversion. Primitive items are taken as they are, so a
-/// literal takes the item's type.
+/// The plural setter's bound and the `__private` function it calls with
+/// its items, and the one-item setter's argument and conversion. Primitive
+/// items are taken as they are, so a literal takes the item's type.
 fn item_args(
     item: &TokenStream,
     primitive_items: bool,
@@ -359,17 +359,14 @@ fn item_args(
     if primitive_items {
         (
             quote!(I: ::core::iter::IntoIterator<Item = #item>),
-            quote!(items),
+            quote!(extend_write),
             quote!(#item),
             quote!(item),
         )
     } else {
         (
             quote!(I: ::core::iter::IntoIterator, I::Item: ::core::convert::Into<#item>),
-            quote!(::core::iter::Iterator::map(
-                ::core::iter::IntoIterator::into_iter(items),
-                ::core::convert::Into::into
-            )),
+            quote!(extend_into::<#item, _, _, _>),
             quote!(impl ::core::convert::Into<#item>),
             quote!(::core::convert::Into::into(item)),
         )

@@ -162,9 +162,15 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
             }
         }
     });
-    let from_json = json::write_from_json(ex, kind);
     let ser = json::write_serialize_fields(ex, kind);
-    let combine = combine::combine_fn(ex, kind);
+    let (from_json, combine) = if kind == Kind::Input && ex.input_mirrors_update() {
+        mirrored_input_fns(ex)
+    } else {
+        (
+            json::write_from_json(ex, kind),
+            combine::combine_fn(ex, kind),
+        )
+    };
     let conflict = &ex.conflict;
     quote! {
         #[automatically_derived]
@@ -205,6 +211,28 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
             }
         }
     }
+}
+
+/// The body of an input's `from_json` and its `combine` when it mirrors
+/// the update: the update's, on the input converted into one and back
+/// (the same reads, errors and combining rules, half the generated code).
+fn mirrored_input_fns(ex: &Expansion) -> (TokenStream, TokenStream) {
+    let p = &ex.p;
+    let update = &ex.update;
+    let (_, ty_generics, _) = ex.cont.generics.split_for_impl();
+    let up = quote!(#update #ty_generics);
+    let from_json = quote! {
+        <#up as #p::StateUpdate>::from_json(__value).map(<Self as #p::InputOf<#up>>::from_update)
+    };
+    let combine = quote! {
+        #[inline]
+        fn combine(&mut self, __later: Self, __rule: #p::StepRule) {
+            let mut __u = <#up as ::core::convert::From<Self>>::from(::core::mem::take(self));
+            #p::StateUpdate::combine(&mut __u, <#up as ::core::convert::From<Self>>::from(__later), __rule);
+            *self = <Self as #p::InputOf<#up>>::from_update(__u);
+        }
+    };
+    (from_json, combine)
 }
 
 /// `is_empty`: `false` as soon as a write or a part's update is set.
