@@ -10,6 +10,7 @@
 //! cargo run --example debate                 # first run: stops after 2 rounds
 //! cargo run --example debate                 # second run: resumes, finishes
 //! cargo run --example debate -- --rounds 5 --db /tmp/debate.db --thread t2 --steps 100
+//! cargo run --example debate -- --mermaid    # the graph drawn in Mermaid
 //! ```
 //!
 //! Options (or environment variables): `--rounds N` (`DEBATE_ROUNDS`,
@@ -146,13 +147,17 @@ fn build_graph(model: Arc<ScriptedModel>) -> Result<Graph<DebateState>, GraphErr
         .add_edge(START, "optimist")
         .add_edge("optimist", "skeptic")
         .add_edge("skeptic", "moderator")
-        .add_conditional_edges("moderator", |s: &DebateState| {
-            if s.status == DebateStatus::Completed {
-                END
-            } else {
-                "optimist"
-            }
-        })
+        .add_conditional_edges_to(
+            "moderator",
+            |s: &DebateState| {
+                if s.status == DebateStatus::Completed {
+                    END
+                } else {
+                    "optimist"
+                }
+            },
+            ["optimist", END],
+        )
         .compile()
 }
 
@@ -246,6 +251,10 @@ fn print_step(e: &StepEvent<'_, DebateState>) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("--mermaid") {
+        print!("{}", build_graph(Arc::new(ScriptedModel))?.to_mermaid());
+        return Ok(());
+    }
     let opts = options()?;
     let saver = SqliteCheckpointer::open(&opts.db)?;
     let graph = build_graph(Arc::new(ScriptedModel))?;

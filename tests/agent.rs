@@ -1064,7 +1064,7 @@ fn tokens_stream_to_the_sink() {
     let chunks = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&chunks);
     let agent = create_agent(ScriptedModel::new([ai("hello there")]))
-        .on_token(move |c| sink.lock().unwrap().push(c.text.clone()))
+        .on_token(move |c| sink.lock().unwrap().push(c.text()))
         .compile()
         .unwrap();
     let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();

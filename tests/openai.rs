@@ -257,7 +257,7 @@ async fn streamed_chunks_reach_the_sink_and_fold_into_one_message() {
     let sink = Arc::clone(&tokens);
     let agent = create_agent(model)
         .tool(weather())
-        .on_token(move |c| sink.lock().unwrap().push(c.text.clone()))
+        .on_token(move |c| sink.lock().unwrap().push(c.text()))
         .compile()
         .unwrap();
     let out = agent.run(input::<Chat>("Oslo?")).await.unwrap();
@@ -299,7 +299,7 @@ async fn tokens_reach_the_sink_while_the_answer_is_still_coming() {
     .await;
     let agent = create_agent(model)
         .on_token(move |c| {
-            if c.text == "Hel" {
+            if c.text() == "Hel" {
                 go.store(true, Ordering::SeqCst);
             }
         })

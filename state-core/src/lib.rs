@@ -49,7 +49,8 @@ pub mod __private;
 pub use error::{ErrorKind, StateError};
 pub use id::new_message_id;
 pub use message::{
-    ai, human, system, tool, Content, Message, MessageError, MessageType, ToolCall, ToolStatus,
+    ai, human, system, tool, Content, MergeError, Message, MessageChunk, MessageChunks,
+    MessageError, MessageType, ToolCall, ToolCallChunk, ToolStatus,
 };
 pub use messages::{
     DuplicateId, MessageLike, MessageOp, MessageOps, Messages, RemoveMessage, REMOVE_ALL_MESSAGES,
@@ -69,6 +70,10 @@ pub use union_vec::UnionVec;
 #[cfg_attr(docsrs, doc(cfg(feature = "indexmap")))]
 pub use indexmap;
 pub use write::{FieldWrite, OVERWRITE_KEY, REDUCE_KEY};
+
+/// `futures`, for the `Stream` a streamed run is
+/// ([`graph::RunStream`]) and its `StreamExt` (`next`, `collect`, ..).
+pub use futures;
 pub use writes::Writes;
 
 /// README.md's example, compiled and run as a doctest.

@@ -59,13 +59,14 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+pub use crate::message::{invalid_tool_call, parse_args, ToolCallChunk};
 pub use middleware::{
     AgentMiddleware, HookOutput, HookResult, Hooks, Jump, ModelHandler, ToolCallRequest,
     ToolHandler,
 };
 pub use model::{
-    invalid_tool_call, parse_args, ChatChunk, ChatModel, ChunkAccumulator, ModelError,
-    ModelRequest, ModelResponse, ModelSettings, ToolCallChunk, ToolChoice, ToolDefinition, Usage,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolChoice,
+    ToolDefinition, Usage,
 };
 pub use nodes::TokenSink;
 
@@ -216,9 +217,11 @@ where
         self
     }
 
-    /// Streams every model call: `sink` gets each chunk as it arrives
-    /// (LangGraph's `messages` stream mode), through
-    /// [`ChatModel::stream`].
+    /// Streams every model call: `sink` gets each chunk as it arrives,
+    /// through [`ChatModel::stream`], in every run of the agent. A run
+    /// streamed in the `messages` mode
+    /// ([`Run::stream`](crate::graph::Run::stream)) gets them too, with the
+    /// node and step, without a sink.
     #[must_use]
     pub fn on_token(mut self, sink: impl Fn(&ChatChunk) + Send + Sync + 'static) -> Self {
         self.sink = Some(Arc::new(sink));
@@ -305,9 +308,11 @@ where
     S::Update: Send + Sync,
 {
     let model_loop = Arc::clone(lp);
-    graph = graph.add_async_node("model", move |state| {
+    // The model node takes a context for its stream writer (the run's
+    // `messages` mode).
+    graph = graph.add_async_context_node("model", move |state, ctx| {
         let lp = Arc::clone(&model_loop);
-        async move { lp.model_step(state).await }
+        async move { lp.model_step(state, ctx).await }
     });
     if lp.places.has_tools {
         let tools_loop = Arc::clone(lp);

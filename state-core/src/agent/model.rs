@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::base::HasMessages;
-use crate::graph::BoxError;
-use crate::message::{Content, Message, MessageType, ToolCall};
+use crate::graph::{BoxError, StreamWriter};
+use crate::message::{Message, MessageChunk, MessageType};
 
 /// A tool as the model sees it: its name, what it is for, and the JSON
 /// Schema of its arguments (an object schema).
@@ -61,6 +61,7 @@ pub struct ModelRequest<S> {
     messages: Option<Arc<[Message]>>,
     tools: Arc<[ToolDefinition]>,
     settings: ModelSettings,
+    writer: Option<StreamWriter>,
 }
 
 impl<S> Clone for ModelRequest<S> {
@@ -71,6 +72,7 @@ impl<S> Clone for ModelRequest<S> {
             messages: self.messages.clone(),
             tools: Arc::clone(&self.tools),
             settings: self.settings.clone(),
+            writer: self.writer.clone(),
         }
     }
 }
@@ -84,6 +86,7 @@ impl<S: HasMessages> ModelRequest<S> {
             messages: None,
             tools: Arc::from(Vec::new()),
             settings: ModelSettings::default(),
+            writer: None,
         }
     }
 
@@ -122,6 +125,21 @@ impl<S> ModelRequest<S> {
     /// The model settings.
     pub fn settings(&self) -> &ModelSettings {
         &self.settings
+    }
+
+    /// The model node's way into the run's stream: a model (or a
+    /// `wrap_model_call`) that streams by itself sends its pieces here
+    /// ([`StreamWriter::message`]); the agent does it for
+    /// [`ChatModel::stream`].
+    pub fn stream_writer(&self) -> Option<&StreamWriter> {
+        self.writer.as_ref()
+    }
+
+    /// The request streaming to `writer`.
+    #[must_use]
+    pub fn with_stream_writer(mut self, writer: StreamWriter) -> Self {
+        self.writer = Some(writer);
+        self
     }
 
     /// The request with another system prompt (LangChain's
@@ -234,162 +252,9 @@ impl Usage {
     }
 }
 
-/// A piece of a tool call as it streams: the chunks of one call share its
-/// `index`; the first usually carries the id and the name, and the
-/// arguments arrive as pieces of a JSON string.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolCallChunk {
-    /// Which call of the message this piece belongs to.
-    pub index: usize,
-    /// The call's id, when this piece carries it.
-    pub id: Option<String>,
-    /// The tool's name, when this piece carries it.
-    pub name: Option<String>,
-    /// The next piece of the arguments' JSON text.
-    pub args: String,
-}
-
-/// A piece of a streamed AI message (LangChain's `AIMessageChunk`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ChatChunk {
-    /// The message id, when this chunk carries it.
-    pub id: Option<String>,
-    /// The next piece of text.
-    pub text: String,
-    /// Pieces of tool calls.
-    pub tool_calls: Vec<ToolCallChunk>,
-    /// Token counts (usually on the last chunk).
-    pub usage: Option<Usage>,
-    /// Provider metadata (finish reason, model name, ...), merged into the
-    /// message's `response_metadata`.
-    pub metadata: Map<String, Value>,
-}
-
-impl ChatChunk {
-    /// The whole of `message` as one chunk: what a model that does not
-    /// stream yields.
-    pub fn whole(message: &Message) -> Self {
-        let tool_calls = message
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(index, call)| ToolCallChunk {
-                index,
-                id: call.id.clone(),
-                name: Some(call.name.clone()),
-                args: Value::Object(call.args.clone()).to_string(),
-            })
-            .collect();
-        Self {
-            id: message.id.clone(),
-            text: message.text(),
-            tool_calls,
-            usage: Usage::of(message),
-            metadata: message.response_metadata.clone(),
-        }
-    }
-}
-
-/// Folds the chunks of a stream into the AI message they make.
-#[derive(Debug, Default)]
-pub struct ChunkAccumulator {
-    id: Option<String>,
-    text: String,
-    calls: Vec<ToolCallChunk>,
-    usage: Option<Usage>,
-    metadata: Map<String, Value>,
-}
-
-impl ChunkAccumulator {
-    /// Nothing yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds a chunk.
-    pub fn push(&mut self, chunk: &ChatChunk) {
-        if chunk.id.is_some() {
-            self.id.clone_from(&chunk.id);
-        }
-        self.text.push_str(&chunk.text);
-        for piece in &chunk.tool_calls {
-            let at = match self.calls.iter().position(|c| c.index == piece.index) {
-                Some(at) => at,
-                None => {
-                    self.calls.push(ToolCallChunk {
-                        index: piece.index,
-                        ..ToolCallChunk::default()
-                    });
-                    self.calls.len() - 1
-                }
-            };
-            let call = &mut self.calls[at];
-            if piece.id.is_some() {
-                call.id.clone_from(&piece.id);
-            }
-            if let Some(name) = &piece.name {
-                call.name.get_or_insert_with(String::new).push_str(name);
-            }
-            call.args.push_str(&piece.args);
-        }
-        if chunk.usage.is_some() {
-            self.usage = chunk.usage;
-        }
-        self.metadata
-            .extend(chunk.metadata.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-
-    /// The AI message: text, tool calls whose arguments parse as a JSON
-    /// object, the others as `invalid_tool_calls` (with the parse error),
-    /// usage and metadata.
-    pub fn finish(mut self) -> Message {
-        self.calls.sort_by_key(|c| c.index);
-        let mut message = Message::new(MessageType::Ai, Content::Text(self.text));
-        message.id = self.id;
-        for call in self.calls {
-            let name = call.name.unwrap_or_default();
-            match parse_args(&call.args) {
-                Ok(args) => message.tool_calls.push(ToolCall {
-                    name,
-                    args,
-                    id: call.id,
-                }),
-                Err(error) => message
-                    .invalid_tool_calls
-                    .push(invalid_tool_call(&name, &call.args, call.id, &error)),
-            }
-        }
-        message.usage_metadata = self.usage.map(Usage::to_json);
-        message.response_metadata = self.metadata;
-        message
-    }
-}
-
-/// A tool call's arguments: a JSON object (an empty string is no argument).
-pub fn parse_args(text: &str) -> Result<Map<String, Value>, String> {
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(format!(
-            "the arguments are {}, not a JSON object",
-            crate::error::json_type(&other)
-        )),
-        Err(error) => Err(format!("the arguments are not valid JSON: {error}")),
-    }
-}
-
-/// LangChain's `InvalidToolCall`: a call whose arguments did not parse.
-pub fn invalid_tool_call(name: &str, args: &str, id: Option<String>, error: &str) -> Value {
-    json!({
-        "name": name,
-        "args": args,
-        "id": id,
-        "error": error,
-        "type": "invalid_tool_call",
-    })
-}
+/// A piece of a streamed AI message: the message model's [`MessageChunk`]
+/// (LangChain's `AIMessageChunk`), under the name the agent used first.
+pub type ChatChunk = MessageChunk;
 
 /// Why a model call failed.
 #[derive(Debug)]
@@ -476,7 +341,8 @@ impl std::error::Error for ModelError {
 ///
 /// Generic over the state only so that a model may read it
 /// ([`ModelRequest::state`]); providers implement it for every state.
-/// [`stream`](Self::stream) streams the answer in chunks; its default calls
+/// [`stream`](Self::stream) streams the answer in chunks (which add up to
+/// the message as [`MessageChunk::add`] adds them); its default calls
 /// [`invoke`](Self::invoke) and yields the whole answer as one chunk.
 pub trait ChatModel<S>: Send + Sync {
     /// Answers the request.
@@ -485,13 +351,14 @@ pub trait ChatModel<S>: Send + Sync {
         request: &'a ModelRequest<S>,
     ) -> BoxFuture<'a, Result<Message, ModelError>>;
 
-    /// Answers the request as a stream of chunks (see [`ChunkAccumulator`]).
+    /// Answers the request as a stream of chunks, the last marked
+    /// [`last`](MessageChunk::last) when the provider says so.
     fn stream<'a>(
         &'a self,
         request: &'a ModelRequest<S>,
     ) -> BoxStream<'a, Result<ChatChunk, ModelError>> {
         stream::once(self.invoke(request))
-            .map(|result| result.map(|message| ChatChunk::whole(&message)))
+            .map(|result| result.map(|message| MessageChunk::whole(&message)))
             .boxed()
     }
 }

@@ -17,14 +17,16 @@ use super::middleware::{
     ToolExec,
 };
 use super::model::{
-    ChatChunk, ChatModel, ChunkAccumulator, ModelError, ModelRequest, ModelResponse, ModelSettings,
-    ToolDefinition,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolDefinition,
+    Usage,
 };
 use super::tool::{answer_message, Tool, ToolFuture, ToolRuntime};
 use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
-use crate::graph::{BoxError, Command, END};
-use crate::message::{Message, MessageType, ToolStatus};
+use crate::graph::trace::Timed;
+use crate::graph::{BoxError, Command, NodeContext, StreamMode, StreamWriter, END};
+use crate::message::{Message, MessageChunk, MessageType, ToolStatus};
 use crate::state::{AgentState, StateUpdate};
+use tracing::Instrument;
 
 /// Receives every chunk of every model call, as it streams.
 pub type TokenSink = Arc<dyn Fn(&ChatChunk) + Send + Sync>;
@@ -39,21 +41,66 @@ pub(crate) struct ModelCore<S> {
 impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
     fn run(&self, request: ModelRequest<S>) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
-            let message = match &self.sink {
-                None => self.model.invoke(&request).await?,
-                Some(sink) => {
-                    let mut chunks = self.model.stream(&request);
-                    let mut message = ChunkAccumulator::new();
-                    while let Some(chunk) = chunks.next().await {
-                        let chunk = chunk?;
-                        sink(&chunk);
-                        message.push(&chunk);
-                    }
-                    message.finish()
+            let writer = request
+                .stream_writer()
+                .filter(|w| w.is_on(StreamMode::Messages));
+            let streaming = self.sink.is_some() || writer.is_some();
+            let span = tracing::info_span!(
+                "agent.model",
+                streaming,
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                duration_us = tracing::field::Empty,
+            );
+            let timed = Timed::new(span.clone());
+            let call = async {
+                if streaming {
+                    self.stream(&request, writer).await
+                } else {
+                    self.model.invoke(&request).await
                 }
             };
+            let message = call.instrument(span).await?;
+            if let Some(usage) = Usage::of(&message) {
+                timed.span().record("input_tokens", usage.input_tokens);
+                timed.span().record("output_tokens", usage.output_tokens);
+            }
             Ok(ModelResponse::new(message))
         })
+    }
+}
+
+impl<S> ModelCore<S> {
+    /// One streamed model call: each chunk to the token sink and the run's
+    /// `messages` stream as it comes, all of them added up into the
+    /// message. Chunks without an id get the call's (`lc_run-<uuid>`, as
+    /// LangChain names a run's chunks), so the pieces and the message they
+    /// make share it.
+    async fn stream(
+        &self,
+        request: &ModelRequest<S>,
+        writer: Option<&StreamWriter>,
+    ) -> Result<Message, ModelError> {
+        let id = format!("lc_run-{}", crate::new_message_id());
+        let mut chunks = self.model.stream(request);
+        let mut sum: Option<MessageChunk> = None;
+        while let Some(chunk) = chunks.next().await {
+            let mut chunk = chunk?;
+            chunk.id.get_or_insert_with(|| id.clone());
+            if let Some(sink) = &self.sink {
+                sink(&chunk);
+            }
+            if let Some(writer) = writer {
+                writer.message(chunk.clone()).await;
+            }
+            match &mut sum {
+                None => sum = Some(chunk),
+                Some(sum) => sum.add(chunk).map_err(|e| ModelError::InvalidResponse {
+                    message: format!("the streamed chunks do not add up: {e}"),
+                })?,
+            }
+        }
+        Ok(sum.unwrap_or_else(|| MessageChunk::ai("")).into_message())
     }
 }
 
@@ -151,12 +198,18 @@ where
 {
     /// The model node: one model call through the `wrap_model_call` chain;
     /// its messages are the step's update.
-    pub(crate) async fn model_step(&self, state: Arc<S>) -> Result<Command<S::Update>, BoxError> {
-        let request = ModelRequest::new(Arc::clone(&state)).set_shared(
-            self.system_prompt.clone(),
-            Arc::clone(&self.definitions),
-            self.settings.clone(),
-        );
+    pub(crate) async fn model_step(
+        &self,
+        state: Arc<S>,
+        ctx: NodeContext,
+    ) -> Result<Command<S::Update>, BoxError> {
+        let request = ModelRequest::new(Arc::clone(&state))
+            .set_shared(
+                self.system_prompt.clone(),
+                Arc::clone(&self.definitions),
+                self.settings.clone(),
+            )
+            .with_stream_writer(ctx.writer());
         let handler = ModelHandler {
             layers: &self.wrap_model,
             core: &self.model,

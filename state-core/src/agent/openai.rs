@@ -34,11 +34,12 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Map, Value};
 
 use super::model::{
-    invalid_tool_call, parse_args, ChatChunk, ChatModel, ModelError, ModelRequest, ToolCallChunk,
-    ToolChoice, ToolDefinition, Usage,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ToolChoice, ToolDefinition, Usage,
 };
 use crate::base::HasMessages;
-use crate::message::{Message, MessageType, ToolCall};
+use crate::message::{
+    invalid_tool_call, parse_args, Message, MessageChunk, MessageType, ToolCall, ToolCallChunk,
+};
 
 /// The model used when neither the settings nor `OPENAI_MODEL` name one.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -344,31 +345,36 @@ fn finish_reason(reason: &impl serde::Serialize) -> Value {
     serde_json::to_value(reason).unwrap_or(Value::Null)
 }
 
-/// One SSE chunk as a [`ChatChunk`] (its first choice).
+/// One SSE chunk as a [`ChatChunk`] (its first choice). Every chunk
+/// carries the completion's id in its metadata (equal ids merge into one);
+/// the model name comes once, with the finish reason, since LangChain's
+/// merge concatenates repeated strings. The chunk with the usage (or, without
+/// one, the finish reason) is the last.
 fn from_chunk(chunk: CreateChatCompletionStreamResponse) -> ChatChunk {
-    let mut out = ChatChunk {
-        usage: chunk.usage.as_ref().map(usage),
-        ..ChatChunk::default()
-    };
-    out.metadata.insert("id".to_owned(), chunk.id.into());
-    out.metadata
-        .insert("model_name".to_owned(), chunk.model.into());
+    let mut out = MessageChunk::ai("");
+    out.usage_metadata = chunk.usage.as_ref().map(|u| usage(u).to_json());
+    out.last = chunk.usage.is_some();
+    out.response_metadata
+        .insert("id".to_owned(), chunk.id.into());
     let Some(choice) = chunk.choices.into_iter().next() else {
         return out;
     };
-    out.text = choice.delta.content.unwrap_or_default();
+    out.content = choice.delta.content.unwrap_or_default().into();
     for piece in choice.delta.tool_calls.into_iter().flatten() {
         let function = piece.function.unwrap_or_default();
-        out.tool_calls.push(ToolCallChunk {
-            index: piece.index as usize,
+        out.tool_call_chunks.push(ToolCallChunk {
+            index: Some(piece.index as usize),
             id: piece.id,
             name: function.name,
             args: function.arguments.unwrap_or_default(),
         });
     }
     if let Some(reason) = choice.finish_reason {
-        out.metadata
+        out.response_metadata
             .insert("finish_reason".to_owned(), finish_reason(&reason));
+        out.response_metadata
+            .insert("model_name".to_owned(), chunk.model.into());
+        out.last = true;
     }
     out
 }

@@ -7,6 +7,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::future::{join_all, FutureExt};
+use tracing::Instrument;
+
+use crate::graph::trace::Timed;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -59,9 +62,18 @@ where
             };
             let key = call.id.clone().unwrap_or_default();
             let ctx = &ctx;
+            let span = tracing::info_span!(
+                "agent.tool",
+                tool = %call.name,
+                call_id = %key,
+                duration_us = tracing::field::Empty,
+            );
             async move {
                 ctx.once_async(&key, || async {
-                    let (update, goto) = self.answer(call, guarded(handler, request).await);
+                    let timed = Timed::new(span.clone());
+                    let output = guarded(handler, request).instrument(span).await;
+                    drop(timed);
+                    let (update, goto) = self.answer(call, output);
                     Ok::<_, Infallible>(KeptAnswer {
                         update: update.to_json(),
                         goto,

@@ -62,7 +62,7 @@ impl From<Vec<String>> for EdgeSources {
 pub struct StateGraph<S: AgentState> {
     pub(crate) nodes: Vec<(String, NodeFn<S, S::Update>)>,
     pub(crate) edges: Vec<(Vec<String>, String)>,
-    pub(crate) routers: Vec<(String, Router<S>)>,
+    pub(crate) routers: Vec<(String, Router<S>, Option<Vec<String>>)>,
     pub(crate) middleware: Vec<Arc<dyn Middleware<S>>>,
     pub(crate) recursion_limit: usize,
     pub(crate) before: Vec<String>,
@@ -226,7 +226,33 @@ impl<S: AgentState + 'static> StateGraph<S> {
         N: Into<super::Next>,
     {
         let r = move |s: &S| router(s).into();
-        self.routers.push((from.into(), Box::new(r)));
+        self.routers.push((from.into(), Box::new(r), None));
+        self
+    }
+
+    /// A conditional edge whose router goes only to `targets` (node names,
+    /// [`END`], the nodes of its [`Send`](super::Send)s): LangGraph's
+    /// `path_map` as a list. The targets are checked when the graph
+    /// compiles, the router's answers when it runs (another name is
+    /// [`GraphError::UndeclaredTarget`]), and
+    /// [`Graph::to_mermaid`](super::Graph::to_mermaid) draws exactly these
+    /// edges (a router without them is not drawn, as LangGraph leaves out a
+    /// branch with neither `path_map` nor a return type).
+    #[must_use]
+    pub fn add_conditional_edges_to<F, N, T>(
+        mut self,
+        from: impl Into<String>,
+        router: F,
+        targets: impl IntoIterator<Item = T>,
+    ) -> Self
+    where
+        F: Fn(&S) -> N + Send + Sync + 'static,
+        N: Into<super::Next>,
+        T: Into<String>,
+    {
+        let r = move |s: &S| router(s).into();
+        let targets = targets.into_iter().map(Into::into).collect();
+        self.routers.push((from.into(), Box::new(r), Some(targets)));
         self
     }
 
@@ -322,9 +348,19 @@ impl<S: AgentState + 'static> StateGraph<S> {
             }
         }
         let mut routers = Vec::new();
-        for (from, router) in user_routers {
+        let mut router_ends = Vec::new();
+        for (from, router, ends) in user_routers {
             let at = routers.len();
             routers.push(router);
+            for end in ends.iter().flatten() {
+                if end != END && !nodes.index.contains_key(end) {
+                    return Err(GraphError::UnknownNode {
+                        name: end.clone(),
+                        from: from.clone(),
+                    });
+                }
+            }
+            router_ends.push(ends);
             match nodes.source(&from)? {
                 None => start.push(Edge::Router(at)),
                 Some(i) => routes[i].push(Edge::Router(at)),
@@ -354,6 +390,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             routes,
             entry,
             routers,
+            router_ends,
             first_after,
             is_after,
             rank,

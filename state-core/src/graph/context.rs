@@ -14,6 +14,8 @@ use serde_json::Value;
 
 use super::error::BoxError;
 use crate::checkpoint::PendingWrite;
+use crate::graph::stream::mode::NodeSink;
+use crate::graph::stream::writer::StreamWriter;
 
 /// A pause of a node, waiting for a value from outside: LangGraph's
 /// `Interrupt`. A paused run returns them
@@ -172,6 +174,9 @@ pub(crate) struct TaskCtx {
     memos: Mutex<HashMap<String, Value>>,
     signal: Mutex<Signal>,
     queue: Option<Arc<PendingQueue>>,
+    /// The node's way into the run's stream (sends nothing when the run
+    /// is not streamed).
+    writer: StreamWriter,
 }
 
 impl TaskCtx {
@@ -188,7 +193,13 @@ impl TaskCtx {
             memos: Mutex::new(HashMap::new()),
             signal: Mutex::new(Signal::None),
             queue: None,
+            writer: StreamWriter::default(),
         }
+    }
+
+    pub(crate) fn with_stream(mut self, stream: Option<Arc<dyn NodeSink>>) -> Self {
+        self.writer = StreamWriter::new(stream, self.step, &self.node, &self.task);
+        self
     }
 
     pub(crate) fn with_queue(mut self, queue: Option<Arc<PendingQueue>>) -> Self {
@@ -297,6 +308,14 @@ impl NodeContext {
     /// of the step.
     pub fn task(&self) -> &str {
         &self.inner.task
+    }
+
+    /// The node's way into the run's stream: values for the `custom` mode
+    /// and message pieces for the `messages` mode (LangGraph's
+    /// `get_stream_writer()`). When the run is not streamed, or not in
+    /// that mode, what it is given goes nowhere.
+    pub fn writer(&self) -> StreamWriter {
+        self.inner.writer.clone()
     }
 
     /// Pauses the run for a value from outside, as LangGraph's

@@ -50,6 +50,17 @@ pub enum GraphError {
         /// The name.
         target: String,
     },
+    /// A router declared with its targets
+    /// ([`StateGraph::add_conditional_edges_to`](super::StateGraph::add_conditional_edges_to))
+    /// named another.
+    UndeclaredTarget {
+        /// The node the router leaves.
+        from: String,
+        /// The name it gave.
+        target: String,
+        /// The targets it declared.
+        declared: Vec<String>,
+    },
     /// A node returned an error. The step's writes were not applied.
     Node {
         /// The node.
@@ -247,6 +258,15 @@ impl fmt::Display for GraphError {
             GraphError::UnknownTarget { from, target } => {
                 write!(f, "node `{from}` routed to `{target}`, which is not a node")
             }
+            GraphError::UndeclaredTarget {
+                from,
+                target,
+                declared,
+            } => write!(
+                f,
+                "the router after `{from}` went to `{target}`, which is not one of the targets it declared ({})",
+                declared.join(", ")
+            ),
             GraphError::Node { node, step, error } => {
                 write!(f, "node `{node}` failed in step {step}: {error}")
             }

@@ -18,7 +18,10 @@
 //!   once per invocation, each its own step, so each sees the updates of
 //!   those before it: `before_agent` in registration order, `after_agent`
 //!   in reverse (LangChain v1's order).
-//! * A recursion limit, a stream of step events, and per-thread runs over a
+//! * Streaming ([`Run::stream`]): LangGraph's stream modes (`values`,
+//!   `updates`, `messages`, `custom`, `checkpoints`, `tasks`) as a
+//!   `futures::Stream`, with backpressure; dropping it cancels the run.
+//! * A recursion limit, a step callback, and per-thread runs over a
 //!   [`Checkpointer`](crate::checkpoint::Checkpointer) that resume after a
 //!   crash from the last saved step without re-applying anything, and
 //!   without re-running the tasks of an unfinished step that had finished.
@@ -59,14 +62,18 @@ mod context;
 mod edit;
 mod error;
 mod joins;
+mod mermaid;
 mod node;
+mod output;
 mod pending;
 mod policy;
 mod resume;
 mod run;
 mod step;
+mod stream;
 mod subgraph;
 mod timer;
+pub(crate) mod trace;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -78,8 +85,13 @@ pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
+pub use output::RunOutput;
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
-pub use run::{Input, Run, RunOutput, StepEvent};
+pub use run::{Input, Run, StepEvent};
+pub use stream::{
+    CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
+    TaskOutcome, UnknownStreamMode,
+};
 
 use crate::send::SendArg;
 use crate::state::AgentState;
@@ -215,6 +227,8 @@ pub struct Graph<S: AgentState> {
     routes: Vec<Vec<Edge>>,
     entry: Vec<Edge>,
     routers: Vec<Router<S>>,
+    /// Per router, the targets it declared, if it did.
+    router_ends: Vec<Option<Vec<String>>>,
     first_after: Option<usize>,
     is_after: Vec<bool>,
     rank: Vec<usize>,
@@ -329,6 +343,9 @@ impl<S: AgentState> Graph<S> {
                 Edge::To(target) => self.push_pull(from, *target, out),
                 Edge::Router(r) => {
                     let next = (self.routers[*r])(state);
+                    if let Some(declared) = &self.router_ends[*r] {
+                        self.check_declared(from, declared, &next)?;
+                    }
                     if !next.sends().is_empty() {
                         self.route_targets(from, &[], next.sends(), out)?;
                     }
@@ -361,6 +378,28 @@ impl<S: AgentState> Graph<S> {
             out.push.push((i, send.arg().clone()));
         }
         Ok(())
+    }
+
+    /// A declared router's answer names only its declared targets.
+    fn check_declared(
+        &self,
+        from: Option<usize>,
+        declared: &[String],
+        next: &Next,
+    ) -> Result<(), GraphError> {
+        let names = next.names().iter().map(|n| n.as_ref());
+        let sends = next.sends().iter().map(Send::node);
+        match names
+            .chain(sends)
+            .find(|n| !declared.iter().any(|d| d == n))
+        {
+            None => Ok(()),
+            Some(target) => Err(GraphError::UndeclaredTarget {
+                from: self.source_name(from),
+                target: target.to_owned(),
+                declared: declared.to_vec(),
+            }),
+        }
     }
 
     fn source_name(&self, from: Option<usize>) -> String {

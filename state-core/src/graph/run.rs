@@ -7,17 +7,21 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
+use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
 use super::step::{fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
-use super::{Graph, GraphError, GraphState, Routed, Task, START};
+use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
 use crate::error::StateError;
+use crate::graph::stream::channel::{Channel, StepNews};
+use crate::graph::stream::mode::{NodeSink, StreamMode};
 use crate::state::{AgentState, StepRule};
 
 /// What a run starts from.
@@ -57,24 +61,6 @@ pub struct StepEvent<'a, S: AgentState> {
     pub checkpoint: Option<&'a CheckpointMeta>,
     /// The nodes that run next; empty when the run is over.
     pub next: &'a [String],
-}
-
-/// What a run ended with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunOutput<S> {
-    /// The state.
-    pub state: S,
-    /// The nodes that would run next (a node once per task): empty when the
-    /// graph reached `END`, else the run paused (interrupts, a breakpoint,
-    /// [`Run::stop_after`]) and can be resumed.
-    pub next: Vec<String>,
-    /// Supersteps this run took, the input step included.
-    pub steps: usize,
-    /// The thread's head after the run, when running on a thread.
-    pub checkpoint: Option<CheckpointMeta>,
-    /// The interrupts the run paused on, in task order; empty unless it
-    /// paused on some.
-    pub interrupts: Vec<Interrupt>,
 }
 
 /// Per task of a step, its writes' gotos and `Send`s.
@@ -126,6 +112,7 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     stop_after: Option<usize>,
     cancel: Option<CancelToken>,
     from: Option<CheckpointId>,
+    stream: Option<Arc<Channel<S>>>,
 }
 
 impl<S: GraphState> Graph<S> {
@@ -140,6 +127,7 @@ impl<S: GraphState> Graph<S> {
             stop_after: None,
             cancel: None,
             from: None,
+            stream: None,
         }
     }
 }
@@ -160,6 +148,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             stop_after: self.stop_after,
             cancel: self.cancel,
             from: self.from,
+            stream: self.stream,
         }
     }
 
@@ -334,7 +323,7 @@ where
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.execute())
+        Box::pin(self.traced())
     }
 }
 
@@ -355,6 +344,46 @@ where
     S: GraphState,
     C: Checkpointer + ?Sized + 'a,
 {
+    /// The run, sending its events into `channel`.
+    pub(crate) fn streaming(mut self, channel: Arc<Channel<S>>) -> Self {
+        self.stream = Some(channel);
+        self
+    }
+
+    /// Whether the run streams `mode`.
+    fn streams(&self, mode: StreamMode) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|c| c.modes().contains(mode))
+    }
+
+    /// Whether nothing watches the run (no step callback, no stream): a
+    /// plain run's step then applies its one node's update as it is.
+    fn shows_nothing(&self) -> bool {
+        self.observer.is_none() && self.stream.is_none()
+    }
+
+    /// Whether a step's writes are copied for the step callback or the
+    /// `updates` stream.
+    fn observed(&self) -> bool {
+        self.observer.is_some() || self.streams(StreamMode::Updates)
+    }
+
+    /// The run in its `graph.run` span (thread id, steps, duration), when
+    /// a subscriber listens.
+    pub(crate) async fn traced(self) -> Result<RunOutput<S>, GraphError> {
+        let span = trace::run_span(self.thread.as_ref().map(|(_, id)| id.as_str()));
+        if span.is_disabled() {
+            return self.execute().await;
+        }
+        let timed = trace::Timed::new(span.clone());
+        let out = self.execute().instrument(span).await;
+        if let Ok(out) = &out {
+            timed.span().record("steps", out.steps);
+        }
+        out
+    }
+
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
         let mut sink = self.open().await?;
         let input = std::mem::replace(&mut self.input, Input::Resume);
@@ -364,14 +393,23 @@ where
         let mut out = StepOut::default();
         while !at.tasks.is_empty() {
             if self.stop_before_step(&at)? {
+                if self.at_breakpoint(&at) {
+                    Self::paused(&self.stream, &[]).await;
+                }
                 break;
             }
             let step = sink.next_step();
+            if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
+                channel.tasks_start(self.graph, step, &at.tasks).await;
+            }
+            let span = trace::Timed::new(trace::step_span(self.graph, step, &at.tasks));
             // A step of one plain sync node runs without a future of its own;
             // in a plain run that shows nothing, its update applies as it is.
-            let direct = matches!(sink, Sink::Plain { .. }) && self.observer.is_none();
+            let direct = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
             let fast = match at.resumed {
-                None => fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, direct),
+                None => span.span().in_scope(|| {
+                    fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, direct)
+                }),
                 Some(_) => Fast::No,
             };
             let (routing, observed) = match fast {
@@ -386,25 +424,26 @@ where
                     })?;
                     (Vec::new(), None)
                 }
-                fast => match self.finish_step(&mut sink, &mut at, fast, &mut out).await? {
-                    Ok(done) => done,
-                    Err(interrupts) => return Ok(self.output(sink, &at, interrupts)),
-                },
+                fast => {
+                    let done = self
+                        .finish_step(&mut sink, &mut at, fast, &mut out, &span)
+                        .await?;
+                    match done {
+                        Ok(done) => done,
+                        Err(interrupts) => return Ok(self.output(sink, &at, interrupts)),
+                    }
+                }
             };
             let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
             if !self.graph.joins.is_empty() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
-            self.emit(
-                &sink,
-                Source::Loop,
-                observed.as_deref().unwrap_or(&[]),
-                &next,
-            );
+            self.emit(&sink, Source::Loop, observed, &next).await;
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
             if after && !at.tasks.is_empty() {
+                Self::paused(&self.stream, &[]).await;
                 break;
             }
         }
@@ -412,14 +451,15 @@ where
     }
 
     /// A step the fast path did not apply: its tasks run (unless the fast
-    /// path ran its one node), then its writes apply. `Ok(Err(..))`: the
-    /// step paused on these interrupts instead.
+    /// path ran its one node) in the step's span, then its writes apply.
+    /// `Ok(Err(..))`: the step paused on these interrupts instead.
     async fn finish_step(
         &mut self,
         sink: &mut Sink<'a, S, C>,
         at: &mut Progress<S::Update>,
         fast: Fast<S::Update>,
         out: &mut StepOut<S::Update>,
+        span: &trace::Timed,
     ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
         if let Fast::No = fast {
             let plan = StepPlan {
@@ -427,17 +467,27 @@ where
                 store: sink.store(),
                 resumed: at.resumed.take(),
                 cancel: self.cancel.clone(),
+                stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
             };
-            run_step(self.graph, &at.tasks, sink.shared(), plan, out).await?;
+            run_step(self.graph, &at.tasks, sink.shared(), plan, out)
+                .instrument(span.span().clone())
+                .await?;
+        }
+        if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
+            channel
+                .tasks_end(self.graph, sink.next_step(), &at.tasks, out)
+                .await;
         }
         if let Some(error) = out.failed.take() {
             return Err(error);
         }
         if !out.interrupts.is_empty() {
-            return Ok(Err(std::mem::take(&mut out.interrupts)));
+            let interrupts = std::mem::take(&mut out.interrupts);
+            Self::paused(&self.stream, &interrupts).await;
+            return Ok(Err(interrupts));
         }
         let routing = self.routing(out)?;
-        let observed = self.observer.is_some().then(|| out.writes.clone());
+        let observed = self.observed().then(|| out.writes.clone());
         sink.apply(Source::Loop, &mut out.writes).await?;
         Ok(Ok((routing, observed)))
     }
@@ -458,8 +508,28 @@ where
                 next: self.graph.names_of(&at.tasks),
             });
         }
-        let breakpoint = at.tasks.iter().any(|t| self.graph.before[t.node]);
-        Ok(breakpoint && !at.resuming)
+        Ok(self.at_breakpoint(at))
+    }
+
+    /// Whether `at.tasks` wait at a breakpoint (one passed by resuming it
+    /// does not count).
+    fn at_breakpoint(&self, at: &Progress<S::Update>) -> bool {
+        !at.resuming && at.tasks.iter().any(|t| self.graph.before[t.node])
+    }
+
+    /// Tells the stream the run pauses. (Takes the stream, not `self`,
+    /// which is not `Sync` and must not be held across an await.)
+    async fn paused(stream: &Option<Arc<Channel<S>>>, interrupts: &[Interrupt]) {
+        if let Some(channel) = stream {
+            channel.paused(interrupts).await;
+        }
+    }
+
+    /// Tells the stream the state a stored thread resumes from.
+    async fn resumed(stream: &Option<Arc<Channel<S>>>, sink: &Sink<'a, S, C>) {
+        if let (Some(channel), Some(head)) = (stream, sink.head()) {
+            channel.resumed(head.step, sink.shared()).await;
+        }
     }
 
     /// The gotos and `Send`s of each task's writes, checked; empty when
@@ -554,22 +624,22 @@ where
         match input {
             Input::State(state) => {
                 self.start_state(sink, state).await?;
-                self.start_fresh(sink, &mut at, Vec::new()).await?;
+                self.start_fresh(sink, &mut at, None).await?;
             }
             Input::Update(update) => {
                 if let Some(stopped) = self.stopped(sink).await? {
                     return self.continue_with(sink, stopped, update).await;
                 }
                 let mut writes = vec![NodeWrite::new(START, update)];
-                let observed = self.observer.is_some().then(|| writes.clone());
+                let observed = self.observed().then(|| writes.clone());
                 sink.apply(Source::Input, &mut writes).await?;
-                self.start_fresh(sink, &mut at, observed.unwrap_or_default())
-                    .await?;
+                self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
                 if let Sink::Saved(thread) = &*sink {
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
+                Self::resumed(&self.stream, sink).await;
             }
             Input::ResumeWith(resume) => {
                 let Sink::Saved(thread) = &*sink else {
@@ -584,6 +654,7 @@ where
                 if let Some(resumed) = &mut at.resumed {
                     resumed.answers = answers;
                 }
+                Self::resumed(&self.stream, sink).await;
             }
         }
         Ok(at)
@@ -627,7 +698,7 @@ where
         &mut self,
         sink: &mut Sink<'a, S, C>,
         at: &mut Progress<S::Update>,
-        observed: Vec<NodeWrite<S::Update>>,
+        observed: Option<Vec<NodeWrite<S::Update>>>,
     ) -> Result<(), GraphError> {
         let graph = self.graph;
         let mut routed = Routed::default();
@@ -635,7 +706,7 @@ where
         graph.settle(&mut routed, &mut at.tasks);
         sink.keep_joins(graph, &at.joins, &[]).await?;
         at.steps = 1;
-        self.emit(sink, Source::Input, &observed, &at.tasks);
+        self.emit(sink, Source::Input, observed, &at.tasks).await;
         Ok(())
     }
 
@@ -679,19 +750,14 @@ where
                 Some((_, arg)) => write.send.push(super::Send::from_arg(name, arg.clone())),
             }
         }
-        let observed = self.observer.is_some().then(|| vec![write.clone()]);
+        let observed = self.observed().then(|| vec![write.clone()]);
         sink.apply(Source::Input, &mut vec![write]).await?;
         let mut at = progress_from(point, graph);
         at.resumed = None;
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
-        self.emit(
-            sink,
-            Source::Input,
-            observed.as_deref().unwrap_or(&[]),
-            &at.tasks,
-        );
+        self.emit(sink, Source::Input, observed, &at.tasks).await;
         Ok(at)
     }
 
@@ -716,23 +782,37 @@ where
         }
     }
 
-    fn emit(
+    /// Tells the step callback and the stream about the step just applied
+    /// (its writes, when they were copied for them).
+    async fn emit(
         &mut self,
         sink: &Sink<'a, S, C>,
         source: Source,
-        writes: &[NodeWrite<S::Update>],
+        writes: Option<Vec<NodeWrite<S::Update>>>,
         next: &[Task],
     ) {
+        let step = sink.next_step() - 1;
         if let Some(observer) = &mut self.observer {
             let names = self.graph.names_of(next);
             observer(&StepEvent {
-                step: sink.next_step() - 1,
+                step,
                 source,
-                writes,
+                writes: writes.as_deref().unwrap_or(&[]),
                 state: sink.state(),
                 checkpoint: sink.head(),
                 next: &names,
             });
+        }
+        if let Some(channel) = &self.stream {
+            let news = StepNews {
+                step,
+                source,
+                writes,
+                state: sink.shared(),
+                checkpoint: sink.head(),
+                next,
+            };
+            channel.publish(self.graph, news).await;
         }
     }
 }

@@ -18,6 +18,7 @@ use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
 use super::{Graph, GraphError, Task};
 use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
+use crate::graph::stream::mode::NodeSink;
 use crate::state::AgentState;
 
 type TaskFuture<'r, U> = Pin<Box<dyn Future<Output = NodeResult<U>> + Send + 'r>>;
@@ -54,6 +55,8 @@ pub(crate) struct StepPlan<'r, U> {
     pub(crate) store: Option<Store<'r>>,
     pub(crate) resumed: Option<Resumed<U>>,
     pub(crate) cancel: Option<CancelToken>,
+    /// Where the tasks' contexts stream to, when the run is streamed.
+    pub(crate) stream: Option<Arc<dyn NodeSink>>,
 }
 
 /// How a step's tasks ended, together.
@@ -233,6 +236,7 @@ where
         store,
         resumed,
         cancel,
+        stream,
     } = plan;
     let Resumed {
         mut pending,
@@ -258,7 +262,8 @@ where
             let paused = pending.paused.remove(key).unwrap_or_default();
             let ctx = TaskCtx::new(&graph.names[task.node], key.clone(), step, thread_id)
                 .with_queue(queue.clone())
-                .with_memos(memos);
+                .with_memos(memos)
+                .with_stream(stream.clone());
             NodeContext::new(answer(ctx, paused, &answers))
         }));
     }
@@ -323,14 +328,14 @@ pub(crate) fn fast_path<S: AgentState>(
     if graph.retry[task.node].is_some() {
         return Fast::No;
     }
-    let output = f(state);
+    let name = &graph.names[task.node];
+    let output = super::trace::in_span(super::trace::node_span(name, step), || f(state));
     match output {
         Ok(NodeOutput::Update(update)) if direct => return Fast::Update(update),
         Ok(NodeOutput::Nothing) if direct => return Fast::Update(S::Update::default()),
         _ => {}
     }
     out.clear();
-    let name = &graph.names[task.node];
     match output {
         Ok(output) => {
             out.owners.push(0);
@@ -406,7 +411,10 @@ fn run_sync_tasks<S>(
         .collect();
     let run = |i: usize| {
         let f = &graph.fns[tasks[i].node];
-        call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+        let span = super::trace::node_span(&graph.names[tasks[i].node], finisher.step);
+        super::trace::in_span(span, || {
+            call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+        })
     };
     let raw: Vec<(usize, NodeResult<S::Update>)> = match todo.as_slice() {
         [] => return,
@@ -451,7 +459,8 @@ where
             let task = &tasks[i];
             let ctx = finisher.ctxs[i].clone();
             let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
-            (i, fut)
+            let span = super::trace::node_span(&graph.names[task.node], finisher.step);
+            (i, super::trace::traced(span, fut))
         })
         .collect()
 }
@@ -538,9 +547,7 @@ where
     })
 }
 
-#[allow(unused_variables)]
 fn tracing_retry(node: &str, attempt: u32, error: &super::BoxError) {
-    #[cfg(feature = "agent")]
     tracing::warn!(node, attempt, %error, "node failed; retrying");
 }
 

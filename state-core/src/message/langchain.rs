@@ -79,7 +79,8 @@ impl<'de> Deserialize<'de> for Message {
 impl Message {
     /// Reads a message from any shape LangChain accepts: a LangChain dict, an
     /// OpenAI role dict, a `[role, content]` pair or a bare string (a human
-    /// message).
+    /// message). A chunk's JSON (`{"type": "AIMessageChunk", ..}`, see
+    /// [`MessageChunk`](super::MessageChunk)) reads as the message it makes.
     pub fn from_json(value: Value) -> Result<Self, MessageError> {
         match value {
             Value::String(text) => Ok(Self::new(MessageType::Human, text)),
@@ -96,6 +97,11 @@ impl Message {
     /// them: in `additional_kwargs`.
     fn from_object(mut map: Map<String, Value>) -> Result<Self, MessageError> {
         let kind_name = type_or_role(&mut map)?;
+        if let Some(kind) = super::chunk::parse_chunk_type(&kind_name) {
+            // A chunk is the message it makes, as LangGraph's `add_messages`
+            // turns chunks into messages.
+            return Ok(super::MessageChunk::from_object(kind, map)?.into_message());
+        }
         let kind = MessageType::parse(&kind_name).ok_or(MessageError::UnknownType {
             name: kind_name.clone(),
         })?;

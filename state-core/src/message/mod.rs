@@ -27,11 +27,16 @@ use serde_json::{Map, Value};
 
 // The type and its builders are here; its LangChain JSON form (written and
 // read) in `langchain`, the OpenAI role shapes it reads too in `openai`, and
-// the rule a message keeps to be stored in `validate`.
+// the rule a message keeps to be stored in `validate`; the pieces of a
+// streamed message in `chunk`, added up by LangChain's rules in `merge`.
+mod chunk;
 mod langchain;
+mod merge;
 mod openai;
 mod validate;
 
+pub use chunk::{invalid_tool_call, parse_args, MessageChunk, MessageChunks, ToolCallChunk};
+pub use merge::MergeError;
 pub use validate::MessageError;
 
 /// Who wrote a message: LangChain's `type` field.

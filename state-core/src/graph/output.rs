@@ -1,0 +1,23 @@
+//! What a run ends with: below the run and its stream, which both hand
+//! it out.
+
+use super::context::Interrupt;
+use crate::checkpoint::CheckpointMeta;
+
+/// What a run ended with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutput<S> {
+    /// The state.
+    pub state: S,
+    /// The nodes that would run next (a node once per task): empty when the
+    /// graph reached `END`, else the run paused (interrupts, a breakpoint,
+    /// [`Run::stop_after`](super::Run::stop_after)) and can be resumed.
+    pub next: Vec<String>,
+    /// Supersteps this run took, the input step included.
+    pub steps: usize,
+    /// The thread's head after the run, when running on a thread.
+    pub checkpoint: Option<CheckpointMeta>,
+    /// The interrupts the run paused on, in task order; empty unless it
+    /// paused on some.
+    pub interrupts: Vec<Interrupt>,
+}

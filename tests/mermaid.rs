@@ -1,0 +1,202 @@
+//! `Graph::to_mermaid` draws what LangGraph's `draw_mermaid` draws.
+
+use agent_state::checkpoint::block_on;
+use agent_state::graph::{GraphError, Input, StateGraph, END, START};
+use agent_state::AgentState;
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Debate {
+    round: u32,
+}
+
+/// langgraph 1.2.22's `draw_mermaid()` of the same graph (three nodes in a
+/// row, the last routing back or to END with `path_map=["optimist", END]`).
+const LANGGRAPH_DEBATE: &str = "---
+config:
+  flowchart:
+    curve: linear
+---
+graph TD;
+\t__start__([<p>__start__</p>]):::first
+\toptimist(optimist)
+\tskeptic(skeptic)
+\tmoderator(moderator)
+\t__end__([<p>__end__</p>]):::last
+\t__start__ --> optimist;
+\tmoderator -.-> __end__;
+\tmoderator -.-> optimist;
+\toptimist --> skeptic;
+\tskeptic --> moderator;
+\tclassDef default fill:#f2f0ff,line-height:1.2
+\tclassDef first fill-opacity:0
+\tclassDef last fill:#bfb6fc
+";
+
+fn debate() -> StateGraph<Debate> {
+    StateGraph::<Debate>::new()
+        .add_node("optimist", |_: &Debate| DebateUpdate::new())
+        .add_node("skeptic", |s: &Debate| {
+            DebateUpdate::new().round(s.round + 1)
+        })
+        .add_node("moderator", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "optimist")
+        .add_edge("optimist", "skeptic")
+        .add_edge("skeptic", "moderator")
+}
+
+#[test]
+fn the_debate_is_drawn_as_langgraph_draws_it() {
+    let graph = debate()
+        .add_conditional_edges_to(
+            "moderator",
+            |s: &Debate| if s.round >= 3 { END } else { "optimist" },
+            ["optimist", END],
+        )
+        .compile()
+        .unwrap();
+    assert_eq!(graph.to_mermaid(), LANGGRAPH_DEBATE);
+}
+
+#[test]
+fn joins_and_odd_names_are_drawn() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("a", |_: &Debate| DebateUpdate::new())
+        .add_node("b", |_: &Debate| DebateUpdate::new())
+        .add_node("c", |_: &Debate| DebateUpdate::new())
+        .add_node("d.x", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .add_edge(["a", "b"], "c")
+        .add_edge("c", "d.x")
+        .compile()
+        .unwrap();
+    let drawing = graph.to_mermaid();
+    for line in [
+        "\t__start__([<p>__start__</p>]):::first\n",
+        "\td\\2ex(d.x)\n",
+        "\t__end__([<p>__end__</p>]):::last\n",
+        "\t__start__ --> a;\n\t__start__ --> b;\n\ta --> c;\n\tb --> c;\n\tc --> d\\2ex;\n\td\\2ex --> __end__;\n",
+    ] {
+        assert!(drawing.contains(line), "{line:?} not in\n{drawing}");
+    }
+}
+
+/// The body of a drawing: its node and edge lines.
+fn body(drawing: &str) -> &str {
+    let body = drawing.split_once("graph TD;\n").unwrap().1;
+    body.split_once("\tclassDef").unwrap().0
+}
+
+#[test]
+fn an_undeclared_router_is_not_drawn() {
+    // langgraph draws a branch without path_map (and without a return
+    // type) as nothing: its node is left as a terminus, drawn to END.
+    let graph = debate()
+        .add_conditional_edges("moderator", |_: &Debate| END)
+        .compile()
+        .unwrap();
+    let drawing = graph.to_mermaid();
+    assert!(drawing.contains("\tmoderator --> __end__;\n"), "{drawing}");
+    assert!(!drawing.contains("-.->"), "{drawing}");
+}
+
+#[test]
+fn edges_are_sorted_as_langgraph_sorts_them() {
+    // langgraph 1.2.22: START's edges sorted among the others (`B` before
+    // `__start__`), whatever order they were added in.
+    let graph = StateGraph::<Debate>::new()
+        .add_node("a", |_: &Debate| DebateUpdate::new())
+        .add_node("B", |_: &Debate| DebateUpdate::new())
+        .add_node("c", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "c")
+        .add_edge(START, "B")
+        .add_edge(START, "a")
+        .add_edge("B", "c")
+        .add_edge("a", "c")
+        .compile()
+        .unwrap();
+    let expected = "\t__start__([<p>__start__</p>]):::first
+\ta(a)
+\tB(B)
+\tc(c)
+\t__end__([<p>__end__</p>]):::last
+\tB --> c;
+\t__start__ --> B;
+\t__start__ --> a;
+\t__start__ --> c;
+\ta --> c;
+\tc --> __end__;
+";
+    assert_eq!(body(&graph.to_mermaid()), expected);
+}
+
+#[test]
+fn a_router_beside_a_static_edge() {
+    // langgraph 1.2.22: `a -> b` plus a branch from `a` to [c, END]; b and
+    // c are termini.
+    let graph = StateGraph::<Debate>::new()
+        .add_node("a", |_: &Debate| DebateUpdate::new())
+        .add_node("b", |_: &Debate| DebateUpdate::new())
+        .add_node("c", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_conditional_edges_to("a", |_: &Debate| "c", ["c", END])
+        .compile()
+        .unwrap();
+    let expected = "\t__start__([<p>__start__</p>]):::first
+\ta(a)
+\tb(b)
+\tc(c)
+\t__end__([<p>__end__</p>]):::last
+\t__start__ --> a;
+\ta -.-> __end__;
+\ta --> b;
+\ta -.-> c;
+\tb --> __end__;
+\tc --> __end__;
+";
+    assert_eq!(body(&graph.to_mermaid()), expected);
+}
+
+#[test]
+fn a_router_from_start() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("a", |_: &Debate| DebateUpdate::new())
+        .add_node("b", |_: &Debate| DebateUpdate::new())
+        .add_conditional_edges_to(START, |_: &Debate| "a", ["a", "b"])
+        .compile()
+        .unwrap();
+    let expected = "\t__start__([<p>__start__</p>]):::first
+\ta(a)
+\tb(b)
+\t__end__([<p>__end__</p>]):::last
+\t__start__ -.-> a;
+\t__start__ -.-> b;
+\ta --> __end__;
+\tb --> __end__;
+";
+    assert_eq!(body(&graph.to_mermaid()), expected);
+}
+
+#[test]
+fn declared_targets_are_checked_when_compiled_and_when_run() {
+    let err = debate()
+        .add_conditional_edges_to("moderator", |_: &Debate| END, ["optimist", "judge"])
+        .compile()
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, GraphError::UnknownNode { ref name, .. } if name == "judge"),
+        "{err}"
+    );
+    let graph = debate()
+        .add_conditional_edges_to("moderator", |_: &Debate| "skeptic", ["optimist", END])
+        .compile()
+        .unwrap();
+    let err = block_on(graph.run(Input::Update(DebateUpdate::new()))).unwrap_err();
+    assert!(
+        matches!(err, GraphError::UndeclaredTarget { ref target, .. } if target == "skeptic"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("optimist, __end__"), "{err}");
+}
