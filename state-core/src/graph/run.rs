@@ -438,7 +438,9 @@ where
             if !self.graph.joins.is_empty() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
-            self.emit(&sink, Source::Loop, observed, &next).await;
+            if !self.shows_nothing() {
+                self.emit(&sink, Source::Loop, observed, &next).await;
+            }
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
