@@ -218,6 +218,16 @@ fn side(name: &str) -> Sample<'static> {
                 floor.pop()
             })
         }
+        "debate_typed" | "debate_hand" => debate_side(case, n),
+        "replace_typed" | "replace_hand" => replace_side(case, n),
+        "union" | "append" => list_side(case, n),
+        other => panic!("no loop named `{other}`"),
+    }
+}
+
+/// The debate update (a message and `round`), typed or by hand.
+fn debate_side(case: &str, n: usize) -> Sample<'static> {
+    match case {
         "debate_typed" => {
             let mut state = state_with(n);
             let mut gen = fresh_messages();
@@ -252,6 +262,13 @@ fn side(name: &str) -> Sample<'static> {
                 },
             )
         }
+        _ => unreachable!("a debate loop"),
+    }
+}
+
+/// A message replaced in the middle of the history, typed or by hand.
+fn replace_side(case: &str, n: usize) -> Sample<'static> {
+    match case {
         "replace_typed" => {
             let mut state = state_with(n);
             let id = format!("msg-{}", n / 2);
@@ -268,36 +285,38 @@ fn side(name: &str) -> Sample<'static> {
                 move |m| state.messages.push(m),
             )
         }
-        "union" | "append" => {
-            let union = case == "union";
-            let items = || (0..n).map(|i| format!("plugin-{i}"));
-            let mut state = Lists {
-                plugins: items().collect(),
-                log: items().collect(),
-            };
-            let mut next = 0u64;
-            sampler(
-                move || {
-                    next += 1;
-                    let item = format!("new-{next}");
-                    if union {
-                        ListsUpdate::new().plugin(item)
-                    } else {
-                        ListsUpdate::new().add_log(item)
-                    }
-                },
-                move |u| {
-                    state.apply(u).expect("applies");
-                    if union {
-                        state.plugins.pop()
-                    } else {
-                        state.log.pop()
-                    }
-                },
-            )
-        }
-        other => panic!("no loop named `{other}`"),
+        _ => unreachable!("a replace loop"),
     }
+}
+
+/// One item into a `union` list or an `append` list of `n`.
+fn list_side(case: &str, n: usize) -> Sample<'static> {
+    let union = case == "union";
+    let items = || (0..n).map(|i| format!("plugin-{i}"));
+    let mut state = Lists {
+        plugins: items().collect(),
+        log: items().collect(),
+    };
+    let mut next = 0u64;
+    sampler(
+        move || {
+            next += 1;
+            let item = format!("new-{next}");
+            if union {
+                ListsUpdate::new().plugin(item)
+            } else {
+                ListsUpdate::new().add_log(item)
+            }
+        },
+        move |u| {
+            state.apply(u).expect("applies");
+            if union {
+                state.plugins.pop()
+            } else {
+                state.log.pop()
+            }
+        },
+    )
 }
 
 /// Medians of `a` and `b`, sampled in turn.
