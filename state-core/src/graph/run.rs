@@ -393,8 +393,8 @@ where
         let mut out = StepOut::default();
         while !at.tasks.is_empty() {
             if self.stop_before_step(&at)? {
-                if self.at_breakpoint(&at) {
-                    Self::paused(&self.stream, &[]).await;
+                if let (true, Some(channel)) = (self.at_breakpoint(&at), &self.stream) {
+                    channel.at_breakpoint().await;
                 }
                 break;
             }
@@ -445,7 +445,9 @@ where
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
             if after && !at.tasks.is_empty() {
-                Self::paused(&self.stream, &[]).await;
+                if let Some(channel) = &self.stream {
+                    channel.at_breakpoint().await;
+                }
                 break;
             }
         }
@@ -485,7 +487,12 @@ where
         }
         if !out.interrupts.is_empty() {
             let interrupts = std::mem::take(&mut out.interrupts);
-            Self::paused(&self.stream, &interrupts).await;
+            if let Some(channel) = &self.stream {
+                let (step, state) = (sink.next_step(), sink.shared());
+                channel
+                    .paused(self.graph, step, &at.tasks, state, &interrupts)
+                    .await;
+            }
             return Ok(Err(interrupts));
         }
         let routing = self.routing(out)?;
@@ -517,14 +524,6 @@ where
     /// does not count).
     fn at_breakpoint(&self, at: &Progress<S::Update>) -> bool {
         !at.resuming && at.tasks.iter().any(|t| self.graph.before[t.node])
-    }
-
-    /// Tells the stream the run pauses. (Takes the stream, not `self`,
-    /// which is not `Sync` and must not be held across an await.)
-    async fn paused(stream: &Option<Arc<Channel<S>>>, interrupts: &[Interrupt]) {
-        if let Some(channel) = stream {
-            channel.paused(interrupts).await;
-        }
     }
 
     /// Tells the stream the state a stored thread resumes from.

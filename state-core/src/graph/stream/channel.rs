@@ -199,6 +199,7 @@ impl<S: GraphState> Channel<S> {
             self.send(StreamEvent::Values {
                 step: news.step,
                 state,
+                interrupts: Vec::new(),
             })
             .await;
         }
@@ -219,17 +220,65 @@ impl<S: GraphState> Channel<S> {
     /// from, first, as LangGraph streams it.
     pub(crate) async fn resumed(&self, step: i64, state: Arc<S>) {
         if self.modes().contains(StreamMode::Values) {
-            self.send(StreamEvent::Values { step, state }).await;
+            let interrupts = Vec::new();
+            self.send(StreamEvent::Values {
+                step,
+                state,
+                interrupts,
+            })
+            .await;
             self.hand_over().await;
         }
     }
 
-    /// `updates` when the run pauses: LangGraph's `{"__interrupt__": ..}`,
-    /// the interrupts (none for a breakpoint).
-    pub(crate) async fn paused(&self, interrupts: &[Interrupt]) {
+    /// `updates` at a breakpoint: LangGraph's `{"__interrupt__": ()}`
+    /// (and no `values`: the state is the one just streamed).
+    pub(crate) async fn at_breakpoint(&self) {
         if self.modes().contains(StreamMode::Updates) {
-            let interrupts = interrupts.to_vec();
+            let interrupts = Vec::new();
             self.send(StreamEvent::Interrupt { interrupts }).await;
+        }
+    }
+
+    /// When nodes pause, for each paused task in task order (as LangGraph
+    /// streams them): `updates` `{"__interrupt__": [..]}` with its
+    /// interrupts, then `values`, the state it paused on (that of the step
+    /// before `step`, the one paused) with them.
+    pub(crate) async fn paused(
+        &self,
+        graph: &Graph<S>,
+        step: i64,
+        tasks: &[Task],
+        state: Arc<S>,
+        interrupts: &[Interrupt],
+    ) {
+        let modes = self.modes();
+        let (updates, values) = (
+            modes.contains(StreamMode::Updates),
+            modes.contains(StreamMode::Values),
+        );
+        if !updates && !values {
+            return;
+        }
+        for task in tasks {
+            let asked = task_interrupts(&graph.task_key(task), step, interrupts);
+            if asked.is_empty() {
+                continue;
+            }
+            if updates {
+                let interrupts = asked.clone();
+                self.send(StreamEvent::Interrupt { interrupts }).await;
+            }
+            if values {
+                let state = Arc::clone(&state);
+                let interrupts = asked;
+                self.send(StreamEvent::Values {
+                    step: step - 1,
+                    state,
+                    interrupts,
+                })
+                .await;
+            }
         }
     }
 
@@ -258,15 +307,7 @@ impl<S: GraphState> Channel<S> {
         for task in tasks {
             let key = graph.task_key(task);
             let node = graph.names[task.node].clone();
-            let prefix = format!("{key}/{step}/");
-            let paused: Vec<_> = out
-                .interrupts
-                .iter()
-                .filter(|i| {
-                    i.id.starts_with(&prefix) || i.id.starts_with(&format!("{key}/{step}|"))
-                })
-                .cloned()
-                .collect();
+            let paused = task_interrupts(&key, step, &out.interrupts);
             let outcome = match &out.failed {
                 Some(GraphError::Node { node: n, error, .. }) if *n == node => {
                     TaskOutcome::Failed(error.to_string())
@@ -283,4 +324,16 @@ impl<S: GraphState> Channel<S> {
             .await;
         }
     }
+}
+
+/// The interrupts of task `key` in `step` (their ids start with
+/// `key/step/`, or `key/step|` for a subgraph's).
+fn task_interrupts(key: &str, step: i64, interrupts: &[Interrupt]) -> Vec<Interrupt> {
+    let own = format!("{key}/{step}/");
+    let child = format!("{key}/{step}|");
+    interrupts
+        .iter()
+        .filter(|i| i.id.starts_with(&own) || i.id.starts_with(&child))
+        .cloned()
+        .collect()
 }

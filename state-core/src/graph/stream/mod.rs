@@ -16,7 +16,7 @@
 //! run, above the run.
 
 pub(crate) mod channel;
-mod event;
+pub(crate) mod event;
 pub(crate) mod mode;
 pub(crate) mod writer;
 
