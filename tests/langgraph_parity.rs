@@ -6,11 +6,12 @@
 
 use agent_state::checkpoint::{block_on, MemoryCheckpointer};
 use agent_state::futures::StreamExt;
+use agent_state::graph::Command;
 use agent_state::graph::{
     BoxError, Graph, GraphState, Input, NodeContext, Resume, RunStream, StateGraph, StreamEvent,
     StreamMode, END, START,
 };
-use agent_state::AgentState;
+use agent_state::{ai, human, AgentState, MessageChunk, Messages};
 use serde_json::{json, Value};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -262,4 +263,133 @@ fn invoke_output_carries_interrupts_but_not_at_a_breakpoint() {
     .map(|(m, v)| (m.to_owned(), v))
     .collect();
     assert_eq!(got, expected);
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Chat {
+    #[reducer(messages)]
+    messages: Messages,
+}
+
+/// A node that streams a model's answer in pieces (id `m1`), then returns
+/// the message they make.
+fn streamed(_: &Chat, ctx: &NodeContext) -> Result<ChatUpdate, BoxError> {
+    let writer = ctx.writer();
+    for piece in ["hello", " ", "there"] {
+        writer.write_message(MessageChunk::ai(piece).with_id("m1"));
+    }
+    Ok(ChatUpdate::new().message(ai("hello there").with_id("m1")))
+}
+
+fn chat_graph() -> Graph<Chat> {
+    let nodes: [(&str, fn(&Chat) -> ChatUpdate); 4] = [
+        ("plain", |_| {
+            ChatUpdate::new()
+                .message(ai("returned").with_id("r1"))
+                .message(human("h").with_id("h1"))
+        }),
+        ("again", |_| {
+            ChatUpdate::new().message(ai("returned edited").with_id("r1"))
+        }),
+        ("noid", |_| ChatUpdate::new().message(ai("no id"))),
+        ("none", |_| ChatUpdate::new()),
+    ];
+    let mut graph = StateGraph::<Chat>::new()
+        .add_context_node("streamed", streamed)
+        .add_edge(START, "streamed");
+    let mut last = "streamed";
+    for (name, node) in nodes {
+        graph = graph.add_node(name, node).add_edge(last, name);
+        last = name;
+    }
+    graph
+        .add_node("cmd", |_: &Chat| {
+            Command::update(ChatUpdate::new().message(ai("via command").with_id("c1")))
+                .and_goto(END)
+        })
+        .add_edge(last, "cmd")
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn messages_mode_streams_the_messages_a_node_returns_once_each() {
+    // langgraph 1.2.22, `stream_mode="messages"`, input
+    // `[HumanMessage("hi", id="in1")]`, the nodes in a line as here:
+    //    AIMessageChunk 'hello' m1 {langgraph_node: 'streamed', langgraph_step: 1}
+    //    AIMessageChunk ' ' m1 {.. 'streamed' ..}
+    //    AIMessageChunk 'there' m1 {.. 'streamed' ..}
+    //    AIMessage 'returned' r1 {langgraph_node: 'plain', langgraph_step: 2}
+    //    HumanMessage 'h' h1 {.. 'plain' ..}
+    //    AIMessage 'no id' 73f7717e-.. {langgraph_node: 'noid', ..}  (the id the state then holds)
+    //    AIMessage 'via command' c1 {langgraph_node: 'cmd', ..}
+    // `streamed`'s returned m1 is not repeated (its pieces were streamed),
+    // `again`'s r1 is not repeated (its id was in the state it started
+    // from), `none` streams nothing, and the input's in1 is not streamed.
+    // (LangGraph numbers the first node's step 1, we 0: see
+    // `on_step_reports_the_steps_the_thread_stores`.)
+    let graph = chat_graph();
+    let saver = MemoryCheckpointer::new();
+    let input = Input::Update(ChatUpdate::new().message(human("hi").with_id("in1")));
+    let run = graph.run(input).on_thread(&saver, "m");
+    let events = collect(run.stream(StreamMode::Messages));
+    let StreamEvent::End(out) = events.last().unwrap() else {
+        panic!("the stream ends with End")
+    };
+    let no_id = out.state.messages[4].id.clone().unwrap();
+    let got: Vec<Value> = events
+        .iter()
+        .filter(|e| e.name() == "messages")
+        .map(|e| {
+            let json = e.to_json();
+            let (message, meta) = (&json[0], &json[1]);
+            json!([
+                message["type"],
+                message["content"],
+                message["id"],
+                meta["langgraph_node"],
+                meta["langgraph_step"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!(["AIMessageChunk", "hello", "m1", "streamed", 0]),
+            json!(["AIMessageChunk", " ", "m1", "streamed", 0]),
+            json!(["AIMessageChunk", "there", "m1", "streamed", 0]),
+            json!(["ai", "returned", "r1", "plain", 1]),
+            json!(["human", "h", "h1", "plain", 1]),
+            json!(["ai", "no id", no_id, "noid", 3]),
+            json!(["ai", "via command", "c1", "cmd", 5]),
+        ]
+    );
+    // The returned message is handed out whole as well.
+    let whole = events.iter().find_map(|e| match e {
+        StreamEvent::Message(m) if m.node == "plain" => m.message.clone(),
+        _ => None,
+    });
+    assert_eq!(whole, Some(ai("returned").with_id("r1")));
+}
+
+#[test]
+fn messages_mode_does_not_repeat_what_a_thread_already_holds() {
+    // LangGraph marks the ids of the messages a node starts from as seen:
+    // a node returning a message the thread holds (an edit, same id)
+    // streams nothing, even in a later run.
+    let graph = StateGraph::<Chat>::new()
+        .add_node("edit", |s: &Chat| {
+            let mut last = s.messages.last().unwrap().clone();
+            last.content = "edited".into();
+            ChatUpdate::new().message(last)
+        })
+        .add_edge(START, "edit")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let input = Input::Update(ChatUpdate::new().message(human("hi").with_id("in1")));
+    let run = graph.run(input).on_thread(&saver, "e");
+    let events = collect(run.stream([StreamMode::Messages, StreamMode::Updates]));
+    let names: Vec<&str> = events.iter().map(|e| e.name()).collect();
+    assert_eq!(names, ["updates", "end"]);
 }

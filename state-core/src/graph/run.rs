@@ -14,14 +14,15 @@ use super::joins::JoinState;
 use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
+use super::step::{fast_path, run_step, show_returned, Fast, Resumed, StepOut, StepPlan, Store};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
-use crate::graph::stream::mode::{NodeSink, StreamMode};
+use crate::graph::stream::mode::{NodeSink, ReturnedBy, StreamMode};
+use crate::graph::stream::returned;
 use crate::state::{AgentState, StepRule};
 
 /// What a run starts from.
@@ -388,6 +389,10 @@ where
         let mut sink = self.open().await?;
         let input = std::mem::replace(&mut self.input, Input::Resume);
         let mut at = self.start(&mut sink, input).await?;
+        if let (true, Some(channel)) = (self.streams(StreamMode::Messages), &self.stream) {
+            let fields = returned::message_fields::<S>();
+            channel.seen(returned::state_ids(sink.state(), &fields));
+        }
         let mut routed = Routed::default();
         let mut next: Vec<Task> = Vec::new();
         let mut out = StepOut::default();
@@ -465,6 +470,15 @@ where
         out: &mut StepOut<S::Update>,
         span: &trace::Timed,
     ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
+        if let (Fast::Ran, Some(channel)) = (&fast, &self.stream) {
+            let key = self.graph.task_key(&at.tasks[0]);
+            let task = ReturnedBy {
+                step: sink.next_step(),
+                node: &self.graph.names[at.tasks[0].node],
+                task: &key,
+            };
+            show_returned::<S>(Some(&**channel), task, &mut out.writes);
+        }
         if let Fast::No = fast {
             let plan = StepPlan {
                 step: sink.next_step(),

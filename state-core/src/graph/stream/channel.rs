@@ -13,11 +13,13 @@ use std::task::{Context, Poll, Waker};
 use std::sync::Arc;
 
 use super::event::{StreamEvent, TaskOutcome};
-use super::mode::{NodeEvent, NodeSink, StreamMode, StreamModes};
+use super::mode::{MessageEvent, NodeEvent, NodeSink, ReturnedBy, StreamMode, StreamModes};
+use super::returned::Seen;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
 use crate::graph::step::StepOut;
 use crate::graph::{Graph, GraphError, GraphState, Task};
+use crate::message::{Message, MessageChunk};
 use crate::state::AgentState;
 
 /// How many events a stream holds before its run waits for the consumer.
@@ -34,6 +36,8 @@ pub(crate) struct Channel<S: AgentState> {
     modes: StreamModes,
     capacity: AtomicUsize,
     queue: Mutex<Queue<StreamEvent<S>>>,
+    /// `messages` mode: the message ids shown or started from.
+    seen: Mutex<Seen>,
 }
 
 impl<S: AgentState> Channel<S> {
@@ -46,7 +50,12 @@ impl<S: AgentState> Channel<S> {
                 consumer: None,
                 producers: Vec::new(),
             }),
+            seen: Mutex::new(Seen::default()),
         }
+    }
+
+    fn seen_ids(&self) -> MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue<StreamEvent<S>>> {
@@ -158,13 +167,42 @@ where
 
     fn push_node(&self, event: NodeEvent) {
         self.push(match event {
-            NodeEvent::Message(m) => StreamEvent::Message(m),
+            NodeEvent::Message(m) => {
+                if let Some(id) = &m.chunk.id {
+                    self.seen_ids().insert(id);
+                }
+                StreamEvent::Message(m)
+            }
             NodeEvent::Custom(c) => StreamEvent::Custom(c),
         });
     }
 
     fn poll_node_room(&self, cx: &mut Context<'_>) -> Poll<()> {
         self.poll_room(cx)
+    }
+
+    fn seen(&self, ids: Vec<String>) {
+        self.seen_ids().extend(ids);
+    }
+
+    fn returned(&self, by: ReturnedBy<'_>, messages: Vec<Message>, overwritten: Vec<String>) {
+        let fresh: Vec<Message> = {
+            let mut seen = self.seen_ids();
+            seen.extend(overwritten);
+            messages
+                .into_iter()
+                .filter(|m| m.id.as_deref().is_none_or(|id| seen.insert(id)))
+                .collect()
+        };
+        for message in fresh {
+            self.push(StreamEvent::Message(MessageEvent {
+                step: by.step,
+                node: by.node.to_owned(),
+                task: by.task.to_owned(),
+                chunk: MessageChunk::whole(&message),
+                message: Some(message),
+            }));
+        }
     }
 }
 

@@ -113,7 +113,7 @@ impl<S: AgentState> StreamEvent<S> {
 
     /// The event's payload as LangGraph's server streams it: `values` the
     /// state (with `__interrupt__` when a task paused); `updates` `{node: update}` (a node with several writes: a
-    /// list), or `{"__interrupt__": [..]}` when the run pauses; `messages` `[chunk, metadata]` (`langgraph_node`,
+    /// list), or `{"__interrupt__": [..]}` when the run pauses; `messages` `[chunk, metadata]` (a returned message: `[message, metadata]`; `langgraph_node`,
     /// `langgraph_step`, `langgraph_task`); `custom` the value;
     /// `checkpoints` the checkpoint, its state and `next`; `tasks` the task;
     /// `end` the run's `next`, `interrupts`, `steps` and checkpoint.
@@ -124,10 +124,13 @@ impl<S: AgentState> StreamEvent<S> {
             } => with_interrupts(state.to_json(), interrupts),
             Self::Updates { writes, .. } => updates_json(writes),
             Self::Interrupt { interrupts } => json!({"__interrupt__": interrupts}),
-            Self::Message(m) => json!([
-                m.chunk,
-                {"langgraph_node": m.node, "langgraph_step": m.step, "langgraph_task": m.task}
-            ]),
+            Self::Message(m) => {
+                let meta = json!({"langgraph_node": m.node, "langgraph_step": m.step, "langgraph_task": m.task});
+                match &m.message {
+                    Some(message) => json!([message, meta]),
+                    None => json!([m.chunk, meta]),
+                }
+            }
             Self::Custom(c) => c.value.clone(),
             Self::Checkpoint {
                 checkpoint,

@@ -18,6 +18,7 @@
 pub(crate) mod channel;
 pub(crate) mod event;
 pub(crate) mod mode;
+pub(crate) mod returned;
 pub(crate) mod writer;
 
 use std::future::Future;
