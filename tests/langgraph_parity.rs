@@ -393,3 +393,238 @@ fn messages_mode_does_not_repeat_what_a_thread_already_holds() {
     let names: Vec<&str> = events.iter().map(|e| e.name()).collect();
     assert_eq!(names, ["updates", "end"]);
 }
+
+/// a → (n >= 5 ? c : b) → END, as in the Python script quoted below.
+fn routed() -> agent_state::graph::StateGraph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_node("c", |_: &Count| {
+            CountUpdate::new().log(vec!["c".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_conditional_edges_to(
+            "a",
+            |s: &Count| if s.n >= 5 { "c" } else { "b" },
+            ["b", "c"],
+        )
+        .add_edge("b", END)
+        .add_edge("c", END)
+}
+
+#[test]
+fn a_run_without_input_continues_from_the_node_update_state_wrote_as() {
+    // langgraph 1.2.22, compiled with `interrupt_before=["a"]`:
+    //   invoke({"n": 0, "log": []})            -> {'n': 0, 'log': []}, next ('a',)
+    //   update_state({"n": 7, "log": ["manual"]}, as_node="a")
+    //   get_state().next                        -> ('c',)   (the router on n = 7)
+    //   invoke(None)                            -> {'n': 7, 'log': ['manual', 'c']}
+    let graph = routed().interrupt_before(["a"]).compile().unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    assert_eq!(block_on(run).unwrap().next, ["a"]);
+    let edit = CountUpdate::new().n(7).log(vec!["manual".to_owned()]);
+    block_on(graph.update_state(&saver, "t", edit, Some("a"))).unwrap();
+    assert_eq!(block_on(graph.get_state(&saver, "t")).unwrap().next, ["c"]);
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 7, "log": ["manual", "c"]}));
+
+    // On a finished thread (no breakpoint):
+    //   invoke({"n": 0, "log": []})             -> {'n': 1, 'log': ['a', 'b']}
+    //   update_state({"n": 9}, as_node="a"); get_state().next -> ('c',)
+    //   invoke(None)                            -> {'n': 9, 'log': ['a', 'b', 'c']}
+    //   (without as_node, or as "b": next is ())
+    let graph = routed().compile().unwrap();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "f");
+    assert_eq!(
+        block_on(run).unwrap().to_json(),
+        json!({"n": 1, "log": ["a", "b"]})
+    );
+    block_on(graph.update_state(&saver, "f", CountUpdate::new().n(9), Some("a"))).unwrap();
+    assert_eq!(block_on(graph.get_state(&saver, "f")).unwrap().next, ["c"]);
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "f")).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 9, "log": ["a", "b", "c"]}));
+    for (thread, as_node) in [("none", None), ("b", Some("b"))] {
+        let run = graph
+            .run(Input::Update(CountUpdate::new()))
+            .on_thread(&saver, thread);
+        block_on(run).unwrap();
+        block_on(graph.update_state(&saver, thread, CountUpdate::new().n(9), as_node)).unwrap();
+        let next = block_on(graph.get_state(&saver, thread)).unwrap().next;
+        assert!(next.is_empty(), "{thread}: {next:?}");
+    }
+}
+
+/// The agent built by `create_agent`: its nodes route by `Command` when
+/// they run, and by LangChain's edges after `update_state(.., as_node)`.
+#[cfg(feature = "agent")]
+mod agent {
+    use super::*;
+    use agent_state::agent::{
+        create_agent, input, AgentMiddleware, FnTool, HookOutput, HookResult, Hooks, ScriptedModel,
+        ToolRuntime,
+    };
+    use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
+    use agent_state::schemars::JsonSchema;
+    use agent_state::serde::Deserialize;
+    use agent_state::{MessageType, ToolCall};
+
+    /// The agent's state: the conversation.
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct Talk {
+        #[state(flatten)]
+        base: MessagesState,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(crate = "agent_state::serde")]
+    #[schemars(crate = "agent_state::schemars")]
+    struct City {
+        city: String,
+    }
+
+    fn weather() -> FnTool<Talk> {
+        FnTool::sync(
+            "get_weather",
+            "The weather in a city",
+            |args: City, _: &ToolRuntime<Talk>| format!("sunny in {}", args.city),
+        )
+    }
+
+    fn weather_call() -> agent_state::Message {
+        ai("").with_id("x1").with_tool_call(ToolCall::new(
+            "get_weather",
+            json!({"city": "Paris"}).as_object().cloned().unwrap(),
+            "c1",
+        ))
+    }
+
+    fn said(state: &Talk) -> Vec<(MessageType, String)> {
+        state
+            .messages()
+            .iter()
+            .map(|m| (m.kind, m.text()))
+            .collect()
+    }
+
+    #[test]
+    fn update_state_as_the_agents_model_leads_to_its_tools_or_the_end() {
+        // langchain 1.4.7 `create_agent(model, tools=[get_weather])` on
+        // langgraph 1.2.22 (edges: model -> tools | END conditional, tools ->
+        // model conditional), after a first run answered "hi there":
+        //   update_state({"messages": [AIMessage("", tool_calls=[get_weather(Paris)])]}, as_node="model")
+        //   get_state().next -> ('tools',)
+        //   invoke(None)     -> [human 'hi', ai 'hi there', ai '', tool 'sunny in Paris', ai 'done']
+        //   update_state({"messages": [AIMessage("plain")]}, as_node="model");  next -> ()
+        //   update_state({"messages": [ToolMessage("r", tool_call_id="zz")]}, as_node="tools"); next -> ('model',)
+        let model = ScriptedModel::new([ai("hi there"), ai("done")]);
+        let agent = create_agent(model).tool(weather()).compile().unwrap();
+        let saver = MemoryCheckpointer::new();
+        let out = block_on(agent.run(input::<Talk>("hi")).on_thread(&saver, "a")).unwrap();
+        assert!(out.next.is_empty());
+        let edit = Talk::lift(MessagesStateUpdate::new().message(weather_call()));
+        block_on(agent.update_state(&saver, "a", edit, Some("model"))).unwrap();
+        assert_eq!(
+            block_on(agent.get_state(&saver, "a")).unwrap().next,
+            ["tools"]
+        );
+        let out = block_on(agent.run(Input::Resume).on_thread(&saver, "a")).unwrap();
+        assert_eq!(
+            said(&out.state),
+            [
+                (MessageType::Human, "hi".to_owned()),
+                (MessageType::Ai, "hi there".to_owned()),
+                (MessageType::Ai, String::new()),
+                (MessageType::Tool, "sunny in Paris".to_owned()),
+                (MessageType::Ai, "done".to_owned()),
+            ]
+        );
+        let edit = Talk::lift(MessagesStateUpdate::new().message(ai("plain")));
+        block_on(agent.update_state(&saver, "a", edit, Some("model"))).unwrap();
+        assert!(block_on(agent.get_state(&saver, "a"))
+            .unwrap()
+            .next
+            .is_empty());
+        let answer = agent_state::Message::new(MessageType::Tool, "r");
+        let mut answer = answer.with_id("t9");
+        answer.tool_call_id = Some("zz".to_owned());
+        let edit = Talk::lift(MessagesStateUpdate::new().message(answer));
+        block_on(agent.update_state(&saver, "a", edit, Some("tools"))).unwrap();
+        assert_eq!(
+            block_on(agent.get_state(&saver, "a")).unwrap().next,
+            ["model"]
+        );
+    }
+
+    /// A middleware with `before_model` and `after_model` hooks that change
+    /// nothing.
+    struct Quiet;
+
+    impl AgentMiddleware<Talk> for Quiet {
+        fn name(&self) -> &str {
+            "M"
+        }
+
+        fn hooks(&self) -> Hooks {
+            Hooks::BEFORE_MODEL | Hooks::AFTER_MODEL
+        }
+
+        fn before_model(&self, _: &Talk) -> HookResult<Talk> {
+            Ok(HookOutput::none())
+        }
+
+        fn after_model(&self, _: &Talk) -> HookResult<Talk> {
+            Ok(HookOutput::none())
+        }
+    }
+
+    #[test]
+    fn update_state_as_an_agents_hook_follows_langchains_edges() {
+        // langchain 1.4.7, `create_agent(model, tools=[get_weather], middleware=[M()])`
+        // with M's before_model and after_model (edges: M.before_model -> model,
+        // model -> M.after_model, M.after_model -> tools | M.before_model | END
+        // conditional, tools -> M.before_model conditional), after a first run:
+        //   update_state({"messages": [AIMessage(tool_calls=[..])]}, as_node="model") -> next ('M.after_model',)
+        //   update_state({"messages": []}, as_node="M.after_model")                 -> next ('tools',)
+        //   update_state({"messages": []}, as_node="M.before_model")                -> next ('model',)
+        let model = ScriptedModel::new([ai("hi there"), ai("done")]);
+        let agent = create_agent(model)
+            .tool(weather())
+            .middleware(Quiet)
+            .compile()
+            .unwrap();
+        let saver = MemoryCheckpointer::new();
+        block_on(agent.run(input::<Talk>("hi")).on_thread(&saver, "m")).unwrap();
+        let steps = [
+            (Some(weather_call()), "model", "M.after_model"),
+            (None, "M.before_model", "model"),
+            (None, "M.after_model", "tools"),
+        ];
+        for (message, as_node, next) in steps {
+            let edit = Talk::lift(message.map_or_else(MessagesStateUpdate::new, |m| {
+                MessagesStateUpdate::new().message(m)
+            }));
+            block_on(agent.update_state(&saver, "m", edit, Some(as_node))).unwrap();
+            let state = block_on(agent.get_state(&saver, "m")).unwrap();
+            assert_eq!(state.next, [next], "as {as_node}");
+        }
+        // And the run goes on from there: the tool answers, the model ends.
+        let out = block_on(agent.run(Input::Resume).on_thread(&saver, "m")).unwrap();
+        let last: Vec<_> = said(&out.state).into_iter().rev().take(2).collect();
+        assert_eq!(
+            last,
+            [
+                (MessageType::Ai, "done".to_owned()),
+                (MessageType::Tool, "sunny in Paris".to_owned()),
+            ]
+        );
+    }
+}
