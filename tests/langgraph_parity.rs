@@ -463,6 +463,72 @@ fn a_run_without_input_continues_from_the_node_update_state_wrote_as() {
     }
 }
 
+#[test]
+fn on_step_reports_the_steps_the_thread_stores() {
+    // langgraph 1.2.22, a -> b, `stream_mode="debug"` then
+    // `get_state_history`, two runs on one thread:
+    //   checkpoint step -1 {'source': 'input'} {'log': []}                 next ['__start__']
+    //   checkpoint step  0 {'source': 'loop'}  {'n': 0, 'log': []}         next ['a']
+    //   task 1 a;  checkpoint step 1 {'source': 'loop'} {'n': 1, 'log': ['a@1']}  next ['b']
+    //   task 2 b;  checkpoint step 2 {'source': 'loop'} {.., 'log': ['a@1', 'b@2']} next []
+    //   second run: step 3 {'source': 'input'} (the state before the input),
+    //   step 4 {'source': 'loop'} (the input applied), tasks 5 a, 6 b.
+    //   `get_state().metadata` -> {'source': 'loop', 'step': 2}.
+    // LangGraph stores an input twice (before and after it applies); we
+    // store it once, applied, as the input step: -1 on a new thread, the
+    // head's step + 1 on a later run. So our node steps are LangGraph's
+    // minus one. What must hold (and does in LangGraph): the step a run
+    // reports is the step of the checkpoint it stored, as `get_state` and
+    // the history read it, with its source, state and next nodes.
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let mut reported = Vec::new();
+    for input in [CountUpdate::new(), CountUpdate::new().n(10)] {
+        let run = graph.run(Input::Update(input)).on_thread(&saver, "t");
+        let out = block_on(run.on_step(|e| {
+            let stored = e.checkpoint.expect("a run on a thread stores each step");
+            assert_eq!(stored.step, e.step);
+            assert_eq!(stored.source, e.source);
+            reported.push((e.step, e.source, e.state.clone(), e.next.to_vec()));
+        }))
+        .unwrap();
+        let head = block_on(graph.get_state(&saver, "t")).unwrap();
+        assert_eq!(head.checkpoint.unwrap().step, reported.last().unwrap().0);
+        assert_eq!(out.checkpoint.unwrap().step, reported.last().unwrap().0);
+    }
+    let steps: Vec<i64> = reported.iter().map(|r| r.0).collect();
+    assert_eq!(steps, [-1, 0, 1, 2, 3, 4]);
+    let mut history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+    history.reverse();
+    let stored: Vec<_> = history
+        .into_iter()
+        .map(|s| {
+            let meta = s.checkpoint.unwrap();
+            (meta.step, meta.source, s.values, s.next)
+        })
+        .collect();
+    assert_eq!(stored, reported);
+    assert_eq!(reported[0].1, agent_state::checkpoint::Source::Input);
+    assert_eq!(reported[3].1, agent_state::checkpoint::Source::Input);
+
+    // A plain run (no thread) numbers its steps the same way.
+    let mut plain = Vec::new();
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    block_on(run.on_step(|e| plain.push(e.step))).unwrap();
+    assert_eq!(plain, [-1, 0, 1]);
+}
+
 /// The agent built by `create_agent`: its nodes route by `Command` when
 /// they run, and by LangChain's edges after `update_state(.., as_node)`.
 #[cfg(feature = "agent")]
