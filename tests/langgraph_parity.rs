@@ -281,8 +281,10 @@ fn streamed(_: &Chat, ctx: &NodeContext) -> Result<ChatUpdate, BoxError> {
     Ok(ChatUpdate::new().message(ai("hello there").with_id("m1")))
 }
 
+type ChatNode = fn(&Chat) -> ChatUpdate;
+
 fn chat_graph() -> Graph<Chat> {
-    let nodes: [(&str, fn(&Chat) -> ChatUpdate); 4] = [
+    let nodes: [(&str, ChatNode); 4] = [
         ("plain", |_| {
             ChatUpdate::new()
                 .message(ai("returned").with_id("r1"))
@@ -366,7 +368,7 @@ fn messages_mode_streams_the_messages_a_node_returns_once_each() {
     );
     // The returned message is handed out whole as well.
     let whole = events.iter().find_map(|e| match e {
-        StreamEvent::Message(m) if m.node == "plain" => m.message.clone(),
+        StreamEvent::Message(m) if m.node == "plain" => m.message.as_deref().cloned(),
         _ => None,
     });
     assert_eq!(whole, Some(ai("returned").with_id("r1")));

@@ -200,7 +200,7 @@ where
                 node: by.node.to_owned(),
                 task: by.task.to_owned(),
                 chunk: MessageChunk::whole(&message),
-                message: Some(message),
+                message: Some(Box::new(message)),
             }));
         }
     }

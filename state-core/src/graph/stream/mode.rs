@@ -171,8 +171,9 @@ pub struct MessageEvent {
     pub chunk: MessageChunk,
     /// The whole message, when a node returned it in its update rather
     /// than streamed it in pieces (LangGraph yields the message itself,
-    /// `AIMessage` rather than `AIMessageChunk`).
-    pub message: Option<Message>,
+    /// `AIMessage` rather than `AIMessageChunk`). Boxed: most events are
+    /// pieces.
+    pub message: Option<Box<Message>>,
 }
 
 /// What a node wrote to its [`StreamWriter`](super::StreamWriter)
