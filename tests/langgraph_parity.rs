@@ -8,8 +8,8 @@ use agent_state::checkpoint::{block_on, MemoryCheckpointer};
 use agent_state::futures::StreamExt;
 use agent_state::graph::Command;
 use agent_state::graph::{
-    BoxError, Graph, GraphState, Input, NodeContext, Resume, RunStream, StateGraph, StreamEvent,
-    StreamMode, END, START,
+    BoxError, Graph, GraphError, GraphState, Input, NodeContext, Resume, RunStream, StateGraph,
+    StreamEvent, StreamMode, END, START,
 };
 use agent_state::{ai, human, AgentState, MessageChunk, Messages};
 use serde_json::{json, Value};
@@ -263,6 +263,44 @@ fn invoke_output_carries_interrupts_but_not_at_a_breakpoint() {
     .map(|(m, v)| (m.to_owned(), v))
     .collect();
     assert_eq!(got, expected);
+}
+
+#[test]
+fn a_run_without_a_checkpointer_pauses_on_an_interrupt_too() {
+    // langgraph 1.2.22, compiled without a checkpointer, a → b → c:
+    //   invoke(..) -> {.., '__interrupt__': [Interrupt(value=..)]}, and
+    //   stream(.., stream_mode=["values", "updates"]) as with one;
+    //   invoke(Command(resume=5)) -> RuntimeError: Cannot use
+    //   Command(resume=...) without checkpointer
+    let graph = a_b_c();
+    let out = block_on(graph.run(Input::Update(CountUpdate::new()))).unwrap();
+    assert_eq!(out.next, ["b"]);
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 1, "log": ["a"], "__interrupt__": [{"value": {"q": "ok?"}}]})
+    );
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    let got = as_langgraph(&collect(
+        run.stream([StreamMode::Values, StreamMode::Updates]),
+    ));
+    let asked = json!([{"value": {"q": "ok?"}}]);
+    let expected: Vec<(String, Value)> = [
+        ("values", json!({"n": 0, "log": []})),
+        ("updates", json!({"a": {"n": 1, "log": ["a"]}})),
+        ("values", json!({"n": 1, "log": ["a"]})),
+        ("updates", json!({"__interrupt__": asked})),
+        (
+            "values",
+            json!({"n": 1, "log": ["a"], "__interrupt__": asked}),
+        ),
+    ]
+    .into_iter()
+    .map(|(m, v)| (m.to_owned(), v))
+    .collect();
+    assert_eq!(got, expected);
+    let resume = graph.run(Input::ResumeWith(Resume::value("yes")));
+    let error = block_on(resume).unwrap_err();
+    assert!(matches!(error, GraphError::NoThread { .. }), "{error}");
 }
 
 #[derive(AgentState, Debug, Clone, PartialEq)]

@@ -187,7 +187,6 @@ impl<S: AgentState> Finisher<'_, S> {
                 expected,
                 error,
             }),
-            Signal::NoCheckpointer => TaskResult::Failed(GraphError::NoCheckpointer { node }),
             Signal::BadPayload { id, error } => {
                 TaskResult::Failed(GraphError::InterruptPayload { node, id, error })
             }
