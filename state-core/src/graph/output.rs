@@ -27,10 +27,11 @@ pub struct RunOutput<S> {
 }
 
 impl<S: AgentState> RunOutput<S> {
-    /// What LangGraph's `invoke` returns: the state's JSON, with
-    /// `"__interrupt__": [..]` when the run paused on interrupts (not at a
-    /// breakpoint, which LangGraph's `invoke` does not mark).
+    /// What LangGraph's `invoke` returns: the graph's output (the state
+    /// without the fields omitted from output), with `"__interrupt__": [..]`
+    /// when the run paused on interrupts (not at a breakpoint, which
+    /// LangGraph's `invoke` does not mark).
     pub fn to_json(&self) -> Value {
-        with_interrupts(self.state.to_json(), &self.interrupts)
+        with_interrupts(self.state.to_output_json(), &self.interrupts)
     }
 }

@@ -470,7 +470,8 @@ where
         out: &mut StepOut<S::Update>,
         span: &trace::Timed,
     ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
-        if let (Fast::Ran, Some(channel)) = (&fast, &self.stream) {
+        let messages = self.streams(StreamMode::Messages);
+        if let (Fast::Ran, Some(channel), true) = (&fast, &self.stream, messages) {
             let key = self.graph.task_key(&at.tasks[0]);
             let task = ReturnedBy {
                 step: sink.next_step(),

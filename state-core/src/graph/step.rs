@@ -260,13 +260,19 @@ where
     out.clear();
     if plan.resumed.is_none() {
         if let Fast::Ran = fast_path(graph, tasks, &state, plan.step, out, false) {
-            let key = graph.task_key(&tasks[0]);
-            let task = ReturnedBy {
-                step: plan.step,
-                node: &graph.names[tasks[0].node],
-                task: &key,
-            };
-            show_returned::<S>(plan.stream.as_deref(), task, &mut out.writes);
+            let messages = plan
+                .stream
+                .as_deref()
+                .filter(|s| s.modes().contains(StreamMode::Messages));
+            if let Some(sink) = messages {
+                let key = graph.task_key(&tasks[0]);
+                let task = ReturnedBy {
+                    step: plan.step,
+                    node: &graph.names[tasks[0].node],
+                    task: &key,
+                };
+                show_returned::<S>(Some(sink), task, &mut out.writes);
+            }
             return Ok(());
         }
     }
