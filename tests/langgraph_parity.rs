@@ -733,4 +733,37 @@ mod agent {
             ]
         );
     }
+
+    #[test]
+    fn the_agents_tool_messages_stream_whole_and_its_model_answers_once() {
+        // langgraph 1.2.22's `messages` handler (`StreamMessagesHandler`,
+        // v1, what `stream_mode="messages"` uses) streams a chat model's
+        // chunks as they come and, at a node's end, every message of its
+        // output whose id it has not seen: the tools node's `ToolMessage`s
+        // come whole; the model's message, streamed as chunks, does not
+        // come again.
+        let model = ScriptedModel::new([weather_call(), ai("done")]);
+        let agent = create_agent(model).tool(weather()).compile().unwrap();
+        let run = agent.run(input::<Talk>("hi"));
+        let events = collect(run.stream(StreamMode::Messages));
+        let got: Vec<(String, String, String)> = events
+            .iter()
+            .filter(|e| e.name() == "messages")
+            .map(|e| {
+                let json = e.to_json();
+                let text = json[0]["content"].as_str().unwrap_or_default().to_owned();
+                let node = json[1]["langgraph_node"].as_str().unwrap().to_owned();
+                (json[0]["type"].as_str().unwrap().to_owned(), text, node)
+            })
+            .collect();
+        let row = |t: &str, c: &str, n: &str| (t.to_owned(), c.to_owned(), n.to_owned());
+        assert_eq!(
+            got,
+            [
+                row("AIMessageChunk", "", "model"),
+                row("tool", "sunny in Paris", "tools"),
+                row("AIMessageChunk", "done", "model"),
+            ]
+        );
+    }
 }
