@@ -569,6 +569,98 @@ fn on_step_reports_the_steps_the_thread_stores() {
     assert_eq!(plain, [-1, 0, 1]);
 }
 
+#[test]
+fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
+    // langgraph 1.2.22, a -> b run once (steps -1 .. 2), then
+    // `stream(None, <config of step 1, next ('b',)>, stream_mode=["values",
+    // "updates", "checkpoints"])`:
+    //    ('values', {'n': 1, 'log': ['a']})
+    //    checkpoints {'source': 'fork', 'step': 2} {'n': 1, 'log': ['a']}
+    //    ('updates', {'b': {'log': ['b']}})
+    //    ('values', {'n': 1, 'log': ['a', 'b']})
+    //    checkpoints {'source': 'loop', 'step': 3} {'n': 1, 'log': ['a', 'b']}
+    //   history steps, newest first: 3 loop, 2 fork, 2 loop, 1 loop, 0 loop, -1 input.
+    // The fork is the step after the one it copies. (Our steps are
+    // LangGraph's minus one: see `on_step_reports_the_steps_the_thread_stores`.)
+    use agent_state::checkpoint::Source;
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    block_on(run.on_thread(&saver, "t")).unwrap();
+    let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+    let after_a = history.iter().find(|s| s.next == ["b"]).unwrap();
+    let after_a = after_a.checkpoint.clone().unwrap();
+    assert_eq!(after_a.step, 0);
+
+    let mut reported = Vec::new();
+    let run = graph
+        .run(Input::Resume)
+        .on_thread(&saver, "t")
+        .from_checkpoint(after_a.id)
+        .on_step(|e| reported.push((e.step, e.source)));
+    let modes = [
+        StreamMode::Values,
+        StreamMode::Updates,
+        StreamMode::Checkpoints,
+    ];
+    let events = collect(run.stream(modes));
+    let told: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            StreamEvent::Checkpoint {
+                checkpoint, state, ..
+            } => format!(
+                "checkpoints {} {} {}",
+                checkpoint.source.as_str(),
+                checkpoint.step,
+                state.to_json()
+            ),
+            other => format!("{} {}", other.name(), other.to_json()),
+        })
+        .filter(|line| !line.starts_with("end"))
+        .collect();
+    assert_eq!(
+        told,
+        [
+            r#"values {"log":["a"],"n":1}"#,
+            r#"checkpoints fork 1 {"log":["a"],"n":1}"#,
+            r#"updates {"b":{"log":["b"]}}"#,
+            r#"values {"log":["a","b"],"n":1}"#,
+            r#"checkpoints loop 2 {"log":["a","b"],"n":1}"#,
+        ]
+    );
+    assert_eq!(reported, [(1, Source::Fork), (2, Source::Loop)]);
+    let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+    let steps: Vec<(i64, Source)> = history
+        .iter()
+        .map(|s| {
+            let meta = s.checkpoint.as_ref().unwrap();
+            (meta.step, meta.source)
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (2, Source::Loop),
+            (1, Source::Fork),
+            (1, Source::Loop),
+            (0, Source::Loop),
+            (-1, Source::Input)
+        ]
+    );
+}
+
 /// The agent built by `create_agent`: its nodes route by `Command` when
 /// they run, and by LangChain's edges after `update_state(.., as_node)`.
 #[cfg(feature = "agent")]

@@ -643,6 +643,7 @@ where
                 self.start_fresh(sink, &mut at, None).await?;
             }
             Input::Update(update) => {
+                self.report_fork(sink, graph).await?;
                 if let Some(stopped) = self.stopped(sink).await? {
                     return self.continue_with(sink, stopped, update).await;
                 }
@@ -656,6 +657,7 @@ where
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
                 Self::resumed(&self.stream, sink).await;
+                self.report_fork(sink, graph).await?;
             }
             Input::ResumeWith(resume) => {
                 let Sink::Saved(thread) = &*sink else {
@@ -671,9 +673,41 @@ where
                     resumed.answers = answers;
                 }
                 Self::resumed(&self.stream, sink).await;
+                self.report_fork(sink, graph).await?;
             }
         }
         Ok(at)
+    }
+
+    /// Time travel: tells the step callback and the `checkpoints` stream
+    /// about the `fork` checkpoint the run stored (LangGraph streams it
+    /// after the state it continues from; no `values` of its own).
+    async fn report_fork(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        graph: &Graph<S>,
+    ) -> Result<(), GraphError> {
+        let (Some(_), Sink::Saved(thread)) = (self.from, sink) else {
+            return Ok(());
+        };
+        let Some(head) = thread.head().filter(|h| h.source == Source::Fork) else {
+            return Ok(());
+        };
+        let next = graph.names_of(&resume_point(graph, thread).await?.tasks);
+        if let Some(observer) = &mut self.observer {
+            observer(&StepEvent {
+                step: head.step,
+                source: Source::Fork,
+                writes: &[],
+                state: sink.state(),
+                checkpoint: Some(head),
+                next: &next,
+            });
+        }
+        if let Some(channel) = &self.stream {
+            channel.forked(head.clone(), sink.shared(), next).await;
+        }
+        Ok(())
     }
 
     /// A whole state as a new thread's (or a plain run's) first state.

@@ -254,6 +254,24 @@ impl<S: GraphState> Channel<S> {
         }
     }
 
+    /// `checkpoints` when a run forks a thread (time travel): the `fork`
+    /// checkpoint.
+    pub(crate) async fn forked(
+        &self,
+        checkpoint: CheckpointMeta,
+        state: Arc<S>,
+        next: Vec<String>,
+    ) {
+        if self.modes().contains(StreamMode::Checkpoints) {
+            self.send(StreamEvent::Checkpoint {
+                checkpoint,
+                state,
+                next,
+            })
+            .await;
+        }
+    }
+
     /// `values` when a run resumes a stored thread: the state it resumes
     /// from, first, as LangGraph streams it.
     pub(crate) async fn resumed(&self, step: i64, state: Arc<S>) {
