@@ -154,7 +154,7 @@ fn retry_stops_on_errors_the_policy_does_not_name_and_after_its_attempts() {
     assert!(matches!(&err, GraphError::Node { node, .. } if node == "broken"));
     assert_eq!(
         err.to_string(),
-        "node `broken` failed in step 0: bad request"
+        "node `broken` failed in step 1: bad request"
     );
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }

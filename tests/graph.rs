@@ -97,28 +97,34 @@ fn debate_runs_to_end_and_streams_each_step() {
     assert_eq!(out.state.status, "completed");
     assert!(out.next.is_empty());
     assert_eq!(out.steps, 7);
-    assert_eq!(events.len(), 7);
+    // As LangGraph numbers them: the input's checkpoint (-1, the state
+    // before it), the input applied (0), then a step per superstep.
+    assert_eq!(events.len(), 8);
     assert_eq!(
         events[0],
+        (-1, Source::Input, vec![], vec![START.to_owned()], 0)
+    );
+    assert_eq!(
+        events[1],
         (
-            -1,
-            Source::Input,
+            0,
+            Source::Loop,
             vec![START.to_owned()],
             vec!["optimist".to_owned()],
             1
         )
     );
     assert_eq!(
-        events[3],
+        events[4],
         (
-            2,
+            3,
             Source::Loop,
             vec!["moderator".to_owned()],
             vec!["optimist".to_owned()],
             4
         )
     );
-    assert_eq!(events[6].3, Vec::<String>::new());
+    assert_eq!(events[7].3, Vec::<String>::new());
 }
 
 #[test]
@@ -155,6 +161,7 @@ fn fan_out_applies_as_one_step_in_node_name_order() {
         steps,
         [
             vec![],
+            vec![],
             vec!["a_writer".to_owned(), "b_writer".to_owned()],
             vec!["join".to_owned()]
         ]
@@ -181,7 +188,7 @@ fn two_parallel_writes_to_a_plain_field_fail_the_step_whole() {
     .unwrap_err();
     match &err {
         GraphError::InvalidUpdate { step, nodes, error } => {
-            assert_eq!(step, &0);
+            assert_eq!(step, &1);
             assert_eq!(nodes, &["a", "b"]);
             assert_eq!(error.field(), "round");
             assert!(matches!(
@@ -197,7 +204,7 @@ fn two_parallel_writes_to_a_plain_field_fail_the_step_whole() {
     ))
     .unwrap();
     assert!(thread.state().messages.is_empty());
-    assert_eq!(thread.head().unwrap().step, -1);
+    assert_eq!(thread.head().unwrap().step, 0);
 }
 
 /// Seed 003's `mark_business_idea_complete`: a tool returning a `Command`
@@ -418,7 +425,7 @@ fn a_failing_node_names_itself_and_applies_nothing_of_its_step() {
     match &err {
         GraphError::Node { node, step, error } => {
             assert_eq!(node, "model");
-            assert_eq!(step, &0);
+            assert_eq!(step, &1);
             assert_eq!(error.to_string(), "the model timed out");
         }
         other => panic!("expected a node error, got {other}"),
@@ -600,7 +607,7 @@ fn resuming_a_fork_continues_from_its_step() {
     .unwrap();
     let history = block_on(thread.history(None, 100)).unwrap();
     // The step where the first optimist spoke.
-    let first_optimist = history.iter().find(|r| r.meta.step == 0).unwrap().meta.id;
+    let first_optimist = history.iter().find(|r| r.meta.step == 1).unwrap().meta.id;
     block_on(agent_state::checkpoint::Thread::<Debate, _>::fork(
         &saver,
         "k",
@@ -660,7 +667,8 @@ fn a_command_to_a_missing_node_stores_nothing() {
     .unwrap();
     assert_eq!(thread.state().round, 1, "the input step is stored");
     assert!(thread.state().log.is_empty(), "the agent's step is not");
-    assert_eq!(block_on(thread.history(None, 10)).unwrap().len(), 1);
+    // The input's two checkpoints, as LangGraph stores it.
+    assert_eq!(block_on(thread.history(None, 10)).unwrap().len(), 2);
 
     // Without a thread, nothing is applied either.
     let err = block_on(build("nowhere").run(Input::Update(DebateUpdate::new()))).unwrap_err();
@@ -697,7 +705,7 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
         GraphError::InvalidUpdate { step, nodes, error } => {
             assert_eq!(
                 (*step, nodes.as_slice()),
-                (0, ["tools".to_owned()].as_slice())
+                (1, ["tools".to_owned()].as_slice())
             );
             assert_eq!(error.field(), "messages");
             assert!(error.to_string().contains("tool_call_id"), "{error}");
@@ -710,8 +718,8 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
     .unwrap();
     assert_eq!(
         block_on(thread.history(None, 10)).unwrap().len(),
-        1,
-        "only the input step"
+        2,
+        "only the input's two checkpoints"
     );
 
     // A whole input state that cannot be stored is refused the same way.
@@ -734,7 +742,33 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
     )
     .unwrap_err();
     assert!(
-        matches!(&err, GraphError::InvalidUpdate { step: -1, error, .. } if error.field() == "score"),
+        matches!(&err, GraphError::InvalidUpdate { step: 0, error, .. } if error.field() == "score"),
         "{err}"
     );
+    use agent_state::checkpoint::Checkpointer;
+    // Checked before the input's checkpoint is stored: nothing is.
+    assert!(block_on(saver.head("bad-state")).unwrap().is_none());
+
+    // An input update that cannot be stored: the same, on a new thread and
+    // on one that has steps (its head stays where it was).
+    let mut bad = tool("42", "call-1");
+    bad.tool_call_id = None;
+    let input = || Input::Update(DebateUpdate::new().message(bad.clone()));
+    let err = block_on(debate_graph(1).run(input()).on_thread(&saver, "bad-input")).unwrap_err();
+    assert!(
+        matches!(&err, GraphError::InvalidUpdate { step: 0, nodes, .. } if nodes == &[START]),
+        "{err}"
+    );
+    assert!(block_on(saver.head("bad-input")).unwrap().is_none());
+    let first = Input::Update(DebateUpdate::new().message(human("topic")));
+    block_on(debate_graph(1).run(first).on_thread(&saver, "bad-input")).unwrap();
+    let head = block_on(saver.head("bad-input")).unwrap().unwrap().meta;
+    let err = block_on(debate_graph(1).run(input()).on_thread(&saver, "bad-input")).unwrap_err();
+    let step = head.step + 2;
+    assert!(
+        matches!(&err, GraphError::InvalidUpdate { step: s, .. } if *s == step),
+        "{err}"
+    );
+    let after = block_on(saver.head("bad-input")).unwrap().unwrap().meta;
+    assert_eq!(after, head);
 }

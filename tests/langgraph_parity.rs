@@ -366,8 +366,6 @@ fn messages_mode_streams_the_messages_a_node_returns_once_each() {
     // `streamed`'s returned m1 is not repeated (its pieces were streamed),
     // `again`'s r1 is not repeated (its id was in the state it started
     // from), `none` streams nothing, and the input's in1 is not streamed.
-    // (LangGraph numbers the first node's step 1, we 0: see
-    // `on_step_reports_the_steps_the_thread_stores`.)
     let graph = chat_graph();
     let saver = MemoryCheckpointer::new();
     let input = Input::Update(ChatUpdate::new().message(human("hi").with_id("in1")));
@@ -395,13 +393,13 @@ fn messages_mode_streams_the_messages_a_node_returns_once_each() {
     assert_eq!(
         got,
         [
-            json!(["AIMessageChunk", "hello", "m1", "streamed", 0]),
-            json!(["AIMessageChunk", " ", "m1", "streamed", 0]),
-            json!(["AIMessageChunk", "there", "m1", "streamed", 0]),
-            json!(["ai", "returned", "r1", "plain", 1]),
-            json!(["human", "h", "h1", "plain", 1]),
-            json!(["ai", "no id", no_id, "noid", 3]),
-            json!(["ai", "via command", "c1", "cmd", 5]),
+            json!(["AIMessageChunk", "hello", "m1", "streamed", 1]),
+            json!(["AIMessageChunk", " ", "m1", "streamed", 1]),
+            json!(["AIMessageChunk", "there", "m1", "streamed", 1]),
+            json!(["ai", "returned", "r1", "plain", 2]),
+            json!(["human", "h", "h1", "plain", 2]),
+            json!(["ai", "no id", no_id, "noid", 4]),
+            json!(["ai", "via command", "c1", "cmd", 6]),
         ]
     );
     // The returned message is handed out whole as well.
@@ -514,12 +512,10 @@ fn on_step_reports_the_steps_the_thread_stores() {
     //   second run: step 3 {'source': 'input'} (the state before the input),
     //   step 4 {'source': 'loop'} (the input applied), tasks 5 a, 6 b.
     //   `get_state().metadata` -> {'source': 'loop', 'step': 2}.
-    // LangGraph stores an input twice (before and after it applies); we
-    // store it once, applied, as the input step: -1 on a new thread, the
-    // head's step + 1 on a later run. So our node steps are LangGraph's
-    // minus one. What must hold (and does in LangGraph): the step a run
-    // reports is the step of the checkpoint it stored, as `get_state` and
-    // the history read it, with its source, state and next nodes.
+    // The input is stored twice (before and after it applies), and the
+    // step a run reports is the step of the checkpoint it stored, as
+    // `get_state` and the history read it, with its source, state and
+    // next nodes. See also `checkpoint_steps_and_sources_are_langgraphs`.
     let graph = StateGraph::<Count>::new()
         .add_node("a", |s: &Count| {
             CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
@@ -548,7 +544,7 @@ fn on_step_reports_the_steps_the_thread_stores() {
         assert_eq!(out.checkpoint.unwrap().step, reported.last().unwrap().0);
     }
     let steps: Vec<i64> = reported.iter().map(|r| r.0).collect();
-    assert_eq!(steps, [-1, 0, 1, 2, 3, 4]);
+    assert_eq!(steps, [-1, 0, 1, 2, 3, 4, 5, 6]);
     let mut history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
     history.reverse();
     let stored: Vec<_> = history
@@ -560,13 +556,16 @@ fn on_step_reports_the_steps_the_thread_stores() {
         .collect();
     assert_eq!(stored, reported);
     assert_eq!(reported[0].1, agent_state::checkpoint::Source::Input);
-    assert_eq!(reported[3].1, agent_state::checkpoint::Source::Input);
+    assert_eq!(reported[0].3, [START]);
+    assert_eq!(reported[4].1, agent_state::checkpoint::Source::Input);
+    assert_eq!(reported[4].2, reported[3].2, "the state before the input");
+    assert_eq!(reported[5].3, ["a"]);
 
     // A plain run (no thread) numbers its steps the same way.
     let mut plain = Vec::new();
     let run = graph.run(Input::Update(CountUpdate::new()));
     block_on(run.on_step(|e| plain.push(e.step))).unwrap();
-    assert_eq!(plain, [-1, 0, 1]);
+    assert_eq!(plain, [-1, 0, 1, 2]);
 }
 
 #[test]
@@ -580,8 +579,7 @@ fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
     //    ('values', {'n': 1, 'log': ['a', 'b']})
     //    checkpoints {'source': 'loop', 'step': 3} {'n': 1, 'log': ['a', 'b']}
     //   history steps, newest first: 3 loop, 2 fork, 2 loop, 1 loop, 0 loop, -1 input.
-    // The fork is the step after the one it copies. (Our steps are
-    // LangGraph's minus one: see `on_step_reports_the_steps_the_thread_stores`.)
+    // The fork is the step after the one it copies.
     use agent_state::checkpoint::Source;
     let graph = StateGraph::<Count>::new()
         .add_node("a", |s: &Count| {
@@ -601,7 +599,7 @@ fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
     let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
     let after_a = history.iter().find(|s| s.next == ["b"]).unwrap();
     let after_a = after_a.checkpoint.clone().unwrap();
-    assert_eq!(after_a.step, 0);
+    assert_eq!(after_a.step, 1);
 
     let mut reported = Vec::new();
     let run = graph
@@ -634,13 +632,13 @@ fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
         told,
         [
             r#"values {"log":["a"],"n":1}"#,
-            r#"checkpoints fork 1 {"log":["a"],"n":1}"#,
+            r#"checkpoints fork 2 {"log":["a"],"n":1}"#,
             r#"updates {"b":{"log":["b"]}}"#,
             r#"values {"log":["a","b"],"n":1}"#,
-            r#"checkpoints loop 2 {"log":["a","b"],"n":1}"#,
+            r#"checkpoints loop 3 {"log":["a","b"],"n":1}"#,
         ]
     );
-    assert_eq!(reported, [(1, Source::Fork), (2, Source::Loop)]);
+    assert_eq!(reported, [(2, Source::Fork), (3, Source::Loop)]);
     let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
     let steps: Vec<(i64, Source)> = history
         .iter()
@@ -652,8 +650,9 @@ fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
     assert_eq!(
         steps,
         [
+            (3, Source::Loop),
+            (2, Source::Fork),
             (2, Source::Loop),
-            (1, Source::Fork),
             (1, Source::Loop),
             (0, Source::Loop),
             (-1, Source::Input)
@@ -858,4 +857,227 @@ mod agent {
             ]
         );
     }
+}
+
+/// A thread's history as `step source values next`, newest first.
+fn history_lines(graph: &Graph<Count>, saver: &MemoryCheckpointer, thread: &str) -> Vec<String> {
+    let history = block_on(graph.state_history(saver, thread, 100)).unwrap();
+    history
+        .into_iter()
+        .map(|s| {
+            let meta = s.checkpoint.unwrap();
+            let source = meta.source.as_str();
+            format!("{} {source} {} {:?}", meta.step, s.values.to_json(), s.next)
+        })
+        .collect()
+}
+
+#[test]
+fn checkpoint_steps_and_sources_are_langgraphs() {
+    // langgraph 1.2.22, InMemorySaver, a (n + 1, log "a") -> b (n * 10,
+    // log "b"); `get_state_history` (newest first) as `step source values
+    // next`, after `invoke({"n": 1, "log": ["in"]})`:
+    //    2 loop   {'n': 20, 'log': ['in', 'a', 'b']} ()
+    //    1 loop   {'n': 2, 'log': ['in', 'a']} ('b',)
+    //    0 loop   {'n': 1, 'log': ['in']} ('a',)
+    //   -1 input  {'log': []} ('__start__',)
+    // (the input checkpoint holds the state before the input, the input
+    // being its pending writes; our state before is the default state.)
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |s: &Count| {
+            CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let input =
+        |n: u32, log: &str| Input::Update(CountUpdate::new().n(n).log(vec![log.to_owned()]));
+    block_on(graph.run(input(1, "in")).on_thread(&saver, "t")).unwrap();
+    let first = [
+        r#"2 loop {"log":["in","a","b"],"n":20} []"#,
+        r#"1 loop {"log":["in","a"],"n":2} ["b"]"#,
+        r#"0 loop {"log":["in"],"n":1} ["a"]"#,
+        r#"-1 input {"log":[],"n":0} ["__start__"]"#,
+    ];
+    assert_eq!(history_lines(&graph, &saver, "t"), first);
+
+    // A second run on the thread, `invoke({"n": 5, "log": ["in2"]})`,
+    // continues the numbering; its input checkpoint is the state before:
+    //    6 loop   {'n': 60, 'log': ['in', 'a', 'b', 'in2', 'a', 'b']} ()
+    //    5 loop   {'n': 6, 'log': ['in', 'a', 'b', 'in2', 'a']} ('b',)
+    //    4 loop   {'n': 5, 'log': ['in', 'a', 'b', 'in2']} ('a',)
+    //    3 input  {'n': 20, 'log': ['in', 'a', 'b']} ('__start__',)
+    //    (then the four above; 8 in all)
+    //   `get_state().metadata` -> {'source': 'loop', 'step': 6, 'parents': {}}
+    // `invoke(None)` on the finished thread stores nothing (still 8).
+    block_on(graph.run(input(5, "in2")).on_thread(&saver, "t")).unwrap();
+    block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap();
+    let second = [
+        r#"6 loop {"log":["in","a","b","in2","a","b"],"n":60} []"#,
+        r#"5 loop {"log":["in","a","b","in2","a"],"n":6} ["b"]"#,
+        r#"4 loop {"log":["in","a","b","in2"],"n":5} ["a"]"#,
+        r#"3 input {"log":["in","a","b"],"n":20} ["__start__"]"#,
+    ];
+    let lines = history_lines(&graph, &saver, "t");
+    assert_eq!(lines[..4], second);
+    assert_eq!(lines[4..], first);
+    let head = block_on(graph.get_state(&saver, "t")).unwrap().checkpoint;
+    let head = head.unwrap();
+    assert_eq!((head.step, head.source.as_str()), (6, "loop"));
+
+    // `update_state({"n": 100, "log": ["upd"]})`, then
+    // `update_state({"n": 7}, as_node="a")`:
+    //    8 update {'n': 7, 'log': [.., 'b', 'upd']} ('b',)
+    //    7 update {'n': 100, 'log': [.., 'b', 'upd']} ()
+    let upd = CountUpdate::new().n(100).log(vec!["upd".to_owned()]);
+    block_on(graph.update_state(&saver, "t", upd, None)).unwrap();
+    block_on(graph.update_state(&saver, "t", CountUpdate::new().n(7), Some("a"))).unwrap();
+    let lines = history_lines(&graph, &saver, "t");
+    assert_eq!(lines.len(), 10);
+    assert_eq!(
+        lines[..2],
+        [
+            r#"8 update {"log":["in","a","b","in2","a","b","upd"],"n":7} ["b"]"#,
+            r#"7 update {"log":["in","a","b","in2","a","b","upd"],"n":100} []"#,
+        ]
+    );
+
+    // `update_state({"n": 3, "log": ["x"]})` on a new thread is its step
+    // 0, then `invoke(None)` runs from START:
+    //    2 loop   {'n': 40, 'log': ['x', 'a', 'b']} ()
+    //    1 loop   {'n': 4, 'log': ['x', 'a']} ('b',)
+    //    0 update {'n': 3, 'log': ['x']} ('a',)
+    let x = CountUpdate::new().n(3).log(vec!["x".to_owned()]);
+    block_on(graph.update_state(&saver, "new", x, None)).unwrap();
+    assert_eq!(
+        history_lines(&graph, &saver, "new"),
+        [r#"0 update {"log":["x"],"n":3} ["a"]"#]
+    );
+    block_on(graph.run(Input::Resume).on_thread(&saver, "new")).unwrap();
+    assert_eq!(
+        history_lines(&graph, &saver, "new"),
+        [
+            r#"2 loop {"log":["x","a","b"],"n":40} []"#,
+            r#"1 loop {"log":["x","a"],"n":4} ["b"]"#,
+            r#"0 update {"log":["x"],"n":3} ["a"]"#,
+        ]
+    );
+}
+
+#[test]
+fn a_resumed_interrupt_stores_no_input_checkpoint() {
+    // langgraph 1.2.22, a (n + 1) -> ask (`interrupt("q?")`, then n + the
+    // answer, log "ask"); `invoke({"n": 1, "log": []})` pauses:
+    //    1 loop   {'n': 2, 'log': ['a']} ('ask',)
+    //    0 loop   {'n': 1, 'log': []} ('a',)
+    //   -1 input  {'log': []} ('__start__',)
+    // `invoke(Command(resume=5))` adds one checkpoint, no input:
+    //    2 loop   {'n': 7, 'log': ['a', 'ask']} ()
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_context_node("ask", |s: &Count, ctx: &NodeContext| {
+            let answer: u32 = ctx.interrupt("q?")?;
+            Ok::<_, BoxError>(
+                CountUpdate::new()
+                    .n(s.n + answer)
+                    .log(vec!["ask".to_owned()]),
+            )
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .add_edge("ask", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let input = Input::Update(CountUpdate::new().n(1));
+    let paused = block_on(graph.run(input).on_thread(&saver, "i")).unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    let before = [
+        r#"1 loop {"log":["a"],"n":2} ["ask"]"#,
+        r#"0 loop {"log":[],"n":1} ["a"]"#,
+        r#"-1 input {"log":[],"n":0} ["__start__"]"#,
+    ];
+    assert_eq!(history_lines(&graph, &saver, "i"), before);
+    let resume = Input::ResumeWith(Resume::value(5));
+    let done = block_on(graph.run(resume).on_thread(&saver, "i")).unwrap();
+    assert_eq!(done.to_json(), json!({"n": 7, "log": ["a", "ask"]}));
+    let lines = history_lines(&graph, &saver, "i");
+    assert_eq!(lines[0], r#"2 loop {"log":["a","ask"],"n":7} []"#);
+    assert_eq!(lines[1..], before);
+}
+
+#[test]
+fn a_thread_stored_with_its_input_once_still_loads_and_runs() {
+    // Before the input was stored as LangGraph stores it, a run stored it
+    // once, applied, as step -1 (source `input`), its first node as step
+    // 0. `Thread::save_step` writes such a chain as the runtime did.
+    use agent_state::checkpoint::{Source, Thread};
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |s: &Count| {
+            CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let log = |s: &str| vec![s.to_owned()];
+    block_on(async {
+        for thread_id in ["old", "stopped"] {
+            let mut thread = Thread::<Count, _>::open(&saver, thread_id).await?;
+            let input = CountUpdate::new().n(1).log(log("in"));
+            thread.save_step(Source::Input, [(START, input)]).await?;
+            if thread_id == "stopped" {
+                continue;
+            }
+            let a = CountUpdate::new().n(2).log(log("a"));
+            thread.save_step(Source::Loop, [("a", a)]).await?;
+            let b = CountUpdate::new().n(20).log(log("b"));
+            thread.save_step(Source::Loop, [("b", b)]).await?;
+        }
+        Ok::<(), agent_state::checkpoint::CheckpointError>(())
+    })
+    .unwrap();
+    let old = [
+        r#"1 loop {"log":["in","a","b"],"n":20} []"#,
+        r#"0 loop {"log":["in","a"],"n":2} ["b"]"#,
+        r#"-1 input {"log":["in"],"n":1} ["a"]"#,
+    ];
+    assert_eq!(history_lines(&graph, &saver, "old"), old);
+
+    // A new run on it continues the numbering the new way.
+    let input = Input::Update(CountUpdate::new().n(5).log(log("in2")));
+    let out = block_on(graph.run(input).on_thread(&saver, "old")).unwrap();
+    assert_eq!(
+        out.to_json(),
+        json!({"n": 60, "log": ["in", "a", "b", "in2", "a", "b"]})
+    );
+    let lines = history_lines(&graph, &saver, "old");
+    assert_eq!(
+        lines[..4],
+        [
+            r#"5 loop {"log":["in","a","b","in2","a","b"],"n":60} []"#,
+            r#"4 loop {"log":["in","a","b","in2","a"],"n":6} ["b"]"#,
+            r#"3 loop {"log":["in","a","b","in2"],"n":5} ["a"]"#,
+            r#"2 input {"log":["in","a","b"],"n":20} ["__start__"]"#,
+        ]
+    );
+    assert_eq!(lines[4..], old);
+
+    // A thread stopped after its old-style input resumes from it.
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "stopped")).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 20, "log": ["in", "a", "b"]}));
+    assert_eq!(history_lines(&graph, &saver, "stopped"), old);
 }

@@ -64,11 +64,11 @@ fn values_and_updates_come_in_step_order_and_end_last() {
     assert_eq!(
         names,
         [
-            "values -1 n=0",
-            "updates 0 inc",
-            "values 0 n=1",
+            "values 0 n=0",
             "updates 1 inc",
-            "values 1 n=2",
+            "values 1 n=1",
+            "updates 2 inc",
+            "values 2 n=2",
             "end 2"
         ]
     );
@@ -98,7 +98,7 @@ fn no_mode_yields_only_the_end_and_the_step_callback_still_runs() {
     );
     assert_eq!(events.len(), 1);
     assert!(matches!(&events[0], Ok(StreamEvent::End(out)) if out.state.n == 3));
-    assert_eq!(steps, [-1, 0, 1, 2]);
+    assert_eq!(steps, [-1, 0, 1, 2, 3]);
 }
 
 #[test]
@@ -123,9 +123,12 @@ fn checkpoints_name_each_stored_step() {
     assert_eq!(
         checkpoints,
         [
-            (-1, Source::Input, vec!["inc".to_owned()]),
+            // As LangGraph streams them: the input's checkpoint (the
+            // state before it, `__start__` next), then the input applied.
+            (-1, Source::Input, vec!["__start__".to_owned()]),
             (0, Source::Loop, vec!["inc".to_owned()]),
-            (1, Source::Loop, vec![]),
+            (1, Source::Loop, vec!["inc".to_owned()]),
+            (2, Source::Loop, vec![]),
         ]
     );
     let head = block_on(saver.head("t")).unwrap().unwrap();
@@ -165,10 +168,10 @@ fn custom_writes_come_with_their_node_before_the_step_they_belong_to() {
     assert_eq!(
         seen,
         [
-            r#"0 sync {"at":"sync"}"#,
+            r#"1 sync {"at":"sync"}"#,
             "updates",
-            r#"1 later "half way""#,
-            r#"1 later "done""#,
+            r#"2 later "half way""#,
+            r#"2 later "done""#,
             "updates",
             "end"
         ]
@@ -351,15 +354,15 @@ fn a_resumed_run_streams_the_state_it_resumes_from_first() {
     assert_eq!(
         told(&resume()),
         [
-            "values 0 n=1",
-            "updates 1 inc",
-            "values 1 n=2",
+            "values 1 n=1",
             "updates 2 inc",
-            "values 2 n=3",
+            "values 2 n=2",
+            "updates 3 inc",
+            "values 3 n=3",
             "end"
         ]
     );
-    assert_eq!(told(&resume()), ["values 2 n=3", "end"]);
+    assert_eq!(told(&resume()), ["values 3 n=3", "end"]);
     // Without a thread there is nothing to resume from, and nothing to say.
     assert_eq!(
         told(&collect(graph.run(Input::Resume).stream(modes))),
@@ -384,12 +387,12 @@ fn a_pause_streams_as_an_interrupt_update() {
         .on_thread(&saver, "b");
     assert_eq!(
         told(&collect(run.stream(modes))),
-        ["values -1 n=0", "interrupt []", "end"]
+        ["values 0 n=0", "interrupt []", "end"]
     );
     let run = graph.run(Input::Resume).on_thread(&saver, "b");
     assert_eq!(
         told(&collect(run.stream(modes))),
-        ["values -1 n=0", "updates 0 inc", "values 0 n=1", "end"]
+        ["values 0 n=0", "updates 1 inc", "values 1 n=1", "end"]
     );
 
     let graph = StateGraph::<Count>::new()
@@ -413,9 +416,9 @@ fn a_pause_streams_as_an_interrupt_update() {
     assert_eq!(
         told(&events),
         [
-            "values -1 n=0",
+            "values 0 n=0",
             r#"interrupt ["how many?"]"#,
-            r#"values -1 n=0 interrupt ["how many?"]"#,
+            r#"values 0 n=0 interrupt ["how many?"]"#,
             "end"
         ]
     );
@@ -430,7 +433,7 @@ fn a_pause_streams_as_an_interrupt_update() {
         .on_thread(&saver, "i");
     assert_eq!(
         told(&collect(run.stream(modes))),
-        ["values -1 n=0", "updates 0 ask", "values 0 n=4", "end"]
+        ["values 0 n=0", "updates 1 ask", "values 1 n=4", "end"]
     );
 }
 
@@ -530,7 +533,7 @@ fn the_agents_tokens_stream_with_their_node_and_add_up_to_the_stored_message() {
     for event in &events {
         match event.as_ref().unwrap() {
             StreamEvent::Message(m) => {
-                assert_eq!((m.node.as_str(), m.step), ("model", 0));
+                assert_eq!((m.node.as_str(), m.step), ("model", 1));
                 order.push(format!("token {:?}", m.chunk.text()));
                 pieces.push(m.chunk.clone()).unwrap();
             }
@@ -689,7 +692,7 @@ fn a_shared_stream_owns_its_graph_and_checkpointer() {
     let events = collect(stream);
     assert_eq!(events.len(), 3, "the input, one step, the end");
     let head = block_on(saver.head("owned")).unwrap().unwrap();
-    assert_eq!(head.meta.step, 0);
+    assert_eq!(head.meta.step, 1);
 }
 
 #[test]

@@ -112,10 +112,10 @@ fn a_run_its_steps_and_its_nodes_are_spans() {
     assert_eq!(
         described,
         [
-            ("0", "inc"),
-            ("1", "async_inc"),
-            ("2", "inc"),
-            ("3", "async_inc")
+            ("1", "inc"),
+            ("2", "async_inc"),
+            ("3", "inc"),
+            ("4", "async_inc")
         ]
         .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );

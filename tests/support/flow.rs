@@ -782,11 +782,11 @@ pub async fn subgraph_pauses_under_a_namespace<C: Checkpointer + ?Sized>(
     assert_eq!(interrupt.node, "decide");
     assert_eq!(interrupt.value, json!({"notes": ["read"]}));
     assert!(
-        interrupt.id.starts_with("review/1|decide/"),
+        interrupt.id.starts_with("review/2|decide/"),
         "{}",
         interrupt.id
     );
-    let child = format!("{t}|review/1");
+    let child = format!("{t}|review/2");
     assert!(
         a.head(&child).await.unwrap().is_some(),
         "the child's thread"
@@ -845,7 +845,7 @@ pub async fn mapped_subgraph_runs_under_a_namespace<C: Checkpointer + ?Sized>(
     let out = graph.run(Input::Update(log("in"))).on_thread(a, &t).await?;
     assert_eq!(out.state.note, "ok");
     assert_eq!(out.state.messages[0].text(), "in,read");
-    assert!(a.head(&format!("{t}|check/0")).await.unwrap().is_some());
+    assert!(a.head(&format!("{t}|check/1")).await.unwrap().is_some());
     Ok(())
 }
 

@@ -469,8 +469,9 @@ async fn a_killed_server_resumes_the_thread_with_nothing_lost_or_doubled() {
     let body =
         json!({"threadId": "t", "topic": "Tea or coffee?", "maxRounds": 3, "streamMode": modes});
     let mut events = post(&server, body).await.unwrap();
-    // Into the skeptic of round 2 (step 4; steps 0 to 3 are stored).
-    let before = read_into_step(&mut events, 4).await;
+    // Into the skeptic of round 2 (step 5; the input's steps -1 and 0 and
+    // the nodes' 1 to 4 are stored).
+    let before = read_into_step(&mut events, 5).await;
     let cut_id = before
         .iter()
         .rev()
@@ -530,7 +531,7 @@ async fn a_client_that_leaves_stops_the_run_and_comes_back_to_it() {
     let server = Server::start(&["--db", &dir.db()], 5);
     let body = json!({"threadId": "t", "topic": "Sea or mountains?", "maxRounds": 2});
     let mut events = post(&server, body).await.unwrap();
-    read_into_step(&mut events, 3).await;
+    read_into_step(&mut events, 4).await;
     drop(events);
     // The run stops with its client: the head stays where it was.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -575,7 +576,7 @@ async fn two_servers_share_a_thread_on_postgresql() {
     let b = Server::start(&["--pg", url], 20);
     let body = json!({"threadId": "shared", "topic": "Books or films?", "maxRounds": 3});
     let mut on_a = post(&a, body.clone()).await.unwrap();
-    read_into_step(&mut on_a, 3).await;
+    read_into_step(&mut on_a, 4).await;
 
     // B sees what A stores, and will not run the thread while A does.
     let (status, head) = get(&b.url("/api/debate/shared")).await;

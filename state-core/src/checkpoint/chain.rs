@@ -4,10 +4,16 @@
 //!
 //! The rules every record keeps, as [`Thread`](super::Thread) writes them:
 //! a checkpoint's parent is an older checkpoint of the same thread (ids
-//! increase); its step is its parent's plus one, or its parent's own for a
-//! fork; a checkpoint without a parent is the thread's first, step -1. A
-//! load starts at a snapshot or at the thread's first checkpoint, so a walk
-//! that ends anywhere else has lost records.
+//! increase); its step is its parent's plus one (or its parent's own, for
+//! a fork stored by an earlier version); a checkpoint without a parent is
+//! the thread's first: step -1 (a run's input), or 0 for an update made to
+//! a new thread. A load starts at a snapshot or at the thread's first
+//! checkpoint, so a walk that ends anywhere else has lost records.
+//!
+//! A run's input is two checkpoints, as LangGraph stores it: `input` (the
+//! state before it, no writes) and `loop` (`__start__`'s write applying
+//! it). Threads stored before kept one `input` checkpoint with the input
+//! applied; both keep these rules, so both load.
 
 use super::record::{CheckpointId, Source, StoredCheckpoint};
 use super::CheckpointError;
@@ -93,6 +99,8 @@ fn check_start(first: &StoredCheckpoint) -> Result<(), String> {
     }
     match first.meta.parent {
         None if first.meta.step == -1 => Ok(()),
+        // An update to a new thread (`update_state`), as LangGraph numbers it.
+        None if first.meta.step == 0 && first.meta.source == Source::Update => Ok(()),
         None => Err(format!(
             "it has neither a parent nor a snapshot, but is step {}, not the thread's first: the records before it are missing",
             first.meta.step
@@ -158,6 +166,35 @@ mod tests {
         let mut snap = record(5, Some(4), 3);
         snap.snapshot = Some("{}".into());
         assert!(check_chain("t", CheckpointId(6), &[snap, record(6, Some(5), 4)]).is_ok());
+    }
+
+    #[test]
+    fn the_input_stored_once_or_twice_loads() {
+        let input = |id, parent, step, writes: &str| {
+            let mut r = record(id, parent, step);
+            r.meta.source = Source::Input;
+            r.writes = writes.into();
+            r
+        };
+        // Before: the input once, applied (`__start__`'s write), step -1.
+        let start = r#"[{"node":"__start__","update":{}}]"#;
+        let old = [input(1, None, -1, start), record(2, Some(1), 0)];
+        assert!(check_chain("t", CheckpointId(2), &old).is_ok());
+        // Now, as LangGraph: the state before it (-1), then applied (0).
+        let mut applied = record(2, Some(1), 0);
+        applied.writes = start.into();
+        let new = [input(1, None, -1, "[]"), applied, record(3, Some(2), 1)];
+        assert!(check_chain("t", CheckpointId(3), &new).is_ok());
+        // A later run's input on an old thread continues its numbering.
+        let mut later = old.to_vec();
+        later.push(input(3, Some(2), 1, "[]"));
+        assert!(check_chain("t", CheckpointId(3), &later).is_ok());
+        // An update to a new thread is its step 0; only an update may be.
+        let mut update = record(1, None, 0);
+        update.meta.source = Source::Update;
+        assert!(check_chain("t", CheckpointId(1), &[update]).is_ok());
+        let (_, why) = reason(&[record(1, None, 0)], 1);
+        assert!(why.contains("neither a parent nor a snapshot"), "{why}");
     }
 
     #[test]

@@ -281,9 +281,14 @@ where
             Some(h) => (h.log_bytes + text.len() as u64, h.base_bytes),
             None => (text.len() as u64, 0),
         };
+        // LangGraph numbers an update to a new thread 0, not -1.
+        let step = match (&self.head, source) {
+            (None, Source::Update) => 0,
+            _ => self.next_step(),
+        };
         let record = NewCheckpoint {
             parent: self.head.as_ref().map(|h| h.meta.id),
-            step: self.next_step(),
+            step,
             source,
             version: S::VERSION,
             writes: text,
@@ -309,6 +314,62 @@ where
                     error: Box::new(error),
                 })?;
         }
+        Ok(self.head().expect("a head was just stored"))
+    }
+
+    /// Checks that `writes` would save as a step (they encode and stage
+    /// against the state), storing nothing: a run checks its input so
+    /// before it stores the `input` checkpoint the input then applies to.
+    pub(crate) fn check_writes(
+        &self,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<(), CheckpointError>
+    where
+        S::Update: Clone,
+    {
+        for write in writes.iter_mut() {
+            write.update.assign_message_ids();
+        }
+        encode_writes(writes)?;
+        let updates = writes.iter().map(|w| w.update.clone());
+        self.state.stage(updates, StepRule::Superstep)?;
+        Ok(())
+    }
+
+    /// `state` as a snapshot, or why it cannot be stored.
+    pub(crate) fn encode(state: &S) -> Result<String, CheckpointError> {
+        Ok(encode_state(state)?)
+    }
+
+    /// Stores `state` as a step of its own (no writes, the whole state as
+    /// its `snapshot`, from [`encode`](Self::encode)) and makes it the
+    /// state: a graph run's whole-state input, applied on top of the
+    /// thread's `input` checkpoint.
+    pub(crate) async fn save_state(
+        &mut self,
+        source: Source,
+        state: S,
+        snapshot: String,
+    ) -> Result<&CheckpointMeta, CheckpointError> {
+        let base_bytes = snapshot.len() as u64;
+        let record = NewCheckpoint {
+            parent: self.head.as_ref().map(|h| h.meta.id),
+            step: self.next_step(),
+            source,
+            version: S::VERSION,
+            writes: "[]".to_owned(),
+            log_bytes: 0,
+            base_bytes,
+            snapshot: Some(snapshot),
+        };
+        let expected = record.parent;
+        let meta = self.saver.append(&self.thread_id, expected, record).await?;
+        self.state = Arc::new(state);
+        self.head = Some(Head {
+            meta,
+            log_bytes: 0,
+            base_bytes,
+        });
         Ok(self.head().expect("a head was just stored"))
     }
 

@@ -77,8 +77,19 @@ where
     ) -> Result<StateSnapshot<S>, GraphError> {
         let at = resume_point(self, &thread).await?;
         let interrupts = at.interrupts(self);
+        // A run's `input` checkpoint holds the state before its input: what
+        // runs next is `__start__`, as LangGraph shows it.
+        let next = match thread.head() {
+            Some(head) if head.source == Source::Input => {
+                match thread.step(head.id).await?.writes.is_empty() {
+                    true => vec![START.to_owned()],
+                    false => self.names_of(&at.tasks),
+                }
+            }
+            _ => self.names_of(&at.tasks),
+        };
         Ok(StateSnapshot {
-            next: self.names_of(&at.tasks),
+            next,
             interrupts,
             checkpoint: thread.head().cloned(),
             values: thread.into_state(),

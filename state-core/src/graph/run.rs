@@ -50,7 +50,9 @@ pub enum Input<S: AgentState> {
 /// What one step did, for progress display: LangGraph's `updates` and
 /// `values` stream modes in one event.
 pub struct StepEvent<'a, S: AgentState> {
-    /// The step number: -1 for a new thread's input, then 0, 1, ...
+    /// The step number, as LangGraph numbers it: a new thread's input is
+    /// -1 (the state before it) and 0 (applied), its first node's step 1;
+    /// a later run's input continues the numbering.
     pub step: i64,
     /// What made the step.
     pub source: Source,
@@ -102,7 +104,7 @@ type Observer<'a, S> = Box<dyn FnMut(&StepEvent<'_, S>) + Send + 'a>;
 /// assert_eq!(out.state.n, 5);
 /// assert!(out.next.is_empty());
 /// # drop(out);
-/// assert_eq!(seen, [-1, 0, 1]);
+/// assert_eq!(seen, [-1, 0, 1, 2]);
 /// # Ok::<(), agent_state::graph::GraphError>(())
 /// ```
 pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
@@ -276,6 +278,27 @@ where
                     Err(other) => Err(GraphError::Checkpoint(other)),
                 }
             }
+        }
+    }
+
+    /// Checks a run's input before its `input` checkpoint is stored, so
+    /// an input that cannot apply stores nothing (a plain run checks it
+    /// as it applies it).
+    fn check(&self, writes: &mut [NodeWrite<S::Update>]) -> Result<(), GraphError>
+    where
+        S::Update: Clone,
+    {
+        let Sink::Saved(thread) = self else {
+            return Ok(());
+        };
+        match thread.check_writes(writes) {
+            Ok(()) => Ok(()),
+            Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
+                step: thread.next_step() + 1,
+                nodes: writes.iter().map(|w| w.node.clone()).collect(),
+                error,
+            }),
+            Err(other) => Err(GraphError::Checkpoint(other)),
         }
     }
 
@@ -649,7 +672,9 @@ where
                 }
                 let mut writes = vec![NodeWrite::new(START, update)];
                 let observed = self.observed().then(|| writes.clone());
-                sink.apply(Source::Input, &mut writes).await?;
+                sink.check(&mut writes)?;
+                self.input_checkpoint(sink).await?;
+                sink.apply(Source::Loop, &mut writes).await?;
                 self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
@@ -710,15 +735,51 @@ where
         Ok(())
     }
 
+    /// A run's input checkpoint, as LangGraph stores it: the state before
+    /// the input applies (source `input`, no writes, `__start__` next);
+    /// the step after it applies the input. Reported to the step callback
+    /// and the `checkpoints` stream (no `values`: LangGraph streams the
+    /// state with the input applied).
+    async fn input_checkpoint(&mut self, sink: &mut Sink<'a, S, C>) -> Result<(), GraphError> {
+        match sink {
+            Sink::Plain { next_step, .. } => *next_step += 1,
+            Sink::Saved(thread) => {
+                thread.save_writes(Source::Input, &mut []).await?;
+            }
+        }
+        let next = [START.to_owned()];
+        if let Some(observer) = &mut self.observer {
+            observer(&StepEvent {
+                step: sink.next_step() - 1,
+                source: Source::Input,
+                writes: &[],
+                state: sink.state(),
+                checkpoint: sink.head(),
+                next: &next,
+            });
+        }
+        if let (Some(channel), Some(head)) = (&self.stream, sink.head()) {
+            channel
+                .forked(head.clone(), sink.shared(), next.to_vec())
+                .await;
+        }
+        Ok(())
+    }
+
     /// A whole state as a new thread's (or a plain run's) first state.
     async fn start_state(&mut self, sink: &mut Sink<'a, S, C>, state: S) -> Result<(), GraphError> {
         match sink {
-            Sink::Plain {
-                state: s,
-                next_step,
-            } => {
+            Sink::Plain { .. } => {
+                self.input_checkpoint(sink).await?;
+                let Sink::Plain {
+                    state: s,
+                    next_step,
+                } = sink
+                else {
+                    unreachable!("a plain sink stays plain")
+                };
                 *s = Arc::new(state);
-                *next_step = 0;
+                *next_step += 1;
             }
             Sink::Saved(thread) => {
                 if thread.head().is_some() {
@@ -726,18 +787,24 @@ where
                         thread_id: thread.thread_id().to_owned(),
                     });
                 }
-                let saver = thread.saver();
-                let id = thread.thread_id().to_owned();
-                *thread = Thread::create(saver, id, state)
+                let step = thread.next_step() + 1;
+                let refused = |e| match e {
+                    CheckpointError::Rejected(error) => GraphError::InvalidUpdate {
+                        step,
+                        nodes: vec![START.to_owned()],
+                        error,
+                    },
+                    other => GraphError::Checkpoint(other),
+                };
+                let snapshot = Thread::<S, C>::encode(&state).map_err(refused)?;
+                self.input_checkpoint(sink).await?;
+                let Sink::Saved(thread) = sink else {
+                    unreachable!("a stored sink stays stored")
+                };
+                thread
+                    .save_state(Source::Loop, state, snapshot)
                     .await
-                    .map_err(|e| match e {
-                        CheckpointError::Rejected(error) => GraphError::InvalidUpdate {
-                            step: -1,
-                            nodes: vec![START.to_owned()],
-                            error,
-                        },
-                        other => GraphError::Checkpoint(other),
-                    })?;
+                    .map_err(refused)?;
             }
         }
         Ok(())
@@ -756,7 +823,7 @@ where
         graph.settle(&mut routed, &mut at.tasks);
         sink.keep_joins(graph, &at.joins, &[]).await?;
         at.steps = 1;
-        self.emit(sink, Source::Input, observed, &at.tasks).await;
+        self.emit(sink, Source::Loop, observed, &at.tasks).await;
         Ok(())
     }
 
@@ -783,8 +850,9 @@ where
         Ok(Some(point))
     }
 
-    /// Input for a thread stopped midway: stored as an input step whose
-    /// routing is the tasks it stopped before, which then run.
+    /// Input for a thread stopped midway: stored as an input checkpoint,
+    /// then a step whose routing is the tasks it stopped before, which
+    /// then run.
     async fn continue_with(
         &mut self,
         sink: &mut Sink<'a, S, C>,
@@ -801,13 +869,16 @@ where
             }
         }
         let observed = self.observed().then(|| vec![write.clone()]);
-        sink.apply(Source::Input, &mut vec![write]).await?;
+        let mut writes = vec![write];
+        sink.check(&mut writes)?;
+        self.input_checkpoint(sink).await?;
+        sink.apply(Source::Loop, &mut writes).await?;
         let mut at = progress_from(point, graph);
         at.resumed = None;
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
-        self.emit(sink, Source::Input, observed, &at.tasks).await;
+        self.emit(sink, Source::Loop, observed, &at.tasks).await;
         Ok(at)
     }
 

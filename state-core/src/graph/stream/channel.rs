@@ -18,7 +18,7 @@ use super::returned::Seen;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
 use crate::graph::step::StepOut;
-use crate::graph::{Graph, GraphError, GraphState, Task};
+use crate::graph::{Graph, GraphError, GraphState, Task, START};
 use crate::message::{Message, MessageChunk};
 use crate::state::AgentState;
 
@@ -222,7 +222,11 @@ impl<S: GraphState> Channel<S> {
     pub(crate) async fn publish(&self, graph: &Graph<S>, news: StepNews<'_, S>) {
         let modes = self.modes();
         // The input is no node's update: LangGraph streams none for it.
-        let updates = modes.contains(StreamMode::Updates) && news.source != Source::Input;
+        let input = news
+            .writes
+            .as_ref()
+            .is_some_and(|ws| !ws.is_empty() && ws.iter().all(|w| w.node == START));
+        let updates = modes.contains(StreamMode::Updates) && news.source != Source::Input && !input;
         if let (true, Some(writes)) = (updates, news.writes) {
             let (step, source) = (news.step, news.source);
             self.send(StreamEvent::Updates {
@@ -254,8 +258,8 @@ impl<S: GraphState> Channel<S> {
         }
     }
 
-    /// `checkpoints` when a run forks a thread (time travel): the `fork`
-    /// checkpoint.
+    /// `checkpoints` alone, for a checkpoint that streams nothing else: the
+    /// `fork` of time travel, and a run's `input` checkpoint.
     pub(crate) async fn forked(
         &self,
         checkpoint: CheckpointMeta,
