@@ -89,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("Interrupt id (namespaced): {}", pause.id);
 
-    let child = "issue-7|research/0";
+    let child = "issue-7|research/1";
     let steps = block_on(Thread::<Research, _>::open(&saver, child))?;
     let history = block_on(steps.history(None, 10))?;
     println!(

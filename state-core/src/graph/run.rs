@@ -30,7 +30,8 @@ pub enum Input<S: AgentState> {
     /// A whole state (with its immutable fields set): a new thread's first
     /// state. Refused for a thread that exists.
     State(S),
-    /// An update, applied as the input step. A new thread, or one whose
+    /// An update, stored as the run's input (an `input` checkpoint, then
+    /// the update applied as a `loop` step). A new thread, or one whose
     /// last run finished, starts from `START` with it; a thread stopped
     /// midway (a breakpoint, `stop_after`, a failure, a crash) takes it and
     /// carries on where it stopped. A thread paused on interrupts refuses
