@@ -33,7 +33,8 @@ pub enum StreamEvent<S: AgentState> {
     /// `{..state, "__interrupt__": [..]}` (one such event per paused task;
     /// none at a breakpoint).
     Values {
-        /// The step: -1 for a new thread's input, then 0, 1, ...
+        /// The step: 0 for a new thread's input applied (its `input`
+        /// checkpoint, -1, streams no values), then 1, 2, ...
         step: i64,
         /// The state, shared: a copy is made only if the run changes it
         /// while the event is still held.
