@@ -85,6 +85,16 @@ fn check<M: MessageLike>(
     validate: bool,
 ) -> Result<bool, StateError> {
     // Ids are assigned on our own copy: the caller's values are never touched.
+    if let [MessageOps(ops)] = updates {
+        if let [MessageOp::Upsert(msg)] = &mut ops[..] {
+            // Most steps: one message, checked without the loops below.
+            if validate {
+                msg.validate().map_err(|e| invalid_item(0, &e))?;
+            }
+            ensure_id(msg);
+            return Ok(true);
+        }
+    }
     let mut any_removal = false;
     let mut any_remove_all = false;
     for update in updates.iter_mut() {
