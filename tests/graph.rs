@@ -738,3 +738,97 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
         "{err}"
     );
 }
+
+/// A plain run (nothing kept, nothing watching) runs its steps of one plain
+/// node without the step machinery; mixed with commands, a fan-out, a
+/// breakpoint and a failing node, it must end, stop and fail exactly as the
+/// same run on a thread does.
+#[test]
+fn plain_runs_match_runs_on_a_thread_step_for_step() {
+    let graph = |fail_at: u32| {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| {
+                DebateUpdate::new()
+                    .round(s.round + 1)
+                    .add_log(s.round.into())
+            })
+            .add_node("jump", move |s: &Debate| -> Result<_, BoxError> {
+                if s.round == fail_at {
+                    return Err(format!("failed at round {}", s.round).into());
+                }
+                Ok(Command::update(DebateUpdate::new().message(ai("jump"))).and_goto("count"))
+            })
+            .add_node("left", |_: &Debate| DebateUpdate::new().add_log(100))
+            .add_node("right", |_: &Debate| DebateUpdate::new().add_log(200))
+            .add_node("idle", |_: &Debate| DebateUpdate::new())
+            .add_edge(START, "count")
+            .add_conditional_edges("count", |s: &Debate| match s.round {
+                r if r >= 9 => "idle",
+                r if r % 3 == 0 => "jump",
+                _ => "count",
+            })
+            .add_edge("idle", "left")
+            .add_edge("idle", "right")
+            .compile()
+            .unwrap()
+    };
+    let saver = MemoryCheckpointer::new();
+    let graph_ok = graph(u32::MAX);
+    let plain = block_on(graph_ok.run(Input::State(topic("p")))).unwrap();
+    let saved = block_on(
+        graph_ok
+            .run(Input::State(topic("p")))
+            .on_thread(&saver, "ok"),
+    )
+    .unwrap();
+    // Message ids are drawn at random: the rest must be equal.
+    assert_eq!(transcript(&plain.state), transcript(&saved.state));
+    assert_eq!(
+        (&plain.state.log, plain.state.round, plain.steps),
+        (&saved.state.log, saved.state.round, saved.steps)
+    );
+    assert_eq!(plain.state.round, 9);
+    assert_eq!(transcript(&plain.state), ["jump", "jump"]);
+    assert_eq!(&plain.state.log[8..], [8, 100, 200]);
+
+    let graph_fail = graph(6);
+    let plain = block_on(graph_fail.run(Input::State(topic("f")))).unwrap_err();
+    let saved = block_on(
+        graph_fail
+            .run(Input::State(topic("f")))
+            .on_thread(&saver, "fail"),
+    )
+    .unwrap_err();
+    let (
+        GraphError::Node { node, step, .. },
+        GraphError::Node {
+            step: on_thread, ..
+        },
+    ) = (&plain, &saved)
+    else {
+        panic!("expected node errors, got {plain} and {saved}");
+    };
+    assert_eq!((node.as_str(), *step), ("jump", *on_thread));
+    assert_eq!(*step, 7);
+
+    let stopped = block_on(graph_ok.run(Input::State(topic("s"))).stop_after(4)).unwrap();
+    assert_eq!((stopped.state.round, stopped.steps), (3, 4));
+    assert_eq!(stopped.next, ["jump"]);
+    let limited = StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| DebateUpdate::new().round(s.round + 1))
+        .add_node("halt", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            |s: &Debate| if s.round == 2 { "halt" } else { "count" },
+        )
+        .add_edge("halt", END)
+        .interrupt_before(["halt"])
+        .compile()
+        .unwrap();
+    let out = block_on(limited.run(Input::State(topic("b")))).unwrap();
+    assert_eq!(
+        (out.state.round, out.next.as_slice()),
+        (2, &["halt".to_owned()][..])
+    );
+}

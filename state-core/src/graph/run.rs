@@ -11,10 +11,11 @@ use tracing::Instrument;
 
 use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
+use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
+use super::step::{fast_outcome, fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
@@ -391,8 +392,21 @@ where
         let mut routed = Routed::default();
         let mut next: Vec<Task> = Vec::new();
         let mut out = StepOut::default();
+        // A plain run that shows nothing and has no joins: its steps of one
+        // plain sync node run by `run_direct`, as the nodes would by hand.
+        let plain = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
+        let direct = plain && self.graph.joins.is_empty();
         while !at.tasks.is_empty() {
-            if self.stop_before_step(&at)? {
+            let mut ran = false;
+            if direct && at.resumed.is_none() {
+                match self.run_direct(&mut sink, &mut at, &mut out, &mut routed)? {
+                    Direct::Stopped => break,
+                    Direct::Ran => ran = true,
+                    Direct::Yield if at.tasks.is_empty() => break,
+                    Direct::Yield => {}
+                }
+            }
+            if !ran && self.stop_before_step(&at)? {
                 if self.at_breakpoint(&at) {
                     Self::paused(&self.stream, &[]).await;
                 }
@@ -405,10 +419,10 @@ where
             let span = trace::Timed::new(trace::step_span(self.graph, step, &at.tasks));
             // A step of one plain sync node runs without a future of its own;
             // in a plain run that shows nothing, its update applies as it is.
-            let direct = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
             let fast = match at.resumed {
+                _ if ran => Fast::Ran,
                 None => span.span().in_scope(|| {
-                    fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, direct)
+                    fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, plain)
                 }),
                 Some(_) => Fast::No,
             };
@@ -450,6 +464,73 @@ where
             }
         }
         Ok(self.output(sink, &at, Vec::new()))
+    }
+
+    /// Runs the steps of one plain sync node (no retry, no `Send` input) of
+    /// a plain run that shows nothing, while no `tracing` subscriber records
+    /// its step and node spans: each node is called and its update applied
+    /// in place, as by hand, with no span, write record or task list made.
+    /// Stops before a step it does not run ([`Direct::Yield`]: the caller
+    /// runs it), where the general loop would stop ([`Direct::Stopped`]),
+    /// or after calling a node whose output is not a plain update (its
+    /// writes or failure in `out`: [`Direct::Ran`]).
+    fn run_direct(
+        &self,
+        sink: &mut Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        out: &mut StepOut<S::Update>,
+        routed: &mut Routed,
+    ) -> Result<Direct, GraphError> {
+        let graph = self.graph;
+        loop {
+            let node = match at.tasks.as_slice() {
+                [Task { node, send: None }] => *node,
+                _ => return Ok(Direct::Yield),
+            };
+            let (NodeFn::Sync(f), None) = (&graph.fns[node], &graph.retry[node]) else {
+                return Ok(Direct::Yield);
+            };
+            if !trace::spans_off() {
+                return Ok(Direct::Yield);
+            }
+            if self.stop_before_step(at)? {
+                return Ok(Direct::Stopped);
+            }
+            let step = sink.next_step();
+            let update = match f(sink.state()) {
+                Ok(NodeOutput::Update(update)) => update,
+                Ok(NodeOutput::Nothing) => S::Update::default(),
+                other => {
+                    fast_outcome(&graph.names[node], step, other, out);
+                    return Ok(Direct::Ran);
+                }
+            };
+            sink.apply_plain(std::iter::once(update)).map_err(|error| {
+                GraphError::InvalidUpdate {
+                    step,
+                    nodes: vec![graph.names[node].clone()],
+                    error,
+                }
+            })?;
+            at.steps += 1;
+            at.resuming = false;
+            match graph.fixed_next(node) {
+                Some(&[one]) => at.tasks[0].node = one,
+                Some(fixed) => {
+                    at.tasks.clear();
+                    at.tasks
+                        .extend(fixed.iter().map(|&node| Task { node, send: None }));
+                }
+                None => {
+                    routed.clear();
+                    graph.route_into(Some(node), &[], &[], sink.state(), routed)?;
+                    graph.settle(routed, &mut at.tasks);
+                }
+            }
+            if graph.after[node] && !at.tasks.is_empty() {
+                return Ok(Direct::Stopped);
+            }
+        }
     }
 
     /// A step the fast path did not apply: its tasks run (unless the fast
@@ -817,6 +898,18 @@ where
             channel.publish(self.graph, news).await;
         }
     }
+}
+
+/// Where [`Run::run_direct`] left the loop.
+enum Direct {
+    /// The next step is not one it runs (or there is none).
+    Yield,
+    /// The run stops before its next step (a limit, a breakpoint, an
+    /// `interrupt_after` node).
+    Stopped,
+    /// It called the node of the next step, whose output is not a plain
+    /// update: the step goes on in the general loop from its writes.
+    Ran,
 }
 
 fn progress_from<S: AgentState>(point: At<S::Update>, graph: &Graph<S>) -> Progress<S::Update> {
