@@ -832,3 +832,221 @@ fn plain_runs_match_runs_on_a_thread_step_for_step() {
         (2, &["halt".to_owned()][..])
     );
 }
+
+/// `Durability::Exit` against a real SQLite file: one checkpoint when the
+/// run ends (completion, a pause at an interrupt, a node's failure), read
+/// back by a new handle as the state the run returned; a crash before the
+/// end (a panicking node) loses the run's steps.
+#[cfg(feature = "sqlite")]
+mod exit_durability {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use agent_state::ai;
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    use agent_state::checkpoint::{block_on, Source, Thread};
+    use agent_state::graph::{
+        BoxError, Durability, GraphError, Input, NodeContext, Resume, StateGraph, END, START,
+    };
+
+    use super::support::{temp_db, Debate, DebateUpdate};
+    use super::{debate_graph, topic, transcript};
+
+    /// The thread's stored steps, oldest first: (step, source).
+    fn history(saver: &SqliteCheckpointer, thread: &str) -> Vec<(i64, Source)> {
+        let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
+        let mut steps: Vec<_> = block_on(t.history(None, 1000))
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.meta.step, r.meta.source))
+            .collect();
+        steps.reverse();
+        steps
+    }
+
+    #[test]
+    fn a_finished_run_stores_one_checkpoint_a_new_handle_reads() {
+        let path = temp_db("exit-done");
+        let graph = debate_graph(3);
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let out = block_on(
+            graph
+                .run(Input::State(topic("exit")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        let sync = block_on(
+            graph
+                .run(Input::State(topic("exit")))
+                .on_thread(&saver, "s"),
+        )
+        .unwrap();
+        assert_eq!(transcript(&out.state), transcript(&sync.state));
+        assert_eq!(out.steps, sync.steps);
+        let head = out.checkpoint.clone().unwrap();
+        assert_eq!(head.step, sync.checkpoint.as_ref().unwrap().step);
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (8, Source::Loop)]
+        );
+        assert_eq!(history(&saver, "s").len(), 10);
+        drop(saver);
+
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+        assert_eq!(thread.state(), &out.state);
+        assert_eq!(thread.head(), Some(&head));
+        // Finished: a resume has nothing to run.
+        let again = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap();
+        assert!(again.next.is_empty());
+        assert_eq!(again.state, out.state);
+    }
+
+    fn asking_graph() -> agent_state::graph::Graph<Debate> {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| {
+                DebateUpdate::new()
+                    .round(s.round + 1)
+                    .add_log(s.round.into())
+            })
+            .add_context_node(
+                "ask",
+                |s: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
+                    let answer: String = ctx.interrupt(format!("round {}?", s.round))?;
+                    Ok(DebateUpdate::new().message(ai(answer)))
+                },
+            )
+            .add_edge(START, "count")
+            .add_conditional_edges(
+                "count",
+                |s: &Debate| if s.round < 3 { "count" } else { "ask" },
+            )
+            .add_edge("ask", END)
+            .compile()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_paused_run_stores_its_state_and_interrupt_then_resumes_from_a_new_handle() {
+        let path = temp_db("exit-pause");
+        let graph = asking_graph();
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let out = block_on(
+            graph
+                .run(Input::State(topic("ask")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        assert_eq!(out.next, ["ask"]);
+        assert_eq!(out.interrupts.len(), 1);
+        assert_eq!(out.state.log, [0, 1, 2]);
+        // The three counting steps as one checkpoint, stored before the
+        // step that paused (it may leave pending writes).
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (2, Source::Loop)]
+        );
+        drop(saver);
+
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let done = block_on(
+            graph
+                .run(Input::ResumeWith(Resume::value("yes".to_owned())))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        assert!(done.next.is_empty());
+        assert_eq!(transcript(&done.state), ["yes"]);
+        assert_eq!(done.state.log, [0, 1, 2]);
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (2, Source::Loop), (3, Source::Loop)]
+        );
+    }
+
+    /// The round at which `count` fails, and the one at which it panics.
+    static FAIL_AT: AtomicU32 = AtomicU32::new(u32::MAX);
+    static PANIC_AT: AtomicU32 = AtomicU32::new(u32::MAX);
+
+    fn failing_graph() -> agent_state::graph::Graph<Debate> {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| -> Result<DebateUpdate, BoxError> {
+                if s.round == FAIL_AT.load(Ordering::Relaxed) {
+                    return Err(format!("failed at round {}", s.round).into());
+                }
+                if s.round == PANIC_AT.load(Ordering::Relaxed) {
+                    panic!("the process dies here");
+                }
+                Ok(DebateUpdate::new()
+                    .round(s.round + 1)
+                    .add_log(s.round.into()))
+            })
+            .add_edge(START, "count")
+            .add_conditional_edges(
+                "count",
+                |s: &Debate| if s.round < 5 { "count" } else { END },
+            )
+            .compile()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_failed_run_stores_the_steps_before_the_failure_and_a_crash_loses_them() {
+        let path = temp_db("exit-fail");
+        let graph = failing_graph();
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        FAIL_AT.store(3, Ordering::Relaxed);
+        let run = || {
+            graph
+                .run(Input::State(topic("fail")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit)
+        };
+        let err = block_on(run()).unwrap_err();
+        assert!(
+            matches!(&err, GraphError::Node { node, step: 3, .. } if node == "count"),
+            "{err}"
+        );
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (2, Source::Loop)]
+        );
+        let stored = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+        assert_eq!(
+            (stored.state().round, &stored.state().log[..]),
+            (3, &[0, 1, 2][..])
+        );
+
+        // Fixed, the run resumes from there and ends as a run that never
+        // failed.
+        FAIL_AT.store(u32::MAX, Ordering::Relaxed);
+        let done = block_on(
+            graph
+                .run(Input::Resume)
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        assert_eq!(done.state.log, [0, 1, 2, 3, 4]);
+
+        // A panic unwinds through the run as a crash would end the process:
+        // nothing of the run is stored.
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        PANIC_AT.store(3, Ordering::Relaxed);
+        let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = block_on(
+                graph
+                    .run(Input::State(topic("crash")))
+                    .on_thread(&saver, "c")
+                    .durability(Durability::Exit),
+            );
+        }));
+        assert!(crashed.is_err());
+        PANIC_AT.store(u32::MAX, Ordering::Relaxed);
+        assert_eq!(history(&saver, "c"), [(-1, Source::Input)]);
+        let t = block_on(Thread::<Debate, _>::open(&saver, "c")).unwrap();
+        assert_eq!(t.state().round, 0);
+    }
+}

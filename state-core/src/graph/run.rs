@@ -114,6 +114,34 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     cancel: Option<CancelToken>,
     from: Option<CheckpointId>,
     stream: Option<Arc<Channel<S>>>,
+    durability: Durability,
+}
+
+/// When a run on a thread stores its steps (LangGraph's `durability`).
+///
+/// The default, [`Sync`](Durability::Sync), stores every step before the
+/// next one runs: a step reported done survives a crash. The graph runtime
+/// can also leave storing to the end of the run, as LangGraph's `"exit"`
+/// does: fewer writes, at the price of what a crash loses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Every step is stored before the next one runs (LangGraph's
+    /// `"sync"`). A crash loses at most the step that was running; a
+    /// resume runs it again.
+    #[default]
+    Sync,
+    /// The run stores its state once, when it ends: on completion, at an
+    /// interrupt or breakpoint, at [`stop_after`](Run::stop_after), and
+    /// when it fails (a node's error, a cancellation), as one checkpoint
+    /// holding the state as a snapshot, its step number and the last
+    /// step's writes; the steps in between are not in the thread's history
+    /// (LangGraph's `"exit"`). A step that may leave pending writes
+    /// (several tasks, a node taking a context, a retry policy, a join)
+    /// first stores the state it starts from, so a pause or a failure
+    /// inside it keeps what it keeps under `Sync`. A crash of the process
+    /// (or a panic in a node) loses every step since the last stored one:
+    /// the thread resumes from there and runs them again.
+    Exit,
 }
 
 impl<S: GraphState> Graph<S> {
@@ -129,6 +157,7 @@ impl<S: GraphState> Graph<S> {
             cancel: None,
             from: None,
             stream: None,
+            durability: Durability::Sync,
         }
     }
 }
@@ -150,6 +179,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             cancel: self.cancel,
             from: self.from,
             stream: self.stream,
+            durability: self.durability,
         }
     }
 
@@ -166,6 +196,15 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
     #[must_use]
     pub fn stop_after(mut self, steps: usize) -> Self {
         self.stop_after = Some(steps);
+        self
+    }
+
+    /// When the run stores its steps on its thread: every step (the
+    /// default) or once at the end ([`Durability`] says what a crash then
+    /// loses). Without a thread, nothing is stored either way.
+    #[must_use]
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
         self
     }
 
@@ -247,6 +286,7 @@ where
         &mut self,
         source: Source,
         writes: &mut Vec<NodeWrite<S::Update>>,
+        durability: Durability,
     ) -> Result<(), GraphError> {
         let step = self.next_step();
         match self {
@@ -266,8 +306,12 @@ where
                         error,
                     })?;
                 }
-                match thread.save_writes(source, writes).await {
-                    Ok(_) => Ok(()),
+                let saved = match durability {
+                    Durability::Sync => thread.save_writes(source, writes).await.map(|_| ()),
+                    Durability::Exit => thread.apply_unsaved(source, writes),
+                };
+                match saved {
+                    Ok(()) => Ok(()),
                     Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
                         step,
                         nodes: writes.drain(..).map(|w| w.node).collect(),
@@ -293,14 +337,28 @@ where
         Ok(())
     }
 
+    /// Stores the steps applied but not stored yet (under
+    /// [`Durability::Exit`]), if any.
+    async fn flush(&mut self) -> Result<(), GraphError> {
+        match self {
+            Sink::Plain { .. } => Ok(()),
+            Sink::Saved(thread) => Ok(thread.flush().await?),
+        }
+    }
+
     /// Keeps the joins' progress with the head, for a resume.
     async fn keep_joins(
-        &self,
+        &mut self,
         graph: &Graph<S>,
         joins: &JoinState,
         fired: &[usize],
     ) -> Result<(), GraphError> {
-        let (Sink::Saved(thread), false) = (self, graph.joins.is_empty()) else {
+        if graph.joins.is_empty() {
+            return Ok(());
+        }
+        // The progress is kept with a stored checkpoint.
+        self.flush().await?;
+        let Sink::Saved(thread) = &*self else {
             return Ok(());
         };
         let Some(head) = thread.head() else {
@@ -387,8 +445,24 @@ where
 
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
         let mut sink = self.open().await?;
+        let ran = self.drive(&mut sink).await;
+        // However the run ends, what it applied is stored now (under
+        // `Durability::Exit`; nothing is left to store under `Sync`). A
+        // failure to store is the run's error unless it failed already.
+        let flushed = sink.flush().await;
+        let (at, interrupts) = ran?;
+        flushed?;
+        Ok(self.output(sink, &at, interrupts))
+    }
+
+    /// The run's steps, from its input to where it ends: where it is then,
+    /// and the interrupts it paused on.
+    async fn drive(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+    ) -> Result<(Progress<S::Update>, Vec<Interrupt>), GraphError> {
         let input = std::mem::replace(&mut self.input, Input::Resume);
-        let mut at = self.start(&mut sink, input).await?;
+        let mut at = self.start(&mut *sink, input).await?;
         let mut routed = Routed::default();
         let mut next: Vec<Task> = Vec::new();
         let mut out = StepOut::default();
@@ -399,7 +473,7 @@ where
         while !at.tasks.is_empty() {
             let mut ran = false;
             if direct && at.resumed.is_none() {
-                match self.run_direct(&mut sink, &mut at, &mut out, &mut routed)? {
+                match self.run_direct(&mut *sink, &mut at, &mut out, &mut routed)? {
                     Direct::Stopped => break,
                     Direct::Ran => ran = true,
                     Direct::Yield if at.tasks.is_empty() => break,
@@ -440,20 +514,20 @@ where
                 }
                 fast => {
                     let done = self
-                        .finish_step(&mut sink, &mut at, fast, &mut out, &span)
+                        .finish_step(&mut *sink, &mut at, fast, &mut out, &span)
                         .await?;
                     match done {
                         Ok(done) => done,
-                        Err(interrupts) => return Ok(self.output(sink, &at, interrupts)),
+                        Err(interrupts) => return Ok((at, interrupts)),
                     }
                 }
             };
-            let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
+            let fired = self.route_step(&*sink, &mut at, &routing, &mut routed, &mut next)?;
             if !self.graph.joins.is_empty() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
             if !self.shows_nothing() {
-                self.emit(&sink, Source::Loop, observed, &next).await;
+                self.emit(&*sink, Source::Loop, observed, &next).await;
             }
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
@@ -463,7 +537,7 @@ where
                 break;
             }
         }
-        Ok(self.output(sink, &at, Vec::new()))
+        Ok((at, Vec::new()))
     }
 
     /// Runs the steps of one plain sync node (no retry, no `Send` input) of
@@ -545,6 +619,8 @@ where
         span: &trace::Timed,
     ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
         if let Fast::No = fast {
+            // What the step leaves pending is kept with a stored checkpoint.
+            sink.flush().await?;
             let plan = StepPlan {
                 step: sink.next_step(),
                 store: sink.store(),
@@ -571,7 +647,8 @@ where
         }
         let routing = self.routing(out)?;
         let observed = self.observed().then(|| out.writes.clone());
-        sink.apply(Source::Loop, &mut out.writes).await?;
+        sink.apply(Source::Loop, &mut out.writes, self.durability)
+            .await?;
         Ok(Ok((routing, observed)))
     }
 
@@ -715,7 +792,8 @@ where
                 }
                 let mut writes = vec![NodeWrite::new(START, update)];
                 let observed = self.observed().then(|| writes.clone());
-                sink.apply(Source::Input, &mut writes).await?;
+                sink.apply(Source::Input, &mut writes, self.durability)
+                    .await?;
                 self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
@@ -834,7 +912,8 @@ where
             }
         }
         let observed = self.observed().then(|| vec![write.clone()]);
-        sink.apply(Source::Input, &mut vec![write]).await?;
+        sink.apply(Source::Input, &mut vec![write], self.durability)
+            .await?;
         let mut at = progress_from(point, graph);
         at.resumed = None;
         at.resuming = true;
