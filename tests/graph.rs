@@ -852,7 +852,7 @@ mod exit_durability {
     use super::{debate_graph, topic, transcript};
 
     /// The thread's stored steps, oldest first: (step, source).
-    fn history(saver: &SqliteCheckpointer, thread: &str) -> Vec<(i64, Source)> {
+    pub(super) fn history(saver: &SqliteCheckpointer, thread: &str) -> Vec<(i64, Source)> {
         let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
         let mut steps: Vec<_> = block_on(t.history(None, 1000))
             .unwrap()
@@ -902,7 +902,7 @@ mod exit_durability {
         assert_eq!(again.state, out.state);
     }
 
-    fn asking_graph() -> agent_state::graph::Graph<Debate> {
+    pub(super) fn asking_graph() -> agent_state::graph::Graph<Debate> {
         StateGraph::<Debate>::new()
             .add_node("count", |s: &Debate| {
                 DebateUpdate::new()
@@ -967,10 +967,10 @@ mod exit_durability {
     }
 
     /// The round at which `count` fails, and the one at which it panics.
-    static FAIL_AT: AtomicU32 = AtomicU32::new(u32::MAX);
+    pub(super) static FAIL_AT: AtomicU32 = AtomicU32::new(u32::MAX);
     static PANIC_AT: AtomicU32 = AtomicU32::new(u32::MAX);
 
-    fn failing_graph() -> agent_state::graph::Graph<Debate> {
+    pub(super) fn failing_graph() -> agent_state::graph::Graph<Debate> {
         StateGraph::<Debate>::new()
             .add_node("count", |s: &Debate| -> Result<DebateUpdate, BoxError> {
                 if s.round == FAIL_AT.load(Ordering::Relaxed) {
@@ -1048,5 +1048,198 @@ mod exit_durability {
         assert_eq!(history(&saver, "c"), [(-1, Source::Input)]);
         let t = block_on(Thread::<Debate, _>::open(&saver, "c")).unwrap();
         assert_eq!(t.state().round, 0);
+    }
+}
+
+/// `Durability::Async` against a real SQLite file, behind a wrapper whose
+/// `append` is pending once before it stores (as a networked store's round
+/// trip is), so each step's store is still under way when the next step
+/// runs: a run that returns, pauses or fails has stored every step it
+/// applied, exactly as under `Sync`.
+#[cfg(feature = "sqlite")]
+mod async_durability {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll};
+
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    use agent_state::checkpoint::{
+        block_on, BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer,
+        NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint, Thread,
+    };
+    use agent_state::graph::{Durability, GraphError, Input, Resume};
+
+    use super::exit_durability::{asking_graph, failing_graph, history, FAIL_AT};
+    use super::support::{temp_db, Debate};
+    use super::{debate_graph, topic, transcript};
+
+    /// Pending once, then ready.
+    struct YieldOnce(bool);
+
+    impl Future for YieldOnce {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.0 {
+                return Poll::Ready(());
+            }
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    /// SQLite whose `append` yields once first; counts the appends that
+    /// were still under way when polled first.
+    struct Deferred {
+        inner: SqliteCheckpointer,
+        deferred: AtomicUsize,
+    }
+
+    impl Checkpointer for Deferred {
+        fn append<'a>(
+            &'a self,
+            thread_id: &'a str,
+            expected: Option<CheckpointId>,
+            record: NewCheckpoint,
+        ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
+            Box::pin(async move {
+                self.deferred.fetch_add(1, Ordering::Relaxed);
+                YieldOnce(false).await;
+                self.inner.append(thread_id, expected, record).await
+            })
+        }
+        fn put_snapshot<'a>(
+            &'a self,
+            thread_id: &'a str,
+            id: CheckpointId,
+            snapshot: String,
+        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+            self.inner.put_snapshot(thread_id, id, snapshot)
+        }
+        fn head<'a>(
+            &'a self,
+            thread_id: &'a str,
+        ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
+            self.inner.head(thread_id)
+        }
+        fn chain<'a>(
+            &'a self,
+            thread_id: &'a str,
+            id: CheckpointId,
+        ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+            self.inner.chain(thread_id, id)
+        }
+        fn list<'a>(
+            &'a self,
+            thread_id: &'a str,
+            before: Option<CheckpointId>,
+            limit: usize,
+        ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+            self.inner.list(thread_id, before, limit)
+        }
+        fn delete_thread<'a>(
+            &'a self,
+            thread_id: &'a str,
+        ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+            self.inner.delete_thread(thread_id)
+        }
+        fn snapshot_policy(&self) -> SnapshotPolicy {
+            self.inner.snapshot_policy()
+        }
+        fn put_pending<'a>(
+            &'a self,
+            thread_id: &'a str,
+            checkpoint: CheckpointId,
+            writes: Vec<PendingWrite>,
+        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+            self.inner.put_pending(thread_id, checkpoint, writes)
+        }
+        fn pending<'a>(
+            &'a self,
+            thread_id: &'a str,
+            checkpoint: CheckpointId,
+        ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+            self.inner.pending(thread_id, checkpoint)
+        }
+    }
+
+    fn deferred(path: &std::path::Path) -> Deferred {
+        Deferred {
+            inner: SqliteCheckpointer::open(path).unwrap(),
+            deferred: AtomicUsize::new(0),
+        }
+    }
+
+    #[test]
+    fn a_finished_run_has_stored_every_step() {
+        let path = temp_db("async-done");
+        let graph = debate_graph(3);
+        let saver = deferred(&path);
+        let out = block_on(
+            graph
+                .run(Input::State(topic("async")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Async),
+        )
+        .unwrap();
+        // The thread's first checkpoint, then nine node steps, each stored
+        // in the background.
+        assert_eq!(saver.deferred.load(Ordering::Relaxed), 10);
+        let sync = block_on(
+            graph
+                .run(Input::State(topic("async")))
+                .on_thread(&saver, "s"),
+        )
+        .unwrap();
+        assert_eq!(transcript(&out.state), transcript(&sync.state));
+        assert_eq!(history(&saver.inner, "t"), history(&saver.inner, "s"));
+        assert_eq!(history(&saver.inner, "t").len(), 10);
+        drop(saver);
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+        assert_eq!(thread.state(), &out.state);
+        assert_eq!(thread.head(), out.checkpoint.as_ref());
+    }
+
+    #[test]
+    fn a_paused_or_failed_run_has_stored_every_step_before() {
+        let path = temp_db("async-pause");
+        let graph = asking_graph();
+        let saver = deferred(&path);
+        let out = block_on(
+            graph
+                .run(Input::State(topic("ask")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Async),
+        )
+        .unwrap();
+        assert_eq!(
+            (out.next.as_slice(), out.interrupts.len()),
+            (&["ask".to_owned()][..], 1)
+        );
+        assert_eq!(history(&saver.inner, "t").len(), 4);
+        let done = block_on(
+            graph
+                .run(Input::ResumeWith(Resume::value("yes".to_owned())))
+                .on_thread(&saver, "t")
+                .durability(Durability::Async),
+        )
+        .unwrap();
+        assert_eq!(transcript(&done.state), ["yes"]);
+
+        let graph = failing_graph();
+        FAIL_AT.store(3, Ordering::Relaxed);
+        let err = block_on(
+            graph
+                .run(Input::State(topic("fail")))
+                .on_thread(&saver, "f")
+                .durability(Durability::Async),
+        )
+        .unwrap_err();
+        FAIL_AT.store(u32::MAX, Ordering::Relaxed);
+        assert!(matches!(err, GraphError::Node { step: 3, .. }), "{err}");
+        let steps: Vec<i64> = history(&saver.inner, "f").iter().map(|s| s.0).collect();
+        assert_eq!(steps, [-1, 0, 1, 2]);
     }
 }

@@ -130,6 +130,18 @@ pub enum Durability {
     /// resume runs it again.
     #[default]
     Sync,
+    /// Each step is stored while the next one runs (LangGraph's
+    /// `"async"`): its state is applied at once and its store started; the
+    /// run waits for it before storing the next step, before a step that
+    /// may leave pending writes, and before it returns, so a run that
+    /// returned (or failed) has stored every step it applied. A crash of
+    /// the process can lose the last step applied (whose store was under
+    /// way) although the next step's nodes had run: a resume runs that step
+    /// again. A failed store fails the run at that wait. Backends that store
+    /// in this process as the call is made (memory, SQLite) finish the store
+    /// before the next step starts, as under `Sync`; a networked one
+    /// (PostgreSQL) overlaps the round trip with the next step.
+    Async,
     /// The run stores its state once, when it ends: on completion, at an
     /// interrupt or breakpoint, at [`stop_after`](Run::stop_after), and
     /// when it fails (a node's error, a cancellation), as one checkpoint
@@ -308,6 +320,7 @@ where
                 }
                 let saved = match durability {
                     Durability::Sync => thread.save_writes(source, writes).await.map(|_| ()),
+                    Durability::Async => thread.save_in_background(source, writes).await,
                     Durability::Exit => thread.apply_unsaved(source, writes),
                 };
                 match saved {
