@@ -66,7 +66,7 @@ pub struct Thread<'c, S, C: ?Sized> {
     unsaved: Option<Unsaved>,
     /// A step being stored while the caller goes on (the graph runtime's
     /// `Durability::Async`): `flush` waits for it.
-    in_flight: Option<InFlight<'c>>,
+    in_flight: Option<Box<InFlight<'c>>>,
 }
 
 /// A step's store under way, with what its head will say.
@@ -396,12 +396,12 @@ where
         match polled {
             std::task::Poll::Ready(meta) => self.stored(meta?, log_bytes, base_bytes).await,
             std::task::Poll::Pending => {
-                self.in_flight = Some(InFlight {
+                self.in_flight = Some(Box::new(InFlight {
                     future: Mutex::new(future),
                     step,
                     log_bytes,
                     base_bytes,
-                });
+                }));
                 Ok(())
             }
         }

@@ -121,8 +121,11 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
 ///
 /// The default, [`Sync`](Durability::Sync), stores every step before the
 /// next one runs: a step reported done survives a crash. The graph runtime
-/// can also leave storing to the end of the run, as LangGraph's `"exit"`
-/// does: fewer writes, at the price of what a crash loses.
+/// can also store each step while the next one runs, or only when the run
+/// ends, as LangGraph's `"async"` and `"exit"` do: less waiting or fewer
+/// writes, at the price of what a crash loses. Under either, a
+/// [`StepEvent`]'s checkpoint is the last one stored when the step ended.
+/// Without a thread, nothing is stored whichever is chosen.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Durability {
     /// Every step is stored before the next one runs (LangGraph's
