@@ -1,14 +1,14 @@
 //! One thread's typed state over a [`Checkpointer`]: load by snapshot plus
 //! replay, save a step as check → store → apply.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use super::chain::check_chain;
 use super::codec::{decode_state, decode_writes, encode_state, encode_writes, replay};
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, SnapshotPolicy, Source,
 };
-use super::{check_thread_id, BoxFuture, CheckpointError, Checkpointer};
+use super::{check_thread_id, CheckpointError, Checkpointer};
 use crate::state::{AgentState, StateUpdate, StepRule};
 
 /// The head as a writer needs it: where it is and what the snapshot policy
@@ -63,19 +63,11 @@ pub struct Thread<'c, S, C: ?Sized> {
     policy: SnapshotPolicy,
     /// Steps applied to the state but not stored yet (the graph runtime's
     /// `Durability::Exit`): stored as one checkpoint by `flush`.
-    unsaved: Option<Unsaved>,
-    /// A step being stored while the caller goes on (the graph runtime's
-    /// `Durability::Async`): `flush` waits for it.
-    in_flight: Option<Box<InFlight<'c>>>,
-}
-
-/// A step's store under way, with what its head will say.
-struct InFlight<'c> {
-    // In a mutex only so the handle stays `Sync`; never contended.
-    future: Mutex<BoxFuture<'c, Result<CheckpointMeta, CheckpointError>>>,
-    step: i64,
-    log_bytes: u64,
-    base_bytes: u64,
+    unsaved: Option<Box<Unsaved>>,
+    /// The step applied and being stored by the caller (the graph
+    /// runtime's `Durability::Async`), until it hands the stored record
+    /// back with `stored`.
+    storing: Option<i64>,
 }
 
 /// The last of the steps applied but not stored: what the checkpoint that
@@ -201,7 +193,7 @@ where
             head: None,
             policy,
             unsaved: None,
-            in_flight: None,
+            storing: None,
         }
     }
 
@@ -209,7 +201,7 @@ where
     /// say. A thread with no checkpoints loads as the default state.
     pub async fn reload(&mut self) -> Result<(), CheckpointError> {
         self.unsaved = None;
-        self.in_flight = None;
+        self.storing = None;
         match self.saver.head(&self.thread_id).await? {
             None => {
                 self.state = Arc::new(S::default());
@@ -258,8 +250,8 @@ where
     /// The step number the next saved step gets: -1 for a thread's first,
     /// then one more than the head's.
     pub fn next_step(&self) -> i64 {
-        if let Some(in_flight) = &self.in_flight {
-            return in_flight.step + 1;
+        if let Some(step) = self.storing {
+            return step + 1;
         }
         match &self.unsaved {
             Some(unsaved) => unsaved.step + 1,
@@ -349,13 +341,14 @@ where
 
     /// Takes a stored step as the head, with the snapshot the policy asks
     /// for.
-    async fn stored(
+    pub(crate) async fn stored(
         &mut self,
         meta: CheckpointMeta,
         log_bytes: u64,
         base_bytes: u64,
     ) -> Result<(), CheckpointError> {
         let id = meta.id;
+        self.storing = None;
         self.head = Some(Head {
             meta,
             log_bytes,
@@ -373,38 +366,19 @@ where
         Ok(())
     }
 
-    /// Applies one step now and starts storing it, the store going on while
-    /// the caller goes on (the graph runtime's `Durability::Async`); the
-    /// next save, [`flush`](Self::flush), waits for it. A store that ends at
-    /// once (an in-process backend) is taken as the head here.
-    pub(crate) async fn save_in_background(
+    /// Applies one step now and gives its record, for the caller to store
+    /// while it goes on (the graph runtime's `Durability::Async`); it then
+    /// hands the stored head back with [`stored`](Self::stored) before the
+    /// next step is saved. Until then the step counts as the head's.
+    pub(crate) fn apply_for_storing(
         &mut self,
         source: Source,
         writes: &mut [NodeWrite<S::Update>],
-    ) -> Result<(), CheckpointError> {
-        self.flush().await?;
+    ) -> Result<NewCheckpoint, CheckpointError> {
         let (record, staged) = self.prepare(source, writes)?;
         Arc::make_mut(&mut self.state).commit(staged);
-        let (step, log_bytes, base_bytes) = (record.step, record.log_bytes, record.base_bytes);
-        let (saver, thread_id) = (self.saver, self.thread_id.clone());
-        let mut future: BoxFuture<'c, _> =
-            Box::pin(async move { saver.append(&thread_id, record.parent, record).await });
-        let polled = {
-            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-            future.as_mut().poll(&mut cx)
-        };
-        match polled {
-            std::task::Poll::Ready(meta) => self.stored(meta?, log_bytes, base_bytes).await,
-            std::task::Poll::Pending => {
-                self.in_flight = Some(Box::new(InFlight {
-                    future: Mutex::new(future),
-                    step,
-                    log_bytes,
-                    base_bytes,
-                }));
-                Ok(())
-            }
-        }
+        self.storing = Some(record.step);
+        Ok(record)
     }
 
     /// Applies one step as [`save_writes`](Self::save_writes) does (ids
@@ -424,11 +398,15 @@ where
         let staged = self.state.stage(updates, StepRule::Superstep)?;
         let step = self.next_step();
         Arc::make_mut(&mut self.state).commit(staged);
-        self.unsaved = Some(Unsaved {
+        let last = Unsaved {
             step,
             source,
             writes: text,
-        });
+        };
+        match &mut self.unsaved {
+            Some(unsaved) => **unsaved = last,
+            None => self.unsaved = Some(Box::new(last)),
+        }
         Ok(())
     }
 
@@ -438,15 +416,6 @@ where
     /// snapshot, child of the head. The steps in between are not in the
     /// history.
     pub(crate) async fn flush(&mut self) -> Result<(), CheckpointError> {
-        if let Some(in_flight) = self.in_flight.take() {
-            let future = in_flight
-                .future
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner);
-            let meta = future.await?;
-            self.stored(meta, in_flight.log_bytes, in_flight.base_bytes)
-                .await?;
-        }
         let Some(unsaved) = self.unsaved.take() else {
             return Ok(());
         };

@@ -18,7 +18,8 @@ use super::resume::{resume_point, At};
 use super::step::{fast_outcome, fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
-    CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source,
+    Thread,
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
@@ -150,7 +151,9 @@ pub enum Durability {
     /// when it fails (a node's error, a cancellation), as one checkpoint
     /// holding the state as a snapshot, its step number and the last
     /// step's writes; the steps in between are not in the thread's history
-    /// (LangGraph's `"exit"`). A step that may leave pending writes
+    /// (LangGraph's `"exit"`). A new thread's first state
+    /// ([`Input::State`]) is stored when the run starts, as under `Sync`; a
+    /// subgraph's own steps are stored as under `Sync`. A step that may leave pending writes
     /// (several tasks, a node taking a context, a retry policy, a join)
     /// first stores the state it starts from, so a pause or a failure
     /// inside it keeps what it keeps under `Sync`. A crash of the process
@@ -246,8 +249,21 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
 
 /// Where a run's state lives: in memory only, or in a thread of a store.
 pub(crate) enum Sink<'c, S: AgentState, C: ?Sized> {
-    Plain { state: Arc<S>, next_step: i64 },
-    Saved(Thread<'c, S, C>),
+    Plain {
+        state: Arc<S>,
+        next_step: i64,
+    },
+    /// A thread, and the store of its last step while it is under way
+    /// (`Durability::Async`).
+    Saved(Thread<'c, S, C>, Option<Box<InFlight<'c>>>),
+}
+
+/// A step's store under way, with what its head will say.
+pub(crate) struct InFlight<'c> {
+    // In a mutex only so the sink stays `Sync`; never contended.
+    future: std::sync::Mutex<BoxFuture<'c, Result<CheckpointMeta, CheckpointError>>>,
+    log_bytes: u64,
+    base_bytes: u64,
 }
 
 impl<'c, S, C> Sink<'c, S, C>
@@ -258,28 +274,28 @@ where
     fn shared(&self) -> Arc<S> {
         match self {
             Sink::Plain { state, .. } => Arc::clone(state),
-            Sink::Saved(thread) => thread.shared_state(),
+            Sink::Saved(thread, _) => thread.shared_state(),
         }
     }
 
     pub(crate) fn state(&self) -> &S {
         match self {
             Sink::Plain { state, .. } => state,
-            Sink::Saved(thread) => thread.state(),
+            Sink::Saved(thread, _) => thread.state(),
         }
     }
 
     fn next_step(&self) -> i64 {
         match self {
             Sink::Plain { next_step, .. } => *next_step,
-            Sink::Saved(thread) => thread.next_step(),
+            Sink::Saved(thread, _) => thread.next_step(),
         }
     }
 
     fn head(&self) -> Option<&CheckpointMeta> {
         match self {
             Sink::Plain { .. } => None,
-            Sink::Saved(thread) => thread.head(),
+            Sink::Saved(thread, _) => thread.head(),
         }
     }
 
@@ -287,7 +303,7 @@ where
     fn store(&self) -> Option<Store<'_>> {
         match self {
             Sink::Plain { .. } => None,
-            Sink::Saved(thread) => thread.head().map(|head| Store {
+            Sink::Saved(thread, _) => thread.head().map(|head| Store {
                 saver: thread.saver().as_dyn(),
                 thread_id: thread.thread_id(),
                 checkpoint: head.id,
@@ -314,7 +330,7 @@ where
                         error,
                     })
             }
-            Sink::Saved(thread) => {
+            Sink::Saved(thread, in_flight) => {
                 for send in writes.iter().flat_map(|w| &w.send) {
                     send.arg_json().map_err(|error| GraphError::SendArg {
                         node: send.node().to_owned(),
@@ -323,7 +339,9 @@ where
                 }
                 let saved = match durability {
                     Durability::Sync => thread.save_writes(source, writes).await.map(|_| ()),
-                    Durability::Async => thread.save_in_background(source, writes).await,
+                    Durability::Async => {
+                        Self::store_meanwhile(thread, in_flight, source, writes).await
+                    }
                     Durability::Exit => thread.apply_unsaved(source, writes),
                 };
                 match saved {
@@ -353,12 +371,68 @@ where
         Ok(())
     }
 
-    /// Stores the steps applied but not stored yet (under
-    /// [`Durability::Exit`]), if any.
+    /// Stores what is not stored yet: waits for the store under way (under
+    /// [`Durability::Async`]), stores the steps applied but not stored
+    /// (under [`Durability::Exit`]).
     async fn flush(&mut self) -> Result<(), GraphError> {
         match self {
             Sink::Plain { .. } => Ok(()),
-            Sink::Saved(thread) => Ok(thread.flush().await?),
+            Sink::Saved(thread, in_flight) => {
+                Self::settle(thread, in_flight).await?;
+                Ok(thread.flush().await?)
+            }
+        }
+    }
+
+    /// Waits for the store under way, if any, and takes it as the head.
+    async fn settle(
+        thread: &mut Thread<'c, S, C>,
+        in_flight: &mut Option<Box<InFlight<'c>>>,
+    ) -> Result<(), CheckpointError> {
+        let Some(in_flight) = in_flight.take() else {
+            return Ok(());
+        };
+        let InFlight {
+            future,
+            log_bytes,
+            base_bytes,
+        } = *in_flight;
+        let future = future
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        thread.stored(future.await?, log_bytes, base_bytes).await
+    }
+
+    /// Applies a step now and starts its store, polled once here (a backend
+    /// that stores inside the call is done then) and waited for by the next
+    /// [`flush`](Self::flush) (`Durability::Async`).
+    async fn store_meanwhile(
+        thread: &mut Thread<'c, S, C>,
+        in_flight: &mut Option<Box<InFlight<'c>>>,
+        source: Source,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<(), CheckpointError> {
+        Self::settle(thread, in_flight).await?;
+        thread.flush().await?;
+        let record = thread.apply_for_storing(source, writes)?;
+        let (log_bytes, base_bytes) = (record.log_bytes, record.base_bytes);
+        let (saver, thread_id) = (thread.saver(), thread.thread_id().to_owned());
+        let mut future: BoxFuture<'c, _> =
+            Box::pin(async move { saver.append(&thread_id, record.parent, record).await });
+        let polled = {
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            future.as_mut().poll(&mut cx)
+        };
+        match polled {
+            std::task::Poll::Ready(meta) => thread.stored(meta?, log_bytes, base_bytes).await,
+            std::task::Poll::Pending => {
+                *in_flight = Some(Box::new(InFlight {
+                    future: std::sync::Mutex::new(future),
+                    log_bytes,
+                    base_bytes,
+                }));
+                Ok(())
+            }
         }
     }
 
@@ -374,7 +448,7 @@ where
         }
         // The progress is kept with a stored checkpoint.
         self.flush().await?;
-        let Sink::Saved(thread) = &*self else {
+        let Sink::Saved(thread, _) = &*self else {
             return Ok(());
         };
         let Some(head) = thread.head() else {
@@ -776,9 +850,9 @@ where
             (None, Some(_)) => Err(GraphError::NoThread {
                 what: "time travel (`from_checkpoint`)",
             }),
-            (Some((saver, id)), None) => Ok(Sink::Saved(Thread::open(saver, id).await?)),
+            (Some((saver, id)), None) => Ok(Sink::Saved(Thread::open(saver, id).await?, None)),
             (Some((saver, id)), Some(from)) => {
-                Ok(Sink::Saved(Thread::fork(saver, id, from).await?))
+                Ok(Sink::Saved(Thread::fork(saver, id, from).await?, None))
             }
         }
     }
@@ -813,13 +887,13 @@ where
                 self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
-                if let Sink::Saved(thread) = &*sink {
+                if let Sink::Saved(thread, _) = &*sink {
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
                 Self::resumed(&self.stream, sink).await;
             }
             Input::ResumeWith(resume) => {
-                let Sink::Saved(thread) = &*sink else {
+                let Sink::Saved(thread, _) = &*sink else {
                     return Err(GraphError::NoThread {
                         what: "resuming with values",
                     });
@@ -847,7 +921,7 @@ where
                 *s = Arc::new(state);
                 *next_step = 0;
             }
-            Sink::Saved(thread) => {
+            Sink::Saved(thread, _) => {
                 if thread.head().is_some() {
                     return Err(GraphError::ThreadExists {
                         thread_id: thread.thread_id().to_owned(),
@@ -893,7 +967,7 @@ where
         &mut self,
         sink: &Sink<'a, S, C>,
     ) -> Result<Option<At<S::Update>>, GraphError> {
-        let Sink::Saved(thread) = sink else {
+        let Sink::Saved(thread, _) = sink else {
             return Ok(None);
         };
         let point = resume_point(self.graph, thread).await?;
@@ -949,7 +1023,7 @@ where
         let next = self.graph.names_of(&at.tasks);
         let state = match sink {
             Sink::Plain { state, .. } => Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone()),
-            Sink::Saved(thread) => thread.into_state(),
+            Sink::Saved(thread, _) => thread.into_state(),
         };
         RunOutput {
             state,
