@@ -53,7 +53,7 @@ fn values_and_updates_come_in_step_order_and_end_last() {
     let names: Vec<String> = events
         .iter()
         .map(|e| match e.as_ref().unwrap() {
-            StreamEvent::Values { step, state } => format!("values {step} n={}", state.n),
+            StreamEvent::Values { step, state, .. } => format!("values {step} n={}", state.n),
             StreamEvent::Updates { step, writes, .. } => {
                 format!("updates {step} {}", writes[0].node)
             }
@@ -304,7 +304,19 @@ fn told(events: &[Result<StreamEvent<Count>, GraphError>]) -> Vec<String> {
     events
         .iter()
         .map(|e| match e.as_ref().unwrap() {
-            StreamEvent::Values { step, state } => format!("values {step} n={}", state.n),
+            StreamEvent::Values {
+                step,
+                state,
+                interrupts,
+            } if !interrupts.is_empty() => {
+                let asked: Vec<String> = interrupts.iter().map(|i| i.value.to_string()).collect();
+                format!(
+                    "values {step} n={} interrupt [{}]",
+                    state.n,
+                    asked.join(",")
+                )
+            }
+            StreamEvent::Values { step, state, .. } => format!("values {step} n={}", state.n),
             StreamEvent::Updates { step, writes, .. } => {
                 format!("updates {step} {}", writes[0].node)
             }
@@ -395,9 +407,17 @@ fn a_pause_streams_as_an_interrupt_update() {
         .run(Input::Update(CountUpdate::new()))
         .on_thread(&saver, "i");
     let events = collect(run.stream(modes));
+    // langgraph 1.2.22, `stream_mode=["values", "updates"]` when a node
+    // interrupts: `('updates', {'__interrupt__': (Interrupt(..),)})`, then
+    // `('values', {..state, '__interrupt__': (Interrupt(..),)})`.
     assert_eq!(
         told(&events),
-        ["values -1 n=0", r#"interrupt ["how many?"]"#, "end"]
+        [
+            "values -1 n=0",
+            r#"interrupt ["how many?"]"#,
+            r#"values -1 n=0 interrupt ["how many?"]"#,
+            "end"
+        ]
     );
     let paused = events
         .iter()

@@ -205,11 +205,16 @@ fn transcript(values: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The text streamed per message id, in `messages` events.
+/// The text streamed in pieces per message id, in `messages` events (the
+/// whole messages a node returns without streaming them, the
+/// moderator's, are left to [`returned`]).
 fn streamed(events: &[(String, Value)]) -> BTreeMap<String, (String, String)> {
     let mut by_id: BTreeMap<String, (String, String)> = BTreeMap::new();
     for (_, data) in events.iter().filter(|(name, _)| name == "messages") {
         let (chunk, meta) = (&data[0], &data[1]);
+        if chunk["type"] == "ai" {
+            continue;
+        }
         assert_eq!(chunk["type"], "AIMessageChunk");
         let id = chunk["id"].as_str().expect("a piece has its message's id");
         let node = meta["langgraph_node"].as_str().unwrap().to_owned();
@@ -220,6 +225,19 @@ fn streamed(events: &[(String, Value)]) -> BTreeMap<String, (String, String)> {
         entry.1.push_str(chunk["content"].as_str().unwrap());
     }
     by_id
+}
+
+/// The whole messages of `messages` events, (node, text): what a node
+/// returned without streaming it, streamed once as LangGraph does.
+fn returned(events: &[(String, Value)]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter(|(name, data)| name == "messages" && data[0]["type"] == "ai")
+        .map(|(_, data)| {
+            let node = data[1]["langgraph_node"].as_str().unwrap().to_owned();
+            (node, data[0]["content"].as_str().unwrap().to_owned())
+        })
+        .collect()
 }
 
 fn names(events: &[(String, Value)]) -> Vec<&str> {
@@ -284,6 +302,20 @@ async fn a_debate_streams_live_and_ends_as_stored() {
                 )
             );
         }
+    }
+
+    // The moderator returns its message without streaming it: it comes
+    // whole, once per round (langgraph 1.2.22 streams a node's returned
+    // messages not already streamed); the debaters' do not come again.
+    let closing = returned(&events);
+    assert_eq!(closing.len(), 2, "{closing:?}");
+    let said = transcript(&stored["values"]);
+    for (node, text) in &closing {
+        assert_eq!(node, "moderator");
+        assert!(
+            said.contains(&("moderator".to_owned(), text.clone())),
+            "{text}"
+        );
     }
 
     // A step's tokens come before its update; the updates in graph order.

@@ -320,8 +320,49 @@ where
             let lp = Arc::clone(&tools_loop);
             async move { lp.tools_step(state, ctx).await }
         });
+        let back = lp.places.loop_entry.clone();
+        graph = fallback(graph, "tools", &Then::Node(back), lp);
     }
-    graph
+    let after_model = match &lp.places.after_model {
+        Some(hook) => Then::Node(hook.clone()),
+        None => Then::Route,
+    };
+    fallback(graph, "model", &after_model, lp)
+}
+
+/// The edge LangChain's graph has out of `node`, for a write that routes
+/// nowhere itself: one `update_state(.., as_node)` makes. (The nodes route
+/// by `Command` when they run, jumps included.)
+fn fallback<S>(
+    graph: StateGraph<S>,
+    node: &str,
+    then: &Then,
+    lp: &Arc<AgentLoop<S>>,
+) -> StateGraph<S>
+where
+    S: HasMessages + crate::graph::GraphState,
+    S::Update: Send + Sync,
+{
+    match then {
+        Then::Node(next) => {
+            let next = next.clone();
+            let targets = vec![next.clone()];
+            graph.add_fallback_edges_to(node, move |_: &S| next.clone(), targets)
+        }
+        Then::Route => {
+            let places = &lp.places;
+            let targets = match places.has_tools {
+                true => vec![
+                    "tools".to_owned(),
+                    places.loop_entry.clone(),
+                    places.exit.clone(),
+                ],
+                false => vec![places.exit.clone()],
+            };
+            let lp = Arc::clone(lp);
+            graph.add_fallback_edges_to(node, move |s: &S| lp.route(s.messages(), &[]), targets)
+        }
+    }
 }
 
 fn hook_name<S: crate::AgentState>(m: &Arc<dyn AgentMiddleware<S>>, kind: HookKind) -> String {
@@ -411,8 +452,10 @@ where
                 let then = chain
                     .get(k + 1)
                     .map_or_else(|| last.clone(), |n| Then::Node(hook_name(n, kind)));
+                let name = hook_name(m, kind);
+                graph = fallback(graph, &name, &then, lp);
                 let (lp, m) = (Arc::clone(lp), Arc::clone(m));
-                graph = graph.add_node(hook_name(&m, kind), move |state: &S| {
+                graph = graph.add_node(name, move |state: &S| {
                     lp.hook_step(m.as_ref(), kind, &then, state)
                 });
             }

@@ -72,8 +72,11 @@ fn check_link(older: &StoredCheckpoint, newer: &StoredCheckpoint) -> Result<(), 
             older.meta.id
         ));
     }
-    let expected = older.meta.step + i64::from(newer.meta.source != Source::Fork);
-    if newer.meta.step != expected {
+    // A fork is its parent's step plus one; one stored before forks were
+    // numbered so kept its parent's step.
+    let expected = older.meta.step + 1;
+    let old_fork = newer.meta.source == Source::Fork && newer.meta.step == older.meta.step;
+    if newer.meta.step != expected && !old_fork {
         return Err(format!(
             "it is step {} but its parent {} is step {}: the records between them are missing",
             newer.meta.step, older.meta.id, older.meta.step
@@ -143,8 +146,13 @@ mod tests {
             record(3, Some(2), 1),
         ];
         assert!(check_chain("t", CheckpointId(3), &chain).is_ok());
-        let mut fork = record(4, Some(2), 0);
+        let mut fork = record(4, Some(2), 1);
         fork.meta.source = Source::Fork;
+        let chain = [record(1, None, -1), record(2, Some(1), 0), fork.clone()];
+        assert!(check_chain("t", CheckpointId(4), &chain).is_ok());
+        // A fork stored with its parent's step (before forks were numbered
+        // as LangGraph does) still loads.
+        fork.meta.step = 0;
         let chain = [record(1, None, -1), record(2, Some(1), 0), fork];
         assert!(check_chain("t", CheckpointId(4), &chain).is_ok());
         let mut snap = record(5, Some(4), 3);

@@ -98,8 +98,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///   so a child's id is always greater than its parent's.
 /// * Records are stored as given: [`Thread`] writes a thread's first
 ///   checkpoint without a parent at step -1, and every later one with an
-///   older parent and the parent's step plus one (a fork: the parent's
-///   step). A load checks these links, so a chain with a record missing,
+///   older parent and the parent's step plus one (a fork too, as in
+///   LangGraph; a fork stored before that kept the parent's step, and still
+///   loads). A load checks these links, so a chain with a record missing,
 ///   a loop or a record of another thread fails, naming the checkpoint.
 pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
     /// Stores a new checkpoint as the thread's head if the head is

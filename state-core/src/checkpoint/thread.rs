@@ -154,7 +154,8 @@ where
 
     /// Continues the thread from an older checkpoint: stores a `fork`
     /// checkpoint whose parent is `from` as the new head, and opens it. The
-    /// steps after `from` stay in the history.
+    /// steps after `from` stay in the history. The fork is a step of its
+    /// own, `from`'s plus one, as LangGraph numbers it.
     pub async fn fork(
         saver: &'c C,
         thread_id: impl Into<String>,
@@ -166,7 +167,7 @@ where
         let (state, from_head) = load(saver, &thread_id, from).await?;
         let record = NewCheckpoint {
             parent: Some(from),
-            step: from_head.meta.step,
+            step: from_head.meta.step + 1,
             source: Source::Fork,
             version: S::VERSION,
             writes: "[]".to_owned(),

@@ -63,6 +63,9 @@ pub struct StateGraph<S: AgentState> {
     pub(crate) nodes: Vec<(String, NodeFn<S, S::Update>)>,
     pub(crate) edges: Vec<(Vec<String>, String)>,
     pub(crate) routers: Vec<(String, Router<S>, Option<Vec<String>>)>,
+    /// The indexes in `routers` of the fallback ones
+    /// ([`add_fallback_edges_to`](Self::add_fallback_edges_to)).
+    pub(crate) fallbacks: Vec<usize>,
     pub(crate) middleware: Vec<Arc<dyn Middleware<S>>>,
     pub(crate) recursion_limit: usize,
     pub(crate) before: Vec<String>,
@@ -87,6 +90,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             nodes: Vec::new(),
             edges: Vec::new(),
             routers: Vec::new(),
+            fallbacks: Vec::new(),
             middleware: Vec::new(),
             recursion_limit: 10_000,
             before: Vec::new(),
@@ -256,6 +260,27 @@ impl<S: AgentState + 'static> StateGraph<S> {
         self
     }
 
+    /// A conditional edge to `targets` taken only after a write of `from`
+    /// that routes nowhere itself (no goto, no `Send`): for nodes that
+    /// route by `Command` on every run (the agent's), so that a write made
+    /// as them by [`Graph::update_state`](super::Graph::update_state)
+    /// leads where their edges would in LangChain's graph.
+    #[must_use]
+    pub(crate) fn add_fallback_edges_to<F>(
+        mut self,
+        from: impl Into<String>,
+        router: F,
+        targets: Vec<String>,
+    ) -> Self
+    where
+        F: Fn(&S) -> String + Send + Sync + 'static,
+    {
+        let r = move |s: &S| super::Next::from(router(s));
+        self.fallbacks.push(self.routers.len());
+        self.routers.push((from.into(), Box::new(r), Some(targets)));
+        self
+    }
+
     /// Adds a middleware, after those added before it: its `before_agent`
     /// runs after theirs, its `after_agent` before theirs.
     #[must_use]
@@ -320,6 +345,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             nodes: user_nodes,
             edges,
             routers: user_routers,
+            fallbacks,
             middleware,
             recursion_limit,
             before,
@@ -351,6 +377,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
         let mut router_ends = Vec::new();
         for (from, router, ends) in user_routers {
             let at = routers.len();
+            let fallback = fallbacks.contains(&at);
             routers.push(router);
             for end in ends.iter().flatten() {
                 if end != END && !nodes.index.contains_key(end) {
@@ -361,9 +388,10 @@ impl<S: AgentState + 'static> StateGraph<S> {
                 }
             }
             router_ends.push(ends);
-            match nodes.source(&from)? {
-                None => start.push(Edge::Router(at)),
-                Some(i) => routes[i].push(Edge::Router(at)),
+            match (nodes.source(&from)?, fallback) {
+                (None, _) => start.push(Edge::Router(at)),
+                (Some(i), false) => routes[i].push(Edge::Router(at)),
+                (Some(i), true) => routes[i].push(Edge::Fallback(at)),
             }
         }
         if start.is_empty() {

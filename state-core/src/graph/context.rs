@@ -119,8 +119,6 @@ pub(crate) enum Signal {
         expected: &'static str,
         error: String,
     },
-    /// The node called `interrupt` in a run without a checkpointer.
-    NoCheckpointer,
     /// The payload did not serialize.
     BadPayload { id: String, error: String },
 }
@@ -168,8 +166,6 @@ pub(crate) struct TaskCtx {
     pub(crate) resume: Vec<Value>,
     /// Answers for a subgraph's child, by the child's interrupt ids.
     pub(crate) child_resume: BTreeMap<String, Value>,
-    /// Whether the run can pause (it has a checkpointer).
-    pub(crate) can_pause: bool,
     calls: AtomicUsize,
     memos: Mutex<HashMap<String, Value>>,
     signal: Mutex<Signal>,
@@ -188,7 +184,6 @@ impl TaskCtx {
             task,
             resume: Vec::new(),
             child_resume: BTreeMap::new(),
-            can_pause: thread_id.is_some(),
             calls: AtomicUsize::new(0),
             memos: Mutex::new(HashMap::new()),
             signal: Mutex::new(Signal::None),
@@ -328,7 +323,9 @@ impl NodeContext {
     ///
     /// What the node did before the call happens again when it resumes:
     /// keep it free of side effects, or put them in [`once`](Self::once).
-    /// A run without a checkpointer cannot pause: the call fails the node.
+    /// A run without a checkpointer pauses too (as LangGraph's does): its
+    /// output carries the interrupts, but it cannot be resumed, having
+    /// kept nothing.
     pub fn interrupt<R: DeserializeOwned>(
         &self,
         payload: impl Serialize,
@@ -349,11 +346,6 @@ impl NodeContext {
                     reason: format!("the resume value is not a `{expected}`: {e}"),
                 }
             });
-        }
-        if !ctx.can_pause {
-            ctx.set_signal(Signal::NoCheckpointer);
-            let reason = "a run without a checkpointer cannot pause".to_owned();
-            return Err(Interrupted { id, reason });
         }
         match serde_json::to_value(payload) {
             Ok(value) => {

@@ -140,13 +140,6 @@ pub enum GraphError {
         /// The node.
         node: String,
     },
-    /// A node called `interrupt` in a run without a checkpointer: a pause
-    /// is kept in a checkpoint, so it needs one (LangGraph requires one
-    /// too).
-    NoCheckpointer {
-        /// The node.
-        node: String,
-    },
     /// An interrupt's payload does not serialize.
     InterruptPayload {
         /// The node.
@@ -313,10 +306,6 @@ impl GraphError {
     /// The messages of errors of a run's pauses, resumes and edits.
     fn fmt_run(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GraphError::NoCheckpointer { node } => write!(
-                f,
-                "node `{node}` called interrupt in a run without a checkpointer: run it `on_thread` to pause"
-            ),
             GraphError::InterruptPayload { node, id, error } => write!(
                 f,
                 "node `{node}`: the payload of interrupt `{id}` does not serialize: {error}"

@@ -118,7 +118,7 @@ impl<S: AgentState> Graph<S> {
             Edge::To(target) => {
                 out.insert((source, self.drawn(from, *target), false));
             }
-            Edge::Router(r) => {
+            Edge::Router(r) | Edge::Fallback(r) => {
                 for target in self.router_ends[*r].iter().flatten() {
                     let target = match self.index.get(target) {
                         Some(&i) => self.names[i].clone(),

@@ -149,6 +149,12 @@ enum Edge {
     To(Target),
     /// A conditional edge: the router at this index in `Graph::routers`.
     Router(usize),
+    /// A conditional edge taken only when the node's write routes nowhere
+    /// itself (no goto, no `Send`): how a node that always routes by
+    /// `Command` (the agent's) still leads somewhere when
+    /// `update_state(.., as_node)` writes as it, as LangChain's agent,
+    /// routed by edges, does.
+    Fallback(usize),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -331,7 +337,8 @@ impl<S: AgentState> Graph<S> {
         state: &S,
         out: &mut Routed,
     ) -> Result<(), GraphError> {
-        if !goto.is_empty() || !sends.is_empty() {
+        let directed = !goto.is_empty() || !sends.is_empty();
+        if directed {
             self.route_targets(from, goto, sends, out)?;
         }
         let edges = match from {
@@ -341,21 +348,33 @@ impl<S: AgentState> Graph<S> {
         for edge in edges {
             match edge {
                 Edge::To(target) => self.push_pull(from, *target, out),
-                Edge::Router(r) => {
-                    let next = (self.routers[*r])(state);
-                    if let Some(declared) = &self.router_ends[*r] {
-                        self.check_declared(from, declared, &next)?;
-                    }
-                    if !next.sends().is_empty() {
-                        self.route_targets(from, &[], next.sends(), out)?;
-                    }
-                    let from_name = || self.source_name(from);
-                    for name in next.names() {
-                        let target = self.pull_target(name, &from_name)?;
-                        self.push_pull(from, target, out);
-                    }
-                }
+                Edge::Router(r) => self.route_router(from, *r, state, out)?,
+                Edge::Fallback(r) if !directed => self.route_router(from, *r, state, out)?,
+                Edge::Fallback(_) => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Where router `r` leads from `from` on `state`.
+    fn route_router(
+        &self,
+        from: Option<usize>,
+        r: usize,
+        state: &S,
+        out: &mut Routed,
+    ) -> Result<(), GraphError> {
+        let next = (self.routers[r])(state);
+        if let Some(declared) = &self.router_ends[r] {
+            self.check_declared(from, declared, &next)?;
+        }
+        if !next.sends().is_empty() {
+            self.route_targets(from, &[], next.sends(), out)?;
+        }
+        let from_name = || self.source_name(from);
+        for name in next.names() {
+            let target = self.pull_target(name, &from_name)?;
+            self.push_pull(from, target, out);
         }
         Ok(())
     }
@@ -430,7 +449,7 @@ impl<S: AgentState> Graph<S> {
                 for edge in &self.routes[i] {
                     match edge {
                         Edge::To(target) => self.push_pull(Some(i), *target, &mut routed),
-                        Edge::Router(_) => return None,
+                        Edge::Router(_) | Edge::Fallback(_) => return None,
                     }
                 }
                 routed.pull.sort_unstable_by_key(|&n| self.rank[n]);

@@ -1,8 +1,12 @@
 //! What a run ends with: below the run and its stream, which both hand
 //! it out.
 
+use serde_json::Value;
+
 use super::context::Interrupt;
+use super::stream::event::with_interrupts;
 use crate::checkpoint::CheckpointMeta;
+use crate::state::AgentState;
 
 /// What a run ended with.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,4 +24,14 @@ pub struct RunOutput<S> {
     /// The interrupts the run paused on, in task order; empty unless it
     /// paused on some.
     pub interrupts: Vec<Interrupt>,
+}
+
+impl<S: AgentState> RunOutput<S> {
+    /// What LangGraph's `invoke` returns: the graph's output (the state
+    /// without the fields omitted from output), with `"__interrupt__": [..]`
+    /// when the run paused on interrupts (not at a breakpoint, which
+    /// LangGraph's `invoke` does not mark).
+    pub fn to_json(&self) -> Value {
+        with_interrupts(self.state.to_output_json(), &self.interrupts)
+    }
 }

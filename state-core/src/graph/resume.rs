@@ -115,8 +115,11 @@ where
             return graph.route_into(None, &[], &[], state, routed);
         }
     }
-    for w in &record.writes {
-        let from = match w.node.as_str() {
+    // A node's writes route together, as its task's did when it ran: a
+    // goto in any of them is the node's.
+    for ws in record.writes.chunk_by(|a, b| a.node == b.node) {
+        let node = ws[0].node.as_str();
+        let from = match node {
             END => continue,
             START => None,
             name => Some(
@@ -130,9 +133,11 @@ where
                     })?,
             ),
         };
+        let goto: Vec<String> = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+        let send: Vec<super::Send> = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
         match from {
-            Some(i) => graph.route_into(Some(i), &w.goto, &w.send, state, routed)?,
-            None => graph.route_targets(None, &w.goto, &w.send, routed)?,
+            Some(i) => graph.route_into(Some(i), &goto, &send, state, routed)?,
+            None => graph.route_targets(None, &goto, &send, routed)?,
         }
     }
     Ok(())

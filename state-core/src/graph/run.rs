@@ -15,7 +15,9 @@ use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{fast_outcome, fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store};
+use super::step::{
+    fast_outcome, fast_path, run_step, show_returned, Fast, Resumed, StepOut, StepPlan, Store,
+};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source,
@@ -23,7 +25,8 @@ use crate::checkpoint::{
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
-use crate::graph::stream::mode::{NodeSink, StreamMode};
+use crate::graph::stream::mode::{NodeSink, ReturnedBy, StreamMode};
+use crate::graph::stream::returned;
 use crate::state::{AgentState, StepRule};
 
 /// What a run starts from.
@@ -553,6 +556,10 @@ where
     ) -> Result<(Progress<S::Update>, Vec<Interrupt>), GraphError> {
         let input = std::mem::replace(&mut self.input, Input::Resume);
         let mut at = self.start(&mut *sink, input).await?;
+        if let (true, Some(channel)) = (self.streams(StreamMode::Messages), &self.stream) {
+            let fields = returned::message_fields::<S>();
+            channel.seen(returned::state_ids(sink.state(), &fields));
+        }
         let mut routed = Routed::default();
         let mut next: Vec<Task> = Vec::new();
         let mut out = StepOut::default();
@@ -571,8 +578,8 @@ where
                 }
             }
             if !ran && self.stop_before_step(&at)? {
-                if self.at_breakpoint(&at) {
-                    Self::paused(&self.stream, &[]).await;
+                if let (true, Some(channel)) = (self.at_breakpoint(&at), &self.stream) {
+                    channel.at_breakpoint().await;
                 }
                 break;
             }
@@ -623,7 +630,9 @@ where
             std::mem::swap(&mut at.tasks, &mut next);
             at.resuming = false;
             if after && !at.tasks.is_empty() {
-                Self::paused(&self.stream, &[]).await;
+                if let Some(channel) = &self.stream {
+                    channel.at_breakpoint().await;
+                }
                 break;
             }
         }
@@ -708,6 +717,16 @@ where
         out: &mut StepOut<S::Update>,
         span: &trace::Timed,
     ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
+        let messages = self.streams(StreamMode::Messages);
+        if let (Fast::Ran, Some(channel), true) = (&fast, &self.stream, messages) {
+            let key = self.graph.task_key(&at.tasks[0]);
+            let task = ReturnedBy {
+                step: sink.next_step(),
+                node: &self.graph.names[at.tasks[0].node],
+                task: &key,
+            };
+            show_returned::<S>(Some(&**channel), task, &mut out.writes);
+        }
         if let Fast::No = fast {
             // What the step leaves pending is kept with a stored checkpoint.
             sink.flush().await?;
@@ -732,7 +751,12 @@ where
         }
         if !out.interrupts.is_empty() {
             let interrupts = std::mem::take(&mut out.interrupts);
-            Self::paused(&self.stream, &interrupts).await;
+            if let Some(channel) = &self.stream {
+                let (step, state) = (sink.next_step(), sink.shared());
+                channel
+                    .paused(self.graph, step, &at.tasks, state, &interrupts)
+                    .await;
+            }
             return Ok(Err(interrupts));
         }
         let routing = self.routing(out)?;
@@ -765,14 +789,6 @@ where
     /// does not count).
     fn at_breakpoint(&self, at: &Progress<S::Update>) -> bool {
         !at.resuming && at.tasks.iter().any(|t| self.graph.before[t.node])
-    }
-
-    /// Tells the stream the run pauses. (Takes the stream, not `self`,
-    /// which is not `Sync` and must not be held across an await.)
-    async fn paused(stream: &Option<Arc<Channel<S>>>, interrupts: &[Interrupt]) {
-        if let Some(channel) = stream {
-            channel.paused(interrupts).await;
-        }
     }
 
     /// Tells the stream the state a stored thread resumes from.
@@ -877,6 +893,7 @@ where
                 self.start_fresh(sink, &mut at, None).await?;
             }
             Input::Update(update) => {
+                self.report_fork(sink, graph).await?;
                 if let Some(stopped) = self.stopped(sink).await? {
                     return self.continue_with(sink, stopped, update).await;
                 }
@@ -891,6 +908,7 @@ where
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
                 Self::resumed(&self.stream, sink).await;
+                self.report_fork(sink, graph).await?;
             }
             Input::ResumeWith(resume) => {
                 let Sink::Saved(thread, _) = &*sink else {
@@ -906,9 +924,41 @@ where
                     resumed.answers = answers;
                 }
                 Self::resumed(&self.stream, sink).await;
+                self.report_fork(sink, graph).await?;
             }
         }
         Ok(at)
+    }
+
+    /// Time travel: tells the step callback and the `checkpoints` stream
+    /// about the `fork` checkpoint the run stored (LangGraph streams it
+    /// after the state it continues from; no `values` of its own).
+    async fn report_fork(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        graph: &Graph<S>,
+    ) -> Result<(), GraphError> {
+        let (Some(_), Sink::Saved(thread, _)) = (self.from, sink) else {
+            return Ok(());
+        };
+        let Some(head) = thread.head().filter(|h| h.source == Source::Fork) else {
+            return Ok(());
+        };
+        let next = graph.names_of(&resume_point(graph, thread).await?.tasks);
+        if let Some(observer) = &mut self.observer {
+            observer(&StepEvent {
+                step: head.step,
+                source: Source::Fork,
+                writes: &[],
+                state: sink.state(),
+                checkpoint: Some(head),
+                next: &next,
+            });
+        }
+        if let Some(channel) = &self.stream {
+            channel.forked(head.clone(), sink.shared(), next).await;
+        }
+        Ok(())
     }
 
     /// A whole state as a new thread's (or a plain run's) first state.

@@ -18,8 +18,9 @@ use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
 use super::{Graph, GraphError, Task};
 use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
-use crate::graph::stream::mode::NodeSink;
-use crate::state::AgentState;
+use crate::graph::stream::mode::{NodeSink, ReturnedBy, StreamMode};
+use crate::graph::stream::returned;
+use crate::state::{AgentState, StateUpdate};
 
 type TaskFuture<'r, U> = Pin<Box<dyn Future<Output = NodeResult<U>> + Send + 'r>>;
 
@@ -120,6 +121,8 @@ struct Finisher<'g, S: AgentState> {
     queue: Option<Arc<PendingQueue>>,
     /// Keep each finished task's writes (the step has several tasks).
     keep_done: bool,
+    /// Where the messages a task returns stream (`messages` mode).
+    stream: Option<Arc<dyn NodeSink>>,
 }
 
 impl<S: AgentState> Finisher<'_, S> {
@@ -150,6 +153,12 @@ impl<S: AgentState> Finisher<'_, S> {
         };
         let mut writes = Vec::new();
         push_writes(name, output, &mut writes);
+        let task = ReturnedBy {
+            step: self.step,
+            node: name,
+            task: &self.keys[i],
+        };
+        show_returned::<S>(self.stream.as_deref(), task, &mut writes);
         if let (true, Some(queue)) = (self.keep_done, &self.queue) {
             match pending::done_entry(&self.keys[i], self.step, &mut writes) {
                 Ok(entry) => queue.push(entry),
@@ -178,11 +187,34 @@ impl<S: AgentState> Finisher<'_, S> {
                 expected,
                 error,
             }),
-            Signal::NoCheckpointer => TaskResult::Failed(GraphError::NoCheckpointer { node }),
             Signal::BadPayload { id, error } => {
                 TaskResult::Failed(GraphError::InterruptPayload { node, id, error })
             }
         })
+    }
+}
+
+/// `messages` mode: streams the whole messages a task returned in its
+/// writes (those the stream has not shown), their ids fixed first as
+/// storing them would, so the stream and the state agree.
+pub(crate) fn show_returned<S: AgentState>(
+    stream: Option<&dyn NodeSink>,
+    task: ReturnedBy<'_>,
+    writes: &mut [NodeWrite<S::Update>],
+) {
+    let Some(sink) = stream.filter(|s| s.modes().contains(StreamMode::Messages)) else {
+        return;
+    };
+    let fields = returned::message_fields::<S>();
+    if fields.is_empty() {
+        return;
+    }
+    for write in writes {
+        write.update.assign_message_ids();
+        let (messages, overwritten) = returned::returned(&write.update, &fields);
+        if !messages.is_empty() || !overwritten.is_empty() {
+            sink.returned(task, messages, overwritten);
+        }
     }
 }
 
@@ -228,6 +260,19 @@ where
     out.clear();
     if plan.resumed.is_none() {
         if let Fast::Ran = fast_path(graph, tasks, &state, plan.step, out, false) {
+            let messages = plan
+                .stream
+                .as_deref()
+                .filter(|s| s.modes().contains(StreamMode::Messages));
+            if let Some(sink) = messages {
+                let key = graph.task_key(&tasks[0]);
+                let task = ReturnedBy {
+                    step: plan.step,
+                    node: &graph.names[tasks[0].node],
+                    task: &key,
+                };
+                show_returned::<S>(Some(sink), task, &mut out.writes);
+            }
             return Ok(());
         }
     }
@@ -274,6 +319,7 @@ where
         ctxs,
         queue: queue.clone(),
         keep_done: tasks.len() > 1,
+        stream,
     };
     run_sync_tasks(graph, tasks, &state, &finisher, &mut results);
     let saver = store.as_ref().map(|s| s.saver);

@@ -13,11 +13,13 @@ use std::task::{Context, Poll, Waker};
 use std::sync::Arc;
 
 use super::event::{StreamEvent, TaskOutcome};
-use super::mode::{NodeEvent, NodeSink, StreamMode, StreamModes};
+use super::mode::{MessageEvent, NodeEvent, NodeSink, ReturnedBy, StreamMode, StreamModes};
+use super::returned::Seen;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
 use crate::graph::step::StepOut;
 use crate::graph::{Graph, GraphError, GraphState, Task};
+use crate::message::{Message, MessageChunk};
 use crate::state::AgentState;
 
 /// How many events a stream holds before its run waits for the consumer.
@@ -34,6 +36,8 @@ pub(crate) struct Channel<S: AgentState> {
     modes: StreamModes,
     capacity: AtomicUsize,
     queue: Mutex<Queue<StreamEvent<S>>>,
+    /// `messages` mode: the message ids shown or started from.
+    seen: Mutex<Seen>,
 }
 
 impl<S: AgentState> Channel<S> {
@@ -46,7 +50,12 @@ impl<S: AgentState> Channel<S> {
                 consumer: None,
                 producers: Vec::new(),
             }),
+            seen: Mutex::new(Seen::default()),
         }
+    }
+
+    fn seen_ids(&self) -> MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue<StreamEvent<S>>> {
@@ -158,13 +167,42 @@ where
 
     fn push_node(&self, event: NodeEvent) {
         self.push(match event {
-            NodeEvent::Message(m) => StreamEvent::Message(m),
+            NodeEvent::Message(m) => {
+                if let Some(id) = &m.chunk.id {
+                    self.seen_ids().insert(id);
+                }
+                StreamEvent::Message(m)
+            }
             NodeEvent::Custom(c) => StreamEvent::Custom(c),
         });
     }
 
     fn poll_node_room(&self, cx: &mut Context<'_>) -> Poll<()> {
         self.poll_room(cx)
+    }
+
+    fn seen(&self, ids: Vec<String>) {
+        self.seen_ids().extend(ids);
+    }
+
+    fn returned(&self, by: ReturnedBy<'_>, messages: Vec<Message>, overwritten: Vec<String>) {
+        let fresh: Vec<Message> = {
+            let mut seen = self.seen_ids();
+            seen.extend(overwritten);
+            messages
+                .into_iter()
+                .filter(|m| m.id.as_deref().is_none_or(|id| seen.insert(id)))
+                .collect()
+        };
+        for message in fresh {
+            self.push(StreamEvent::Message(MessageEvent {
+                step: by.step,
+                node: by.node.to_owned(),
+                task: by.task.to_owned(),
+                chunk: MessageChunk::whole(&message),
+                message: Some(Box::new(message)),
+            }));
+        }
     }
 }
 
@@ -199,6 +237,7 @@ impl<S: GraphState> Channel<S> {
             self.send(StreamEvent::Values {
                 step: news.step,
                 state,
+                interrupts: Vec::new(),
             })
             .await;
         }
@@ -215,21 +254,87 @@ impl<S: GraphState> Channel<S> {
         }
     }
 
+    /// `checkpoints` when a run forks a thread (time travel): the `fork`
+    /// checkpoint.
+    pub(crate) async fn forked(
+        &self,
+        checkpoint: CheckpointMeta,
+        state: Arc<S>,
+        next: Vec<String>,
+    ) {
+        if self.modes().contains(StreamMode::Checkpoints) {
+            self.send(StreamEvent::Checkpoint {
+                checkpoint,
+                state,
+                next,
+            })
+            .await;
+        }
+    }
+
     /// `values` when a run resumes a stored thread: the state it resumes
     /// from, first, as LangGraph streams it.
     pub(crate) async fn resumed(&self, step: i64, state: Arc<S>) {
         if self.modes().contains(StreamMode::Values) {
-            self.send(StreamEvent::Values { step, state }).await;
+            let interrupts = Vec::new();
+            self.send(StreamEvent::Values {
+                step,
+                state,
+                interrupts,
+            })
+            .await;
             self.hand_over().await;
         }
     }
 
-    /// `updates` when the run pauses: LangGraph's `{"__interrupt__": ..}`,
-    /// the interrupts (none for a breakpoint).
-    pub(crate) async fn paused(&self, interrupts: &[Interrupt]) {
+    /// `updates` at a breakpoint: LangGraph's `{"__interrupt__": ()}`
+    /// (and no `values`: the state is the one just streamed).
+    pub(crate) async fn at_breakpoint(&self) {
         if self.modes().contains(StreamMode::Updates) {
-            let interrupts = interrupts.to_vec();
+            let interrupts = Vec::new();
             self.send(StreamEvent::Interrupt { interrupts }).await;
+        }
+    }
+
+    /// When nodes pause, for each paused task in task order (as LangGraph
+    /// streams them): `updates` `{"__interrupt__": [..]}` with its
+    /// interrupts, then `values`, the state it paused on (that of the step
+    /// before `step`, the one paused) with them.
+    pub(crate) async fn paused(
+        &self,
+        graph: &Graph<S>,
+        step: i64,
+        tasks: &[Task],
+        state: Arc<S>,
+        interrupts: &[Interrupt],
+    ) {
+        let modes = self.modes();
+        let (updates, values) = (
+            modes.contains(StreamMode::Updates),
+            modes.contains(StreamMode::Values),
+        );
+        if !updates && !values {
+            return;
+        }
+        for task in tasks {
+            let asked = task_interrupts(&graph.task_key(task), step, interrupts);
+            if asked.is_empty() {
+                continue;
+            }
+            if updates {
+                let interrupts = asked.clone();
+                self.send(StreamEvent::Interrupt { interrupts }).await;
+            }
+            if values {
+                let state = Arc::clone(&state);
+                let interrupts = asked;
+                self.send(StreamEvent::Values {
+                    step: step - 1,
+                    state,
+                    interrupts,
+                })
+                .await;
+            }
         }
     }
 
@@ -258,15 +363,7 @@ impl<S: GraphState> Channel<S> {
         for task in tasks {
             let key = graph.task_key(task);
             let node = graph.names[task.node].clone();
-            let prefix = format!("{key}/{step}/");
-            let paused: Vec<_> = out
-                .interrupts
-                .iter()
-                .filter(|i| {
-                    i.id.starts_with(&prefix) || i.id.starts_with(&format!("{key}/{step}|"))
-                })
-                .cloned()
-                .collect();
+            let paused = task_interrupts(&key, step, &out.interrupts);
             let outcome = match &out.failed {
                 Some(GraphError::Node { node: n, error, .. }) if *n == node => {
                     TaskOutcome::Failed(error.to_string())
@@ -283,4 +380,16 @@ impl<S: GraphState> Channel<S> {
             .await;
         }
     }
+}
+
+/// The interrupts of task `key` in `step` (their ids start with
+/// `key/step/`, or `key/step|` for a subgraph's).
+fn task_interrupts(key: &str, step: i64, interrupts: &[Interrupt]) -> Vec<Interrupt> {
+    let own = format!("{key}/{step}/");
+    let child = format!("{key}/{step}|");
+    interrupts
+        .iter()
+        .filter(|i| i.id.starts_with(&own) || i.id.starts_with(&child))
+        .cloned()
+        .collect()
 }

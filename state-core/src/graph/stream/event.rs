@@ -28,13 +28,18 @@ pub enum TaskOutcome {
 /// the error).
 #[derive(Debug, Clone)]
 pub enum StreamEvent<S: AgentState> {
-    /// `values`: the state after a step.
+    /// `values`: the state after a step; when a node pauses, the state
+    /// it paused on once more with the interrupts, as LangGraph's
+    /// `{..state, "__interrupt__": [..]}` (one such event per paused task;
+    /// none at a breakpoint).
     Values {
         /// The step: -1 for a new thread's input, then 0, 1, ...
         step: i64,
         /// The state, shared: a copy is made only if the run changes it
         /// while the event is still held.
         state: Arc<S>,
+        /// The interrupts a task paused on; empty for a step's state.
+        interrupts: Vec<Interrupt>,
     },
     /// `updates`: the writes a step applied, in order (none for the
     /// input, as in LangGraph).
@@ -107,20 +112,25 @@ impl<S: AgentState> StreamEvent<S> {
     }
 
     /// The event's payload as LangGraph's server streams it: `values` the
-    /// state; `updates` `{node: update}` (a node with several writes: a
-    /// list), or `{"__interrupt__": [..]}` when the run pauses; `messages` `[chunk, metadata]` (`langgraph_node`,
+    /// state (with `__interrupt__` when a task paused); `updates` `{node: update}` (a node with several writes: a
+    /// list), or `{"__interrupt__": [..]}` when the run pauses; `messages` `[chunk, metadata]` (a returned message: `[message, metadata]`; `langgraph_node`,
     /// `langgraph_step`, `langgraph_task`); `custom` the value;
     /// `checkpoints` the checkpoint, its state and `next`; `tasks` the task;
     /// `end` the run's `next`, `interrupts`, `steps` and checkpoint.
     pub fn to_json(&self) -> Value {
         match self {
-            Self::Values { state, .. } => state.to_json(),
+            Self::Values {
+                state, interrupts, ..
+            } => with_interrupts(state.to_json(), interrupts),
             Self::Updates { writes, .. } => updates_json(writes),
             Self::Interrupt { interrupts } => json!({"__interrupt__": interrupts}),
-            Self::Message(m) => json!([
-                m.chunk,
-                {"langgraph_node": m.node, "langgraph_step": m.step, "langgraph_task": m.task}
-            ]),
+            Self::Message(m) => {
+                let meta = json!({"langgraph_node": m.node, "langgraph_step": m.step, "langgraph_task": m.task});
+                match &m.message {
+                    Some(message) => json!([message, meta]),
+                    None => json!([m.chunk, meta]),
+                }
+            }
             Self::Custom(c) => c.value.clone(),
             Self::Checkpoint {
                 checkpoint,
@@ -152,6 +162,15 @@ impl<S: AgentState> StreamEvent<S> {
             }),
         }
     }
+}
+
+/// A state's JSON with `"__interrupt__": [..]` added when there are
+/// interrupts, as LangGraph's `values` and `invoke` show a pause.
+pub(crate) fn with_interrupts(mut state: Value, interrupts: &[Interrupt]) -> Value {
+    if let (false, Value::Object(map)) = (interrupts.is_empty(), &mut state) {
+        map.insert("__interrupt__".to_owned(), json!(interrupts));
+    }
+    state
 }
 
 fn updates_json<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Value {

@@ -16,8 +16,9 @@
 //! run, above the run.
 
 pub(crate) mod channel;
-mod event;
+pub(crate) mod event;
 pub(crate) mod mode;
+pub(crate) mod returned;
 pub(crate) mod writer;
 
 use std::future::Future;

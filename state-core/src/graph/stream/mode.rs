@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use crate::message::MessageChunk;
+use crate::message::{Message, MessageChunk};
 
 /// One of LangGraph's stream modes (`stream_mode=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -155,6 +155,9 @@ impl FromIterator<StreamMode> for StreamModes {
 
 /// A piece of a message as a node produced it (`messages` mode): LangGraph
 /// yields `(chunk, metadata)`, the metadata naming the node and the step.
+/// A whole message a node returned in its update (and did not stream in
+/// pieces) comes once too, as LangGraph yields it: then
+/// [`message`](Self::message) holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageEvent {
     /// The step the node runs in.
@@ -163,8 +166,14 @@ pub struct MessageEvent {
     pub node: String,
     /// Its task (`node`, or `node[k]` for a `Send`).
     pub task: String,
-    /// The piece; the pieces of one message share its id.
+    /// The piece; the pieces of one message share its id. For a returned
+    /// message, the whole of it as one piece.
     pub chunk: MessageChunk,
+    /// The whole message, when a node returned it in its update rather
+    /// than streamed it in pieces (LangGraph yields the message itself,
+    /// `AIMessage` rather than `AIMessageChunk`). Boxed: most events are
+    /// pieces.
+    pub message: Option<Box<Message>>,
 }
 
 /// What a node wrote to its [`StreamWriter`](super::StreamWriter)
@@ -200,4 +209,17 @@ pub(crate) trait NodeSink: Send + Sync {
     fn push_node(&self, event: NodeEvent);
     /// Ready when there is room for one more event.
     fn poll_node_room(&self, cx: &mut Context<'_>) -> Poll<()>;
+    /// Records message ids a node starts from: not streamed again.
+    fn seen(&self, ids: Vec<String>);
+    /// Queues the whole messages a task returned that the stream has not
+    /// shown (by id), and records them and the `overwritten` ids as seen.
+    fn returned(&self, task: ReturnedBy<'_>, messages: Vec<Message>, overwritten: Vec<String>);
+}
+
+/// The task that returned messages, for their metadata.
+#[derive(Clone, Copy)]
+pub(crate) struct ReturnedBy<'a> {
+    pub(crate) step: i64,
+    pub(crate) node: &'a str,
+    pub(crate) task: &'a str,
 }

@@ -162,6 +162,7 @@ impl Target {
             node: self.node.clone(),
             task: self.task.clone(),
             chunk,
+            message: None,
         })
     }
 }

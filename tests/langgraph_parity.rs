@@ -1,0 +1,861 @@
+//! LangGraph's behaviour, case by case, where our runtime once differed:
+//! what a stream and a run show when a node interrupts, whole messages a
+//! node returns in `messages` mode, a run continuing after
+//! `update_state(.., as_node)`, and the step numbers a run reports. Each
+//! test quotes what langgraph 1.2.22 printed for the same graph.
+
+use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+use agent_state::futures::StreamExt;
+use agent_state::graph::Command;
+use agent_state::graph::{
+    BoxError, Graph, GraphError, GraphState, Input, NodeContext, Resume, RunStream, StateGraph,
+    StreamEvent, StreamMode, END, START,
+};
+use agent_state::{ai, human, AgentState, MessageChunk, Messages};
+use serde_json::{json, Value};
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Count {
+    n: u32,
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+fn collect<S: GraphState>(stream: RunStream<'_, S>) -> Vec<StreamEvent<S>> {
+    block_on(stream.collect::<Vec<_>>())
+        .into_iter()
+        .map(|e| e.expect("the run succeeds"))
+        .collect()
+}
+
+/// Each event as LangGraph's `(mode, chunk)`, interrupt ids left out
+/// (LangGraph's are hashes, ours name the task).
+fn as_langgraph<S: GraphState>(events: &[StreamEvent<S>]) -> Vec<(String, Value)> {
+    events
+        .iter()
+        .filter(|e| !matches!(e, StreamEvent::End(_)))
+        .map(|e| (e.name().to_owned(), without_ids(e.to_json())))
+        .collect()
+}
+
+fn without_ids(mut value: Value) -> Value {
+    if let Some(Value::Array(list)) = value.get_mut("__interrupt__") {
+        for interrupt in list {
+            let map = interrupt.as_object_mut().unwrap();
+            map.retain(|k, _| k == "value");
+        }
+    }
+    value
+}
+
+fn ask(_: &Count, ctx: &NodeContext) -> Result<CountUpdate, BoxError> {
+    let answer: String = ctx.interrupt(json!({"q": "ok?"}))?;
+    Ok(CountUpdate::new().log(vec![format!("b:{answer}")]))
+}
+
+/// a → b (interrupts) → c, as in the Python script quoted below.
+fn a_b_c() -> Graph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_context_node("b", ask)
+        .add_node("c", |_: &Count| {
+            CountUpdate::new().log(vec!["c".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .add_edge("c", END)
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn values_mode_shows_the_state_with_its_interrupts_when_a_node_pauses() {
+    // langgraph 1.2.22, `app.stream({"n": 0, "log": []}, cfg, stream_mode="values")`:
+    //    {'n': 0, 'log': []}
+    //    {'n': 1, 'log': ['a']}
+    //    {'n': 1, 'log': ['a'], '__interrupt__': (Interrupt(value={'q': 'ok?'}, id='af66..'),)}
+    //   then `app.stream(Command(resume="yes"), cfg, stream_mode="values")`:
+    //    {'n': 1, 'log': ['a']}
+    //    {'n': 1, 'log': ['a', 'b:yes']}
+    //    {'n': 1, 'log': ['a', 'b:yes', 'c']}
+    let graph = a_b_c();
+    let saver = MemoryCheckpointer::new();
+    let start = Input::Update(CountUpdate::new());
+    let run = graph.run(start).on_thread(&saver, "values");
+    let events = collect(run.stream(StreamMode::Values));
+    let asked = json!([{"value": {"q": "ok?"}}]);
+    let values = |v: Value| ("values".to_owned(), v);
+    assert_eq!(
+        as_langgraph(&events),
+        [
+            values(json!({"n": 0, "log": []})),
+            values(json!({"n": 1, "log": ["a"]})),
+            values(json!({"n": 1, "log": ["a"], "__interrupt__": asked})),
+        ]
+    );
+    let StreamEvent::End(out) = events.last().unwrap() else {
+        panic!("the stream ends with End")
+    };
+    assert_eq!(out.next, ["b"]);
+    let resume = Input::ResumeWith(Resume::value("yes"));
+    let run = graph.run(resume).on_thread(&saver, "values");
+    assert_eq!(
+        as_langgraph(&collect(run.stream(StreamMode::Values))),
+        [
+            values(json!({"n": 1, "log": ["a"]})),
+            values(json!({"n": 1, "log": ["a", "b:yes"]})),
+            values(json!({"n": 1, "log": ["a", "b:yes", "c"]})),
+        ]
+    );
+}
+
+#[test]
+fn values_and_updates_together_show_the_interrupt_in_both_in_that_order() {
+    // langgraph 1.2.22, `stream_mode=["values", "updates"]`:
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'a': {'n': 1, 'log': ['a']}})
+    //    ('values', {'n': 1, 'log': ['a']})
+    //    ('updates', {'__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
+    //    ('values', {'n': 1, 'log': ['a'], '__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
+    let graph = a_b_c();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "both");
+    let events = collect(run.stream([StreamMode::Values, StreamMode::Updates]));
+    let asked = json!([{"value": {"q": "ok?"}}]);
+    let got = as_langgraph(&events);
+    let expected = [
+        ("values", json!({"n": 0, "log": []})),
+        ("updates", json!({"a": {"n": 1, "log": ["a"]}})),
+        ("values", json!({"n": 1, "log": ["a"]})),
+        ("updates", json!({"__interrupt__": asked})),
+        (
+            "values",
+            json!({"n": 1, "log": ["a"], "__interrupt__": asked}),
+        ),
+    ];
+    let expected: Vec<(String, Value)> = expected
+        .into_iter()
+        .map(|(m, v)| (m.to_owned(), v))
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn each_paused_task_streams_its_own_interrupt() {
+    // langgraph 1.2.22, p and q both after START, each interrupting,
+    // `stream_mode=["values", "updates"]`:
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'__interrupt__': (Interrupt(value='p?', ..),)})
+    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='p?', ..),)})
+    //    ('updates', {'__interrupt__': (Interrupt(value='q?', ..),)})
+    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='q?', ..),)})
+    //   and `invoke` returns both:
+    //    {'n': 0, 'log': [], '__interrupt__': [Interrupt(value='p?', ..), Interrupt(value='q?', ..)]}
+    fn asking(
+        question: &'static str,
+    ) -> impl Fn(&Count, &NodeContext) -> Result<CountUpdate, BoxError> {
+        move |_, ctx| {
+            let answer: String = ctx.interrupt(question)?;
+            Ok(CountUpdate::new().log(vec![answer]))
+        }
+    }
+    let graph = StateGraph::<Count>::new()
+        .add_context_node("p", asking("p?"))
+        .add_context_node("q", asking("q?"))
+        .add_edge(START, "p")
+        .add_edge(START, "q")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "par");
+    let got = as_langgraph(&collect(
+        run.stream([StreamMode::Values, StreamMode::Updates]),
+    ));
+    let p = json!([{"value": "p?"}]);
+    let q = json!([{"value": "q?"}]);
+    let expected: Vec<(String, Value)> = [
+        ("values", json!({"n": 0, "log": []})),
+        ("updates", json!({"__interrupt__": p})),
+        ("values", json!({"n": 0, "log": [], "__interrupt__": p})),
+        ("updates", json!({"__interrupt__": q})),
+        ("values", json!({"n": 0, "log": [], "__interrupt__": q})),
+    ]
+    .into_iter()
+    .map(|(m, v)| (m.to_owned(), v))
+    .collect();
+    assert_eq!(got, expected);
+
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "invoke");
+    let out = block_on(run).unwrap();
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 0, "log": [], "__interrupt__": [{"value": "p?"}, {"value": "q?"}]})
+    );
+}
+
+#[test]
+fn invoke_output_carries_interrupts_but_not_at_a_breakpoint() {
+    // langgraph 1.2.22, `app.invoke({"n": 0, "log": []}, cfg)` on a → b → c:
+    //    {'n': 1, 'log': ['a'], '__interrupt__': [Interrupt(value={'q': 'ok?'}, ..)]}
+    //   then `app.invoke(Command(resume="yes"), cfg)`:
+    //    {'n': 1, 'log': ['a', 'b:yes', 'c']}
+    let graph = a_b_c();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    let out = block_on(run).unwrap();
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 1, "log": ["a"], "__interrupt__": [{"value": {"q": "ok?"}}]})
+    );
+    let run = graph
+        .run(Input::ResumeWith(Resume::value("yes")))
+        .on_thread(&saver, "t");
+    let out = block_on(run).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 1, "log": ["a", "b:yes", "c"]}));
+
+    // langgraph 1.2.22 with `interrupt_before=["b"]` (b a plain node):
+    // `invoke` returns `{'n': 1, 'log': ['a']}`, and the stream
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'a': {'n': 1, 'log': ['a']}})
+    //    ('values', {'n': 1, 'log': ['a']})
+    //    ('updates', {'__interrupt__': ()})
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .interrupt_before(["b"])
+        .compile()
+        .unwrap();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "bp");
+    let out = block_on(run).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 1, "log": ["a"]}));
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "bp-stream");
+    let got = as_langgraph(&collect(
+        run.stream([StreamMode::Values, StreamMode::Updates]),
+    ));
+    let expected: Vec<(String, Value)> = [
+        ("values", json!({"n": 0, "log": []})),
+        ("updates", json!({"a": {"n": 1, "log": ["a"]}})),
+        ("values", json!({"n": 1, "log": ["a"]})),
+        ("updates", json!({"__interrupt__": []})),
+    ]
+    .into_iter()
+    .map(|(m, v)| (m.to_owned(), v))
+    .collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn a_run_without_a_checkpointer_pauses_on_an_interrupt_too() {
+    // langgraph 1.2.22, compiled without a checkpointer, a → b → c:
+    //   invoke(..) -> {.., '__interrupt__': [Interrupt(value=..)]}, and
+    //   stream(.., stream_mode=["values", "updates"]) as with one;
+    //   invoke(Command(resume=5)) -> RuntimeError: Cannot use
+    //   Command(resume=...) without checkpointer
+    let graph = a_b_c();
+    let out = block_on(graph.run(Input::Update(CountUpdate::new()))).unwrap();
+    assert_eq!(out.next, ["b"]);
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 1, "log": ["a"], "__interrupt__": [{"value": {"q": "ok?"}}]})
+    );
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    let got = as_langgraph(&collect(
+        run.stream([StreamMode::Values, StreamMode::Updates]),
+    ));
+    let asked = json!([{"value": {"q": "ok?"}}]);
+    let expected: Vec<(String, Value)> = [
+        ("values", json!({"n": 0, "log": []})),
+        ("updates", json!({"a": {"n": 1, "log": ["a"]}})),
+        ("values", json!({"n": 1, "log": ["a"]})),
+        ("updates", json!({"__interrupt__": asked})),
+        (
+            "values",
+            json!({"n": 1, "log": ["a"], "__interrupt__": asked}),
+        ),
+    ]
+    .into_iter()
+    .map(|(m, v)| (m.to_owned(), v))
+    .collect();
+    assert_eq!(got, expected);
+    let resume = graph.run(Input::ResumeWith(Resume::value("yes")));
+    let error = block_on(resume).unwrap_err();
+    assert!(matches!(error, GraphError::NoThread { .. }), "{error}");
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Chat {
+    #[reducer(messages)]
+    messages: Messages,
+}
+
+/// A node that streams a model's answer in pieces (id `m1`), then returns
+/// the message they make.
+fn streamed(_: &Chat, ctx: &NodeContext) -> Result<ChatUpdate, BoxError> {
+    let writer = ctx.writer();
+    for piece in ["hello", " ", "there"] {
+        writer.write_message(MessageChunk::ai(piece).with_id("m1"));
+    }
+    Ok(ChatUpdate::new().message(ai("hello there").with_id("m1")))
+}
+
+type ChatNode = fn(&Chat) -> ChatUpdate;
+
+fn chat_graph() -> Graph<Chat> {
+    let nodes: [(&str, ChatNode); 4] = [
+        ("plain", |_| {
+            ChatUpdate::new()
+                .message(ai("returned").with_id("r1"))
+                .message(human("h").with_id("h1"))
+        }),
+        ("again", |_| {
+            ChatUpdate::new().message(ai("returned edited").with_id("r1"))
+        }),
+        ("noid", |_| ChatUpdate::new().message(ai("no id"))),
+        ("none", |_| ChatUpdate::new()),
+    ];
+    let mut graph = StateGraph::<Chat>::new()
+        .add_context_node("streamed", streamed)
+        .add_edge(START, "streamed");
+    let mut last = "streamed";
+    for (name, node) in nodes {
+        graph = graph.add_node(name, node).add_edge(last, name);
+        last = name;
+    }
+    graph
+        .add_node("cmd", |_: &Chat| {
+            Command::update(ChatUpdate::new().message(ai("via command").with_id("c1")))
+                .and_goto(END)
+        })
+        .add_edge(last, "cmd")
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn messages_mode_streams_the_messages_a_node_returns_once_each() {
+    // langgraph 1.2.22, `stream_mode="messages"`, input
+    // `[HumanMessage("hi", id="in1")]`, the nodes in a line as here:
+    //    AIMessageChunk 'hello' m1 {langgraph_node: 'streamed', langgraph_step: 1}
+    //    AIMessageChunk ' ' m1 {.. 'streamed' ..}
+    //    AIMessageChunk 'there' m1 {.. 'streamed' ..}
+    //    AIMessage 'returned' r1 {langgraph_node: 'plain', langgraph_step: 2}
+    //    HumanMessage 'h' h1 {.. 'plain' ..}
+    //    AIMessage 'no id' 73f7717e-.. {langgraph_node: 'noid', ..}  (the id the state then holds)
+    //    AIMessage 'via command' c1 {langgraph_node: 'cmd', ..}
+    // `streamed`'s returned m1 is not repeated (its pieces were streamed),
+    // `again`'s r1 is not repeated (its id was in the state it started
+    // from), `none` streams nothing, and the input's in1 is not streamed.
+    // (LangGraph numbers the first node's step 1, we 0: see
+    // `on_step_reports_the_steps_the_thread_stores`.)
+    let graph = chat_graph();
+    let saver = MemoryCheckpointer::new();
+    let input = Input::Update(ChatUpdate::new().message(human("hi").with_id("in1")));
+    let run = graph.run(input).on_thread(&saver, "m");
+    let events = collect(run.stream(StreamMode::Messages));
+    let StreamEvent::End(out) = events.last().unwrap() else {
+        panic!("the stream ends with End")
+    };
+    let no_id = out.state.messages[4].id.clone().unwrap();
+    let got: Vec<Value> = events
+        .iter()
+        .filter(|e| e.name() == "messages")
+        .map(|e| {
+            let json = e.to_json();
+            let (message, meta) = (&json[0], &json[1]);
+            json!([
+                message["type"],
+                message["content"],
+                message["id"],
+                meta["langgraph_node"],
+                meta["langgraph_step"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!(["AIMessageChunk", "hello", "m1", "streamed", 0]),
+            json!(["AIMessageChunk", " ", "m1", "streamed", 0]),
+            json!(["AIMessageChunk", "there", "m1", "streamed", 0]),
+            json!(["ai", "returned", "r1", "plain", 1]),
+            json!(["human", "h", "h1", "plain", 1]),
+            json!(["ai", "no id", no_id, "noid", 3]),
+            json!(["ai", "via command", "c1", "cmd", 5]),
+        ]
+    );
+    // The returned message is handed out whole as well.
+    let whole = events.iter().find_map(|e| match e {
+        StreamEvent::Message(m) if m.node == "plain" => m.message.as_deref().cloned(),
+        _ => None,
+    });
+    assert_eq!(whole, Some(ai("returned").with_id("r1")));
+}
+
+#[test]
+fn messages_mode_does_not_repeat_what_a_thread_already_holds() {
+    // LangGraph marks the ids of the messages a node starts from as seen:
+    // a node returning a message the thread holds (an edit, same id)
+    // streams nothing, even in a later run.
+    let graph = StateGraph::<Chat>::new()
+        .add_node("edit", |s: &Chat| {
+            let mut last = s.messages.last().unwrap().clone();
+            last.content = "edited".into();
+            ChatUpdate::new().message(last)
+        })
+        .add_edge(START, "edit")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let input = Input::Update(ChatUpdate::new().message(human("hi").with_id("in1")));
+    let run = graph.run(input).on_thread(&saver, "e");
+    let events = collect(run.stream([StreamMode::Messages, StreamMode::Updates]));
+    let names: Vec<&str> = events.iter().map(|e| e.name()).collect();
+    assert_eq!(names, ["updates", "end"]);
+}
+
+/// a → (n >= 5 ? c : b) → END, as in the Python script quoted below.
+fn routed() -> agent_state::graph::StateGraph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_node("c", |_: &Count| {
+            CountUpdate::new().log(vec!["c".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_conditional_edges_to(
+            "a",
+            |s: &Count| if s.n >= 5 { "c" } else { "b" },
+            ["b", "c"],
+        )
+        .add_edge("b", END)
+        .add_edge("c", END)
+}
+
+#[test]
+fn a_run_without_input_continues_from_the_node_update_state_wrote_as() {
+    // langgraph 1.2.22, compiled with `interrupt_before=["a"]`:
+    //   invoke({"n": 0, "log": []})            -> {'n': 0, 'log': []}, next ('a',)
+    //   update_state({"n": 7, "log": ["manual"]}, as_node="a")
+    //   get_state().next                        -> ('c',)   (the router on n = 7)
+    //   invoke(None)                            -> {'n': 7, 'log': ['manual', 'c']}
+    let graph = routed().interrupt_before(["a"]).compile().unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    assert_eq!(block_on(run).unwrap().next, ["a"]);
+    let edit = CountUpdate::new().n(7).log(vec!["manual".to_owned()]);
+    block_on(graph.update_state(&saver, "t", edit, Some("a"))).unwrap();
+    assert_eq!(block_on(graph.get_state(&saver, "t")).unwrap().next, ["c"]);
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 7, "log": ["manual", "c"]}));
+
+    // On a finished thread (no breakpoint):
+    //   invoke({"n": 0, "log": []})             -> {'n': 1, 'log': ['a', 'b']}
+    //   update_state({"n": 9}, as_node="a"); get_state().next -> ('c',)
+    //   invoke(None)                            -> {'n': 9, 'log': ['a', 'b', 'c']}
+    //   (without as_node, or as "b": next is ())
+    let graph = routed().compile().unwrap();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "f");
+    assert_eq!(
+        block_on(run).unwrap().to_json(),
+        json!({"n": 1, "log": ["a", "b"]})
+    );
+    block_on(graph.update_state(&saver, "f", CountUpdate::new().n(9), Some("a"))).unwrap();
+    assert_eq!(block_on(graph.get_state(&saver, "f")).unwrap().next, ["c"]);
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "f")).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 9, "log": ["a", "b", "c"]}));
+    for (thread, as_node) in [("none", None), ("b", Some("b"))] {
+        let run = graph
+            .run(Input::Update(CountUpdate::new()))
+            .on_thread(&saver, thread);
+        block_on(run).unwrap();
+        block_on(graph.update_state(&saver, thread, CountUpdate::new().n(9), as_node)).unwrap();
+        let next = block_on(graph.get_state(&saver, thread)).unwrap().next;
+        assert!(next.is_empty(), "{thread}: {next:?}");
+    }
+}
+
+#[test]
+fn on_step_reports_the_steps_the_thread_stores() {
+    // langgraph 1.2.22, a -> b, `stream_mode="debug"` then
+    // `get_state_history`, two runs on one thread:
+    //   checkpoint step -1 {'source': 'input'} {'log': []}                 next ['__start__']
+    //   checkpoint step  0 {'source': 'loop'}  {'n': 0, 'log': []}         next ['a']
+    //   task 1 a;  checkpoint step 1 {'source': 'loop'} {'n': 1, 'log': ['a@1']}  next ['b']
+    //   task 2 b;  checkpoint step 2 {'source': 'loop'} {.., 'log': ['a@1', 'b@2']} next []
+    //   second run: step 3 {'source': 'input'} (the state before the input),
+    //   step 4 {'source': 'loop'} (the input applied), tasks 5 a, 6 b.
+    //   `get_state().metadata` -> {'source': 'loop', 'step': 2}.
+    // LangGraph stores an input twice (before and after it applies); we
+    // store it once, applied, as the input step: -1 on a new thread, the
+    // head's step + 1 on a later run. So our node steps are LangGraph's
+    // minus one. What must hold (and does in LangGraph): the step a run
+    // reports is the step of the checkpoint it stored, as `get_state` and
+    // the history read it, with its source, state and next nodes.
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let mut reported = Vec::new();
+    for input in [CountUpdate::new(), CountUpdate::new().n(10)] {
+        let run = graph.run(Input::Update(input)).on_thread(&saver, "t");
+        let out = block_on(run.on_step(|e| {
+            let stored = e.checkpoint.expect("a run on a thread stores each step");
+            assert_eq!(stored.step, e.step);
+            assert_eq!(stored.source, e.source);
+            reported.push((e.step, e.source, e.state.clone(), e.next.to_vec()));
+        }))
+        .unwrap();
+        let head = block_on(graph.get_state(&saver, "t")).unwrap();
+        assert_eq!(head.checkpoint.unwrap().step, reported.last().unwrap().0);
+        assert_eq!(out.checkpoint.unwrap().step, reported.last().unwrap().0);
+    }
+    let steps: Vec<i64> = reported.iter().map(|r| r.0).collect();
+    assert_eq!(steps, [-1, 0, 1, 2, 3, 4]);
+    let mut history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+    history.reverse();
+    let stored: Vec<_> = history
+        .into_iter()
+        .map(|s| {
+            let meta = s.checkpoint.unwrap();
+            (meta.step, meta.source, s.values, s.next)
+        })
+        .collect();
+    assert_eq!(stored, reported);
+    assert_eq!(reported[0].1, agent_state::checkpoint::Source::Input);
+    assert_eq!(reported[3].1, agent_state::checkpoint::Source::Input);
+
+    // A plain run (no thread) numbers its steps the same way.
+    let mut plain = Vec::new();
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    block_on(run.on_step(|e| plain.push(e.step))).unwrap();
+    assert_eq!(plain, [-1, 0, 1]);
+}
+
+#[test]
+fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
+    // langgraph 1.2.22, a -> b run once (steps -1 .. 2), then
+    // `stream(None, <config of step 1, next ('b',)>, stream_mode=["values",
+    // "updates", "checkpoints"])`:
+    //    ('values', {'n': 1, 'log': ['a']})
+    //    checkpoints {'source': 'fork', 'step': 2} {'n': 1, 'log': ['a']}
+    //    ('updates', {'b': {'log': ['b']}})
+    //    ('values', {'n': 1, 'log': ['a', 'b']})
+    //    checkpoints {'source': 'loop', 'step': 3} {'n': 1, 'log': ['a', 'b']}
+    //   history steps, newest first: 3 loop, 2 fork, 2 loop, 1 loop, 0 loop, -1 input.
+    // The fork is the step after the one it copies. (Our steps are
+    // LangGraph's minus one: see `on_step_reports_the_steps_the_thread_stores`.)
+    use agent_state::checkpoint::Source;
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |s: &Count| {
+            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+        })
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    block_on(run.on_thread(&saver, "t")).unwrap();
+    let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+    let after_a = history.iter().find(|s| s.next == ["b"]).unwrap();
+    let after_a = after_a.checkpoint.clone().unwrap();
+    assert_eq!(after_a.step, 0);
+
+    let mut reported = Vec::new();
+    let run = graph
+        .run(Input::Resume)
+        .on_thread(&saver, "t")
+        .from_checkpoint(after_a.id)
+        .on_step(|e| reported.push((e.step, e.source)));
+    let modes = [
+        StreamMode::Values,
+        StreamMode::Updates,
+        StreamMode::Checkpoints,
+    ];
+    let events = collect(run.stream(modes));
+    let told: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            StreamEvent::Checkpoint {
+                checkpoint, state, ..
+            } => format!(
+                "checkpoints {} {} {}",
+                checkpoint.source.as_str(),
+                checkpoint.step,
+                state.to_json()
+            ),
+            other => format!("{} {}", other.name(), other.to_json()),
+        })
+        .filter(|line| !line.starts_with("end"))
+        .collect();
+    assert_eq!(
+        told,
+        [
+            r#"values {"log":["a"],"n":1}"#,
+            r#"checkpoints fork 1 {"log":["a"],"n":1}"#,
+            r#"updates {"b":{"log":["b"]}}"#,
+            r#"values {"log":["a","b"],"n":1}"#,
+            r#"checkpoints loop 2 {"log":["a","b"],"n":1}"#,
+        ]
+    );
+    assert_eq!(reported, [(1, Source::Fork), (2, Source::Loop)]);
+    let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+    let steps: Vec<(i64, Source)> = history
+        .iter()
+        .map(|s| {
+            let meta = s.checkpoint.as_ref().unwrap();
+            (meta.step, meta.source)
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (2, Source::Loop),
+            (1, Source::Fork),
+            (1, Source::Loop),
+            (0, Source::Loop),
+            (-1, Source::Input)
+        ]
+    );
+}
+
+/// The agent built by `create_agent`: its nodes route by `Command` when
+/// they run, and by LangChain's edges after `update_state(.., as_node)`.
+#[cfg(feature = "agent")]
+mod agent {
+    use super::*;
+    use agent_state::agent::{
+        create_agent, input, AgentMiddleware, FnTool, HookOutput, HookResult, Hooks, ScriptedModel,
+        ToolRuntime,
+    };
+    use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
+    use agent_state::schemars::JsonSchema;
+    use agent_state::serde::Deserialize;
+    use agent_state::{MessageType, ToolCall};
+
+    /// The agent's state: the conversation.
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct Talk {
+        #[state(flatten)]
+        base: MessagesState,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(crate = "agent_state::serde")]
+    #[schemars(crate = "agent_state::schemars")]
+    struct City {
+        city: String,
+    }
+
+    fn weather() -> FnTool<Talk> {
+        FnTool::sync(
+            "get_weather",
+            "The weather in a city",
+            |args: City, _: &ToolRuntime<Talk>| format!("sunny in {}", args.city),
+        )
+    }
+
+    fn weather_call() -> agent_state::Message {
+        ai("").with_id("x1").with_tool_call(ToolCall::new(
+            "get_weather",
+            json!({"city": "Paris"}).as_object().cloned().unwrap(),
+            "c1",
+        ))
+    }
+
+    fn said(state: &Talk) -> Vec<(MessageType, String)> {
+        state
+            .messages()
+            .iter()
+            .map(|m| (m.kind, m.text()))
+            .collect()
+    }
+
+    #[test]
+    fn update_state_as_the_agents_model_leads_to_its_tools_or_the_end() {
+        // langchain 1.4.7 `create_agent(model, tools=[get_weather])` on
+        // langgraph 1.2.22 (edges: model -> tools | END conditional, tools ->
+        // model conditional), after a first run answered "hi there":
+        //   update_state({"messages": [AIMessage("", tool_calls=[get_weather(Paris)])]}, as_node="model")
+        //   get_state().next -> ('tools',)
+        //   invoke(None)     -> [human 'hi', ai 'hi there', ai '', tool 'sunny in Paris', ai 'done']
+        //   update_state({"messages": [AIMessage("plain")]}, as_node="model");  next -> ()
+        //   update_state({"messages": [ToolMessage("r", tool_call_id="zz")]}, as_node="tools"); next -> ('model',)
+        let model = ScriptedModel::new([ai("hi there"), ai("done")]);
+        let agent = create_agent(model).tool(weather()).compile().unwrap();
+        let saver = MemoryCheckpointer::new();
+        let out = block_on(agent.run(input::<Talk>("hi")).on_thread(&saver, "a")).unwrap();
+        assert!(out.next.is_empty());
+        let edit = Talk::lift(MessagesStateUpdate::new().message(weather_call()));
+        block_on(agent.update_state(&saver, "a", edit, Some("model"))).unwrap();
+        assert_eq!(
+            block_on(agent.get_state(&saver, "a")).unwrap().next,
+            ["tools"]
+        );
+        let out = block_on(agent.run(Input::Resume).on_thread(&saver, "a")).unwrap();
+        assert_eq!(
+            said(&out.state),
+            [
+                (MessageType::Human, "hi".to_owned()),
+                (MessageType::Ai, "hi there".to_owned()),
+                (MessageType::Ai, String::new()),
+                (MessageType::Tool, "sunny in Paris".to_owned()),
+                (MessageType::Ai, "done".to_owned()),
+            ]
+        );
+        let edit = Talk::lift(MessagesStateUpdate::new().message(ai("plain")));
+        block_on(agent.update_state(&saver, "a", edit, Some("model"))).unwrap();
+        assert!(block_on(agent.get_state(&saver, "a"))
+            .unwrap()
+            .next
+            .is_empty());
+        let answer = agent_state::Message::new(MessageType::Tool, "r");
+        let mut answer = answer.with_id("t9");
+        answer.tool_call_id = Some("zz".to_owned());
+        let edit = Talk::lift(MessagesStateUpdate::new().message(answer));
+        block_on(agent.update_state(&saver, "a", edit, Some("tools"))).unwrap();
+        assert_eq!(
+            block_on(agent.get_state(&saver, "a")).unwrap().next,
+            ["model"]
+        );
+    }
+
+    /// A middleware with `before_model` and `after_model` hooks that change
+    /// nothing.
+    struct Quiet;
+
+    impl AgentMiddleware<Talk> for Quiet {
+        fn name(&self) -> &str {
+            "M"
+        }
+
+        fn hooks(&self) -> Hooks {
+            Hooks::BEFORE_MODEL | Hooks::AFTER_MODEL
+        }
+
+        fn before_model(&self, _: &Talk) -> HookResult<Talk> {
+            Ok(HookOutput::none())
+        }
+
+        fn after_model(&self, _: &Talk) -> HookResult<Talk> {
+            Ok(HookOutput::none())
+        }
+    }
+
+    #[test]
+    fn update_state_as_an_agents_hook_follows_langchains_edges() {
+        // langchain 1.4.7, `create_agent(model, tools=[get_weather], middleware=[M()])`
+        // with M's before_model and after_model (edges: M.before_model -> model,
+        // model -> M.after_model, M.after_model -> tools | M.before_model | END
+        // conditional, tools -> M.before_model conditional), after a first run:
+        //   update_state({"messages": [AIMessage(tool_calls=[..])]}, as_node="model") -> next ('M.after_model',)
+        //   update_state({"messages": []}, as_node="M.after_model")                 -> next ('tools',)
+        //   update_state({"messages": []}, as_node="M.before_model")                -> next ('model',)
+        let model = ScriptedModel::new([ai("hi there"), ai("done")]);
+        let agent = create_agent(model)
+            .tool(weather())
+            .middleware(Quiet)
+            .compile()
+            .unwrap();
+        let saver = MemoryCheckpointer::new();
+        block_on(agent.run(input::<Talk>("hi")).on_thread(&saver, "m")).unwrap();
+        let steps = [
+            (Some(weather_call()), "model", "M.after_model"),
+            (None, "M.before_model", "model"),
+            (None, "M.after_model", "tools"),
+        ];
+        for (message, as_node, next) in steps {
+            let edit = Talk::lift(message.map_or_else(MessagesStateUpdate::new, |m| {
+                MessagesStateUpdate::new().message(m)
+            }));
+            block_on(agent.update_state(&saver, "m", edit, Some(as_node))).unwrap();
+            let state = block_on(agent.get_state(&saver, "m")).unwrap();
+            assert_eq!(state.next, [next], "as {as_node}");
+        }
+        // And the run goes on from there: the tool answers, the model ends.
+        let out = block_on(agent.run(Input::Resume).on_thread(&saver, "m")).unwrap();
+        let last: Vec<_> = said(&out.state).into_iter().rev().take(2).collect();
+        assert_eq!(
+            last,
+            [
+                (MessageType::Ai, "done".to_owned()),
+                (MessageType::Tool, "sunny in Paris".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_agents_tool_messages_stream_whole_and_its_model_answers_once() {
+        // langgraph 1.2.22's `messages` handler (`StreamMessagesHandler`,
+        // v1, what `stream_mode="messages"` uses) streams a chat model's
+        // chunks as they come and, at a node's end, every message of its
+        // output whose id it has not seen: the tools node's `ToolMessage`s
+        // come whole; the model's message, streamed as chunks, does not
+        // come again.
+        let model = ScriptedModel::new([weather_call(), ai("done")]);
+        let agent = create_agent(model).tool(weather()).compile().unwrap();
+        let run = agent.run(input::<Talk>("hi"));
+        let events = collect(run.stream(StreamMode::Messages));
+        let got: Vec<(String, String, String)> = events
+            .iter()
+            .filter(|e| e.name() == "messages")
+            .map(|e| {
+                let json = e.to_json();
+                let text = json[0]["content"].as_str().unwrap_or_default().to_owned();
+                let node = json[1]["langgraph_node"].as_str().unwrap().to_owned();
+                (json[0]["type"].as_str().unwrap().to_owned(), text, node)
+            })
+            .collect();
+        let row = |t: &str, c: &str, n: &str| (t.to_owned(), c.to_owned(), n.to_owned());
+        assert_eq!(
+            got,
+            [
+                row("AIMessageChunk", "", "model"),
+                row("tool", "sunny in Paris", "tools"),
+                row("AIMessageChunk", "done", "model"),
+            ]
+        );
+    }
+}
