@@ -14,13 +14,19 @@
 //! ratio from one run, with issue 13's goal (0.3 µs per step at 1,000
 //! rounds).
 //!
-//! `cargo bench --bench side_by_side -- [--rounds 10,100,1000] [--repeat K] [--modes none,sqlite]`
+//! The SQLite mode stores every step before the next (`Durability::Sync`,
+//! what LangGraph's side measures); `sqlite-async` and `sqlite-exit` (asked
+//! for by name) run the same debate with LangGraph's weaker durability
+//! modes: each step stored while the next runs, or the state stored once
+//! when the run ends.
+//!
+//! `cargo bench --bench side_by_side -- [--rounds 10,100,1000] [--repeat K] [--modes none,sqlite,sqlite-async,sqlite-exit]`
 
 use std::time::{Duration, Instant};
 
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::{block_on, Checkpointer};
-use agent_state::graph::{Graph, Input, StateGraph, END, START};
+use agent_state::graph::{Durability, Graph, Input, StateGraph, END, START};
 use agent_state::{ai, human, AgentState, Messages};
 
 const TOPIC: &str = "Should AI be regulated?";
@@ -121,13 +127,19 @@ fn run_once(
     graph: &Graph<DebateState>,
     rounds: u32,
     saver: Option<&SqliteCheckpointer>,
+    durability: Durability,
     n: usize,
 ) -> Duration {
     let thread = format!("bench-{rounds}-{n}");
     let start = Instant::now();
     let out = match saver {
         None => block_on(graph.run(input(rounds))),
-        Some(saver) => block_on(graph.run(input(rounds)).on_thread(saver, thread.as_str())),
+        Some(saver) => block_on(
+            graph
+                .run(input(rounds))
+                .on_thread(saver, thread.as_str())
+                .durability(durability),
+        ),
     }
     .expect("the debate runs");
     let took = start.elapsed();
@@ -270,16 +282,22 @@ fn main() {
     let path = dir.join("debate.db");
     let saver = SqliteCheckpointer::open(&path).expect("the SQLite file opens");
     let mut n = 0;
-    for (mode, saver) in [("none", None), ("sqlite", Some(&saver))] {
+    let modes = [
+        ("none", None, Durability::Sync),
+        ("sqlite", Some(&saver), Durability::Sync),
+        ("sqlite-async", Some(&saver), Durability::Async),
+        ("sqlite-exit", Some(&saver), Durability::Exit),
+    ];
+    for (mode, saver, durability) in modes {
         if !args.modes.iter().any(|m| m == mode) {
             continue;
         }
         for &r in &args.rounds {
-            run_once(&graph, 10, saver, n);
+            run_once(&graph, 10, saver, durability, n);
             n += 1;
             measure(mode, r, args.repeat, || {
                 n += 1;
-                run_once(&graph, r, saver, n)
+                run_once(&graph, r, saver, durability, n)
             });
         }
     }

@@ -772,3 +772,516 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
     let after = block_on(saver.head("bad-input")).unwrap().unwrap().meta;
     assert_eq!(after, head);
 }
+
+/// A plain run (nothing kept, nothing watching) runs its steps of one plain
+/// node without the step machinery; mixed with commands, a fan-out, a
+/// breakpoint and a failing node, it must end, stop and fail exactly as the
+/// same run on a thread does.
+#[test]
+fn plain_runs_match_runs_on_a_thread_step_for_step() {
+    let graph = |fail_at: u32| {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| {
+                DebateUpdate::new()
+                    .round(s.round + 1)
+                    .add_log(s.round.into())
+            })
+            .add_node("jump", move |s: &Debate| -> Result<_, BoxError> {
+                if s.round == fail_at {
+                    return Err(format!("failed at round {}", s.round).into());
+                }
+                Ok(Command::update(DebateUpdate::new().message(ai("jump"))).and_goto("count"))
+            })
+            .add_node("left", |_: &Debate| DebateUpdate::new().add_log(100))
+            .add_node("right", |_: &Debate| DebateUpdate::new().add_log(200))
+            .add_node("idle", |_: &Debate| DebateUpdate::new())
+            .add_edge(START, "count")
+            .add_conditional_edges("count", |s: &Debate| match s.round {
+                r if r >= 9 => "idle",
+                r if r % 3 == 0 => "jump",
+                _ => "count",
+            })
+            .add_edge("idle", "left")
+            .add_edge("idle", "right")
+            .compile()
+            .unwrap()
+    };
+    let saver = MemoryCheckpointer::new();
+    let graph_ok = graph(u32::MAX);
+    let plain = block_on(graph_ok.run(Input::State(topic("p")))).unwrap();
+    let saved = block_on(
+        graph_ok
+            .run(Input::State(topic("p")))
+            .on_thread(&saver, "ok"),
+    )
+    .unwrap();
+    // Message ids are drawn at random: the rest must be equal.
+    assert_eq!(transcript(&plain.state), transcript(&saved.state));
+    assert_eq!(
+        (&plain.state.log, plain.state.round, plain.steps),
+        (&saved.state.log, saved.state.round, saved.steps)
+    );
+    assert_eq!(plain.state.round, 9);
+    assert_eq!(transcript(&plain.state), ["jump", "jump"]);
+    assert_eq!(&plain.state.log[8..], [8, 100, 200]);
+
+    let graph_fail = graph(6);
+    let plain = block_on(graph_fail.run(Input::State(topic("f")))).unwrap_err();
+    let saved = block_on(
+        graph_fail
+            .run(Input::State(topic("f")))
+            .on_thread(&saver, "fail"),
+    )
+    .unwrap_err();
+    let (
+        GraphError::Node { node, step, .. },
+        GraphError::Node {
+            step: on_thread, ..
+        },
+    ) = (&plain, &saved)
+    else {
+        panic!("expected node errors, got {plain} and {saved}");
+    };
+    assert_eq!((node.as_str(), *step), ("jump", *on_thread));
+    assert_eq!(*step, 8);
+
+    let stopped = block_on(graph_ok.run(Input::State(topic("s"))).stop_after(4)).unwrap();
+    assert_eq!((stopped.state.round, stopped.steps), (3, 4));
+    assert_eq!(stopped.next, ["jump"]);
+    let limited = StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| DebateUpdate::new().round(s.round + 1))
+        .add_node("halt", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            |s: &Debate| if s.round == 2 { "halt" } else { "count" },
+        )
+        .add_edge("halt", END)
+        .interrupt_before(["halt"])
+        .compile()
+        .unwrap();
+    let out = block_on(limited.run(Input::State(topic("b")))).unwrap();
+    assert_eq!(
+        (out.state.round, out.next.as_slice()),
+        (2, &["halt".to_owned()][..])
+    );
+}
+
+/// `Durability::Exit` against a real SQLite file: one checkpoint when the
+/// run ends (completion, a pause at an interrupt, a node's failure), read
+/// back by a new handle as the state the run returned; a crash before the
+/// end (a panicking node) loses the run's steps.
+#[cfg(feature = "sqlite")]
+mod exit_durability {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use agent_state::ai;
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    use agent_state::checkpoint::{block_on, Source, Thread};
+    use agent_state::graph::{
+        BoxError, Durability, GraphError, Input, NodeContext, Resume, StateGraph, END, START,
+    };
+
+    use super::support::{temp_db, Debate, DebateUpdate};
+    use super::{debate_graph, topic, transcript};
+
+    /// The thread's stored steps, oldest first: (step, source).
+    pub(super) fn history(saver: &SqliteCheckpointer, thread: &str) -> Vec<(i64, Source)> {
+        let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
+        let mut steps: Vec<_> = block_on(t.history(None, 1000))
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.meta.step, r.meta.source))
+            .collect();
+        steps.reverse();
+        steps
+    }
+
+    #[test]
+    fn a_finished_run_stores_one_checkpoint_a_new_handle_reads() {
+        let path = temp_db("exit-done");
+        let graph = debate_graph(3);
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let out = block_on(
+            graph
+                .run(Input::State(topic("exit")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        let sync = block_on(
+            graph
+                .run(Input::State(topic("exit")))
+                .on_thread(&saver, "s"),
+        )
+        .unwrap();
+        assert_eq!(transcript(&out.state), transcript(&sync.state));
+        assert_eq!(out.steps, sync.steps);
+        let head = out.checkpoint.clone().unwrap();
+        assert_eq!(head.step, sync.checkpoint.as_ref().unwrap().step);
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (0, Source::Loop), (9, Source::Loop)]
+        );
+        assert_eq!(history(&saver, "s").len(), 11);
+        drop(saver);
+
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+        assert_eq!(thread.state(), &out.state);
+        assert_eq!(thread.head(), Some(&head));
+        // Finished: a resume has nothing to run.
+        let again = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap();
+        assert!(again.next.is_empty());
+        assert_eq!(again.state, out.state);
+    }
+
+    pub(super) fn asking_graph() -> agent_state::graph::Graph<Debate> {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| {
+                DebateUpdate::new()
+                    .round(s.round + 1)
+                    .add_log(s.round.into())
+            })
+            .add_context_node(
+                "ask",
+                |s: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
+                    let answer: String = ctx.interrupt(format!("round {}?", s.round))?;
+                    Ok(DebateUpdate::new().message(ai(answer)))
+                },
+            )
+            .add_edge(START, "count")
+            .add_conditional_edges(
+                "count",
+                |s: &Debate| if s.round < 3 { "count" } else { "ask" },
+            )
+            .add_edge("ask", END)
+            .compile()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_paused_run_stores_its_state_and_interrupt_then_resumes_from_a_new_handle() {
+        let path = temp_db("exit-pause");
+        let graph = asking_graph();
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let out = block_on(
+            graph
+                .run(Input::State(topic("ask")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        assert_eq!(out.next, ["ask"]);
+        assert_eq!(out.interrupts.len(), 1);
+        assert_eq!(out.state.log, [0, 1, 2]);
+        // The three counting steps as one checkpoint, stored before the
+        // step that paused (it may leave pending writes).
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (0, Source::Loop), (3, Source::Loop)]
+        );
+        drop(saver);
+
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let done = block_on(
+            graph
+                .run(Input::ResumeWith(Resume::value("yes".to_owned())))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        assert!(done.next.is_empty());
+        assert_eq!(transcript(&done.state), ["yes"]);
+        assert_eq!(done.state.log, [0, 1, 2]);
+        assert_eq!(
+            history(&saver, "t"),
+            [
+                (-1, Source::Input),
+                (0, Source::Loop),
+                (3, Source::Loop),
+                (4, Source::Loop)
+            ]
+        );
+    }
+
+    /// The round at which `count` fails, and the one at which it panics.
+    pub(super) static FAIL_AT: AtomicU32 = AtomicU32::new(u32::MAX);
+    static PANIC_AT: AtomicU32 = AtomicU32::new(u32::MAX);
+
+    pub(super) fn failing_graph() -> agent_state::graph::Graph<Debate> {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| -> Result<DebateUpdate, BoxError> {
+                if s.round == FAIL_AT.load(Ordering::Relaxed) {
+                    return Err(format!("failed at round {}", s.round).into());
+                }
+                if s.round == PANIC_AT.load(Ordering::Relaxed) {
+                    panic!("the process dies here");
+                }
+                Ok(DebateUpdate::new()
+                    .round(s.round + 1)
+                    .add_log(s.round.into()))
+            })
+            .add_edge(START, "count")
+            .add_conditional_edges(
+                "count",
+                |s: &Debate| if s.round < 5 { "count" } else { END },
+            )
+            .compile()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_failed_run_stores_the_steps_before_the_failure_and_a_crash_loses_them() {
+        let path = temp_db("exit-fail");
+        let graph = failing_graph();
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        FAIL_AT.store(3, Ordering::Relaxed);
+        let run = || {
+            graph
+                .run(Input::State(topic("fail")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit)
+        };
+        let err = block_on(run()).unwrap_err();
+        assert!(
+            matches!(&err, GraphError::Node { node, step: 4, .. } if node == "count"),
+            "{err}"
+        );
+        assert_eq!(
+            history(&saver, "t"),
+            [(-1, Source::Input), (0, Source::Loop), (3, Source::Loop)]
+        );
+        let stored = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+        assert_eq!(
+            (stored.state().round, &stored.state().log[..]),
+            (3, &[0, 1, 2][..])
+        );
+
+        // Fixed, the run resumes from there and ends as a run that never
+        // failed.
+        FAIL_AT.store(u32::MAX, Ordering::Relaxed);
+        let done = block_on(
+            graph
+                .run(Input::Resume)
+                .on_thread(&saver, "t")
+                .durability(Durability::Exit),
+        )
+        .unwrap();
+        assert_eq!(done.state.log, [0, 1, 2, 3, 4]);
+
+        // A panic unwinds through the run as a crash would end the process:
+        // nothing of the run is stored.
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        PANIC_AT.store(3, Ordering::Relaxed);
+        let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = block_on(
+                graph
+                    .run(Input::State(topic("crash")))
+                    .on_thread(&saver, "c")
+                    .durability(Durability::Exit),
+            );
+        }));
+        assert!(crashed.is_err());
+        PANIC_AT.store(u32::MAX, Ordering::Relaxed);
+        assert_eq!(
+            history(&saver, "c"),
+            [(-1, Source::Input), (0, Source::Loop)]
+        );
+        let t = block_on(Thread::<Debate, _>::open(&saver, "c")).unwrap();
+        assert_eq!(t.state().round, 0);
+    }
+}
+
+/// `Durability::Async` against a real SQLite file, behind a wrapper whose
+/// `append` is pending once before it stores (as a networked store's round
+/// trip is), so each step's store is still under way when the next step
+/// runs: a run that returns, pauses or fails has stored every step it
+/// applied, exactly as under `Sync`.
+#[cfg(feature = "sqlite")]
+mod async_durability {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll};
+
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    use agent_state::checkpoint::{
+        block_on, BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer,
+        NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint, Thread,
+    };
+    use agent_state::graph::{Durability, GraphError, Input, Resume};
+
+    use super::exit_durability::{asking_graph, failing_graph, history, FAIL_AT};
+    use super::support::{temp_db, Debate};
+    use super::{debate_graph, topic, transcript};
+
+    /// Pending once, then ready.
+    struct YieldOnce(bool);
+
+    impl Future for YieldOnce {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.0 {
+                return Poll::Ready(());
+            }
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    /// SQLite whose `append` yields once first; counts the appends that
+    /// were still under way when polled first.
+    struct Deferred {
+        inner: SqliteCheckpointer,
+        deferred: AtomicUsize,
+    }
+
+    impl Checkpointer for Deferred {
+        fn append<'a>(
+            &'a self,
+            thread_id: &'a str,
+            expected: Option<CheckpointId>,
+            record: NewCheckpoint,
+        ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
+            Box::pin(async move {
+                self.deferred.fetch_add(1, Ordering::Relaxed);
+                YieldOnce(false).await;
+                self.inner.append(thread_id, expected, record).await
+            })
+        }
+        fn put_snapshot<'a>(
+            &'a self,
+            thread_id: &'a str,
+            id: CheckpointId,
+            snapshot: String,
+        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+            self.inner.put_snapshot(thread_id, id, snapshot)
+        }
+        fn head<'a>(
+            &'a self,
+            thread_id: &'a str,
+        ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
+            self.inner.head(thread_id)
+        }
+        fn chain<'a>(
+            &'a self,
+            thread_id: &'a str,
+            id: CheckpointId,
+        ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+            self.inner.chain(thread_id, id)
+        }
+        fn list<'a>(
+            &'a self,
+            thread_id: &'a str,
+            before: Option<CheckpointId>,
+            limit: usize,
+        ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+            self.inner.list(thread_id, before, limit)
+        }
+        fn delete_thread<'a>(
+            &'a self,
+            thread_id: &'a str,
+        ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+            self.inner.delete_thread(thread_id)
+        }
+        fn snapshot_policy(&self) -> SnapshotPolicy {
+            self.inner.snapshot_policy()
+        }
+        fn put_pending<'a>(
+            &'a self,
+            thread_id: &'a str,
+            checkpoint: CheckpointId,
+            writes: Vec<PendingWrite>,
+        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+            self.inner.put_pending(thread_id, checkpoint, writes)
+        }
+        fn pending<'a>(
+            &'a self,
+            thread_id: &'a str,
+            checkpoint: CheckpointId,
+        ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+            self.inner.pending(thread_id, checkpoint)
+        }
+    }
+
+    fn deferred(path: &std::path::Path) -> Deferred {
+        Deferred {
+            inner: SqliteCheckpointer::open(path).unwrap(),
+            deferred: AtomicUsize::new(0),
+        }
+    }
+
+    #[test]
+    fn a_finished_run_has_stored_every_step() {
+        let path = temp_db("async-done");
+        let graph = debate_graph(3);
+        let saver = deferred(&path);
+        let out = block_on(
+            graph
+                .run(Input::State(topic("async")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Async),
+        )
+        .unwrap();
+        // The thread's first state (its input checkpoint, then the state
+        // applied), then nine node steps, each stored in the background.
+        assert_eq!(saver.deferred.load(Ordering::Relaxed), 11);
+        let sync = block_on(
+            graph
+                .run(Input::State(topic("async")))
+                .on_thread(&saver, "s"),
+        )
+        .unwrap();
+        assert_eq!(transcript(&out.state), transcript(&sync.state));
+        assert_eq!(history(&saver.inner, "t"), history(&saver.inner, "s"));
+        assert_eq!(history(&saver.inner, "t").len(), 11);
+        drop(saver);
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+        assert_eq!(thread.state(), &out.state);
+        assert_eq!(thread.head(), out.checkpoint.as_ref());
+    }
+
+    #[test]
+    fn a_paused_or_failed_run_has_stored_every_step_before() {
+        let path = temp_db("async-pause");
+        let graph = asking_graph();
+        let saver = deferred(&path);
+        let out = block_on(
+            graph
+                .run(Input::State(topic("ask")))
+                .on_thread(&saver, "t")
+                .durability(Durability::Async),
+        )
+        .unwrap();
+        assert_eq!(
+            (out.next.as_slice(), out.interrupts.len()),
+            (&["ask".to_owned()][..], 1)
+        );
+        assert_eq!(history(&saver.inner, "t").len(), 5);
+        let done = block_on(
+            graph
+                .run(Input::ResumeWith(Resume::value("yes".to_owned())))
+                .on_thread(&saver, "t")
+                .durability(Durability::Async),
+        )
+        .unwrap();
+        assert_eq!(transcript(&done.state), ["yes"]);
+
+        let graph = failing_graph();
+        FAIL_AT.store(3, Ordering::Relaxed);
+        let err = block_on(
+            graph
+                .run(Input::State(topic("fail")))
+                .on_thread(&saver, "f")
+                .durability(Durability::Async),
+        )
+        .unwrap_err();
+        FAIL_AT.store(u32::MAX, Ordering::Relaxed);
+        assert!(matches!(err, GraphError::Node { step: 4, .. }), "{err}");
+        let steps: Vec<i64> = history(&saver.inner, "f").iter().map(|s| s.0).collect();
+        assert_eq!(steps, [-1, 0, 1, 2, 3]);
+    }
+}

@@ -67,13 +67,22 @@ pub fn part_doc(field_doc: &'static str, schema: &'static StateSchema) -> &'stat
     }
 }
 
-/// Moves one update's write of a field, if it has one, into the field's
-/// list of the step's writes: one call per field in the generated `stage`,
-/// whose length is most of what a wide state costs to compile.
+/// Adds one update's write of a field, if it has one, to the field's list
+/// of the step's writes: one call per field in the generated `stage`,
+/// whose length is most of what a wide state costs to compile. The list
+/// is taken and given back (`w = gather(w, write)`), not changed through
+/// `&mut`: overwriting a list in place calls the drop glue of the write
+/// type on the path of every update, a moved list has nothing to drop.
 #[inline]
-pub fn gather<P>(writes: &mut Writes<P>, write: Option<P>) {
-    if let Some(write) = write {
-        writes.push(write);
+pub fn gather<P>(writes: Writes<P>, write: Option<P>) -> Writes<P> {
+    match (writes, write) {
+        (writes, None) => writes,
+        (Writes::Zero, Some(write)) => Writes::One(write),
+        (Writes::One(first), Some(write)) => Writes::Many(vec![first, write]),
+        (Writes::Many(mut all), Some(write)) => {
+            all.push(write);
+            Writes::Many(all)
+        }
     }
 }
 

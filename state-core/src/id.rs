@@ -59,21 +59,23 @@ fn hex16(x: u64) -> [u8; 16] {
 }
 
 /// A new random id in uuid4 form (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`),
-/// spelled on the stack and copied into a string of exactly its length.
+/// spelled straight into the string's own buffer of exactly its length.
 pub fn new_message_id() -> String {
     let (hi, lo) = next_u128();
     let hi = (hi & !0xF000) | 0x4000; // version 4
     let lo = (lo & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000; // RFC 4122 variant
     let (h, l) = (hex16(hi), hex16(lo));
-    let mut text = [b'-'; 36];
-    text[..8].copy_from_slice(&h[..8]);
-    text[9..13].copy_from_slice(&h[8..12]);
-    text[14..18].copy_from_slice(&h[12..]);
-    text[19..23].copy_from_slice(&l[..4]);
-    text[24..].copy_from_slice(&l[4..]);
-    let mut out = String::with_capacity(36);
-    out.push_str(std::str::from_utf8(&text).expect("hex digits and dashes are ASCII"));
-    out
+    let mut text = Vec::with_capacity(36);
+    text.extend_from_slice(&h[..8]);
+    text.push(b'-');
+    text.extend_from_slice(&h[8..12]);
+    text.push(b'-');
+    text.extend_from_slice(&h[12..]);
+    text.push(b'-');
+    text.extend_from_slice(&l[..4]);
+    text.push(b'-');
+    text.extend_from_slice(&l[4..]);
+    String::from_utf8(text).expect("hex digits and dashes are ASCII")
 }
 
 #[cfg(test)]

@@ -81,8 +81,10 @@ pub enum FieldStage<T, S> {
     /// The reducer's staged change.
     Reduced(S),
     /// An overwrite, then (when folding) the reducer's change staged against
-    /// the overwritten value.
-    Overwritten(T, Option<S>),
+    /// the overwritten value. Boxed: overwrites are rare, and a whole value
+    /// inline would make every staged step as large as it, moved at each
+    /// step of staging and committing.
+    Overwritten(Box<(T, Option<S>)>),
 }
 
 /// Stages a step's writes to one reducer field.
@@ -129,7 +131,7 @@ fn stage_several<T, P, S>(
     }
     match rule {
         StepRule::Superstep => {
-            the_overwrite(writes, overwrites).map(|v| FieldStage::Overwritten(v, None))
+            the_overwrite(writes, overwrites).map(|v| FieldStage::Overwritten(Box::new((v, None))))
         }
         StepRule::Fold => fold_from_last_overwrite(writes, stage),
     }
@@ -179,7 +181,7 @@ fn fold_from_last_overwrite<T, P, S>(
     } else {
         Some(stage(&base, after)?)
     };
-    Ok(FieldStage::Overwritten(base, rest))
+    Ok(FieldStage::Overwritten(Box::new((base, rest))))
 }
 
 /// Commits what [`stage_writes`] staged.
@@ -192,7 +194,8 @@ pub fn commit_writes<T, S>(
     match staged {
         FieldStage::Unchanged => {}
         FieldStage::Reduced(s) => commit(current, s),
-        FieldStage::Overwritten(value, rest) => {
+        FieldStage::Overwritten(overwrite) => {
+            let (value, rest) = *overwrite;
             *current = value;
             if let Some(s) = rest {
                 commit(current, s);

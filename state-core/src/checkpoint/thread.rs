@@ -61,6 +61,23 @@ pub struct Thread<'c, S, C: ?Sized> {
     state: Arc<S>,
     head: Option<Head>,
     policy: SnapshotPolicy,
+    /// Steps applied to the state but not stored yet (the graph runtime's
+    /// `Durability::Exit`): stored as one checkpoint by `flush`.
+    unsaved: Option<Box<Unsaved>>,
+    /// The step applied and being stored by the caller (the graph
+    /// runtime's `Durability::Async`), until it hands the stored record
+    /// back with `stored`.
+    storing: Option<i64>,
+}
+
+/// The last of the steps applied but not stored: what the checkpoint that
+/// stores them says of itself (the state goes in as its snapshot).
+#[derive(Debug, Clone)]
+struct Unsaved {
+    step: i64,
+    source: Source,
+    /// The step's writes, encoded: a resume routes from them.
+    writes: String,
 }
 
 /// A stored step as read back: where it sits and what each node wrote.
@@ -176,12 +193,16 @@ where
             state: Arc::new(state),
             head: None,
             policy,
+            unsaved: None,
+            storing: None,
         }
     }
 
     /// Reloads the latest state, after a [conflict](CheckpointError::Conflict)
     /// say. A thread with no checkpoints loads as the default state.
     pub async fn reload(&mut self) -> Result<(), CheckpointError> {
+        self.unsaved = None;
+        self.storing = None;
         match self.saver.head(&self.thread_id).await? {
             None => {
                 self.state = Arc::new(S::default());
@@ -230,7 +251,13 @@ where
     /// The step number the next saved step gets: -1 for a thread's first,
     /// then one more than the head's.
     pub fn next_step(&self) -> i64 {
-        self.head.as_ref().map_or(-1, |h| h.meta.step + 1)
+        if let Some(step) = self.storing {
+            return step + 1;
+        }
+        match &self.unsaved {
+            Some(unsaved) => unsaved.step + 1,
+            None => self.head.as_ref().map_or(-1, |h| h.meta.step + 1),
+        }
     }
 
     /// Uses `policy` for this handle's snapshots instead of the store's.
@@ -271,6 +298,25 @@ where
         source: Source,
         writes: &mut [NodeWrite<S::Update>],
     ) -> Result<&CheckpointMeta, CheckpointError> {
+        self.flush().await?;
+        let (record, staged) = self.prepare(source, writes)?;
+        let (log_bytes, base_bytes) = (record.log_bytes, record.base_bytes);
+        let meta = self
+            .saver
+            .append(&self.thread_id, record.parent, record)
+            .await?;
+        Arc::make_mut(&mut self.state).commit(staged);
+        self.stored(meta, log_bytes, base_bytes).await?;
+        Ok(self.head().expect("a head was just stored"))
+    }
+
+    /// A step's record (ids assigned, writes encoded and checked) and its
+    /// staged change, as the next step after the head.
+    fn prepare(
+        &self,
+        source: Source,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<(NewCheckpoint, S::Staged), CheckpointError> {
         for write in writes.iter_mut() {
             write.update.assign_message_ids();
         }
@@ -296,10 +342,19 @@ where
             base_bytes,
             snapshot: None,
         };
-        let expected = record.parent;
-        let meta = self.saver.append(&self.thread_id, expected, record).await?;
-        Arc::make_mut(&mut self.state).commit(staged);
+        Ok((record, staged))
+    }
+
+    /// Takes a stored step as the head, with the snapshot the policy asks
+    /// for.
+    pub(crate) async fn stored(
+        &mut self,
+        meta: CheckpointMeta,
+        log_bytes: u64,
+        base_bytes: u64,
+    ) -> Result<(), CheckpointError> {
         let id = meta.id;
+        self.storing = None;
         self.head = Some(Head {
             meta,
             log_bytes,
@@ -314,7 +369,82 @@ where
                     error: Box::new(error),
                 })?;
         }
-        Ok(self.head().expect("a head was just stored"))
+        Ok(())
+    }
+
+    /// Applies one step now and gives its record, for the caller to store
+    /// while it goes on (the graph runtime's `Durability::Async`); it then
+    /// hands the stored head back with [`stored`](Self::stored) before the
+    /// next step is saved. Until then the step counts as the head's.
+    pub(crate) fn apply_for_storing(
+        &mut self,
+        source: Source,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<NewCheckpoint, CheckpointError> {
+        let (record, staged) = self.prepare(source, writes)?;
+        Arc::make_mut(&mut self.state).commit(staged);
+        self.storing = Some(record.step);
+        Ok(record)
+    }
+
+    /// Applies one step as [`save_writes`](Self::save_writes) does (ids
+    /// assigned, the writes encoded and checked, staged, committed) without
+    /// storing it: [`flush`](Self::flush) stores the state then reached as
+    /// one checkpoint. A crash before that loses these steps.
+    pub(crate) fn apply_unsaved(
+        &mut self,
+        source: Source,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<(), CheckpointError> {
+        for write in writes.iter_mut() {
+            write.update.assign_message_ids();
+        }
+        let text = encode_writes(writes)?;
+        let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
+        let staged = self.state.stage(updates, StepRule::Superstep)?;
+        let step = self.next_step();
+        Arc::make_mut(&mut self.state).commit(staged);
+        let last = Unsaved {
+            step,
+            source,
+            writes: text,
+        };
+        match &mut self.unsaved {
+            Some(unsaved) => **unsaved = last,
+            None => self.unsaved = Some(Box::new(last)),
+        }
+        Ok(())
+    }
+
+    /// Stores the steps applied by [`apply_unsaved`](Self::apply_unsaved)
+    /// since the head, if any, as one checkpoint: the last step's number,
+    /// source and writes (a resume routes from them), with the state as its
+    /// snapshot, child of the head. The steps in between are not in the
+    /// history.
+    pub(crate) async fn flush(&mut self) -> Result<(), CheckpointError> {
+        let Some(unsaved) = self.unsaved.take() else {
+            return Ok(());
+        };
+        let snapshot = encode_state(&*self.state)?;
+        let base_bytes = snapshot.len() as u64;
+        let parent = self.head.as_ref().map(|h| h.meta.id);
+        let record = NewCheckpoint {
+            parent,
+            step: unsaved.step,
+            source: unsaved.source,
+            version: S::VERSION,
+            writes: unsaved.writes,
+            log_bytes: 0,
+            base_bytes,
+            snapshot: Some(snapshot),
+        };
+        let meta = self.saver.append(&self.thread_id, parent, record).await?;
+        self.head = Some(Head {
+            meta,
+            log_bytes: 0,
+            base_bytes,
+        });
+        Ok(())
     }
 
     /// Checks that `writes` would save as a step (they encode and stage

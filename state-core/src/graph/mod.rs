@@ -87,7 +87,7 @@ pub use error::GraphError;
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
 pub use output::RunOutput;
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
-pub use run::{Input, Run, StepEvent};
+pub use run::{Durability, Input, Run, StepEvent};
 pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
     TaskOutcome, UnknownStreamMode,

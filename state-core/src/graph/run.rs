@@ -11,13 +11,17 @@ use tracing::Instrument;
 
 use super::context::{Interrupt, Resume};
 use super::joins::JoinState;
+use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
-use super::step::{fast_path, run_step, show_returned, Fast, Resumed, StepOut, StepPlan, Store};
+use super::step::{
+    fast_outcome, fast_path, run_step, show_returned, Fast, Resumed, StepOut, StepPlan, Store,
+};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
-    CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source,
+    Thread,
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
@@ -117,6 +121,51 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     cancel: Option<CancelToken>,
     from: Option<CheckpointId>,
     stream: Option<Arc<Channel<S>>>,
+    durability: Durability,
+}
+
+/// When a run on a thread stores its steps (LangGraph's `durability`).
+///
+/// The default, [`Sync`](Durability::Sync), stores every step before the
+/// next one runs: a step reported done survives a crash. The graph runtime
+/// can also store each step while the next one runs, or only when the run
+/// ends, as LangGraph's `"async"` and `"exit"` do: less waiting or fewer
+/// writes, at the price of what a crash loses. Under either, a
+/// [`StepEvent`]'s checkpoint is the last one stored when the step ended.
+/// Without a thread, nothing is stored whichever is chosen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Every step is stored before the next one runs (LangGraph's
+    /// `"sync"`). A crash loses at most the step that was running; a
+    /// resume runs it again.
+    #[default]
+    Sync,
+    /// Each step is stored while the next one runs (LangGraph's
+    /// `"async"`): its state is applied at once and its store started; the
+    /// run waits for it before storing the next step, before a step that
+    /// may leave pending writes, and before it returns, so a run that
+    /// returned (or failed) has stored every step it applied. A crash of
+    /// the process can lose the last step applied (whose store was under
+    /// way) although the next step's nodes had run: a resume runs that step
+    /// again. A failed store fails the run at that wait. Backends that store
+    /// in this process as the call is made (memory, SQLite) finish the store
+    /// before the next step starts, as under `Sync`; a networked one
+    /// (PostgreSQL) overlaps the round trip with the next step.
+    Async,
+    /// The run stores its state once, when it ends: on completion, at an
+    /// interrupt or breakpoint, at [`stop_after`](Run::stop_after), and
+    /// when it fails (a node's error, a cancellation), as one checkpoint
+    /// holding the state as a snapshot, its step number and the last
+    /// step's writes; the steps in between are not in the thread's history
+    /// (LangGraph's `"exit"`). A new thread's first state
+    /// ([`Input::State`]) is stored when the run starts, as under `Sync`; a
+    /// subgraph's own steps are stored as under `Sync`. A step that may leave pending writes
+    /// (several tasks, a node taking a context, a retry policy, a join)
+    /// first stores the state it starts from, so a pause or a failure
+    /// inside it keeps what it keeps under `Sync`. A crash of the process
+    /// (or a panic in a node) loses every step since the last stored one:
+    /// the thread resumes from there and runs them again.
+    Exit,
 }
 
 impl<S: GraphState> Graph<S> {
@@ -132,6 +181,7 @@ impl<S: GraphState> Graph<S> {
             cancel: None,
             from: None,
             stream: None,
+            durability: Durability::Sync,
         }
     }
 }
@@ -153,6 +203,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             cancel: self.cancel,
             from: self.from,
             stream: self.stream,
+            durability: self.durability,
         }
     }
 
@@ -169,6 +220,15 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
     #[must_use]
     pub fn stop_after(mut self, steps: usize) -> Self {
         self.stop_after = Some(steps);
+        self
+    }
+
+    /// When the run stores its steps on its thread: every step (the
+    /// default) or once at the end ([`Durability`] says what a crash then
+    /// loses). Without a thread, nothing is stored either way.
+    #[must_use]
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
         self
     }
 
@@ -195,8 +255,21 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
 
 /// Where a run's state lives: in memory only, or in a thread of a store.
 pub(crate) enum Sink<'c, S: AgentState, C: ?Sized> {
-    Plain { state: Arc<S>, next_step: i64 },
-    Saved(Thread<'c, S, C>),
+    Plain {
+        state: Arc<S>,
+        next_step: i64,
+    },
+    /// A thread, and the store of its last step while it is under way
+    /// (`Durability::Async`).
+    Saved(Thread<'c, S, C>, Option<Box<InFlight<'c>>>),
+}
+
+/// A step's store under way, with what its head will say.
+pub(crate) struct InFlight<'c> {
+    // In a mutex only so the sink stays `Sync`; never contended.
+    future: std::sync::Mutex<BoxFuture<'c, Result<CheckpointMeta, CheckpointError>>>,
+    log_bytes: u64,
+    base_bytes: u64,
 }
 
 impl<'c, S, C> Sink<'c, S, C>
@@ -207,28 +280,28 @@ where
     fn shared(&self) -> Arc<S> {
         match self {
             Sink::Plain { state, .. } => Arc::clone(state),
-            Sink::Saved(thread) => thread.shared_state(),
+            Sink::Saved(thread, _) => thread.shared_state(),
         }
     }
 
     pub(crate) fn state(&self) -> &S {
         match self {
             Sink::Plain { state, .. } => state,
-            Sink::Saved(thread) => thread.state(),
+            Sink::Saved(thread, _) => thread.state(),
         }
     }
 
     fn next_step(&self) -> i64 {
         match self {
             Sink::Plain { next_step, .. } => *next_step,
-            Sink::Saved(thread) => thread.next_step(),
+            Sink::Saved(thread, _) => thread.next_step(),
         }
     }
 
     fn head(&self) -> Option<&CheckpointMeta> {
         match self {
             Sink::Plain { .. } => None,
-            Sink::Saved(thread) => thread.head(),
+            Sink::Saved(thread, _) => thread.head(),
         }
     }
 
@@ -236,7 +309,7 @@ where
     fn store(&self) -> Option<Store<'_>> {
         match self {
             Sink::Plain { .. } => None,
-            Sink::Saved(thread) => thread.head().map(|head| Store {
+            Sink::Saved(thread, _) => thread.head().map(|head| Store {
                 saver: thread.saver().as_dyn(),
                 thread_id: thread.thread_id(),
                 checkpoint: head.id,
@@ -250,6 +323,7 @@ where
         &mut self,
         source: Source,
         writes: &mut Vec<NodeWrite<S::Update>>,
+        durability: Durability,
     ) -> Result<(), GraphError> {
         let step = self.next_step();
         match self {
@@ -262,15 +336,22 @@ where
                         error,
                     })
             }
-            Sink::Saved(thread) => {
+            Sink::Saved(thread, in_flight) => {
                 for send in writes.iter().flat_map(|w| &w.send) {
                     send.arg_json().map_err(|error| GraphError::SendArg {
                         node: send.node().to_owned(),
                         error,
                     })?;
                 }
-                match thread.save_writes(source, writes).await {
-                    Ok(_) => Ok(()),
+                let saved = match durability {
+                    Durability::Sync => thread.save_writes(source, writes).await.map(|_| ()),
+                    Durability::Async => {
+                        Self::store_meanwhile(thread, in_flight, source, writes).await
+                    }
+                    Durability::Exit => thread.apply_unsaved(source, writes),
+                };
+                match saved {
+                    Ok(()) => Ok(()),
                     Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
                         step,
                         nodes: writes.drain(..).map(|w| w.node).collect(),
@@ -289,7 +370,7 @@ where
     where
         S::Update: Clone,
     {
-        let Sink::Saved(thread) = self else {
+        let Sink::Saved(thread, _) = self else {
             return Ok(());
         };
         match thread.check_writes(writes) {
@@ -317,14 +398,84 @@ where
         Ok(())
     }
 
+    /// Stores what is not stored yet: waits for the store under way (under
+    /// [`Durability::Async`]), stores the steps applied but not stored
+    /// (under [`Durability::Exit`]).
+    async fn flush(&mut self) -> Result<(), GraphError> {
+        match self {
+            Sink::Plain { .. } => Ok(()),
+            Sink::Saved(thread, in_flight) => {
+                Self::settle(thread, in_flight).await?;
+                Ok(thread.flush().await?)
+            }
+        }
+    }
+
+    /// Waits for the store under way, if any, and takes it as the head.
+    async fn settle(
+        thread: &mut Thread<'c, S, C>,
+        in_flight: &mut Option<Box<InFlight<'c>>>,
+    ) -> Result<(), CheckpointError> {
+        let Some(in_flight) = in_flight.take() else {
+            return Ok(());
+        };
+        let InFlight {
+            future,
+            log_bytes,
+            base_bytes,
+        } = *in_flight;
+        let future = future
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        thread.stored(future.await?, log_bytes, base_bytes).await
+    }
+
+    /// Applies a step now and starts its store, polled once here (a backend
+    /// that stores inside the call is done then) and waited for by the next
+    /// [`flush`](Self::flush) (`Durability::Async`).
+    async fn store_meanwhile(
+        thread: &mut Thread<'c, S, C>,
+        in_flight: &mut Option<Box<InFlight<'c>>>,
+        source: Source,
+        writes: &mut [NodeWrite<S::Update>],
+    ) -> Result<(), CheckpointError> {
+        Self::settle(thread, in_flight).await?;
+        thread.flush().await?;
+        let record = thread.apply_for_storing(source, writes)?;
+        let (log_bytes, base_bytes) = (record.log_bytes, record.base_bytes);
+        let (saver, thread_id) = (thread.saver(), thread.thread_id().to_owned());
+        let mut future: BoxFuture<'c, _> =
+            Box::pin(async move { saver.append(&thread_id, record.parent, record).await });
+        let polled = {
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            future.as_mut().poll(&mut cx)
+        };
+        match polled {
+            std::task::Poll::Ready(meta) => thread.stored(meta?, log_bytes, base_bytes).await,
+            std::task::Poll::Pending => {
+                *in_flight = Some(Box::new(InFlight {
+                    future: std::sync::Mutex::new(future),
+                    log_bytes,
+                    base_bytes,
+                }));
+                Ok(())
+            }
+        }
+    }
+
     /// Keeps the joins' progress with the head, for a resume.
     async fn keep_joins(
-        &self,
+        &mut self,
         graph: &Graph<S>,
         joins: &JoinState,
         fired: &[usize],
     ) -> Result<(), GraphError> {
-        let (Sink::Saved(thread), false) = (self, graph.joins.is_empty()) else {
+        if graph.joins.is_empty() {
+            return Ok(());
+        }
+        // The progress is kept with a stored checkpoint.
+        self.flush().await?;
+        let Sink::Saved(thread, _) = &*self else {
             return Ok(());
         };
         let Some(head) = thread.head() else {
@@ -411,8 +562,24 @@ where
 
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
         let mut sink = self.open().await?;
+        let ran = self.drive(&mut sink).await;
+        // However the run ends, what it applied is stored now (under
+        // `Durability::Exit`; nothing is left to store under `Sync`). A
+        // failure to store is the run's error unless it failed already.
+        let flushed = sink.flush().await;
+        let (at, interrupts) = ran?;
+        flushed?;
+        Ok(self.output(sink, &at, interrupts))
+    }
+
+    /// The run's steps, from its input to where it ends: where it is then,
+    /// and the interrupts it paused on.
+    async fn drive(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+    ) -> Result<(Progress<S::Update>, Vec<Interrupt>), GraphError> {
         let input = std::mem::replace(&mut self.input, Input::Resume);
-        let mut at = self.start(&mut sink, input).await?;
+        let mut at = self.start(&mut *sink, input).await?;
         if let (true, Some(channel)) = (self.streams(StreamMode::Messages), &self.stream) {
             let fields = returned::message_fields::<S>();
             channel.seen(returned::state_ids(sink.state(), &fields));
@@ -420,8 +587,21 @@ where
         let mut routed = Routed::default();
         let mut next: Vec<Task> = Vec::new();
         let mut out = StepOut::default();
+        // A plain run that shows nothing and has no joins: its steps of one
+        // plain sync node run by `run_direct`, as the nodes would by hand.
+        let plain = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
+        let direct = plain && self.graph.joins.is_empty();
         while !at.tasks.is_empty() {
-            if self.stop_before_step(&at)? {
+            let mut ran = false;
+            if direct && at.resumed.is_none() {
+                match self.run_direct(&mut *sink, &mut at, &mut out, &mut routed)? {
+                    Direct::Stopped => break,
+                    Direct::Ran => ran = true,
+                    Direct::Yield if at.tasks.is_empty() => break,
+                    Direct::Yield => {}
+                }
+            }
+            if !ran && self.stop_before_step(&at)? {
                 if let (true, Some(channel)) = (self.at_breakpoint(&at), &self.stream) {
                     channel.at_breakpoint().await;
                 }
@@ -434,10 +614,10 @@ where
             let span = trace::Timed::new(trace::step_span(self.graph, step, &at.tasks));
             // A step of one plain sync node runs without a future of its own;
             // in a plain run that shows nothing, its update applies as it is.
-            let direct = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
             let fast = match at.resumed {
+                _ if ran => Fast::Ran,
                 None => span.span().in_scope(|| {
-                    fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, direct)
+                    fast_path(self.graph, &at.tasks, sink.state(), step, &mut out, plain)
                 }),
                 Some(_) => Fast::No,
             };
@@ -455,20 +635,20 @@ where
                 }
                 fast => {
                     let done = self
-                        .finish_step(&mut sink, &mut at, fast, &mut out, &span)
+                        .finish_step(&mut *sink, &mut at, fast, &mut out, &span)
                         .await?;
                     match done {
                         Ok(done) => done,
-                        Err(interrupts) => return Ok(self.output(sink, &at, interrupts)),
+                        Err(interrupts) => return Ok((at, interrupts)),
                     }
                 }
             };
-            let fired = self.route_step(&sink, &mut at, &routing, &mut routed, &mut next)?;
+            let fired = self.route_step(&*sink, &mut at, &routing, &mut routed, &mut next)?;
             if !self.graph.joins.is_empty() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
             if !self.shows_nothing() {
-                self.emit(&sink, Source::Loop, observed, &next).await;
+                self.emit(&*sink, Source::Loop, observed, &next).await;
             }
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
@@ -480,7 +660,74 @@ where
                 break;
             }
         }
-        Ok(self.output(sink, &at, Vec::new()))
+        Ok((at, Vec::new()))
+    }
+
+    /// Runs the steps of one plain sync node (no retry, no `Send` input) of
+    /// a plain run that shows nothing, while no `tracing` subscriber records
+    /// its step and node spans: each node is called and its update applied
+    /// in place, as by hand, with no span, write record or task list made.
+    /// Stops before a step it does not run ([`Direct::Yield`]: the caller
+    /// runs it), where the general loop would stop ([`Direct::Stopped`]),
+    /// or after calling a node whose output is not a plain update (its
+    /// writes or failure in `out`: [`Direct::Ran`]).
+    fn run_direct(
+        &self,
+        sink: &mut Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        out: &mut StepOut<S::Update>,
+        routed: &mut Routed,
+    ) -> Result<Direct, GraphError> {
+        let graph = self.graph;
+        loop {
+            let node = match at.tasks.as_slice() {
+                [Task { node, send: None }] => *node,
+                _ => return Ok(Direct::Yield),
+            };
+            let (NodeFn::Sync(f), None) = (&graph.fns[node], &graph.retry[node]) else {
+                return Ok(Direct::Yield);
+            };
+            if !trace::spans_off() {
+                return Ok(Direct::Yield);
+            }
+            if self.stop_before_step(at)? {
+                return Ok(Direct::Stopped);
+            }
+            let step = sink.next_step();
+            let update = match f(sink.state()) {
+                Ok(NodeOutput::Update(update)) => update,
+                Ok(NodeOutput::Nothing) => S::Update::default(),
+                other => {
+                    fast_outcome(&graph.names[node], step, other, out);
+                    return Ok(Direct::Ran);
+                }
+            };
+            sink.apply_plain(std::iter::once(update)).map_err(|error| {
+                GraphError::InvalidUpdate {
+                    step,
+                    nodes: vec![graph.names[node].clone()],
+                    error,
+                }
+            })?;
+            at.steps += 1;
+            at.resuming = false;
+            match graph.fixed_next(node) {
+                Some(&[one]) => at.tasks[0].node = one,
+                Some(fixed) => {
+                    at.tasks.clear();
+                    at.tasks
+                        .extend(fixed.iter().map(|&node| Task { node, send: None }));
+                }
+                None => {
+                    routed.clear();
+                    graph.route_into(Some(node), &[], &[], sink.state(), routed)?;
+                    graph.settle(routed, &mut at.tasks);
+                }
+            }
+            if graph.after[node] && !at.tasks.is_empty() {
+                return Ok(Direct::Stopped);
+            }
+        }
     }
 
     /// A step the fast path did not apply: its tasks run (unless the fast
@@ -505,6 +752,8 @@ where
             show_returned::<S>(Some(&**channel), task, &mut out.writes);
         }
         if let Fast::No = fast {
+            // What the step leaves pending is kept with a stored checkpoint.
+            sink.flush().await?;
             let plan = StepPlan {
                 step: sink.next_step(),
                 store: sink.store(),
@@ -536,7 +785,8 @@ where
         }
         let routing = self.routing(out)?;
         let observed = self.observed().then(|| out.writes.clone());
-        sink.apply(Source::Loop, &mut out.writes).await?;
+        sink.apply(Source::Loop, &mut out.writes, self.durability)
+            .await?;
         Ok(Ok((routing, observed)))
     }
 
@@ -640,9 +890,9 @@ where
             (None, Some(_)) => Err(GraphError::NoThread {
                 what: "time travel (`from_checkpoint`)",
             }),
-            (Some((saver, id)), None) => Ok(Sink::Saved(Thread::open(saver, id).await?)),
+            (Some((saver, id)), None) => Ok(Sink::Saved(Thread::open(saver, id).await?, None)),
             (Some((saver, id)), Some(from)) => {
-                Ok(Sink::Saved(Thread::fork(saver, id, from).await?))
+                Ok(Sink::Saved(Thread::fork(saver, id, from).await?, None))
             }
         }
     }
@@ -674,19 +924,20 @@ where
                 let mut writes = vec![NodeWrite::new(START, update)];
                 let observed = self.observed().then(|| writes.clone());
                 sink.check(&mut writes)?;
-                self.input_checkpoint(sink).await?;
-                sink.apply(Source::Loop, &mut writes).await?;
+                self.input_checkpoint(sink, self.durability).await?;
+                sink.apply(Source::Loop, &mut writes, self.durability)
+                    .await?;
                 self.start_fresh(sink, &mut at, observed).await?;
             }
             Input::Resume => {
-                if let Sink::Saved(thread) = &*sink {
+                if let Sink::Saved(thread, _) = &*sink {
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
                 Self::resumed(&self.stream, sink).await;
                 self.report_fork(sink, graph).await?;
             }
             Input::ResumeWith(resume) => {
-                let Sink::Saved(thread) = &*sink else {
+                let Sink::Saved(thread, _) = &*sink else {
                     return Err(GraphError::NoThread {
                         what: "resuming with values",
                     });
@@ -713,7 +964,7 @@ where
         sink: &Sink<'a, S, C>,
         graph: &Graph<S>,
     ) -> Result<(), GraphError> {
-        let (Some(_), Sink::Saved(thread)) = (self.from, sink) else {
+        let (Some(_), Sink::Saved(thread, _)) = (self.from, sink) else {
             return Ok(());
         };
         let Some(head) = thread.head().filter(|h| h.source == Source::Fork) else {
@@ -740,14 +991,14 @@ where
     /// the input applies (source `input`, no writes, `__start__` next);
     /// the step after it applies the input. Reported to the step callback
     /// and the `checkpoints` stream (no `values`: LangGraph streams the
-    /// state with the input applied).
-    async fn input_checkpoint(&mut self, sink: &mut Sink<'a, S, C>) -> Result<(), GraphError> {
-        match sink {
-            Sink::Plain { next_step, .. } => *next_step += 1,
-            Sink::Saved(thread) => {
-                thread.save_writes(Source::Input, &mut []).await?;
-            }
-        }
+    /// state with the input applied). Stored as `durability` stores steps.
+    async fn input_checkpoint(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        durability: Durability,
+    ) -> Result<(), GraphError> {
+        sink.apply(Source::Input, &mut Vec::new(), durability)
+            .await?;
         let next = [START.to_owned()];
         if let Some(observer) = &mut self.observer {
             observer(&StepEvent {
@@ -771,7 +1022,7 @@ where
     async fn start_state(&mut self, sink: &mut Sink<'a, S, C>, state: S) -> Result<(), GraphError> {
         match sink {
             Sink::Plain { .. } => {
-                self.input_checkpoint(sink).await?;
+                self.input_checkpoint(sink, Durability::Sync).await?;
                 let Sink::Plain {
                     state: s,
                     next_step,
@@ -782,7 +1033,7 @@ where
                 *s = Arc::new(state);
                 *next_step += 1;
             }
-            Sink::Saved(thread) => {
+            Sink::Saved(thread, _) => {
                 if thread.head().is_some() {
                     return Err(GraphError::ThreadExists {
                         thread_id: thread.thread_id().to_owned(),
@@ -798,8 +1049,10 @@ where
                     other => GraphError::Checkpoint(other),
                 };
                 let snapshot = Thread::<S, C>::encode(&state).map_err(refused)?;
-                self.input_checkpoint(sink).await?;
-                let Sink::Saved(thread) = sink else {
+                // A new thread's first state is stored as the run starts,
+                // whatever its durability.
+                self.input_checkpoint(sink, Durability::Sync).await?;
+                let Sink::Saved(thread, _) = sink else {
                     unreachable!("a stored sink stays stored")
                 };
                 thread
@@ -834,7 +1087,7 @@ where
         &mut self,
         sink: &Sink<'a, S, C>,
     ) -> Result<Option<At<S::Update>>, GraphError> {
-        let Sink::Saved(thread) = sink else {
+        let Sink::Saved(thread, _) = sink else {
             return Ok(None);
         };
         let point = resume_point(self.graph, thread).await?;
@@ -872,8 +1125,9 @@ where
         let observed = self.observed().then(|| vec![write.clone()]);
         let mut writes = vec![write];
         sink.check(&mut writes)?;
-        self.input_checkpoint(sink).await?;
-        sink.apply(Source::Loop, &mut writes).await?;
+        self.input_checkpoint(sink, self.durability).await?;
+        sink.apply(Source::Loop, &mut writes, self.durability)
+            .await?;
         let mut at = progress_from(point, graph);
         at.resumed = None;
         at.resuming = true;
@@ -893,7 +1147,7 @@ where
         let next = self.graph.names_of(&at.tasks);
         let state = match sink {
             Sink::Plain { state, .. } => Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone()),
-            Sink::Saved(thread) => thread.into_state(),
+            Sink::Saved(thread, _) => thread.into_state(),
         };
         RunOutput {
             state,
@@ -937,6 +1191,18 @@ where
             channel.publish(self.graph, news).await;
         }
     }
+}
+
+/// Where [`Run::run_direct`] left the loop.
+enum Direct {
+    /// The next step is not one it runs (or there is none).
+    Yield,
+    /// The run stops before its next step (a limit, a breakpoint, an
+    /// `interrupt_after` node).
+    Stopped,
+    /// It called the node of the next step, whose output is not a plain
+    /// update: the step goes on in the general loop from its writes.
+    Ran,
 }
 
 fn progress_from<S: AgentState>(point: At<S::Update>, graph: &Graph<S>) -> Progress<S::Update> {

@@ -381,6 +381,18 @@ pub(crate) fn fast_path<S: AgentState>(
         Ok(NodeOutput::Nothing) if direct => return Fast::Update(S::Update::default()),
         _ => {}
     }
+    fast_outcome(name, step, output, out);
+    Fast::Ran
+}
+
+/// The outcome of the one task of a step run directly (its node's raw
+/// result) as the step's output.
+pub(crate) fn fast_outcome<U: Default>(
+    name: &str,
+    step: i64,
+    output: NodeResult<U>,
+    out: &mut StepOut<U>,
+) {
     out.clear();
     match output {
         Ok(output) => {
@@ -390,13 +402,12 @@ pub(crate) fn fast_path<S: AgentState>(
         }
         Err(error) => {
             out.failed = Some(GraphError::Node {
-                node: name.clone(),
+                node: name.to_owned(),
                 step,
                 error,
             });
         }
     }
-    Fast::Ran
 }
 
 /// A task's context with the answers it has: those it had before, plus

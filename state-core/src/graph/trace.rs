@@ -67,6 +67,14 @@ impl<S: AgentState> fmt::Display for Nodes<'_, S> {
     }
 }
 
+/// Whether no subscriber can record a step or node span (none listens at
+/// the debug level): the check those spans' own macros make first, so a
+/// step that skips them then behaves the same.
+pub(crate) fn spans_off() -> bool {
+    use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
+    tracing::Level::DEBUG > STATIC_MAX_LEVEL || tracing::Level::DEBUG > LevelFilter::current()
+}
+
 /// The span of step `step` running `tasks`.
 pub(crate) fn step_span<S: AgentState>(graph: &Graph<S>, step: i64, tasks: &[Task]) -> Span {
     tracing::debug_span!("graph.step", step, nodes = %Nodes(graph, tasks), duration_us = Empty)

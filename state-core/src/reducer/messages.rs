@@ -85,6 +85,16 @@ fn check<M: MessageLike>(
     validate: bool,
 ) -> Result<bool, StateError> {
     // Ids are assigned on our own copy: the caller's values are never touched.
+    if let [MessageOps(ops)] = updates {
+        if let [MessageOp::Upsert(msg)] = &mut ops[..] {
+            // Most steps: one message, checked without the loops below.
+            if validate {
+                msg.validate().map_err(|e| invalid_item(0, &e))?;
+            }
+            ensure_id(msg);
+            return Ok(true);
+        }
+    }
     let mut any_removal = false;
     let mut any_remove_all = false;
     for update in updates.iter_mut() {
@@ -184,12 +194,16 @@ fn after_last_remove_all<M>(ops: &[MessageOp<M>]) -> &[MessageOp<M>] {
 
 /// Applies checked batches to a list and its id index. Total: a removal of
 /// an id that is not there is skipped, an id-less message gets an id.
+#[inline]
 fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: StagedMessages<M>) {
-    for MessageOps(ops) in staged.updates {
+    for MessageOps(mut ops) in staged.updates {
         if !staged.upserts_only {
             apply_batch(items, index, ops);
         } else if ops.len() == 1 {
-            upsert_one(items, index, ops);
+            // Most updates: taken out of the batch without an iterator.
+            if let Some(MessageOp::Upsert(msg)) = ops.pop() {
+                upsert_one(items, index, msg);
+            }
         } else {
             for op in ops {
                 if let MessageOp::Upsert(msg) = op {
@@ -200,21 +214,13 @@ fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: Stag
     }
 }
 
-/// A batch of one message (most updates): its place is found while it is
-/// still in the batch, then it is moved once, into that place.
+/// One message whose id was assigned when staged: its place is found,
+/// then it is moved there.
 #[inline]
-fn upsert_one<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, ops: Vec<MessageOp<M>>) {
-    let found = match &ops[..] {
-        [MessageOp::Upsert(msg)] if msg.id().is_some() => find_or_file(items, index, msg),
-        _ => unreachable!("one upsert, its id assigned when staged"),
-    };
-    let msgs = ops.into_iter().map(|op| match op {
-        MessageOp::Upsert(msg) => msg,
-        _ => unreachable!("one upsert"),
-    });
-    match found {
-        Some(at) => msgs.for_each(|msg| items[at] = msg),
-        None => items.extend(msgs),
+fn upsert_one<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, msg: M) {
+    match find_or_file(items, index, &msg) {
+        Some(at) => items[at] = msg,
+        None => items.push(msg),
     }
 }
 

@@ -44,9 +44,20 @@ impl<T: Hash + Eq> UnionField for UnionVec<T> {
     type Item = T;
     type Staged = Writes<(u64, T)>;
 
-    fn stage(&self, partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
+    fn stage(&self, mut partials: Writes<Vec<T>>) -> Result<Self::Staged, StateError> {
         /// New items up to this many are told apart by a scan.
         const FEW: usize = 8;
+        // Most steps: one write of one item, looked up without an iterator.
+        if let Writes::One(items) = &mut partials {
+            if items.len() == 1 {
+                let item = items.pop().expect("one item");
+                let hash = self.hash_of(&item);
+                return Ok(match self.position_hashed(hash, &item) {
+                    Some(_) => Writes::Zero,
+                    None => Writes::One((hash, item)),
+                });
+            }
+        }
         let mut fresh: Writes<(u64, T)> = Writes::new();
         // Past `FEW`: hash → position of a new item with that hash.
         let mut seen: Option<HashMap<u64, usize>> = None;
@@ -82,11 +93,15 @@ impl<T: Hash + Eq> UnionField for UnionVec<T> {
     }
 
     fn commit(&mut self, staged: Self::Staged) {
-        if let Writes::Many(all) = &staged {
-            self.reserve(all.len());
-        }
-        for (hash, item) in staged {
-            self.push_hashed(hash, item);
+        match staged {
+            Writes::Zero => {}
+            Writes::One((hash, item)) => self.push_hashed(hash, item),
+            Writes::Many(all) => {
+                self.reserve(all.len());
+                for (hash, item) in all {
+                    self.push_hashed(hash, item);
+                }
+            }
         }
     }
 }

@@ -120,7 +120,12 @@ fn collect_writes(ex: &Expansion) -> Vec<TokenStream> {
             let w = writes_of(f);
             match s {
                 Slot::Own(None) => None,
-                Slot::Own(Some(_)) => Some(quote!(#(#cfgs)* #p::gather(&mut #w, __u.#name);)),
+                // An attribute before `w = ..` would apply to `w` alone
+                // (unstable): a field under `#[cfg]` gets a block.
+                Slot::Own(Some(_)) if cfgs.is_empty() => {
+                    Some(quote!(#w = #p::gather(#w, __u.#name);))
+                }
+                Slot::Own(Some(_)) => Some(quote!(#(#cfgs)* { #w = #p::gather(#w, __u.#name); })),
                 // An empty part update is not a write: skipping it keeps a
                 // step that does not touch the part free of its staging.
                 Slot::Part => Some(quote! {
