@@ -1,10 +1,9 @@
 //! What a run ends with: below the run and its stream, which both hand
 //! it out.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::context::Interrupt;
-use super::stream::event::with_interrupts;
 use crate::checkpoint::CheckpointMeta;
 use crate::state::AgentState;
 
@@ -34,4 +33,13 @@ impl<S: AgentState> RunOutput<S> {
     pub fn to_json(&self) -> Value {
         with_interrupts(self.state.to_output_json(), &self.interrupts)
     }
+}
+
+/// A state's JSON with `"__interrupt__": [..]` added when there are
+/// interrupts, as LangGraph's `values` and `invoke` show a pause.
+pub(crate) fn with_interrupts(mut state: Value, interrupts: &[Interrupt]) -> Value {
+    if let (false, Value::Object(map)) = (interrupts.is_empty(), &mut state) {
+        map.insert("__interrupt__".to_owned(), json!(interrupts));
+    }
+    state
 }

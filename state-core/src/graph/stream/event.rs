@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::mode::{CustomEvent, MessageEvent};
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
-use crate::graph::output::RunOutput;
+use crate::graph::output::{with_interrupts, RunOutput};
 use crate::state::{AgentState, StateUpdate};
 
 /// How a task ended (`tasks` mode).
@@ -163,15 +163,6 @@ impl<S: AgentState> StreamEvent<S> {
             }),
         }
     }
-}
-
-/// A state's JSON with `"__interrupt__": [..]` added when there are
-/// interrupts, as LangGraph's `values` and `invoke` show a pause.
-pub(crate) fn with_interrupts(mut state: Value, interrupts: &[Interrupt]) -> Value {
-    if let (false, Value::Object(map)) = (interrupts.is_empty(), &mut state) {
-        map.insert("__interrupt__".to_owned(), json!(interrupts));
-    }
-    state
 }
 
 fn updates_json<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Value {
