@@ -53,12 +53,43 @@ fn ask(_: &Count, ctx: &NodeContext) -> Result<CountUpdate, BoxError> {
     Ok(CountUpdate::new().log(vec![format!("b:{answer}")]))
 }
 
+/// Node `a` of the Python scripts quoted below: `n + 1`, logs "a".
+fn add_one(s: &Count) -> CountUpdate {
+    CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
+}
+
+/// a → b → END, b logging "b".
+fn a_then_b() -> Graph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", add_one)
+        .add_node("b", |_: &Count| {
+            CountUpdate::new().log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap()
+}
+
+/// a → b → END, b multiplying `n` by ten.
+fn a_then_times_ten() -> Graph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", add_one)
+        .add_node("b", |s: &Count| {
+            CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .compile()
+        .unwrap()
+}
+
 /// a → b (interrupts) → c, as in the Python script quoted below.
 fn a_b_c() -> Graph<Count> {
     StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
+        .add_node("a", add_one)
         .add_context_node("b", ask)
         .add_node("c", |_: &Count| {
             CountUpdate::new().log(vec!["c".to_owned()])
@@ -231,9 +262,7 @@ fn invoke_output_carries_interrupts_but_not_at_a_breakpoint() {
     //    ('values', {'n': 1, 'log': ['a']})
     //    ('updates', {'__interrupt__': ()})
     let graph = StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
+        .add_node("a", add_one)
         .add_node("b", |_: &Count| {
             CountUpdate::new().log(vec!["b".to_owned()])
         })
@@ -435,9 +464,7 @@ fn messages_mode_does_not_repeat_what_a_thread_already_holds() {
 /// a → (n >= 5 ? c : b) → END, as in the Python script quoted below.
 fn routed() -> agent_state::graph::StateGraph<Count> {
     StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
+        .add_node("a", add_one)
         .add_node("b", |_: &Count| {
             CountUpdate::new().log(vec!["b".to_owned()])
         })
@@ -516,18 +543,7 @@ fn on_step_reports_the_steps_the_thread_stores() {
     // step a run reports is the step of the checkpoint it stored, as
     // `get_state` and the history read it, with its source, state and
     // next nodes. See also `checkpoint_steps_and_sources_are_langgraphs`.
-    let graph = StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
-        .add_node("b", |_: &Count| {
-            CountUpdate::new().log(vec!["b".to_owned()])
-        })
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", END)
-        .compile()
-        .unwrap();
+    let graph = a_then_b();
     let saver = MemoryCheckpointer::new();
     let mut reported = Vec::new();
     for input in [CountUpdate::new(), CountUpdate::new().n(10)] {
@@ -581,18 +597,7 @@ fn time_travel_stores_and_reports_the_fork_as_a_step_of_its_own() {
     //   history steps, newest first: 3 loop, 2 fork, 2 loop, 1 loop, 0 loop, -1 input.
     // The fork is the step after the one it copies.
     use agent_state::checkpoint::Source;
-    let graph = StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
-        .add_node("b", |_: &Count| {
-            CountUpdate::new().log(vec!["b".to_owned()])
-        })
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", END)
-        .compile()
-        .unwrap();
+    let graph = a_then_b();
     let saver = MemoryCheckpointer::new();
     let run = graph.run(Input::Update(CountUpdate::new()));
     block_on(run.on_thread(&saver, "t")).unwrap();
@@ -883,18 +888,7 @@ fn checkpoint_steps_and_sources_are_langgraphs() {
     //   -1 input  {'log': []} ('__start__',)
     // (the input checkpoint holds the state before the input, the input
     // being its pending writes; our state before is the default state.)
-    let graph = StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
-        .add_node("b", |s: &Count| {
-            CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()])
-        })
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", END)
-        .compile()
-        .unwrap();
+    let graph = a_then_times_ten();
     let saver = MemoryCheckpointer::new();
     let input =
         |n: u32, log: &str| Input::Update(CountUpdate::new().n(n).log(vec![log.to_owned()]));
@@ -980,9 +974,7 @@ fn a_resumed_interrupt_stores_no_input_checkpoint() {
     // `invoke(Command(resume=5))` adds one checkpoint, no input:
     //    2 loop   {'n': 7, 'log': ['a', 'ask']} ()
     let graph = StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
+        .add_node("a", add_one)
         .add_context_node("ask", |s: &Count, ctx: &NodeContext| {
             let answer: u32 = ctx.interrupt("q?")?;
             Ok::<_, BoxError>(
@@ -1020,18 +1012,7 @@ fn a_thread_stored_with_its_input_once_still_loads_and_runs() {
     // once, applied, as step -1 (source `input`), its first node as step
     // 0. `Thread::save_step` writes such a chain as the runtime did.
     use agent_state::checkpoint::{Source, Thread};
-    let graph = StateGraph::<Count>::new()
-        .add_node("a", |s: &Count| {
-            CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
-        })
-        .add_node("b", |s: &Count| {
-            CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()])
-        })
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", END)
-        .compile()
-        .unwrap();
+    let graph = a_then_times_ten();
     let saver = MemoryCheckpointer::new();
     let log = |s: &str| vec![s.to_owned()];
     block_on(async {
