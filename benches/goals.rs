@@ -39,22 +39,13 @@ use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use agent_state::{ai, human, AgentState, Message, Messages, UnionVec};
+use agent_state::{ai, AgentState, Message, UnionVec};
 use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, HashTable};
 
-/// The debate state of `benches/apply.rs`, without its `with` field.
-#[derive(AgentState, Debug, Clone, PartialEq)]
-struct DebateState {
-    /// Complete conversation history.
-    #[reducer(messages)]
-    messages: Messages,
-    /// Current round.
-    round: u32,
-    /// The debate subject.
-    #[reducer(immutable)]
-    topic: String,
-}
+#[path = "support/debate.rs"]
+mod debate;
+use debate::{argument, DebateState, DebateStateUpdate};
 
 /// One list per reducer that grows a collection.
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -69,12 +60,7 @@ struct Lists {
 
 /// The `i`-th message of a history: alternating sides, ids `msg-<i>`.
 fn nth_message(i: usize) -> Message {
-    let msg = if i % 2 == 0 {
-        human(format!("argument {i}: regulation protects people"))
-    } else {
-        ai(format!("argument {i}: regulation slows progress"))
-    };
-    msg.with_id(format!("msg-{i}"))
+    argument(i).with_id(format!("msg-{i}"))
 }
 
 fn state_with(n: usize) -> DebateState {

@@ -17,7 +17,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_state::{ai, human, AgentState, Message, Messages};
+use agent_state::{AgentState, Message, Messages};
 
 /// The system allocator, counting the bytes live.
 struct Counting;
@@ -61,28 +61,14 @@ fn resident() -> Option<usize> {
     Some(kib * 1024)
 }
 
-/// The debate state: a history, the round, the topic.
-#[derive(AgentState, Debug, Clone, PartialEq)]
-struct DebateState {
-    /// Complete conversation history.
-    #[reducer(messages)]
-    messages: Messages,
-    /// Current round.
-    round: u32,
-    /// The debate subject.
-    #[reducer(immutable)]
-    topic: String,
-}
+#[path = "support/debate.rs"]
+mod debate;
+use debate::{argument, DebateState, DebateStateUpdate};
 
 /// The `i`-th message: alternating sides, about 40 characters, a uuid4-long
 /// id (as a generated one is).
 fn nth_message(i: usize) -> Message {
-    let msg = if i % 2 == 0 {
-        human(format!("argument {i}: regulation protects people"))
-    } else {
-        ai(format!("argument {i}: regulation slows progress"))
-    };
-    msg.with_id(format!("00000000-0000-4000-8000-{i:012}"))
+    argument(i).with_id(format!("00000000-0000-4000-8000-{i:012}"))
 }
 
 /// Live heap bytes `build` leaves behind, per message, and what it built.
