@@ -325,14 +325,9 @@ impl<M: MessageLike> Messages<M> {
         let mut index = Positions::with_capacity(items.len());
         for at in 0..items.len() {
             ensure_id(&mut items[at]);
-            let id = id_of(&items[at]);
-            let hash = index.hash(id);
-            let list = &items;
-            if index
-                .find_or_insert(hash, at, |p| id_of(&list[p]) == id)
-                .is_some()
-            {
-                return Err(DuplicateId { id: id.to_owned() });
+            if find_or_file(&items[..at], &mut index, &items[at]).is_some() {
+                let id = id_of(&items[at]).to_owned();
+                return Err(DuplicateId { id });
             }
         }
         Ok(Self { items, index })
@@ -522,6 +517,25 @@ mod tests {
                 .starts_with("item 0: a remove message needs"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_history_with_a_repeated_id_is_refused_naming_it() {
+        let err = Messages::try_from_vec(vec![
+            crate::human("a").with_id("x"),
+            crate::human("b").with_id("y"),
+            crate::ai("c").with_id("x"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.id, "x");
+        let json = json!([{"type": "human", "content": "a", "id": "x"},
+                          {"type": "ai", "content": "b", "id": "x"}]);
+        let err = serde_json::from_value::<Messages>(json).unwrap_err();
+        assert!(err.to_string().contains('x'), "{err}");
+        let ok =
+            Messages::try_from_vec(vec![crate::human("a").with_id("x"), crate::ai("b")]).unwrap();
+        assert_eq!(ok.position("x"), Some(0));
+        assert_eq!(ok[1].id.as_ref().map(String::len), Some(36));
     }
 
     #[test]

@@ -202,7 +202,7 @@ fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: Stag
         } else if ops.len() == 1 {
             // Most updates: taken out of the batch without an iterator.
             if let Some(MessageOp::Upsert(msg)) = ops.pop() {
-                upsert_one(items, index, msg);
+                upsert(items, index, msg);
             }
         } else {
             for op in ops {
@@ -211,16 +211,6 @@ fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: Stag
                 }
             }
         }
-    }
-}
-
-/// One message whose id was assigned when staged: its place is found,
-/// then it is moved there.
-#[inline]
-fn upsert_one<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, msg: M) {
-    match find_or_file(items, index, &msg) {
-        Some(at) => items[at] = msg,
-        None => items.push(msg),
     }
 }
 
@@ -412,6 +402,17 @@ mod tests {
 
     fn rm(id: &str) -> MessageOp {
         MessageOp::Remove(id.into())
+    }
+
+    #[test]
+    fn an_invalid_message_later_in_a_batch_is_named_by_its_place() {
+        let mut state = history(&["a"]);
+        let before = state.clone();
+        let bad = Message::new(MessageType::Tool, "42");
+        let err = step(&mut state, vec![vec![up(ai("fine")), up(bad)]]).unwrap_err();
+        assert!(err.to_string().contains("item 1"), "{err}");
+        assert!(err.to_string().contains("tool_call_id"), "{err}");
+        assert_eq!(state, before);
     }
 
     #[test]
