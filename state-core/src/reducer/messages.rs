@@ -27,7 +27,7 @@ use std::collections::HashSet;
 
 use crate::error::{ErrorKind, StateError};
 use crate::messages::{
-    build_index, ensure_id, find_or_file, upsert, MessageLike, MessageOp, MessageOps, Messages,
+    build_index, ensure_id, upsert, MessageLike, MessageOp, MessageOps, Messages,
     REMOVE_ALL_MESSAGES,
 };
 use crate::positions::Positions;
