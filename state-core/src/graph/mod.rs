@@ -459,6 +459,19 @@ impl<S: AgentState> Graph<S> {
             .collect()
     }
 
+    /// Whether a step of `tasks` may leave pending writes to keep with a
+    /// stored checkpoint: several tasks (each one's writes kept when done),
+    /// a node taking a context (it may pause or run a subgraph), a retry
+    /// policy, or a join waiting. Under `Exit` and `Async` only such a step
+    /// stores the state it starts from first.
+    pub(crate) fn may_leave_pending(&self, tasks: &[Task]) -> bool {
+        tasks.len() > 1
+            || !self.joins.is_empty()
+            || tasks
+                .iter()
+                .any(|t| self.fns[t.node].wants_context() || self.retry[t.node].is_some())
+    }
+
     /// The nodes that run after a step of the one node `node` whose writes
     /// route nowhere themselves, when that does not depend on the state
     /// (no router, no join): what [`route_into`](Self::route_into) and

@@ -752,8 +752,11 @@ where
             show_returned::<S>(Some(&**channel), task, &mut out.writes);
         }
         if let Fast::No = fast {
-            // What the step leaves pending is kept with a stored checkpoint.
-            sink.flush().await?;
+            // What the step may leave pending is kept with a stored
+            // checkpoint; any other step stays unsaved under `Exit`/`Async`.
+            if self.graph.may_leave_pending(&at.tasks) {
+                sink.flush().await?;
+            }
             let plan = StepPlan {
                 step: sink.next_step(),
                 store: sink.store(),

@@ -226,7 +226,7 @@ impl<S: GraphState> Channel<S> {
             .writes
             .as_ref()
             .is_some_and(|ws| !ws.is_empty() && ws.iter().all(|w| w.node == START));
-        let updates = modes.contains(StreamMode::Updates) && news.source != Source::Input && !input;
+        let updates = modes.contains(StreamMode::Updates) && !input;
         if let (true, Some(writes)) = (updates, news.writes) {
             let (step, source) = (news.step, news.source);
             self.send(StreamEvent::Updates {
