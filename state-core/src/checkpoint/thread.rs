@@ -396,18 +396,12 @@ where
         source: Source,
         writes: &mut [NodeWrite<S::Update>],
     ) -> Result<(), CheckpointError> {
-        for write in writes.iter_mut() {
-            write.update.assign_message_ids();
-        }
-        let text = encode_writes(writes)?;
-        let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
-        let staged = self.state.stage(updates, StepRule::Superstep)?;
-        let step = self.next_step();
+        let (record, staged) = self.prepare(source, writes)?;
         Arc::make_mut(&mut self.state).commit(staged);
         let last = Unsaved {
-            step,
+            step: record.step,
             source,
-            writes: text,
+            writes: record.writes,
         };
         match &mut self.unsaved {
             Some(unsaved) => **unsaved = last,
