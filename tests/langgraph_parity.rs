@@ -11,7 +11,7 @@ use agent_state::graph::{
     BoxError, Graph, GraphError, GraphState, Input, NodeContext, Resume, RunStream, StateGraph,
     StreamEvent, StreamMode, END, START,
 };
-use agent_state::{ai, human, AgentState, MessageChunk, Messages};
+use agent_state::{ai, human, AgentState, Message, MessageChunk, Messages};
 use serde_json::{json, Value};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -1061,4 +1061,103 @@ fn a_thread_stored_with_its_input_once_still_loads_and_runs() {
     let out = block_on(graph.run(Input::Resume).on_thread(&saver, "stopped")).unwrap();
     assert_eq!(out.to_json(), json!({"n": 20, "log": ["in", "a", "b"]}));
     assert_eq!(history_lines(&graph, &saver, "stopped"), old);
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Notes {
+    #[reducer(messages)]
+    messages: Messages,
+    last: Option<Message>,
+    #[reducer(append)]
+    notes: Vec<Message>,
+}
+
+type NotesNode = fn(&Notes) -> NotesUpdate;
+
+/// a → b → c → d → END, as in the Python script quoted below.
+fn notes_graph() -> Graph<Notes> {
+    let nodes: [(&str, NotesNode); 4] = [
+        ("a", |_| {
+            NotesUpdate::new().last(ai("plain field").with_id("p1"))
+        }),
+        ("b", |_| {
+            NotesUpdate::new()
+                .note(ai("in list").with_id("l1"))
+                .note(human("h2"))
+                .last(ai("plain field").with_id("p1"))
+        }),
+        ("c", |_| NotesUpdate::new().last(ai("no id"))),
+        ("d", |_| {
+            NotesUpdate::new().message(ai("again").with_id("l1"))
+        }),
+    ];
+    let mut graph = StateGraph::<Notes>::new();
+    let mut last = START;
+    for (name, node) in nodes {
+        graph = graph.add_node(name, node).add_edge(last, name);
+        last = name;
+    }
+    graph.add_edge(last, END).compile().unwrap()
+}
+
+#[test]
+fn messages_mode_streams_messages_of_any_field() {
+    // langgraph 1.2.22, `stream_mode="messages"`; the state
+    // `messages: Annotated[list[AnyMessage], add_messages]`,
+    // `last: Optional[AnyMessage]`, `notes: list[AnyMessage]`; input
+    // `{"messages": [HumanMessage("hi", id="in1")], "last": AIMessage("init", id="i0")}`:
+    //    AIMessage 'plain field' p1 a 1
+    //    AIMessage 'in list' l1 b 2
+    //    HumanMessage 'h2' 7503f834-.. b 2      (the id the state then holds)
+    //    AIMessage 'no id' 14703dee-.. c 3      (the id the state then holds)
+    // `b`'s p1 and `d`'s l1 are not repeated, the input's i0 not streamed.
+    let graph = notes_graph();
+    let saver = MemoryCheckpointer::new();
+    let input = Input::Update(
+        NotesUpdate::new()
+            .message(human("hi").with_id("in1"))
+            .last(ai("init").with_id("i0")),
+    );
+    let run = graph.run(input).on_thread(&saver, "n");
+    let events = collect(run.stream(StreamMode::Messages));
+    let StreamEvent::End(out) = events.last().unwrap() else {
+        panic!("the stream ends with End")
+    };
+    let h2 = out.state.notes[1].id.clone().expect("h2 was given an id");
+    let no_id = out.state.last.as_ref().and_then(|m| m.id.clone());
+    let no_id = no_id.expect("the plain field's message was given an id");
+    let got: Vec<Value> = events
+        .iter()
+        .filter(|e| e.name() == "messages")
+        .map(|e| {
+            let json = e.to_json();
+            let (message, meta) = (&json[0], &json[1]);
+            json!([
+                message["type"],
+                message["content"],
+                message["id"],
+                meta["langgraph_node"],
+                meta["langgraph_step"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!(["ai", "plain field", "p1", "a", 1]),
+            json!(["ai", "in list", "l1", "b", 2]),
+            json!(["human", "h2", h2, "b", 2]),
+            json!(["ai", "no id", no_id, "c", 3]),
+        ]
+    );
+}
+
+#[test]
+fn without_messages_mode_a_plain_fields_message_keeps_no_id() {
+    // LangGraph gives the id in its stream handler only: a run that does
+    // not stream messages stores the message as returned.
+    let graph = notes_graph();
+    let out = block_on(graph.run(Input::Update(NotesUpdate::new()))).unwrap();
+    assert_eq!(out.state.last, Some(ai("no id")));
+    assert_eq!(out.state.notes[1], human("h2"));
 }

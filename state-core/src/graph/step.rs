@@ -211,7 +211,7 @@ pub(crate) fn show_returned<S: AgentState>(
     }
     for write in writes {
         write.update.assign_message_ids();
-        let (messages, overwritten) = returned::returned(&write.update, &fields);
+        let (messages, overwritten) = returned::returned(&mut write.update, &fields);
         if !messages.is_empty() || !overwritten.is_empty() {
             sink.returned(task, messages, overwritten);
         }
