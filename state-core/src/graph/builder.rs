@@ -358,42 +358,16 @@ impl<S: AgentState + 'static> StateGraph<S> {
         }
         let (befores, mut afters) = add_hooks(&mut nodes, &middleware)?;
 
-        let mut routes: Vec<Vec<Edge>> = (0..nodes.names.len()).map(|_| Vec::new()).collect();
-        let mut start: Vec<Edge> = Vec::new();
-        let mut joins = Vec::new();
-        for (from, to) in &edges {
-            if from.len() > 1 {
-                joins.push(nodes.join(from, to)?);
-                continue;
-            }
-            let from = from.first().map_or("", String::as_str);
-            let target = nodes.target(to, from)?;
-            match nodes.source(from)? {
-                None => start.push(Edge::To(target)),
-                Some(i) => routes[i].push(Edge::To(target)),
-            }
-        }
-        let mut routers = Vec::new();
-        let mut router_ends = Vec::new();
-        for (from, router, ends) in user_routers {
-            let at = routers.len();
-            let fallback = fallbacks.contains(&at);
-            routers.push(router);
-            for end in ends.iter().flatten() {
-                if end != END && !nodes.index.contains_key(end) {
-                    return Err(GraphError::UnknownNode {
-                        name: end.clone(),
-                        from: from.clone(),
-                    });
-                }
-            }
-            router_ends.push(ends);
-            match (nodes.source(&from)?, fallback) {
-                (None, _) => start.push(Edge::Router(at)),
-                (Some(i), false) => routes[i].push(Edge::Router(at)),
-                (Some(i), true) => routes[i].push(Edge::Fallback(at)),
-            }
-        }
+        let mut wired = Wired::new(nodes.names.len());
+        wired.edges(&nodes, &edges)?;
+        wired.routers(&nodes, user_routers, &fallbacks)?;
+        let Wired {
+            mut routes,
+            start,
+            joins,
+            routers,
+            router_ends,
+        } = wired;
         if start.is_empty() {
             return Err(GraphError::NoEntry);
         }
@@ -405,12 +379,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
         }
         let rank = name_ranks(&nodes.names);
         let policies = Policies::resolve(&nodes, &before, &after, retry, timeouts)?;
-        let mut join_of = vec![Vec::new(); nodes.names.len()];
-        for (j, join) in joins.iter().enumerate() {
-            for (bit, &source) in join.sources.iter().enumerate() {
-                join_of[source].push((j, bit));
-            }
-        }
+        let join_of = join_sources(&joins, nodes.names.len());
         let mut graph = Graph {
             names: nodes.names,
             fns: nodes.fns,
@@ -434,6 +403,91 @@ impl<S: AgentState + 'static> StateGraph<S> {
         graph.fixed = graph.fixed_routes();
         Ok(graph)
     }
+}
+
+/// A graph's routing as `compile` wires it: each node's edges, the
+/// entry's, the joins, and the routers with the targets they declare.
+struct Wired<S: AgentState> {
+    routes: Vec<Vec<Edge>>,
+    start: Vec<Edge>,
+    joins: Vec<Join>,
+    routers: Vec<Router<S>>,
+    router_ends: Vec<Option<Vec<String>>>,
+}
+
+impl<S: AgentState> Wired<S> {
+    fn new(nodes: usize) -> Self {
+        Self {
+            routes: (0..nodes).map(|_| Vec::new()).collect(),
+            start: Vec::new(),
+            joins: Vec::new(),
+            routers: Vec::new(),
+            router_ends: Vec::new(),
+        }
+    }
+
+    /// Plain edges, and joins (an edge from several nodes).
+    fn edges(
+        &mut self,
+        nodes: &Nodes<S>,
+        edges: &[(Vec<String>, String)],
+    ) -> Result<(), GraphError> {
+        for (from, to) in edges {
+            if from.len() > 1 {
+                self.joins.push(nodes.join(from, to)?);
+                continue;
+            }
+            let from = from.first().map_or("", String::as_str);
+            let target = nodes.target(to, from)?;
+            match nodes.source(from)? {
+                None => self.start.push(Edge::To(target)),
+                Some(i) => self.routes[i].push(Edge::To(target)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Conditional edges; a fallback one (the agent's, taken only by a
+    /// write that routes nowhere itself) as [`Edge::Fallback`].
+    fn routers(
+        &mut self,
+        nodes: &Nodes<S>,
+        user_routers: Vec<(String, Router<S>, Option<Vec<String>>)>,
+        fallbacks: &[usize],
+    ) -> Result<(), GraphError> {
+        for (from, router, ends) in user_routers {
+            let at = self.routers.len();
+            self.routers.push(router);
+            if let Some(end) = ends
+                .iter()
+                .flatten()
+                .find(|e| *e != END && !nodes.index.contains_key(*e))
+            {
+                return Err(GraphError::UnknownNode {
+                    name: end.clone(),
+                    from,
+                });
+            }
+            self.router_ends.push(ends);
+            match (nodes.source(&from)?, fallbacks.contains(&at)) {
+                (None, _) => self.start.push(Edge::Router(at)),
+                (Some(i), false) => self.routes[i].push(Edge::Router(at)),
+                (Some(i), true) => self.routes[i].push(Edge::Fallback(at)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per node, the joins it is a source of and its bit in each.
+fn join_sources(joins: &[Join], nodes: usize) -> Vec<Vec<(usize, usize)>> {
+    let mut join_of = vec![Vec::new(); nodes];
+    for (j, join) in joins.iter().enumerate() {
+        for (bit, &source) in join.sources.iter().enumerate() {
+            join_of[source].push((j, bit));
+        }
+    }
+    join_of
 }
 
 /// The nodes being compiled: names, functions, and the name index.
