@@ -260,19 +260,7 @@ where
     out.clear();
     if plan.resumed.is_none() {
         if let Fast::Ran = fast_path(graph, tasks, &state, plan.step, out, false) {
-            let messages = plan
-                .stream
-                .as_deref()
-                .filter(|s| s.modes().contains(StreamMode::Messages));
-            if let Some(sink) = messages {
-                let key = graph.task_key(&tasks[0]);
-                let task = ReturnedBy {
-                    step: plan.step,
-                    node: &graph.names[tasks[0].node],
-                    task: &key,
-                };
-                show_returned::<S>(Some(sink), task, &mut out.writes);
-            }
+            show_fast_returned(graph, &tasks[0], &plan, out);
             return Ok(());
         }
     }
@@ -292,7 +280,6 @@ where
     });
     let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
-    let thread_id = store.as_ref().map(|s| s.thread_id);
     let mut results: Vec<Option<TaskResult<S::Update>>> = Vec::with_capacity(tasks.len());
     let mut ctxs = Vec::with_capacity(tasks.len());
     for (task, key) in tasks.iter().zip(&keys) {
@@ -303,13 +290,15 @@ where
         }
         results.push(None);
         ctxs.push(graph.fns[task.node].wants_context().then(|| {
-            let memos = pending.memos.remove(key).unwrap_or_default();
-            let paused = pending.paused.remove(key).unwrap_or_default();
-            let ctx = TaskCtx::new(&graph.names[task.node], key.clone(), step, thread_id)
-                .with_queue(queue.clone())
-                .with_memos(memos)
-                .with_stream(stream.clone());
-            NodeContext::new(answer(ctx, paused, &answers))
+            let ctx = TaskCtx::new(
+                &graph.names[task.node],
+                key.clone(),
+                step,
+                thread_id(&store),
+            )
+            .with_queue(queue.clone())
+            .with_stream(stream.clone());
+            task_context(ctx, key, &mut pending, &answers)
         }));
     }
     let finisher = Finisher {
@@ -341,6 +330,46 @@ where
     }
     out.close();
     Ok(())
+}
+
+/// `messages` mode after a step [`fast_path`] ran: what its one task
+/// returned.
+fn show_fast_returned<S: AgentState>(
+    graph: &Graph<S>,
+    task: &Task,
+    plan: &StepPlan<'_, S::Update>,
+    out: &mut StepOut<S::Update>,
+) {
+    let messages = plan
+        .stream
+        .as_deref()
+        .filter(|s| s.modes().contains(StreamMode::Messages));
+    if let Some(sink) = messages {
+        let key = graph.task_key(task);
+        let by = ReturnedBy {
+            step: plan.step,
+            node: &graph.names[task.node],
+            task: &key,
+        };
+        show_returned::<S>(Some(sink), by, &mut out.writes);
+    }
+}
+
+fn thread_id<'r>(store: &Option<Store<'r>>) -> Option<&'r str> {
+    store.as_ref().map(|s| s.thread_id)
+}
+
+/// A task's context, with what an earlier attempt of the step left for
+/// it: its memos, and the answers to the interrupts it paused on.
+fn task_context<U>(
+    ctx: TaskCtx,
+    key: &str,
+    pending: &mut Pending<U>,
+    answers: &HashMap<String, Value>,
+) -> NodeContext {
+    let memos = pending.memos.remove(key).unwrap_or_default();
+    let paused = pending.paused.remove(key).unwrap_or_default();
+    NodeContext::new(answer(ctx.with_memos(memos), paused, answers))
 }
 
 /// What [`fast_path`] did.
