@@ -351,13 +351,14 @@ where
         }
         Then::Route => {
             let places = &lp.places;
-            let targets = match places.has_tools {
-                true => vec![
+            let targets = if places.has_tools {
+                vec![
                     "tools".to_owned(),
                     places.loop_entry.clone(),
                     places.exit.clone(),
-                ],
-                false => vec![places.exit.clone()],
+                ]
+            } else {
+                vec![places.exit.clone()]
             };
             let lp = Arc::clone(lp);
             graph.add_fallback_edges_to(node, move |s: &S| lp.route(s.messages(), &[]), targets)
