@@ -1,0 +1,290 @@
+//! A store that fails or dies in the middle of a run, under each
+//! durability mode, against a real SQLite file (and memory): the run's
+//! error names the failure, nothing after it is reported stored, and a new
+//! handle on the file loads the last step that was stored, whole, from
+//! which a resume ends as a run that never failed.
+#![cfg(feature = "sqlite")]
+
+mod support;
+
+use std::path::Path;
+
+use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+use agent_state::checkpoint::{
+    block_on, CheckpointError, CheckpointId, Checkpointer, MemoryCheckpointer, Source, Thread,
+};
+use agent_state::graph::{Durability, Graph, GraphError, Input, StateGraph, END, START};
+use support::faulty::Faulty;
+use support::{temp_db, Debate, DebateUpdate};
+
+/// Five counting steps: step `n` (1-based) logs `n - 1`.
+fn counting() -> Graph<Debate> {
+    StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| {
+            DebateUpdate::new()
+                .round(s.round + 1)
+                .add_log(s.round.into())
+        })
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            |s: &Debate| if s.round < 5 { "count" } else { END },
+        )
+        .compile()
+        .unwrap()
+}
+
+fn topic(t: &str) -> Debate {
+    Debate {
+        topic: t.to_owned(),
+        ..Debate::default()
+    }
+}
+
+/// The thread's stored steps, oldest first: (step, source).
+fn history<C: Checkpointer>(saver: &C, thread: &str) -> Vec<(i64, Source)> {
+    let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
+    let mut steps: Vec<_> = block_on(t.history(None, 1000))
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.meta.step, r.meta.source))
+        .collect();
+    steps.reverse();
+    steps
+}
+
+/// What each step event said: (step, checkpoint it reported stored).
+type Seen = Vec<(i64, Option<CheckpointId>)>;
+
+/// Runs `input` on thread `t` of `saver` under `durability`, recording
+/// what each step event reported stored.
+fn run_seen<C: Checkpointer>(
+    saver: &C,
+    input: Input<Debate>,
+    durability: Durability,
+) -> (Result<Debate, GraphError>, Seen) {
+    let graph = counting();
+    let mut seen = Vec::new();
+    let out = block_on(
+        graph
+            .run(input)
+            .on_thread(saver, "t")
+            .durability(durability)
+            .on_step(|e| seen.push((e.step, e.checkpoint.map(|c| c.id)))),
+    );
+    (out.map(|o| o.state), seen)
+}
+
+/// The run failed on the injected store failure.
+fn assert_store_failed(result: &Result<Debate, GraphError>) {
+    match result {
+        Err(GraphError::Checkpoint(CheckpointError::Backend { source, .. })) => {
+            assert_eq!(source.to_string(), "injected failure");
+        }
+        Err(other) => panic!("expected the store's failure, got {other}"),
+        Ok(_) => panic!("expected the store's failure, the run succeeded"),
+    }
+}
+
+/// No event reported a checkpoint the store does not hold.
+fn assert_reported_stored(seen: &Seen, path: &Path) {
+    let fresh = SqliteCheckpointer::open(path).unwrap();
+    let stored: Vec<CheckpointId> = {
+        let t = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
+        block_on(t.history(None, 1000))
+            .unwrap()
+            .into_iter()
+            .map(|r| r.meta.id)
+            .collect()
+    };
+    for (step, id) in seen {
+        if let Some(id) = id {
+            assert!(stored.contains(id), "step {step} reported {id}, not stored");
+        }
+    }
+}
+
+/// A new handle on the file loads the state `log` says, then a resume
+/// finishes as a run that never failed.
+fn assert_reloads_then_resumes(path: &Path, log: &[u64], durability: Durability) {
+    let fresh = SqliteCheckpointer::open(path).unwrap();
+    let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
+    assert_eq!(thread.state().log, log, "the state of the last stored step");
+    assert_eq!(thread.state().round as usize, log.len());
+    let (done, _) = run_seen(&fresh, Input::Resume, durability);
+    let done = done.unwrap();
+    assert_eq!(done.log, [0, 1, 2, 3, 4]);
+    assert_eq!(done.topic, "t");
+}
+
+#[test]
+fn sync_a_failed_append_fails_the_run_and_keeps_the_steps_before() {
+    let path = temp_db("fail-sync");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    // Appends: -1, 0, step 1, step 2 (fails).
+    saver.fail_append(4);
+    let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Sync);
+    assert_store_failed(&out);
+    assert_eq!(
+        history(&saver.inner, "t"),
+        [(-1, Source::Input), (0, Source::Loop), (1, Source::Loop)]
+    );
+    assert_eq!(seen.len(), 3, "no event for the step not stored: {seen:?}");
+    assert_reported_stored(&seen, &path);
+    assert_reloads_then_resumes(&path, &[0], Durability::Sync);
+}
+
+#[test]
+fn async_a_failed_store_surfaces_when_the_run_settles() {
+    let path = temp_db("fail-async");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+    // Step 2's store fails while step 3 runs.
+    saver.fail_append(4);
+    let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Async);
+    assert_store_failed(&out);
+    assert_eq!(
+        history(&saver.inner, "t"),
+        [(-1, Source::Input), (0, Source::Loop), (1, Source::Loop)]
+    );
+    // Step 2 was applied and shown while its store was under way: it
+    // reports step 1's checkpoint, the last one stored; step 3 ran, but
+    // its step failed on step 2's store and is not shown.
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    let head = block_on(fresh.head("t")).unwrap().unwrap().meta;
+    assert_eq!(head.step, 1);
+    assert_eq!(seen.last(), Some(&(2, Some(head.id))), "{seen:?}");
+    assert_reported_stored(&seen, &path);
+    assert_reloads_then_resumes(&path, &[0], Durability::Async);
+}
+
+#[test]
+fn async_a_store_that_dies_keeps_what_it_stored() {
+    let path = temp_db("crash-async");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+    // Dies once step 1 is stored: step 2's store and all after fail.
+    saver.crash_after_append(3);
+    let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Async);
+    assert_store_failed(&out);
+    assert_reported_stored(&seen, &path);
+    assert_reloads_then_resumes(&path, &[0], Durability::Async);
+}
+
+#[test]
+fn async_a_store_that_fails_at_once_fails_the_step() {
+    // Memory stores inside the call: the failure is seen as the step is
+    // stored, before the next step runs.
+    let saver = Faulty::new(MemoryCheckpointer::new());
+    saver.fail_append(4);
+    let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Async);
+    assert_store_failed(&out);
+    assert!(seen.iter().all(|(s, _)| *s < 2), "{seen:?}");
+    let thread = block_on(Thread::<Debate, _>::open(&saver.inner, "t")).unwrap();
+    assert_eq!(thread.state().log, [0]);
+    let (done, _) = run_seen(&saver.inner, Input::Resume, Durability::Async);
+    assert_eq!(done.unwrap().log, [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn exit_a_failed_store_keeps_the_state_before_the_run() {
+    let path = temp_db("fail-exit");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    // The first state is stored as the run starts (-1, 0); the run's
+    // one store at its end fails.
+    saver.fail_append(3);
+    let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Exit);
+    assert_store_failed(&out);
+    assert_eq!(
+        history(&saver.inner, "t"),
+        [(-1, Source::Input), (0, Source::Loop)]
+    );
+    assert_reported_stored(&seen, &path);
+    assert_reloads_then_resumes(&path, &[], Durability::Exit);
+}
+
+#[test]
+fn exit_an_update_to_a_new_thread_stores_all_or_nothing() {
+    let path = temp_db("fail-exit-update");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    saver.fail_append(1);
+    let input = || Input::Update(DebateUpdate::new().round(1));
+    let (out, seen) = run_seen(&saver, input(), Durability::Exit);
+    assert_store_failed(&out);
+    assert!(seen.iter().all(|(_, id)| id.is_none()), "{seen:?}");
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    assert!(
+        block_on(fresh.head("t")).unwrap().is_none(),
+        "nothing stored"
+    );
+
+    // Once stored, a second run that fails to store leaves the first.
+    saver.reset();
+    let first = run_seen(&saver, input(), Durability::Exit).0.unwrap();
+    assert_eq!(first.log, [1, 2, 3, 4]);
+    saver.fail_append(1);
+    let (out, _) = run_seen(&saver, input(), Durability::Exit);
+    assert_store_failed(&out);
+    let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
+    assert_eq!(thread.state(), &first);
+}
+
+#[test]
+fn exit_a_store_that_dies_mid_run_leaves_no_half() {
+    let path = temp_db("crash-exit");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    // Dies once the first state is stored: the run's end store fails.
+    saver.crash_after_append(2);
+    let (out, _) = run_seen(&saver, Input::State(topic("t")), Durability::Exit);
+    assert_store_failed(&out);
+    assert_reloads_then_resumes(&path, &[], Durability::Exit);
+}
+
+/// Counts to 2, then asks.
+fn asking() -> Graph<Debate> {
+    use agent_state::graph::{BoxError, NodeContext};
+    StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| {
+            DebateUpdate::new()
+                .round(s.round + 1)
+                .add_log(s.round.into())
+        })
+        .add_context_node(
+            "ask",
+            |_: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
+                let answer: String = ctx.interrupt("go on?")?;
+                Ok(DebateUpdate::new().status(answer))
+            },
+        )
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            |s: &Debate| if s.round < 2 { "count" } else { "ask" },
+        )
+        .add_edge("ask", END)
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn a_failed_pending_write_fails_the_pause_under_every_durability() {
+    for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
+        let path = temp_db("fail-pending");
+        let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+        saver.fail_put_pending(1);
+        let graph = asking();
+        let out = block_on(
+            graph
+                .run(Input::State(topic("t")))
+                .on_thread(&saver, "t")
+                .durability(durability),
+        );
+        assert_store_failed(&out.map(|o| o.state));
+        // The state the asking step started from is stored; a resume asks
+        // again and pauses, its interrupt kept this time.
+        let fresh = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
+        assert_eq!(thread.state().log, [0, 1], "{durability:?}");
+        let paused = block_on(graph.run(Input::Resume).on_thread(&fresh, "t")).unwrap();
+        assert_eq!(paused.next, ["ask"], "{durability:?}");
+        assert_eq!(paused.interrupts.len(), 1, "{durability:?}");
+    }
+}
