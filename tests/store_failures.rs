@@ -288,3 +288,130 @@ fn a_failed_pending_write_fails_the_pause_under_every_durability() {
         assert_eq!(paused.interrupts.len(), 1, "{durability:?}");
     }
 }
+
+/// The thread's stored steps, oldest first, with their writes.
+fn steps_of<C: Checkpointer>(
+    saver: &C,
+    thread: &str,
+) -> Vec<(
+    i64,
+    Source,
+    Vec<agent_state::checkpoint::NodeWrite<DebateUpdate>>,
+)> {
+    let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
+    let mut steps: Vec<_> = block_on(t.history(None, 1000))
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.meta.step, r.meta.source, r.writes))
+        .collect();
+    steps.reverse();
+    steps
+}
+
+/// Runs `input` on thread `t` of a store that dies once its `n`th append
+/// from now has stored; then, on a new handle on the file, resumes it. The
+/// thread ends with the steps and state of thread `whole`, where the same
+/// input ran without a crash.
+fn crash_then_resume(
+    path: &Path,
+    saver: &Faulty<SqliteCheckpointer>,
+    input: Input<Debate>,
+    n: usize,
+    durability: Durability,
+) {
+    saver.crash_after_append(n);
+    let (out, _) = run_seen(saver, input, durability);
+    assert_store_failed(&out);
+    saver.reset();
+    let fresh = SqliteCheckpointer::open(path).unwrap();
+    let (done, _) = run_seen(&fresh, Input::Resume, durability);
+    let whole = Thread::<Debate, _>::open(&fresh, "whole");
+    assert_eq!(&done.unwrap(), block_on(whole).unwrap().state());
+    assert_eq!(steps_of(&fresh, "t"), steps_of(&fresh, "whole"));
+}
+
+/// Runs `input` on thread `whole` of `saver` without a crash.
+fn whole_run(saver: &impl Checkpointer, input: Input<Debate>, durability: Durability) {
+    block_on(
+        counting()
+            .run(input)
+            .on_thread(saver, "whole")
+            .durability(durability),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_crash_after_the_input_checkpoint_keeps_the_input() {
+    for durability in [Durability::Sync, Durability::Async] {
+        let path = temp_db("crash-input");
+        let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+        let input = || Input::Update(DebateUpdate::new().round(2));
+        whole_run(&saver, input(), durability);
+        // Dies once the `input` checkpoint (-1) is stored.
+        crash_then_resume(&path, &saver, input(), 1, durability);
+        let fresh = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
+        assert_eq!(thread.state().log, [2, 3, 4], "{durability:?}");
+    }
+}
+
+#[test]
+fn a_crash_after_a_first_states_input_checkpoint_keeps_the_state() {
+    let path = temp_db("crash-input-state");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    whole_run(&saver, Input::State(topic("t")), Durability::Sync);
+    crash_then_resume(&path, &saver, Input::State(topic("t")), 1, Durability::Sync);
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
+    assert_eq!(thread.state().topic, "t");
+    assert_eq!(thread.state().log, [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn a_crash_after_a_later_runs_input_checkpoint_keeps_the_input() {
+    let path = temp_db("crash-input-later");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let graph = counting();
+    // Both threads stopped midway (after step 1), then finished threads:
+    // an input carries on where the run stopped, or starts a new run.
+    for (stop, rounds) in [(Some(2), 2), (None, 1)] {
+        for thread in ["t", "whole"] {
+            block_on(saver.inner.delete_thread(thread)).unwrap();
+            let run = graph
+                .run(Input::State(topic("t")))
+                .on_thread(&saver, thread);
+            let run = match stop {
+                Some(n) => run.stop_after(n),
+                None => run,
+            };
+            block_on(run).unwrap();
+        }
+        let input = || Input::Update(DebateUpdate::new().round(rounds));
+        whole_run(&saver, input(), Durability::Sync);
+        crash_then_resume(&path, &saver, input(), 1, Durability::Sync);
+    }
+}
+
+#[test]
+fn a_crashed_input_shows_start_next_and_a_new_input_replaces_it() {
+    let path = temp_db("crash-input-new");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    saver.crash_after_append(1);
+    let graph = counting();
+    let first = Input::Update(DebateUpdate::new().round(3));
+    assert_store_failed(&run_seen(&saver, first, Durability::Sync).0);
+    saver.reset();
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    let state = block_on(graph.get_state(&fresh, "t")).unwrap();
+    assert_eq!(state.next, ["__start__"]);
+    assert_eq!(state.values.round, 0, "the state before the input");
+    // A new input instead of a resume replaces the one not applied, as
+    // LangGraph's new input replaces its `__start__` channel's value.
+    let out = run_seen(
+        &fresh,
+        Input::Update(DebateUpdate::new().round(4)),
+        Durability::Sync,
+    );
+    assert_eq!(out.0.unwrap().log, [4]);
+}

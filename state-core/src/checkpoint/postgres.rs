@@ -269,9 +269,9 @@ impl PostgresCheckpointer {
         record: NewCheckpoint,
     ) -> Result<CheckpointMeta, CheckpointError> {
         check_thread_id(thread_id)?;
-        refuse_nul(&record.writes)?;
+        refuse_nul(&record.writes, true)?;
         if let Some(snapshot) = &record.snapshot {
-            refuse_nul(snapshot)?;
+            refuse_nul(snapshot, false)?;
         }
         let created_at_ms = now_ms();
         let parent = record.parent.map(|p| to_sql(p.0));
@@ -417,7 +417,7 @@ impl PostgresCheckpointer {
         // A later write of one task and key replaces an earlier one: keep
         // the last, since one statement cannot update a row twice.
         for w in &writes {
-            refuse_nul(&w.value)?;
+            refuse_nul(&w.value, false)?;
         }
         for w in writes.into_iter().rev() {
             if !tasks
@@ -502,15 +502,24 @@ impl Columns for Row {
 
 /// Refuses JSON text holding U+0000, which `jsonb` cannot store: naming the
 /// field it is in. Looks for the escape first, so text without one (every
-/// step, nearly) costs one scan.
-fn refuse_nul(json: &str) -> Result<(), CheckpointError> {
+/// step, nearly) costs one scan. `writes`: `json` is a record's `writes`
+/// column (which may hold a run's input).
+fn refuse_nul(json: &str, writes: bool) -> Result<(), CheckpointError> {
     if !json.contains("\\u0000") {
         return Ok(());
     }
     // The escape may be text (`\\u0000`): find a real U+0000, if any.
-    let Ok(value) = serde_json::from_str::<Value>(json) else {
+    let Ok(mut value) = serde_json::from_str::<Value>(json) else {
         return Ok(());
     };
+    // A run's input held by its `input` checkpoint, in place of its
+    // writes: look in its writes or first state.
+    if let (true, Value::Object(held)) = (writes, &value) {
+        let inner = held.get("input").or_else(|| held.get("input_state"));
+        if let (1, Some(inner)) = (held.len(), inner) {
+            value = inner.clone();
+        }
+    }
     let field = match &value {
         // A step's writes: the field of a node's update.
         Value::Array(writes) => writes
@@ -568,7 +577,7 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             check_thread_id(thread_id)?;
-            refuse_nul(&snapshot)?;
+            refuse_nul(&snapshot, false)?;
             let bytes = to_sql(snapshot.len() as u64);
             let changed = self
                 .client

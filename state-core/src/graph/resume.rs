@@ -38,7 +38,7 @@ where
     S: AgentState + Default + Clone,
     C: Checkpointer + ?Sized,
 {
-    let mut at = At {
+    let at = At {
         tasks: Vec::new(),
         joins: JoinState::new(graph),
         pending: Pending::default(),
@@ -46,7 +46,28 @@ where
     let Some(head) = thread.head() else {
         return Ok(at);
     };
-    let head_id = head.id;
+    // A run's input not applied yet (a crash came after its `input`
+    // checkpoint): the thread is where it was when the input came.
+    if let Some((input, _)) = thread.held_input().await? {
+        return match input.parent {
+            Some(parent) => point_at(graph, thread, parent, at).await,
+            None => Ok(at),
+        };
+    }
+    point_at(graph, thread, head.id, at).await
+}
+
+/// The resume point of checkpoint `head_id`, whose state the thread holds.
+async fn point_at<S, C>(
+    graph: &Graph<S>,
+    thread: &Thread<'_, S, C>,
+    head_id: CheckpointId,
+    mut at: At<S::Update>,
+) -> Result<At<S::Update>, GraphError>
+where
+    S: AgentState + Default + Clone,
+    C: Checkpointer + ?Sized,
+{
     let mut record = thread.step(head_id).await?;
     // A fork continues from the step it copies.
     if record.meta.source == Source::Fork {
