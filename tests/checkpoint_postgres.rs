@@ -243,6 +243,24 @@ async fn damaged_postgres_rows_fail_loudly() {
     );
 }
 
+/// Values damaged with plain SQL (`support/conformance.rs`): writes or a
+/// snapshot of the wrong shape, a field of the wrong type, a version newer
+/// than the program's (`jsonb` holds only JSON). Every load fails naming
+/// the thread, the checkpoint and what is wrong.
+#[tokio::test]
+async fn damaged_postgres_values_fail_loudly() {
+    let (saver, admin) = (connect().await, connect().await);
+    let sql = |statement: String| -> agent_state::checkpoint::BoxFuture<'_, ()> {
+        let client = admin.client();
+        Box::pin(async move { client.batch_execute(&statement).await.unwrap() })
+    };
+    let run = conformance::damaged_values_fail_loudly(&saver, "pg", &sql, false);
+    tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("every load returned")
+        .unwrap();
+}
+
 /// A column whose type was changed under the checkpointer fails the load
 /// naming the thread, the checkpoint and the column (in a schema of its
 /// own, so the other tests' tables stay as they are).

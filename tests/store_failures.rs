@@ -415,3 +415,78 @@ fn a_crashed_input_shows_start_next_and_a_new_input_replaces_it() {
     );
     assert_eq!(out.0.unwrap().log, [4]);
 }
+
+/// A run's input held by its `input` checkpoint, or a pending write,
+/// damaged in the file: the load still gives the state (neither is applied
+/// to it), and reading what runs next (`get_state`, a resume) fails naming
+/// the thread, the checkpoint and what is wrong.
+#[test]
+fn a_damaged_held_input_or_pending_write_is_named() {
+    use support::conformance::assert_names;
+    let path = temp_db("damaged-held");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let graph = counting();
+    // (case, statement; held cases damage the `input` checkpoint (1) left
+    // by a crash, pending ones the head (3) of a run stopped after step 1)
+    let cases = [
+        (
+            "held-type",
+            r#"UPDATE agent_state_checkpoints SET writes = '{"input": [{"node": "__start__", "update": {"round": "x"}}]}' WHERE thread_id = '{t}' AND id = 1"#,
+            "round",
+        ),
+        (
+            "held-shape",
+            r#"UPDATE agent_state_checkpoints SET writes = '{"input": 5}' WHERE thread_id = '{t}' AND id = 1"#,
+            "not a JSON list",
+        ),
+        (
+            "pending-text",
+            "INSERT INTO agent_state_pending VALUES ('{t}', 3, 'count', 'interrupt', '{')",
+            "pending write `interrupt` of task `count`",
+        ),
+        (
+            "pending-key",
+            "INSERT INTO agent_state_pending VALUES ('{t}', 3, 'count', 'bogus', '1')",
+            "unknown key",
+        ),
+    ];
+    for (case, statement, says) in cases {
+        let t = format!("held-{case}");
+        let held = case.starts_with("held");
+        let run = graph
+            .run(Input::Update(DebateUpdate::new().round(3)))
+            .on_thread(&saver, t.as_str());
+        if held {
+            saver.crash_after_append(1);
+            assert!(block_on(run).is_err(), "{case}");
+            saver.reset();
+        } else {
+            block_on(run.stop_after(2)).unwrap();
+        }
+        conn.execute(&statement.replace("{t}", &t), []).unwrap();
+        let fresh = SqliteCheckpointer::open(&path).unwrap();
+        let thread = block_on(Thread::<Debate, _>::open(&fresh, t.as_str())).unwrap();
+        let (round, head) = (thread.state().round, thread.head().unwrap().id);
+        assert_eq!(round, if held { 0 } else { 4 }, "{case}");
+        let errors = [
+            block_on(graph.get_state(&fresh, &t)).err().unwrap(),
+            block_on(graph.run(Input::Resume).on_thread(&fresh, t.as_str()))
+                .err()
+                .unwrap(),
+        ];
+        for err in errors {
+            let GraphError::Checkpoint(err) = err else {
+                panic!("{case}: expected a checkpoint error, got {err}");
+            };
+            assert_names(&err, &t, if held { 1 } else { 3 }, case);
+            assert!(err.to_string().contains(says), "{case}: {err}");
+        }
+        // The thread is as it was: nothing half-applied.
+        let again = block_on(Thread::<Debate, _>::open(&fresh, t.as_str())).unwrap();
+        assert_eq!(
+            (again.state().round, again.head().unwrap().id),
+            (round, head)
+        );
+    }
+}

@@ -158,6 +158,21 @@ enum HeldJson {
 /// The held input's JSON, checked to be on an `input` checkpoint and in
 /// the held form.
 fn held_value(record: &StoredCheckpoint) -> Result<HeldJson, CheckpointError> {
+    let value: Value = serde_json::from_str(&record.writes)
+        .map_err(|e| malformed(record, format!("writes are not JSON: {e}")))?;
+    let Value::Object(mut map) = value else {
+        unreachable!("is_held saw an object");
+    };
+    let held = match (map.remove(HELD_WRITES), map.remove(HELD_STATE), map.is_empty()) {
+        (Some(writes), None, true) => HeldJson::Writes(writes),
+        (None, Some(state), true) => HeldJson::State(state),
+        _ => {
+            return Err(malformed(
+                record,
+                format!("writes are an object, neither a JSON list of {{node, update}} nor a run's input (`{{\"{HELD_WRITES}\": [..]}}` or `{{\"{HELD_STATE}\": {{..}}}}`)"),
+            ))
+        }
+    };
     if record.meta.source != Source::Input {
         return Err(malformed(
             record,
@@ -167,19 +182,7 @@ fn held_value(record: &StoredCheckpoint) -> Result<HeldJson, CheckpointError> {
             ),
         ));
     }
-    let value: Value = serde_json::from_str(&record.writes)
-        .map_err(|e| malformed(record, format!("its held input is not JSON: {e}")))?;
-    let Value::Object(mut map) = value else {
-        unreachable!("is_held saw an object");
-    };
-    match (map.remove(HELD_WRITES), map.remove(HELD_STATE), map.is_empty()) {
-        (Some(writes), None, true) => Ok(HeldJson::Writes(writes)),
-        (None, Some(state), true) => Ok(HeldJson::State(state)),
-        _ => Err(malformed(
-            record,
-            format!("its writes are an object, but not `{{\"{HELD_WRITES}\": [..]}}` or `{{\"{HELD_STATE}\": {{..}}}}`"),
-        )),
-    }
+    Ok(held)
 }
 
 /// The run's input an `input` checkpoint holds, read back (through the
