@@ -131,24 +131,10 @@ where
         let thread_id = thread_id.into();
         check_thread_id(&thread_id)?;
         let snapshot = encode_state(&initial)?;
-        let base_bytes = snapshot.len() as u64;
-        let record = NewCheckpoint {
-            parent: None,
-            step: -1,
-            source: Source::Input,
-            version: S::VERSION,
-            writes: "[]".to_owned(),
-            log_bytes: 0,
-            base_bytes,
-            snapshot: Some(snapshot),
-        };
-        let meta = saver.append(&thread_id, None, record).await?;
         let mut thread = Self::empty(saver, thread_id, initial);
-        thread.head = Some(Head {
-            meta,
-            log_bytes: 0,
-            base_bytes,
-        });
+        thread
+            .append_snapshot(-1, Source::Input, "[]".to_owned(), snapshot)
+            .await?;
         Ok(thread)
     }
 
@@ -443,14 +429,29 @@ where
             return Ok(());
         };
         let snapshot = encode_state(&*self.state)?;
+        self.append_snapshot(unsaved.step, unsaved.source, unsaved.writes, snapshot)
+            .await
+    }
+
+    /// Stores a checkpoint holding the whole state as `snapshot` (the
+    /// state this handle holds, or is about to), child of the head, as the
+    /// new head: a thread's first state, the steps applied but not stored,
+    /// a whole-state input.
+    async fn append_snapshot(
+        &mut self,
+        step: i64,
+        source: Source,
+        writes: String,
+        snapshot: String,
+    ) -> Result<(), CheckpointError> {
         let base_bytes = snapshot.len() as u64;
         let parent = self.head.as_ref().map(|h| h.meta.id);
         let record = NewCheckpoint {
             parent,
-            step: unsaved.step,
-            source: unsaved.source,
+            step,
+            source,
             version: S::VERSION,
-            writes: unsaved.writes,
+            writes,
             log_bytes: 0,
             base_bytes,
             snapshot: Some(snapshot),
@@ -531,25 +532,9 @@ where
         state: S,
         snapshot: String,
     ) -> Result<&CheckpointMeta, CheckpointError> {
-        let base_bytes = snapshot.len() as u64;
-        let record = NewCheckpoint {
-            parent: self.head.as_ref().map(|h| h.meta.id),
-            step: self.next_step(),
-            source,
-            version: S::VERSION,
-            writes: "[]".to_owned(),
-            log_bytes: 0,
-            base_bytes,
-            snapshot: Some(snapshot),
-        };
-        let expected = record.parent;
-        let meta = self.saver.append(&self.thread_id, expected, record).await?;
+        self.append_snapshot(self.next_step(), source, "[]".to_owned(), snapshot)
+            .await?;
         self.state = Arc::new(state);
-        self.head = Some(Head {
-            meta,
-            log_bytes: 0,
-            base_bytes,
-        });
         Ok(self.head().expect("a head was just stored"))
     }
 

@@ -990,20 +990,35 @@ where
             return Ok(());
         };
         let next = graph.names_of(&resume_point(graph, thread).await?.tasks);
+        self.report_checkpoint(sink, head.step, Source::Fork, Some(head), next)
+            .await;
+        Ok(())
+    }
+
+    /// Tells the step callback and the `checkpoints` stream (when it was
+    /// stored) about a checkpoint that no node wrote (a fork, a run's
+    /// input): its state and what runs next; no writes, no `values`.
+    async fn report_checkpoint(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        step: i64,
+        source: Source,
+        checkpoint: Option<&CheckpointMeta>,
+        next: Vec<String>,
+    ) {
         if let Some(observer) = &mut self.observer {
             observer(&StepEvent {
-                step: head.step,
-                source: Source::Fork,
+                step,
+                source,
                 writes: &[],
                 state: sink.state(),
-                checkpoint: Some(head),
+                checkpoint,
                 next: &next,
             });
         }
-        if let Some(channel) = &self.stream {
+        if let (Some(channel), Some(head)) = (&self.stream, checkpoint) {
             channel.forked(head.clone(), sink.shared(), next).await;
         }
-        Ok(())
     }
 
     /// A run's input checkpoint, as LangGraph stores it: the state before
@@ -1018,22 +1033,10 @@ where
     ) -> Result<(), GraphError> {
         sink.apply(Source::Input, &mut Vec::new(), durability)
             .await?;
-        let next = [START.to_owned()];
-        if let Some(observer) = &mut self.observer {
-            observer(&StepEvent {
-                step: sink.next_step() - 1,
-                source: Source::Input,
-                writes: &[],
-                state: sink.state(),
-                checkpoint: sink.head(),
-                next: &next,
-            });
-        }
-        if let (Some(channel), Some(head)) = (&self.stream, sink.head()) {
-            channel
-                .forked(head.clone(), sink.shared(), next.to_vec())
-                .await;
-        }
+        let step = sink.next_step() - 1;
+        let next = vec![START.to_owned()];
+        self.report_checkpoint(sink, step, Source::Input, sink.head(), next)
+            .await;
         Ok(())
     }
 
