@@ -241,6 +241,31 @@ async fn damaged_postgres_rows_fail_loudly() {
         "head checkpoint is missing",
         "headless",
     );
+
+    // Its head moved back to the row before, with the newest row deleted
+    // or not: the id given out after it says so.
+    for (case, delete) in [("moved-back", false), ("cut-back", true)] {
+        let id = format!("pg-{case}");
+        let mut thread = Thread::<Debate, _>::open(&saver, &id).await.unwrap();
+        for n in 0..3 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await
+                .unwrap();
+        }
+        if delete {
+            sql(format!(
+                "DELETE FROM agent_state_checkpoints WHERE thread_id = '{id}' AND id = 3"
+            ))
+            .await;
+        }
+        sql(format!(
+            "UPDATE agent_state_threads SET head = 2 WHERE thread_id = '{id}'"
+        ))
+        .await;
+        let err = Thread::<Debate, _>::open(&saver, &id).await.err().unwrap();
+        conformance::assert_malformed(&err, &id, 2, "checkpoint 3 was stored after it", case);
+    }
 }
 
 /// Values damaged with plain SQL (`support/conformance.rs`): writes or a

@@ -189,7 +189,7 @@ impl PostgresCheckpointer {
             // A thread whose head record is gone reads as such, not as a
             // new thread: hence the outer join, and the head beside it.
             head: prepare(format!(
-                "SELECT {COLUMNS}, t.head FROM agent_state_threads t
+                "SELECT {COLUMNS}, t.head, t.last_id FROM agent_state_threads t
                  LEFT JOIN agent_state_checkpoints c ON c.thread_id = t.thread_id AND c.id = t.head
                  WHERE t.thread_id = $1"
             ))
@@ -368,13 +368,22 @@ impl PostgresCheckpointer {
             return Ok(None);
         };
         let found: Option<i64> = row.try_get(1).map_err(pg_err("head"))?;
+        let head: i64 = row.try_get(10).map_err(pg_err("head"))?;
+        let last: i64 = row.try_get(11).map_err(pg_err("head"))?;
+        let broken = |reason: String| CheckpointError::Malformed {
+            thread_id: thread_id.to_owned(),
+            checkpoint: CheckpointId(from_sql(head)),
+            reason,
+        };
         if found.is_none() {
-            let head: i64 = row.try_get(10).map_err(pg_err("head"))?;
-            return Err(CheckpointError::Malformed {
-                thread_id: thread_id.to_owned(),
-                checkpoint: CheckpointId(from_sql(head)),
-                reason: "the thread's head checkpoint is missing".to_owned(),
-            });
+            return Err(broken("the thread's head checkpoint is missing".to_owned()));
+        }
+        // Every append makes its new id the head: a head behind the last id
+        // given out was moved back by hand (its newer checkpoints lost).
+        if head != last {
+            return Err(broken(format!(
+                "the thread's head was moved back: checkpoint {last} was stored after it"
+            )));
         }
         read_row(&row, thread_id, None, false).map(Some)
     }
