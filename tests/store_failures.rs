@@ -490,3 +490,43 @@ fn a_damaged_held_input_or_pending_write_is_named() {
         );
     }
 }
+
+/// Time travel to a run's `input` checkpoint re-applies the input it holds
+/// (LangGraph replays its `__start__` task): the fork ends as the run did.
+/// An `input` checkpoint stored before inputs were held (`[]` writes)
+/// resumes from `START` on the state before the input, as it did then.
+#[test]
+fn a_fork_of_an_input_checkpoint_applies_its_input_and_old_ones_still_resume() {
+    let path = temp_db("fork-input");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let graph = counting();
+    let input = || Input::Update(DebateUpdate::new().round(2));
+    let whole = block_on(graph.run(input()).on_thread(&saver, "t")).unwrap();
+    let first = steps_of(&saver.inner, "t");
+    assert_eq!(first[0].1, Source::Input);
+    let forked = block_on(
+        graph
+            .run(Input::Resume)
+            .on_thread(&saver, "t")
+            .from_checkpoint(CheckpointId(1)),
+    )
+    .unwrap();
+    assert_eq!(forked.state, whole.state);
+
+    saver.crash_after_append(1);
+    assert_store_failed(&run_seen(&saver, input(), Durability::Sync).0);
+    saver.reset();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE agent_state_checkpoints SET writes = '[]' WHERE thread_id = 't' AND source = 'input' \
+         AND id = (SELECT max(id) FROM agent_state_checkpoints WHERE thread_id = 't')",
+        [],
+    )
+    .unwrap();
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    let (done, _) = run_seen(&fresh, Input::Resume, Durability::Sync);
+    // The finished run's state (log 2, 3, 4), then a run from START on it
+    // without the lost input: round 5 routes straight to the end after
+    // one more count.
+    assert_eq!(done.unwrap().log, [2, 3, 4, 5]);
+}
