@@ -530,3 +530,46 @@ fn a_fork_of_an_input_checkpoint_applies_its_input_and_old_ones_still_resume() {
     // one more count.
     assert_eq!(done.unwrap().log, [2, 3, 4, 5]);
 }
+
+/// A subgraph's child thread whose first state was stored only as its
+/// `input` checkpoint (the process died right after): the parent's resume
+/// resumes the child, which applies the state it holds, instead of running
+/// from the default state.
+#[test]
+fn a_subgraph_crashed_after_its_input_checkpoint_starts_from_its_state() {
+    let path = temp_db("crash-subgraph");
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let parent = StateGraph::<Debate>::new()
+        .add_subgraph_with(
+            "sub",
+            counting(),
+            |s: &Debate| Debate {
+                topic: s.topic.clone(),
+                round: s.round,
+                ..Debate::default()
+            },
+            |c: &Debate| DebateUpdate::new().round(c.round).log(c.log.clone()),
+        )
+        .add_edge(START, "sub")
+        .add_edge("sub", END)
+        .compile()
+        .unwrap();
+    let input = || {
+        Input::State(Debate {
+            round: 2,
+            ..topic("t")
+        })
+    };
+    let whole = block_on(parent.run(input()).on_thread(&saver, "whole")).unwrap();
+    assert_eq!(whole.state.log, [2, 3, 4]);
+    // Appends: the parent's -1 and 0, then the child's -1.
+    saver.crash_after_append(3);
+    assert!(block_on(parent.run(input()).on_thread(&saver, "t")).is_err());
+    saver.reset();
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    let child = block_on(fresh.head("t|sub/1")).unwrap().unwrap().meta;
+    assert_eq!((child.step, child.source), (-1, Source::Input));
+    let done = block_on(parent.run(Input::Resume).on_thread(&fresh, "t")).unwrap();
+    assert_eq!(done.state, whole.state);
+    assert_eq!(steps_of(&fresh, "t"), steps_of(&fresh, "whole"));
+}
