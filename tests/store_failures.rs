@@ -504,6 +504,14 @@ fn a_fork_of_an_input_checkpoint_applies_its_input_and_old_ones_still_resume() {
     let whole = block_on(graph.run(input()).on_thread(&saver, "t")).unwrap();
     let first = steps_of(&saver.inner, "t");
     assert_eq!(first[0].1, Source::Input);
+    // A fork of it shows `__start__` next, as the input checkpoint does.
+    block_on(graph.run(input()).on_thread(&saver, "f")).unwrap();
+    block_on(Thread::<Debate, _>::fork(&saver, "f", CheckpointId(1))).unwrap();
+    let state = block_on(graph.get_state(&saver, "f")).unwrap();
+    assert_eq!(
+        (state.next.as_slice(), state.values.round),
+        (&["__start__".to_owned()][..], 0)
+    );
     let forked = block_on(
         graph
             .run(Input::Resume)
