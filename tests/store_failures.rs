@@ -581,3 +581,49 @@ fn a_subgraph_crashed_after_its_input_checkpoint_starts_from_its_state() {
     assert_eq!(done.state, whole.state);
     assert_eq!(steps_of(&fresh, "t"), steps_of(&fresh, "whole"));
 }
+
+/// A run paused with a finished task's writes kept (a fan-out of `count`
+/// and `ask`), resumed by a program whose state is a version later (`round`
+/// renamed `turn`, with a migration): the kept writes read through the
+/// migration, as the checkpoint's own do, instead of failing to decode.
+#[test]
+fn kept_writes_of_a_paused_step_migrate_with_the_state() {
+    use agent_state::graph::{BoxError, NodeContext, Resume};
+    use support::conformance::{DebateV2, DebateV2Update};
+    let path = temp_db("pending-migrate");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let v1 = StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| DebateUpdate::new().round(s.round + 7))
+        .add_context_node(
+            "ask",
+            |_: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
+                let answer: String = ctx.interrupt("go on?")?;
+                Ok(DebateUpdate::new().status(answer))
+            },
+        )
+        .add_edge(START, "count")
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    let paused = block_on(v1.run(Input::State(topic("t"))).on_thread(&saver, "t")).unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+
+    let v2 = StateGraph::<DebateV2>::new()
+        .add_node("count", |_: &DebateV2| -> DebateV2Update {
+            panic!("count finished before the pause: its kept writes apply")
+        })
+        .add_context_node(
+            "ask",
+            |_: &DebateV2, ctx: &NodeContext| -> Result<DebateV2Update, BoxError> {
+                let answer: String = ctx.interrupt("go on?")?;
+                Ok(DebateV2Update::new().status(answer))
+            },
+        )
+        .add_edge(START, "count")
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    let resume = Input::ResumeWith(Resume::value("yes".to_owned()));
+    let done = block_on(v2.run(resume).on_thread(&saver, "t")).unwrap();
+    assert_eq!((done.state.turn, done.state.status.as_str()), (7, "yes"));
+}
