@@ -712,6 +712,131 @@ fn damaged_sqlite_rows_fail_loudly() {
     });
 }
 
+/// Values damaged with plain SQL (`support/conformance.rs`): writes or a
+/// snapshot not JSON or of the wrong shape, a field of the wrong type, a
+/// version newer than the program's. Every load fails naming the thread,
+/// the checkpoint and what is wrong.
+#[test]
+fn damaged_sqlite_values_fail_loudly() {
+    within(std::time::Duration::from_secs(60), || {
+        let path = temp_db("damaged-values");
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let sql = |statement: String| -> agent_state::checkpoint::BoxFuture<'_, ()> {
+            conn.execute(&statement, []).unwrap();
+            Box::pin(async {})
+        };
+        block_on(conformance::damaged_values_fail_loudly(
+            &saver, "sqlite", &sql, true,
+        ))
+        .unwrap();
+    });
+}
+
+/// A file that is not a SQLite database, or one cut short (a partial
+/// copy, a full disk): opening or loading it fails with a clear error
+/// naming the file (or the thread), never a panic and never a state other
+/// than the one stored.
+#[test]
+fn a_foreign_file_is_a_clear_error() {
+    use agent_state::checkpoint::CheckpointError;
+    within(std::time::Duration::from_secs(60), || {
+        let foreign = temp_db("foreign");
+        std::fs::write(&foreign, "name,round\nalice,3\n".repeat(100)).unwrap();
+        let err = SqliteCheckpointer::open(&foreign).err().unwrap();
+        let text = err.to_string();
+        assert!(
+            matches!(
+                err,
+                CheckpointError::Backend {
+                    operation: "open",
+                    ..
+                }
+            ),
+            "{text}"
+        );
+        assert!(text.contains(&foreign.display().to_string()), "{text}");
+        assert!(text.contains("not a database"), "{text}");
+    });
+}
+
+/// A file cut short at several lengths (see above).
+#[test]
+fn a_truncated_file_is_a_clear_error() {
+    use agent_state::checkpoint::CheckpointError;
+    within(std::time::Duration::from_secs(60), || {
+        // A thread big enough to span many pages, then the file cut at
+        // several lengths (its WAL folded in and removed first).
+        let path = temp_db("truncated");
+        let whole = {
+            let saver = SqliteCheckpointer::open(&path).unwrap();
+            let mut thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+            thread.set_snapshot_policy(SnapshotPolicy::never());
+            for n in 0..200 {
+                let words = format!("round {n} ").repeat(40);
+                let step = DebateUpdate::new()
+                    .add_log(n)
+                    .message(agent_state::ai(words));
+                block_on(thread.save_step(Source::Loop, [("n", step)])).unwrap();
+            }
+            thread.into_state()
+        };
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() > 64 * 1024, "{} bytes", bytes.len());
+        for keep in [50, 4096, bytes.len() / 2, bytes.len() - 4096] {
+            let cut = temp_db("cut");
+            std::fs::write(&cut, &bytes[..keep]).unwrap();
+            let loaded = SqliteCheckpointer::open(&cut).and_then(|saver| {
+                block_on(Thread::<Debate, _>::open(&saver, "t")).map(Thread::into_state)
+            });
+            match loaded {
+                Ok(state) => {
+                    assert_eq!(state, whole, "cut at {keep}: a load gives the state stored")
+                }
+                Err(err) => {
+                    let text = err.to_string();
+                    assert!(
+                        matches!(err, CheckpointError::Backend { .. }),
+                        "cut at {keep}: {text}"
+                    );
+                    assert!(
+                        text.contains(&cut.display().to_string()) || text.contains("thread `t`"),
+                        "cut at {keep}: {text}"
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// What SQLite cannot detect: the newest row of a thread deleted by hand.
+/// The rows left are the thread as it was one step earlier, which loads
+/// whole (never a mix of the two); PostgreSQL's thread table names the
+/// missing head (`tests/checkpoint_postgres.rs`).
+#[test]
+fn a_deleted_newest_sqlite_row_loads_the_step_before() {
+    let path = temp_db("deleted-head");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let mut thread = block_on(Thread::<Debate, _>::open(&saver, "t")).unwrap();
+    let mut states = Vec::new();
+    for n in 0..3 {
+        block_on(thread.save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])).unwrap();
+        states.push((thread.head().unwrap().clone(), thread.state().clone()));
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "DELETE FROM agent_state_checkpoints WHERE thread_id = 't' AND id = ?1",
+        [states[2].0.id.0 as i64],
+    )
+    .unwrap();
+    let reopened = SqliteCheckpointer::open(&path).unwrap();
+    let loaded = block_on(Thread::<Debate, _>::open(&reopened, "t")).unwrap();
+    assert_eq!(
+        (loaded.head(), loaded.state()),
+        (Some(&states[1].0), &states[1].1)
+    );
+}
+
 /// SQLite keeps any value in any column: one of the wrong type fails the
 /// load naming the thread, the checkpoint and the column.
 #[test]

@@ -241,6 +241,49 @@ async fn damaged_postgres_rows_fail_loudly() {
         "head checkpoint is missing",
         "headless",
     );
+
+    // Its head moved back to the row before, with the newest row deleted
+    // or not: the id given out after it says so.
+    for (case, delete) in [("moved-back", false), ("cut-back", true)] {
+        let id = format!("pg-{case}");
+        let mut thread = Thread::<Debate, _>::open(&saver, &id).await.unwrap();
+        for n in 0..3 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await
+                .unwrap();
+        }
+        if delete {
+            sql(format!(
+                "DELETE FROM agent_state_checkpoints WHERE thread_id = '{id}' AND id = 3"
+            ))
+            .await;
+        }
+        sql(format!(
+            "UPDATE agent_state_threads SET head = 2 WHERE thread_id = '{id}'"
+        ))
+        .await;
+        let err = Thread::<Debate, _>::open(&saver, &id).await.err().unwrap();
+        conformance::assert_malformed(&err, &id, 2, "checkpoint 3 was stored after it", case);
+    }
+}
+
+/// Values damaged with plain SQL (`support/conformance.rs`): writes or a
+/// snapshot of the wrong shape, a field of the wrong type, a version newer
+/// than the program's (`jsonb` holds only JSON). Every load fails naming
+/// the thread, the checkpoint and what is wrong.
+#[tokio::test]
+async fn damaged_postgres_values_fail_loudly() {
+    let (saver, admin) = (connect().await, connect().await);
+    let sql = |statement: String| -> agent_state::checkpoint::BoxFuture<'_, ()> {
+        let client = admin.client();
+        Box::pin(async move { client.batch_execute(&statement).await.unwrap() })
+    };
+    let run = conformance::damaged_values_fail_loudly(&saver, "pg", &sql, false);
+    tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("every load returned")
+        .unwrap();
 }
 
 /// A column whose type was changed under the checkpointer fails the load
@@ -357,4 +400,65 @@ async fn nul_characters_are_refused_naming_the_field() {
     );
     let head = agent_state::checkpoint::Checkpointer::head(&saver, "pg-nul-new").await;
     assert!(head.unwrap().is_none(), "nothing was stored");
+}
+
+/// A process that dies once a run's `input` checkpoint is stored (here: a
+/// store that fails every call after it): another instance resumes the
+/// thread, applies the input the checkpoint holds and ends as a run that
+/// never crashed, checkpoint for checkpoint.
+#[tokio::test]
+async fn a_crash_after_the_input_checkpoint_keeps_the_input() {
+    use agent_state::checkpoint::Checkpointer;
+    use agent_state::graph::{Input, StateGraph, END, START};
+    use support::faulty::Faulty;
+
+    let graph = StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| {
+            DebateUpdate::new()
+                .round(s.round + 1)
+                .add_log(s.round.into())
+        })
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            |s: &Debate| if s.round < 4 { "count" } else { END },
+        )
+        .compile()
+        .unwrap();
+    let input = || Input::Update(DebateUpdate::new().round(1));
+    let saver = Faulty::new(connect().await);
+    for id in ["pg-held", "pg-held-whole"] {
+        saver.inner.delete_thread(id).await.unwrap();
+    }
+    graph
+        .run(input())
+        .on_thread(&saver, "pg-held-whole")
+        .await
+        .unwrap();
+    saver.crash_after_append(1);
+    assert!(graph
+        .run(input())
+        .on_thread(&saver, "pg-held")
+        .await
+        .is_err());
+
+    let other = connect().await;
+    let done = graph
+        .run(Input::Resume)
+        .on_thread(&other, "pg-held")
+        .await
+        .unwrap();
+    assert_eq!(done.state.log, [1, 2, 3]);
+    let steps = |thread: &'static str| {
+        let other = &other;
+        async move {
+            let t = Thread::<Debate, _>::open(other, thread).await.unwrap();
+            let history = t.history(None, 100).await.unwrap();
+            history
+                .into_iter()
+                .map(|r| (r.meta.step, r.meta.source, r.writes))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(steps("pg-held").await, steps("pg-held-whole").await);
 }

@@ -1100,117 +1100,20 @@ mod exit_durability {
 /// applied, exactly as under `Sync`.
 #[cfg(feature = "sqlite")]
 mod async_durability {
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::task::{Context, Poll};
+    use std::sync::atomic::Ordering;
 
     use agent_state::checkpoint::sqlite::SqliteCheckpointer;
-    use agent_state::checkpoint::{
-        block_on, BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer,
-        NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint, Thread,
-    };
+    use agent_state::checkpoint::{block_on, Thread};
     use agent_state::graph::{Durability, GraphError, Input, Resume};
 
     use super::exit_durability::{asking_graph, failing_graph, history, FAIL_AT};
+    use super::support::faulty::Faulty;
     use super::support::{temp_db, Debate};
     use super::{debate_graph, topic, transcript};
 
-    /// Pending once, then ready.
-    struct YieldOnce(bool);
-
-    impl Future for YieldOnce {
-        type Output = ();
-        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-            if self.0 {
-                return Poll::Ready(());
-            }
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
-
-    /// SQLite whose `append` yields once first; counts the appends that
-    /// were still under way when polled first.
-    struct Deferred {
-        inner: SqliteCheckpointer,
-        deferred: AtomicUsize,
-    }
-
-    impl Checkpointer for Deferred {
-        fn append<'a>(
-            &'a self,
-            thread_id: &'a str,
-            expected: Option<CheckpointId>,
-            record: NewCheckpoint,
-        ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
-            Box::pin(async move {
-                self.deferred.fetch_add(1, Ordering::Relaxed);
-                YieldOnce(false).await;
-                self.inner.append(thread_id, expected, record).await
-            })
-        }
-        fn put_snapshot<'a>(
-            &'a self,
-            thread_id: &'a str,
-            id: CheckpointId,
-            snapshot: String,
-        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-            self.inner.put_snapshot(thread_id, id, snapshot)
-        }
-        fn head<'a>(
-            &'a self,
-            thread_id: &'a str,
-        ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
-            self.inner.head(thread_id)
-        }
-        fn chain<'a>(
-            &'a self,
-            thread_id: &'a str,
-            id: CheckpointId,
-        ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-            self.inner.chain(thread_id, id)
-        }
-        fn list<'a>(
-            &'a self,
-            thread_id: &'a str,
-            before: Option<CheckpointId>,
-            limit: usize,
-        ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-            self.inner.list(thread_id, before, limit)
-        }
-        fn delete_thread<'a>(
-            &'a self,
-            thread_id: &'a str,
-        ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
-            self.inner.delete_thread(thread_id)
-        }
-        fn snapshot_policy(&self) -> SnapshotPolicy {
-            self.inner.snapshot_policy()
-        }
-        fn put_pending<'a>(
-            &'a self,
-            thread_id: &'a str,
-            checkpoint: CheckpointId,
-            writes: Vec<PendingWrite>,
-        ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-            self.inner.put_pending(thread_id, checkpoint, writes)
-        }
-        fn pending<'a>(
-            &'a self,
-            thread_id: &'a str,
-            checkpoint: CheckpointId,
-        ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
-            self.inner.pending(thread_id, checkpoint)
-        }
-    }
-
-    fn deferred(path: &std::path::Path) -> Deferred {
-        Deferred {
-            inner: SqliteCheckpointer::open(path).unwrap(),
-            deferred: AtomicUsize::new(0),
-        }
+    /// SQLite whose `append` is pending once before it stores.
+    fn deferred(path: &std::path::Path) -> Faulty<SqliteCheckpointer> {
+        Faulty::new(SqliteCheckpointer::open(path).unwrap()).deferred()
     }
 
     #[test]
@@ -1227,7 +1130,7 @@ mod async_durability {
         .unwrap();
         // The thread's first state (its input checkpoint, then the state
         // applied), then nine node steps, each stored in the background.
-        assert_eq!(saver.deferred.load(Ordering::Relaxed), 11);
+        assert_eq!(saver.deferred_appends(), 11);
         let sync = block_on(
             graph
                 .run(Input::State(topic("async")))

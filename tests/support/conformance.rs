@@ -1159,3 +1159,152 @@ pub fn assert_malformed(err: &CheckpointError, thread: &str, named: u64, says: &
         "{text}"
     );
 }
+
+/// `err` names `thread` and checkpoint `named`, in its fields and its
+/// message; returns its kind, for the caller to check.
+pub fn assert_names(err: &CheckpointError, thread: &str, named: u64, case: &str) -> &'static str {
+    let (kind, thread_id, checkpoint) = match err {
+        CheckpointError::Malformed {
+            thread_id,
+            checkpoint,
+            ..
+        } => ("malformed", thread_id, checkpoint),
+        CheckpointError::Corrupt {
+            thread_id,
+            checkpoint,
+            ..
+        } => ("corrupt", thread_id, checkpoint),
+        CheckpointError::NewerVersion {
+            thread_id,
+            checkpoint,
+            ..
+        } => ("newer", thread_id, checkpoint),
+        other => panic!("{case}: expected an error naming the checkpoint, got {other}"),
+    };
+    assert_eq!(thread_id, thread, "{case}: {err}");
+    assert_eq!(*checkpoint, CheckpointId(named), "{case}: {err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(thread) && text.contains(&format!("checkpoint {named}")),
+        "{case}: {text}"
+    );
+    kind
+}
+
+/// Values damaged with plain SQL (the rows' links intact): writes or a
+/// snapshot of the wrong shape, a field of the wrong type or unknown, a
+/// version newer than the program's, a run's input held by a `loop`
+/// record; with `not_json`, text that is not JSON (a `jsonb` column
+/// cannot hold it). Each load fails naming the thread, the checkpoint and
+/// what is wrong (the field, when one is), never a state with a default
+/// in its place.
+pub async fn damaged_values_fail_loudly<C: Checkpointer>(
+    a: &C,
+    t: &str,
+    sql: Sql<'_>,
+    not_json: bool,
+) -> R {
+    let table = "agent_state_checkpoints";
+    // (case, SET clause, the row changed, what the error is, what it says).
+    // The thread holds ids 1..=5, steps -1..=3; 1 has the snapshot.
+    let mut cases: Vec<(&str, &str, u64, &str, &str)> = vec![
+        (
+            "writes-shape",
+            r#"writes = '[{"node": 3}]'"#,
+            3,
+            "malformed",
+            "not a JSON list",
+        ),
+        (
+            "writes-scalar",
+            "writes = '7'",
+            3,
+            "malformed",
+            "not a JSON list",
+        ),
+        (
+            "writes-object",
+            r#"writes = '{"not": "a list"}'"#,
+            3,
+            "malformed",
+            "neither a JSON list",
+        ),
+        (
+            "held-on-loop",
+            r#"writes = '{"input": []}'"#,
+            3,
+            "malformed",
+            "`loop` checkpoint, not `input`",
+        ),
+        (
+            "update-type",
+            r#"writes = '[{"node": "n", "update": {"round": "x"}}]'"#,
+            3,
+            "corrupt",
+            "round",
+        ),
+        (
+            "update-unknown",
+            r#"writes = '[{"node": "n", "update": {"nope": 1}}]'"#,
+            3,
+            "corrupt",
+            "nope",
+        ),
+        ("snapshot-shape", "snapshot = '[1, 2]'", 1, "corrupt", ""),
+        (
+            "snapshot-type",
+            r#"snapshot = '{"round": "x", "topic": "t"}'"#,
+            1,
+            "corrupt",
+            "round",
+        ),
+        ("newer-update", "version = 99", 4, "newer", "version 99"),
+        ("newer-snapshot", "version = 99", 1, "newer", "version 99"),
+    ];
+    if not_json {
+        cases.push((
+            "writes-text",
+            "writes = 'garbage'",
+            3,
+            "malformed",
+            "not a JSON list",
+        ));
+        cases.push((
+            "snapshot-text",
+            r#"snapshot = '{"round'"#,
+            1,
+            "malformed",
+            "snapshot is not JSON",
+        ));
+        cases.push((
+            "held-text",
+            r#"writes = '{"input": ['"#,
+            3,
+            "malformed",
+            "not JSON",
+        ));
+    }
+    for (case, set, row, kind, says) in cases {
+        let id = format!("{t}-values-{case}");
+        let mut thread = Thread::create(a, &id, start(case)).await?;
+        thread.set_snapshot_policy(SnapshotPolicy::never());
+        for n in 0..4 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await?;
+        }
+        sql(format!(
+            "UPDATE {table} SET {set} WHERE thread_id = '{id}' AND id = {row}"
+        ))
+        .await;
+        let err = Thread::<Debate, _>::open(a, &id).await.err().unwrap();
+        assert_eq!(assert_names(&err, &id, row, case), kind, "{case}: {err}");
+        let text = err.to_string();
+        assert!(text.contains(says), "{case}: {text}");
+        // The checkpoints before the damaged one still load.
+        if row > 1 {
+            Thread::<Debate, _>::open_at(a, &id, CheckpointId(row - 1)).await?;
+        }
+    }
+    Ok(())
+}

@@ -3,6 +3,7 @@
 
 pub mod conformance;
 pub mod everything;
+pub mod faulty;
 pub mod flow;
 #[cfg(feature = "postgres")]
 pub mod pg;

@@ -4,7 +4,7 @@
 use serde::ser::SerializeMap;
 use serde_json::Value;
 
-use super::record::{NodeWrite, StoredCheckpoint};
+use super::record::{NodeWrite, Source, StoredCheckpoint};
 use super::CheckpointError;
 use crate::state::{AgentState, FieldView, StateUpdate, Stored};
 use crate::storable::{encode_object, Fields};
@@ -76,16 +76,30 @@ pub(super) fn decode_state<S: AgentState>(
 }
 
 /// Reads a stored step's writes as updates, through the migration when
-/// they are older.
+/// they are older. An `input` checkpoint holding its run's input (see
+/// [`hold_writes`]) has none: the input applies in the step after it.
 pub(super) fn decode_writes<S: AgentState>(
     record: &StoredCheckpoint,
 ) -> Result<Vec<NodeWrite<S::Update>>, CheckpointError> {
+    if is_held(&record.writes) {
+        // Checked, not applied: the input applies in the next step.
+        let _ = held_value(record)?;
+        return Ok(Vec::new());
+    }
     let writes: Vec<NodeWrite<Value>> = serde_json::from_str(&record.writes).map_err(|e| {
         malformed(
             record,
             format!("writes are not a JSON list of {{node, update}}: {e}"),
         )
     })?;
+    updates_of::<S>(record, writes)
+}
+
+/// Reads writes as JSON into updates.
+fn updates_of<S: AgentState>(
+    record: &StoredCheckpoint,
+    writes: Vec<NodeWrite<Value>>,
+) -> Result<Vec<NodeWrite<S::Update>>, CheckpointError> {
     writes
         .into_iter()
         .map(|w| {
@@ -99,6 +113,103 @@ pub(super) fn decode_writes<S: AgentState>(
             })
         })
         .collect()
+}
+
+/// A run's input as its `input` checkpoint holds it: stored with the state
+/// before it, in the same record, so a crash before the input is applied
+/// (the next checkpoint) keeps it, and a resume applies it (LangGraph keeps
+/// it so, in the checkpoint's `__start__` channel).
+pub(crate) enum HeldInput<S: AgentState> {
+    /// The input's writes (`__start__`'s, with the gotos of a thread
+    /// stopped midway), applied as the next step.
+    Writes(Vec<NodeWrite<S::Update>>),
+    /// A new thread's whole first state, stored as the next step.
+    State(S),
+}
+
+/// The key of a held input's writes, and of a held first state.
+const HELD_WRITES: &str = "input";
+const HELD_STATE: &str = "input_state";
+
+/// An `input` checkpoint's `writes` column holding the input's `writes`
+/// (from [`encode_writes`]): `{"input": [..]}`, which no step's writes
+/// (a JSON list) can be, and which a version that does not know it refuses
+/// to load rather than misreads.
+pub(crate) fn hold_writes(writes: &str) -> String {
+    format!(r#"{{"{HELD_WRITES}":{writes}}}"#)
+}
+
+/// An `input` checkpoint's `writes` column holding a new thread's first
+/// state (its `snapshot`): `{"input_state": {..}}`.
+pub(crate) fn hold_state(snapshot: &str) -> String {
+    format!(r#"{{"{HELD_STATE}":{snapshot}}}"#)
+}
+
+fn is_held(writes: &str) -> bool {
+    writes.trim_start().starts_with('{')
+}
+
+/// A held input's JSON.
+enum HeldJson {
+    Writes(Value),
+    State(Value),
+}
+
+/// The held input's JSON, checked to be on an `input` checkpoint and in
+/// the held form.
+fn held_value(record: &StoredCheckpoint) -> Result<HeldJson, CheckpointError> {
+    let value: Value = serde_json::from_str(&record.writes)
+        .map_err(|e| malformed(record, format!("writes are not JSON: {e}")))?;
+    let Value::Object(mut map) = value else {
+        unreachable!("is_held saw an object");
+    };
+    let held = match (map.remove(HELD_WRITES), map.remove(HELD_STATE), map.is_empty()) {
+        (Some(writes), None, true) => HeldJson::Writes(writes),
+        (None, Some(state), true) => HeldJson::State(state),
+        _ => {
+            return Err(malformed(
+                record,
+                format!("writes are an object, neither a JSON list of {{node, update}} nor a run's input (`{{\"{HELD_WRITES}\": [..]}}` or `{{\"{HELD_STATE}\": {{..}}}}`)"),
+            ))
+        }
+    };
+    if record.meta.source != Source::Input {
+        return Err(malformed(
+            record,
+            format!(
+                "its writes hold a run's input, but it is a `{}` checkpoint, not `input`",
+                record.meta.source.as_str()
+            ),
+        ));
+    }
+    Ok(held)
+}
+
+/// The run's input an `input` checkpoint holds, read back (through the
+/// migration when older); `None` for a checkpoint holding none (any other,
+/// and an `input` checkpoint stored before inputs were held).
+pub(super) fn decode_input<S: AgentState>(
+    record: &StoredCheckpoint,
+) -> Result<Option<HeldInput<S>>, CheckpointError> {
+    if !is_held(&record.writes) {
+        return Ok(None);
+    }
+    match held_value(record)? {
+        HeldJson::Writes(writes) => {
+            let writes: Vec<NodeWrite<Value>> = serde_json::from_value(writes).map_err(|e| {
+                malformed(
+                    record,
+                    format!("its held input is not a JSON list of {{node, update}}: {e}"),
+                )
+            })?;
+            Ok(Some(HeldInput::Writes(updates_of::<S>(record, writes)?)))
+        }
+        HeldJson::State(state) => {
+            let state = upgrade::<S>(record, Stored::State, state)?;
+            let state = S::from_json(state).map_err(|error| corrupt(record, error))?;
+            Ok(Some(HeldInput::State(state)))
+        }
+    }
 }
 
 /// A state's fields, as its snapshot holds them.

@@ -66,6 +66,7 @@ pub mod sqlite;
 use std::future::Future;
 use std::pin::Pin;
 
+pub(crate) use codec::HeldInput;
 pub use error::CheckpointError;
 pub use executor::block_on;
 pub use memory::MemoryCheckpointer;
@@ -73,6 +74,7 @@ pub use record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, PendingWrite, SnapshotPolicy, Source,
     StoredCheckpoint,
 };
+pub(crate) use thread::HeldText;
 pub use thread::{StepRecord, Thread};
 
 /// A boxed future, so [`Checkpointer`] can be used as a trait object

@@ -189,7 +189,7 @@ impl PostgresCheckpointer {
             // A thread whose head record is gone reads as such, not as a
             // new thread: hence the outer join, and the head beside it.
             head: prepare(format!(
-                "SELECT {COLUMNS}, t.head FROM agent_state_threads t
+                "SELECT {COLUMNS}, t.head, t.last_id FROM agent_state_threads t
                  LEFT JOIN agent_state_checkpoints c ON c.thread_id = t.thread_id AND c.id = t.head
                  WHERE t.thread_id = $1"
             ))
@@ -269,9 +269,9 @@ impl PostgresCheckpointer {
         record: NewCheckpoint,
     ) -> Result<CheckpointMeta, CheckpointError> {
         check_thread_id(thread_id)?;
-        refuse_nul(&record.writes)?;
+        refuse_nul(&record.writes, true)?;
         if let Some(snapshot) = &record.snapshot {
-            refuse_nul(snapshot)?;
+            refuse_nul(snapshot, false)?;
         }
         let created_at_ms = now_ms();
         let parent = record.parent.map(|p| to_sql(p.0));
@@ -368,13 +368,22 @@ impl PostgresCheckpointer {
             return Ok(None);
         };
         let found: Option<i64> = row.try_get(1).map_err(pg_err("head"))?;
+        let head: i64 = row.try_get(10).map_err(pg_err("head"))?;
+        let last: i64 = row.try_get(11).map_err(pg_err("head"))?;
+        let broken = |reason: String| CheckpointError::Malformed {
+            thread_id: thread_id.to_owned(),
+            checkpoint: CheckpointId(from_sql(head)),
+            reason,
+        };
         if found.is_none() {
-            let head: i64 = row.try_get(10).map_err(pg_err("head"))?;
-            return Err(CheckpointError::Malformed {
-                thread_id: thread_id.to_owned(),
-                checkpoint: CheckpointId(from_sql(head)),
-                reason: "the thread's head checkpoint is missing".to_owned(),
-            });
+            return Err(broken("the thread's head checkpoint is missing".to_owned()));
+        }
+        // Every append makes its new id the head: a head behind the last id
+        // given out was moved back by hand (its newer checkpoints lost).
+        if head != last {
+            return Err(broken(format!(
+                "the thread's head was moved back: checkpoint {last} was stored after it"
+            )));
         }
         read_row(&row, thread_id, None, false).map(Some)
     }
@@ -417,7 +426,7 @@ impl PostgresCheckpointer {
         // A later write of one task and key replaces an earlier one: keep
         // the last, since one statement cannot update a row twice.
         for w in &writes {
-            refuse_nul(&w.value)?;
+            refuse_nul(&w.value, false)?;
         }
         for w in writes.into_iter().rev() {
             if !tasks
@@ -502,15 +511,24 @@ impl Columns for Row {
 
 /// Refuses JSON text holding U+0000, which `jsonb` cannot store: naming the
 /// field it is in. Looks for the escape first, so text without one (every
-/// step, nearly) costs one scan.
-fn refuse_nul(json: &str) -> Result<(), CheckpointError> {
+/// step, nearly) costs one scan. `writes`: `json` is a record's `writes`
+/// column (which may hold a run's input).
+fn refuse_nul(json: &str, writes: bool) -> Result<(), CheckpointError> {
     if !json.contains("\\u0000") {
         return Ok(());
     }
     // The escape may be text (`\\u0000`): find a real U+0000, if any.
-    let Ok(value) = serde_json::from_str::<Value>(json) else {
+    let Ok(mut value) = serde_json::from_str::<Value>(json) else {
         return Ok(());
     };
+    // A run's input held by its `input` checkpoint, in place of its
+    // writes: look in its writes or first state.
+    if let (true, Value::Object(held)) = (writes, &value) {
+        let inner = held.get("input").or_else(|| held.get("input_state"));
+        if let (1, Some(inner)) = (held.len(), inner) {
+            value = inner.clone();
+        }
+    }
     let field = match &value {
         // A step's writes: the field of a node's update.
         Value::Array(writes) => writes
@@ -568,7 +586,7 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             check_thread_id(thread_id)?;
-            refuse_nul(&snapshot)?;
+            refuse_nul(&snapshot, false)?;
             let bytes = to_sql(snapshot.len() as u64);
             let changed = self
                 .client

@@ -141,6 +141,41 @@ fn setup(conn: &Connection, path: &Path) -> Result<(), CheckpointError> {
     result
 }
 
+/// A storage error with where it happened: the file, and the thread asked
+/// for, so the error of a damaged file names both.
+#[derive(Debug)]
+struct InFile {
+    place: String,
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl std::fmt::Display for InFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.place, self.source)
+    }
+}
+
+impl std::error::Error for InFile {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
+    }
+}
+
+/// `error`, a storage failure, located at `place` (other errors name
+/// their thread already).
+fn locate(error: CheckpointError, place: impl FnOnce() -> String) -> CheckpointError {
+    match error {
+        CheckpointError::Backend { operation, source } => CheckpointError::Backend {
+            operation,
+            source: Box::new(InFile {
+                place: place(),
+                source,
+            }),
+        },
+        other => other,
+    }
+}
+
 fn is_busy(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
     matches!(
         error.downcast_ref::<rusqlite::Error>(),
@@ -184,7 +219,13 @@ impl SqliteCheckpointer {
         Self::open_with(path.as_ref(), true)
     }
 
+    /// Opens the file, naming it in a failure (a file that is not a
+    /// database, cut short, unreadable).
     fn open_with(path: &Path, exclusive: bool) -> Result<Self, CheckpointError> {
+        Self::open_file(path, exclusive).map_err(|e| locate(e, || path.display().to_string()))
+    }
+
+    fn open_file(path: &Path, exclusive: bool) -> Result<Self, CheckpointError> {
         let path = path.to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| CheckpointError::backend("open", e))?;
@@ -241,6 +282,19 @@ impl SqliteCheckpointer {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// `result`, its storage failure located in the file and `thread_id`.
+    fn at<T>(
+        &self,
+        thread_id: &str,
+        result: Result<T, CheckpointError>,
+    ) -> Result<T, CheckpointError> {
+        result.map_err(|e| {
+            locate(e, || {
+                format!("{}, thread `{thread_id}`", self.path.display())
+            })
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Db> {
@@ -685,7 +739,12 @@ impl Checkpointer for SqliteCheckpointer {
         expected_head: Option<CheckpointId>,
         record: NewCheckpoint,
     ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
-        Box::pin(async move { self.append_sync(thread_id, expected_head, record) })
+        Box::pin(async move {
+            self.at(
+                thread_id,
+                self.append_sync(thread_id, expected_head, record),
+            )
+        })
     }
 
     fn put_snapshot<'a>(
@@ -694,14 +753,14 @@ impl Checkpointer for SqliteCheckpointer {
         id: CheckpointId,
         snapshot: String,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move { self.put_snapshot_sync(thread_id, id, snapshot) })
+        Box::pin(async move { self.at(thread_id, self.put_snapshot_sync(thread_id, id, snapshot)) })
     }
 
     fn head<'a>(
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move { self.head_sync(thread_id) })
+        Box::pin(async move { self.at(thread_id, self.head_sync(thread_id)) })
     }
 
     fn chain<'a>(
@@ -709,7 +768,7 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &'a str,
         id: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move { self.chain_sync(thread_id, id) })
+        Box::pin(async move { self.at(thread_id, self.chain_sync(thread_id, id)) })
     }
 
     fn list<'a>(
@@ -718,14 +777,14 @@ impl Checkpointer for SqliteCheckpointer {
         before: Option<CheckpointId>,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move { self.list_sync(thread_id, before, limit) })
+        Box::pin(async move { self.at(thread_id, self.list_sync(thread_id, before, limit)) })
     }
 
     fn delete_thread<'a>(
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
-        Box::pin(async move { self.delete_sync(thread_id) })
+        Box::pin(async move { self.at(thread_id, self.delete_sync(thread_id)) })
     }
 
     fn snapshot_policy(&self) -> SnapshotPolicy {
@@ -738,7 +797,12 @@ impl Checkpointer for SqliteCheckpointer {
         checkpoint: CheckpointId,
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move { self.put_pending_sync(thread_id, checkpoint, writes) })
+        Box::pin(async move {
+            self.at(
+                thread_id,
+                self.put_pending_sync(thread_id, checkpoint, writes),
+            )
+        })
     }
 
     fn pending<'a>(
@@ -746,6 +810,6 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &'a str,
         checkpoint: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
-        Box::pin(async move { self.pending_sync(thread_id, checkpoint) })
+        Box::pin(async move { self.at(thread_id, self.pending_sync(thread_id, checkpoint)) })
     }
 }

@@ -4,9 +4,13 @@
 use std::sync::Arc;
 
 use super::chain::check_chain;
-use super::codec::{decode_state, decode_writes, encode_state, encode_writes, replay};
+use super::codec::{
+    decode_input, decode_state, decode_writes, encode_state, encode_writes, hold_state,
+    hold_writes, replay, HeldInput,
+};
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, SnapshotPolicy, Source,
+    StoredCheckpoint,
 };
 use super::{check_thread_id, CheckpointError, Checkpointer};
 use crate::state::{AgentState, StateUpdate, StepRule};
@@ -68,6 +72,9 @@ pub struct Thread<'c, S, C: ?Sized> {
     /// runtime's `Durability::Async`), until it hands the stored record
     /// back with `stored`.
     storing: Option<i64>,
+    /// The run's input, as the next `input` checkpoint this handle stores
+    /// holds it (not applied there; see [`hold_input`](Self::hold_input)).
+    held: Option<String>,
 }
 
 /// The last of the steps applied but not stored: what the checkpoint that
@@ -78,6 +85,15 @@ struct Unsaved {
     source: Source,
     /// The step's writes, encoded: a resume routes from them.
     writes: String,
+}
+
+/// A run's input for [`Thread::hold_input`]: its writes, or a new
+/// thread's first state as its snapshot text.
+pub(crate) enum HeldText<'a, S: AgentState> {
+    /// `__start__`'s writes.
+    Writes(&'a [NodeWrite<S::Update>]),
+    /// The first state's snapshot, from [`Thread::encode`].
+    Snapshot(&'a str),
 }
 
 /// A stored step as read back: where it sits and what each node wrote.
@@ -115,24 +131,10 @@ where
         let thread_id = thread_id.into();
         check_thread_id(&thread_id)?;
         let snapshot = encode_state(&initial)?;
-        let base_bytes = snapshot.len() as u64;
-        let record = NewCheckpoint {
-            parent: None,
-            step: -1,
-            source: Source::Input,
-            version: S::VERSION,
-            writes: "[]".to_owned(),
-            log_bytes: 0,
-            base_bytes,
-            snapshot: Some(snapshot),
-        };
-        let meta = saver.append(&thread_id, None, record).await?;
         let mut thread = Self::empty(saver, thread_id, initial);
-        thread.head = Some(Head {
-            meta,
-            log_bytes: 0,
-            base_bytes,
-        });
+        thread
+            .append_snapshot(-1, Source::Input, "[]".to_owned(), snapshot)
+            .await?;
         Ok(thread)
     }
 
@@ -195,6 +197,7 @@ where
             policy,
             unsaved: None,
             storing: None,
+            held: None,
         }
     }
 
@@ -203,6 +206,7 @@ where
     pub async fn reload(&mut self) -> Result<(), CheckpointError> {
         self.unsaved = None;
         self.storing = None;
+        self.held = None;
         match self.saver.head(&self.thread_id).await? {
             None => {
                 self.state = Arc::new(S::default());
@@ -313,7 +317,7 @@ where
     /// A step's record (ids assigned, writes encoded and checked) and its
     /// staged change, as the next step after the head.
     fn prepare(
-        &self,
+        &mut self,
         source: Source,
         writes: &mut [NodeWrite<S::Update>],
     ) -> Result<(NewCheckpoint, S::Staged), CheckpointError> {
@@ -331,6 +335,11 @@ where
         let step = match (&self.head, source) {
             (None, Source::Update) => 0,
             _ => self.next_step(),
+        };
+        // An `input` checkpoint holds its run's input, not applied there.
+        let text = match (source, self.held.take()) {
+            (Source::Input, Some(held)) => held,
+            _ => text,
         };
         let record = NewCheckpoint {
             parent: self.head.as_ref().map(|h| h.meta.id),
@@ -420,14 +429,29 @@ where
             return Ok(());
         };
         let snapshot = encode_state(&*self.state)?;
+        self.append_snapshot(unsaved.step, unsaved.source, unsaved.writes, snapshot)
+            .await
+    }
+
+    /// Stores a checkpoint holding the whole state as `snapshot` (the
+    /// state this handle holds, or is about to), child of the head, as the
+    /// new head: a thread's first state, the steps applied but not stored,
+    /// a whole-state input.
+    async fn append_snapshot(
+        &mut self,
+        step: i64,
+        source: Source,
+        writes: String,
+        snapshot: String,
+    ) -> Result<(), CheckpointError> {
         let base_bytes = snapshot.len() as u64;
         let parent = self.head.as_ref().map(|h| h.meta.id);
         let record = NewCheckpoint {
             parent,
-            step: unsaved.step,
-            source: unsaved.source,
+            step,
+            source,
             version: S::VERSION,
-            writes: unsaved.writes,
+            writes,
             log_bytes: 0,
             base_bytes,
             snapshot: Some(snapshot),
@@ -460,6 +484,39 @@ where
         Ok(())
     }
 
+    /// Makes the next `input` checkpoint this handle stores hold the run's
+    /// input `writes` (checked by [`check_writes`](Self::check_writes)),
+    /// or a new thread's first `state`: kept with the state before it in
+    /// one record, so a crash before the input is applied as the next step
+    /// loses nothing, and a resume applies it ([`held_input`](Self::held_input)).
+    pub(crate) fn hold_input(&mut self, input: HeldText<'_, S>) -> Result<(), CheckpointError> {
+        self.held = Some(match input {
+            HeldText::Writes(writes) => hold_writes(&encode_writes(writes)?),
+            HeldText::Snapshot(snapshot) => hold_state(snapshot),
+        });
+        Ok(())
+    }
+
+    /// The input the head holds, when it is a run's `input` checkpoint
+    /// whose input was not applied (a crash came between the two), or a
+    /// fork of one: what a resume applies before it goes on, with that
+    /// checkpoint.
+    pub(crate) async fn held_input(
+        &self,
+    ) -> Result<Option<(CheckpointMeta, HeldInput<S>)>, CheckpointError> {
+        let Some(mut meta) = self.head().cloned() else {
+            return Ok(None);
+        };
+        if let (Source::Fork, Some(parent)) = (meta.source, meta.parent) {
+            meta = self.record(parent).await?.meta;
+        }
+        if meta.source != Source::Input {
+            return Ok(None);
+        }
+        let record = self.record(meta.id).await?;
+        Ok(decode_input::<S>(&record)?.map(|held| (record.meta, held)))
+    }
+
     /// `state` as a snapshot, or why it cannot be stored.
     pub(crate) fn encode(state: &S) -> Result<String, CheckpointError> {
         Ok(encode_state(state)?)
@@ -475,25 +532,9 @@ where
         state: S,
         snapshot: String,
     ) -> Result<&CheckpointMeta, CheckpointError> {
-        let base_bytes = snapshot.len() as u64;
-        let record = NewCheckpoint {
-            parent: self.head.as_ref().map(|h| h.meta.id),
-            step: self.next_step(),
-            source,
-            version: S::VERSION,
-            writes: "[]".to_owned(),
-            log_bytes: 0,
-            base_bytes,
-            snapshot: Some(snapshot),
-        };
-        let expected = record.parent;
-        let meta = self.saver.append(&self.thread_id, expected, record).await?;
+        self.append_snapshot(self.next_step(), source, "[]".to_owned(), snapshot)
+            .await?;
         self.state = Arc::new(state);
-        self.head = Some(Head {
-            meta,
-            log_bytes: 0,
-            base_bytes,
-        });
         Ok(self.head().expect("a head was just stored"))
     }
 
@@ -518,24 +559,30 @@ where
 
     /// The stored step `id` with its writes.
     pub async fn step(&self, id: CheckpointId) -> Result<StepRecord<S::Update>, CheckpointError> {
+        let record = self.record(id).await?;
+        let writes = decode_writes::<S>(&record)?;
+        Ok(StepRecord {
+            meta: record.meta,
+            writes,
+        })
+    }
+
+    /// The stored record `id`, as the store keeps it.
+    async fn record(&self, id: CheckpointId) -> Result<StoredCheckpoint, CheckpointError> {
         // The newest record below `id + 1` is `id` itself, if it exists: one
         // row, without the chain a load would read.
         let found = self
             .saver
             .list(&self.thread_id, Some(CheckpointId(id.0 + 1)), 1)
             .await?;
-        let record =
-            found
-                .first()
-                .filter(|r| r.meta.id == id)
-                .ok_or_else(|| CheckpointError::NotFound {
-                    thread_id: self.thread_id.clone(),
-                    checkpoint: Some(id),
-                })?;
-        Ok(StepRecord {
-            meta: record.meta.clone(),
-            writes: decode_writes::<S>(record)?,
-        })
+        found
+            .into_iter()
+            .next()
+            .filter(|r| r.meta.id == id)
+            .ok_or_else(|| CheckpointError::NotFound {
+                thread_id: self.thread_id.clone(),
+                checkpoint: Some(id),
+            })
     }
 
     /// Up to `limit` stored steps of the thread with ids below `before` (all

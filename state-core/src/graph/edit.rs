@@ -80,6 +80,8 @@ where
         // A run's `input` checkpoint holds the state before its input: what
         // runs next is `__start__`, as LangGraph shows it.
         let next = match thread.head() {
+            // An input not applied yet, or a fork of one: `__start__` runs it.
+            Some(_) if thread.held_input().await?.is_some() => vec![START.to_owned()],
             Some(head) if head.source == Source::Input => {
                 match thread.step(head.id).await?.writes.is_empty() {
                     true => vec![START.to_owned()],

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::context::Interrupt;
 use super::GraphError;
 use crate::checkpoint::{CheckpointError, CheckpointId, NodeWrite, PendingWrite};
-use crate::state::StateUpdate;
+use crate::state::{AgentState, StateUpdate, Stored};
 
 /// Key of a finished task's writes.
 pub(crate) const DONE: &str = "done";
@@ -80,12 +80,44 @@ fn malformed(thread_id: &str, checkpoint: CheckpointId, reason: String) -> Graph
     })
 }
 
-/// Reads a checkpoint's pending writes.
-pub(crate) fn decode<U: StateUpdate>(
+/// A finished task's update, stored under state version `version`,
+/// brought up to this program's.
+fn upgrade<S: AgentState>(
     thread_id: &str,
     checkpoint: CheckpointId,
+    version: u32,
+    mut value: Value,
+) -> Result<Value, GraphError> {
+    if version > S::VERSION {
+        return Err(GraphError::Checkpoint(CheckpointError::NewerVersion {
+            thread_id: thread_id.to_owned(),
+            checkpoint,
+            stored: version,
+            current: S::VERSION,
+        }));
+    }
+    for from in version..S::VERSION {
+        value = S::migrate(from, Stored::Update, value).map_err(|error| {
+            GraphError::Checkpoint(CheckpointError::Migration {
+                thread_id: thread_id.to_owned(),
+                checkpoint,
+                from,
+                error,
+            })
+        })?;
+    }
+    Ok(value)
+}
+
+/// Reads the pending writes of checkpoint `checkpoint`, stored under
+/// state version `version` (a finished task's updates are read through the
+/// state's migration, as the checkpoint's own writes are).
+pub(crate) fn decode<S: AgentState>(
+    thread_id: &str,
+    checkpoint: CheckpointId,
+    version: u32,
     writes: Vec<PendingWrite>,
-) -> Result<Pending<U>, GraphError> {
+) -> Result<Pending<S::Update>, GraphError> {
     let mut pending = Pending::default();
     for w in writes {
         let bad = |e: &dyn std::fmt::Display| {
@@ -95,13 +127,15 @@ pub(crate) fn decode<U: StateUpdate>(
         let value: Value = serde_json::from_str(&w.value).map_err(|e| bad(&e))?;
         if w.task == JOINS_TASK {
             pending.joins = Some(serde_json::from_value(value).map_err(|e| bad(&e))?);
-        } else if w.key == DONE {
+        } else if let Some(written) = done_version(&w.key, version) {
+            let version = written.ok_or_else(|| bad(&"its state version does not read"))?;
             let stored: Vec<NodeWrite<Value>> =
                 serde_json::from_value(value).map_err(|e| bad(&e))?;
             let writes = stored
                 .into_iter()
                 .map(|s| {
-                    let update = U::from_json(s.update).map_err(|e| bad(&e))?;
+                    let value = upgrade::<S>(thread_id, checkpoint, version, s.update)?;
+                    let update = S::Update::from_json(value).map_err(|e| bad(&e))?;
                     Ok(NodeWrite {
                         node: s.node,
                         update,
@@ -127,11 +161,27 @@ pub(crate) fn decode<U: StateUpdate>(
     Ok(pending)
 }
 
-/// A finished task's writes, to keep while its step is unfinished. Gives
-/// their messages ids first, so the step stored later carries the same.
+/// The state version a finished task's writes were kept under, when `key`
+/// is such an entry's: `done@<version>` for a state past version 1, `done`
+/// for version 1 (and entries kept before versions were: those of
+/// `checkpoint_version`, the best guess there is). `Some(None)`: a version
+/// that does not read.
+fn done_version(key: &str, checkpoint_version: u32) -> Option<Option<u32>> {
+    if key == DONE {
+        return Some(Some(checkpoint_version));
+    }
+    let version = key.strip_prefix(DONE)?.strip_prefix('@')?;
+    Some(version.parse().ok())
+}
+
+/// A finished task's writes, to keep while its step is unfinished, under
+/// state version `version` (so a resume by a later version migrates
+/// them). Gives their messages ids first, so the step stored later
+/// carries the same.
 pub(crate) fn done_entry<U: StateUpdate>(
     task: &str,
     step: i64,
+    version: u32,
     writes: &mut [NodeWrite<U>],
 ) -> Result<PendingWrite, GraphError> {
     for w in writes.iter_mut() {
@@ -152,9 +202,13 @@ pub(crate) fn done_entry<U: StateUpdate>(
             error,
         }
     })?;
+    let key = match version {
+        0 | 1 => DONE.to_owned(),
+        _ => format!("{DONE}@{version}"),
+    };
     Ok(PendingWrite {
         task: task.to_owned(),
-        key: DONE.to_owned(),
+        key,
         value,
     })
 }

@@ -38,7 +38,7 @@ where
     S: AgentState + Default + Clone,
     C: Checkpointer + ?Sized,
 {
-    let mut at = At {
+    let at = At {
         tasks: Vec::new(),
         joins: JoinState::new(graph),
         pending: Pending::default(),
@@ -46,19 +46,43 @@ where
     let Some(head) = thread.head() else {
         return Ok(at);
     };
-    let head_id = head.id;
+    // A run's input not applied yet (a crash came after its `input`
+    // checkpoint): the thread is where it was when the input came.
+    if let Some((input, _)) = thread.held_input().await? {
+        return match input.parent {
+            Some(parent) => point_at(graph, thread, parent, at).await,
+            None => Ok(at),
+        };
+    }
+    point_at(graph, thread, head.id, at).await
+}
+
+/// The resume point of checkpoint `head_id`, whose state the thread holds.
+async fn point_at<S, C>(
+    graph: &Graph<S>,
+    thread: &Thread<'_, S, C>,
+    head_id: CheckpointId,
+    mut at: At<S::Update>,
+) -> Result<At<S::Update>, GraphError>
+where
+    S: AgentState + Default + Clone,
+    C: Checkpointer + ?Sized,
+{
     let mut record = thread.step(head_id).await?;
+    let version = record.meta.version;
     // A fork continues from the step it copies.
     if record.meta.source == Source::Fork {
         if let Some(parent) = record.meta.parent {
             record = thread.step(parent).await?;
         }
     }
-    at.pending = load_pending(thread, head_id).await?;
+    at.pending = load_pending(thread, head_id, version).await?;
     let joins_entry = if record.meta.id == head_id {
         at.pending.joins.take()
     } else {
-        load_pending::<S, C>(thread, record.meta.id).await?.joins
+        load_pending::<S, C>(thread, record.meta.id, record.meta.version)
+            .await?
+            .joins
     };
     let fired = match joins_entry {
         Some(entry) => {
@@ -80,16 +104,18 @@ where
     Ok(at)
 }
 
+/// The pending writes of checkpoint `id`, stored under state `version`.
 async fn load_pending<S, C>(
     thread: &Thread<'_, S, C>,
     id: CheckpointId,
+    version: u32,
 ) -> Result<Pending<S::Update>, GraphError>
 where
     S: AgentState + Default + Clone,
     C: Checkpointer + ?Sized,
 {
     let writes = thread.saver().pending(thread.thread_id(), id).await?;
-    pending::decode(thread.thread_id(), id, writes)
+    pending::decode::<S>(thread.thread_id(), id, version, writes)
 }
 
 /// Routes from a stored step's writes: START's edges for an input (or its
@@ -162,7 +188,8 @@ where
     while let Some(current) = at {
         let record = thread.step(current).await?;
         if current != id {
-            if let Some(entry) = load_pending::<S, C>(thread, current).await?.joins {
+            let version = record.meta.version;
+            if let Some(entry) = load_pending::<S, C>(thread, current, version).await?.joins {
                 state = JoinState::from_entry(graph, &entry).0;
                 break;
             }

@@ -20,8 +20,8 @@ use super::step::{
 };
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
-    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source,
-    Thread,
+    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, HeldInput, HeldText,
+    NodeWrite, Source, Thread,
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
@@ -44,7 +44,9 @@ pub enum Input<S: AgentState> {
     /// Nothing new: continue a thread from its last saved step (after a
     /// crash, a breakpoint or a [`stop_after`](Run::stop_after)). A
     /// finished thread stays as it is; nodes paused on interrupts run
-    /// again and pause again.
+    /// again and pause again. An input stored but not applied (a crash
+    /// came between its `input` checkpoint and the step applying it) is
+    /// applied first, and the run goes on as the interrupted one would.
     Resume,
     /// Continue a thread paused on interrupts with values for them
     /// (LangGraph's `Command(resume=..)`): the paused nodes run again from
@@ -382,6 +384,15 @@ where
             }),
             Err(other) => Err(GraphError::Checkpoint(other)),
         }
+    }
+
+    /// Makes the run's `input` checkpoint, stored next, hold its input
+    /// (a plain run keeps nothing).
+    fn hold(&mut self, input: HeldText<'_, S>) -> Result<(), GraphError> {
+        if let Sink::Saved(thread, _) = self {
+            thread.hold_input(input)?;
+        }
+        Ok(())
     }
 
     /// A plain run's step, applied in place (no future, nothing stored).
@@ -927,6 +938,7 @@ where
                 let mut writes = vec![NodeWrite::new(START, update)];
                 let observed = self.observed().then(|| writes.clone());
                 sink.check(&mut writes)?;
+                sink.hold(HeldText::Writes(&writes))?;
                 self.input_checkpoint(sink, self.durability).await?;
                 sink.apply(Source::Loop, &mut writes, self.durability)
                     .await?;
@@ -934,6 +946,10 @@ where
             }
             Input::Resume => {
                 if let Sink::Saved(thread, _) = &*sink {
+                    if let Some((_, held)) = thread.held_input().await? {
+                        self.report_fork(sink, graph).await?;
+                        return self.apply_held(sink, held).await;
+                    }
                     at = progress_from(resume_point(graph, thread).await?, graph);
                 }
                 Self::resumed(&self.stream, sink).await;
@@ -974,20 +990,35 @@ where
             return Ok(());
         };
         let next = graph.names_of(&resume_point(graph, thread).await?.tasks);
+        self.report_checkpoint(sink, head.step, Source::Fork, Some(head), next)
+            .await;
+        Ok(())
+    }
+
+    /// Tells the step callback and the `checkpoints` stream (when it was
+    /// stored) about a checkpoint that no node wrote (a fork, a run's
+    /// input): its state and what runs next; no writes, no `values`.
+    async fn report_checkpoint(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        step: i64,
+        source: Source,
+        checkpoint: Option<&CheckpointMeta>,
+        next: Vec<String>,
+    ) {
         if let Some(observer) = &mut self.observer {
             observer(&StepEvent {
-                step: head.step,
-                source: Source::Fork,
+                step,
+                source,
                 writes: &[],
                 state: sink.state(),
-                checkpoint: Some(head),
+                checkpoint,
                 next: &next,
             });
         }
-        if let Some(channel) = &self.stream {
+        if let (Some(channel), Some(head)) = (&self.stream, checkpoint) {
             channel.forked(head.clone(), sink.shared(), next).await;
         }
-        Ok(())
     }
 
     /// A run's input checkpoint, as LangGraph stores it: the state before
@@ -1002,22 +1033,10 @@ where
     ) -> Result<(), GraphError> {
         sink.apply(Source::Input, &mut Vec::new(), durability)
             .await?;
-        let next = [START.to_owned()];
-        if let Some(observer) = &mut self.observer {
-            observer(&StepEvent {
-                step: sink.next_step() - 1,
-                source: Source::Input,
-                writes: &[],
-                state: sink.state(),
-                checkpoint: sink.head(),
-                next: &next,
-            });
-        }
-        if let (Some(channel), Some(head)) = (&self.stream, sink.head()) {
-            channel
-                .forked(head.clone(), sink.shared(), next.to_vec())
-                .await;
-        }
+        let step = sink.next_step() - 1;
+        let next = vec![START.to_owned()];
+        self.report_checkpoint(sink, step, Source::Input, sink.head(), next)
+            .await;
         Ok(())
     }
 
@@ -1052,18 +1071,29 @@ where
                     other => GraphError::Checkpoint(other),
                 };
                 let snapshot = Thread::<S, C>::encode(&state).map_err(refused)?;
+                sink.hold(HeldText::Snapshot(&snapshot))?;
                 // A new thread's first state is stored as the run starts,
                 // whatever its durability.
                 self.input_checkpoint(sink, Durability::Sync).await?;
-                let Sink::Saved(thread, _) = sink else {
-                    unreachable!("a stored sink stays stored")
-                };
-                thread
-                    .save_state(Source::Loop, state, snapshot)
+                Self::store_first_state(sink, state, snapshot)
                     .await
                     .map_err(refused)?;
             }
         }
+        Ok(())
+    }
+
+    /// Stores a new thread's first state (its snapshot `snapshot`) as the
+    /// step after its `input` checkpoint.
+    async fn store_first_state(
+        sink: &mut Sink<'a, S, C>,
+        state: S,
+        snapshot: String,
+    ) -> Result<(), CheckpointError> {
+        let Sink::Saved(thread, _) = sink else {
+            unreachable!("a stored sink stays stored")
+        };
+        thread.save_state(Source::Loop, state, snapshot).await?;
         Ok(())
     }
 
@@ -1128,7 +1158,21 @@ where
         let observed = self.observed().then(|| vec![write.clone()]);
         let mut writes = vec![write];
         sink.check(&mut writes)?;
+        sink.hold(HeldText::Writes(&writes))?;
         self.input_checkpoint(sink, self.durability).await?;
+        self.carry_on(sink, point, writes, observed).await
+    }
+
+    /// Applies the input `writes` of a thread stopped at `point` (their
+    /// routing its tasks), which then run.
+    async fn carry_on(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        point: At<S::Update>,
+        mut writes: Vec<NodeWrite<S::Update>>,
+        observed: Observed<S>,
+    ) -> Result<Progress<S::Update>, GraphError> {
+        let graph = self.graph;
         sink.apply(Source::Loop, &mut writes, self.durability)
             .await?;
         let mut at = progress_from(point, graph);
@@ -1137,6 +1181,41 @@ where
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
         self.emit(sink, Source::Loop, observed, &at.tasks).await;
+        Ok(at)
+    }
+
+    /// A resume from a run's `input` checkpoint whose input was not
+    /// applied (a crash came between the two): applies the input it holds
+    /// and goes on as the interrupted run would have.
+    async fn apply_held(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+        held: HeldInput<S>,
+    ) -> Result<Progress<S::Update>, GraphError> {
+        let mut at = Progress {
+            tasks: Vec::new(),
+            joins: JoinState::new(self.graph),
+            steps: 0,
+            resuming: false,
+            resumed: None,
+        };
+        match held {
+            HeldInput::State(state) => {
+                let snapshot = Thread::<S, C>::encode(&state)?;
+                Self::store_first_state(sink, state, snapshot).await?;
+                self.start_fresh(sink, &mut at, None).await?;
+            }
+            HeldInput::Writes(mut writes) => {
+                let observed = self.observed().then(|| writes.clone());
+                // Where the thread was when the input came.
+                if let Some(point) = self.stopped(sink).await? {
+                    return self.carry_on(sink, point, writes, observed).await;
+                }
+                sink.apply(Source::Loop, &mut writes, self.durability)
+                    .await?;
+                self.start_fresh(sink, &mut at, observed).await?;
+            }
+        }
         Ok(at)
     }
 

@@ -160,7 +160,7 @@ impl<S: AgentState> Finisher<'_, S> {
         };
         show_returned::<S>(self.stream.as_deref(), task, &mut writes);
         if let (true, Some(queue)) = (self.keep_done, &self.queue) {
-            match pending::done_entry(&self.keys[i], self.step, &mut writes) {
+            match pending::done_entry(&self.keys[i], self.step, S::VERSION, &mut writes) {
                 Ok(entry) => queue.push(entry),
                 Err(error) => return TaskResult::Failed(error),
             }
