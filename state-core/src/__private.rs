@@ -86,6 +86,29 @@ pub fn gather<P>(writes: Writes<P>, write: Option<P>) -> Writes<P> {
     }
 }
 
+/// One update's write of a field as the field's list of a step's writes,
+/// begun from the first update of a step in the generated `stage` (no
+/// `gather`).
+#[inline]
+pub fn one<P>(write: Option<P>) -> Writes<P> {
+    match write {
+        None => Writes::Zero,
+        Some(write) => Writes::One(write),
+    }
+}
+
+/// A part's update as the part's list of a step's writes, begun from the
+/// first update as [`one`] begins a field's: none when it is empty, as the
+/// generated `stage` skips an empty part update.
+#[inline]
+pub fn one_part<U: crate::state::StateUpdate>(update: U) -> Writes<U> {
+    if update.is_empty() {
+        Writes::Zero
+    } else {
+        Writes::One(update)
+    }
+}
+
 /// A field's staging, its error named after the field (a function, not a
 /// closure per field in the generated `stage`).
 #[inline]

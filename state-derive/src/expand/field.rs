@@ -44,6 +44,9 @@ pub(super) struct FieldGen {
     /// The function reading one JSON value into the field's slot of an
     /// update or input (`value_into` or `write_into`).
     pub read_into: TokenStream,
+    /// Whether one update's write (`Option<T>`) is already the staged
+    /// change (`replace`): the generated `apply` then does not stage it.
+    pub one_is_staged: bool,
 }
 
 /// The list of a step's writes to the field, in the generated `stage`.
@@ -131,6 +134,7 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
                 stage: quote!(#p::stage_topic(#w, __rule)),
                 commit,
                 read_into: quote!(#p::write_into),
+                one_is_staged: false,
             }
         }
         _ => {
@@ -146,6 +150,7 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
                 stage,
                 commit,
                 read_into: quote!(#p::value_into),
+                one_is_staged: false,
             }
         }
     }
@@ -164,6 +169,7 @@ fn replace(p: &TokenStream, field: &Field) -> FieldGen {
         stage: quote!(#p::stage_replace(#w, __rule)),
         commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
         read_into: quote!(#p::value_into),
+        one_is_staged: true,
     }
 }
 
@@ -191,6 +197,7 @@ fn via_trait(
         stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, #w, __rule, <#ty as #tr>::stage)),
         commit: quote_spanned!(span=> #p::commit_writes(&mut self.#ident, __staged.#ident, <#ty as #tr>::commit)),
         read_into: quote!(#p::write_into),
+        one_is_staged: false,
     }
 }
 
@@ -214,5 +221,6 @@ fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::T
         },
         commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
         read_into: quote!(#p::write_into),
+        one_is_staged: false,
     }
 }
