@@ -187,7 +187,6 @@ fn collect_writes(ex: &Expansion) -> Vec<TokenStream> {
 /// the part's own `stage` with the same rule; for one update (`single`),
 /// none for a field whose write is its staged change.
 fn stage_statements(ex: &Expansion, single: bool) -> Vec<TokenStream> {
-    let p = &ex.p;
     ex.slots
         .iter()
         .filter_map(|(f, s)| {
@@ -201,10 +200,9 @@ fn stage_statements(ex: &Expansion, single: bool) -> Vec<TokenStream> {
                 // A match, not `?`: see `__private::value_into`.
                 Slot::Own(Some(g)) => {
                     let stage = &g.stage;
-                    let json = &f.json_name;
                     Some(quote! {
                         #(#cfgs)*
-                        let #st = match #p::in_field(#stage, #json) {
+                        let #st = match #stage {
                             ::core::result::Result::Ok(__s) => __s,
                             ::core::result::Result::Err(__e) => return ::core::result::Result::Err(__e),
                         };
