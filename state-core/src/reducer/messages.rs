@@ -265,6 +265,7 @@ impl<M: MessageLike> MessagesField for Messages<M> {
     type Message = M;
     type Staged = StagedMessages<M>;
 
+    #[inline]
     fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
         let upserts_only = check(updates.as_mut_slice(), |id| self.contains_id(id), true)?;
         Ok(StagedMessages {
@@ -273,6 +274,7 @@ impl<M: MessageLike> MessagesField for Messages<M> {
         })
     }
 
+    #[inline]
     fn commit(&mut self, staged: Self::Staged) {
         let (items, index) = self.parts_mut();
         apply(items, index, staged);
