@@ -86,6 +86,76 @@ pub fn gather<P>(writes: Writes<P>, write: Option<P>) -> Writes<P> {
     }
 }
 
+/// One update's write of a field as the field's list of a step's writes,
+/// begun from the first update of a step in the generated `stage` (no
+/// `gather`).
+#[inline]
+pub fn one<P>(write: Option<P>) -> Writes<P> {
+    match write {
+        None => Writes::Zero,
+        Some(write) => Writes::One(write),
+    }
+}
+
+/// A part's update as the part's list of a step's writes, begun from the
+/// first update as [`one`] begins a field's: none when it is empty, as the
+/// generated `stage` skips an empty part update.
+#[inline]
+pub fn one_part<U: crate::state::StateUpdate>(update: U) -> Writes<U> {
+    if update.is_empty() {
+        Writes::Zero
+    } else {
+        Writes::One(update)
+    }
+}
+
+/// Per reducer served by a trait, the staging of a field's list of writes
+/// (its error named after the field) and the commit of what was staged:
+/// one call each in the generated code, whose types rustc infers from the
+/// field alone (cheaper to compile than `stage_writes` with the trait's
+/// function as an argument, and `in_field` around it).
+macro_rules! via_trait {
+    ($tr:ident, $partial:ty, $stage:ident, $commit:ident) => {
+        #[doc = concat!("Stages a `", stringify!($tr), "` field's writes; errors name `field`.")]
+        #[inline]
+        pub fn $stage<T: $tr>(
+            current: &T,
+            writes: Writes<FieldWrite<T, $partial>>,
+            rule: StepRule,
+            field: &str,
+        ) -> Result<FieldStage<T, T::Staged>, StateError> {
+            in_field(stage_writes(current, writes, rule, T::stage), field)
+        }
+
+        #[doc = concat!("Commits what [`", stringify!($stage), "`] staged.")]
+        #[inline]
+        pub fn $commit<T: $tr>(current: &mut T, staged: FieldStage<T, T::Staged>) {
+            commit_writes(current, staged, T::commit)
+        }
+    };
+}
+
+via_trait!(MergeField, T::Partial, stage_merge, commit_merge);
+via_trait!(
+    MessagesField,
+    MessageOps<T::Message>,
+    stage_messages,
+    commit_messages
+);
+via_trait!(UnionField, Vec<T::Item>, stage_union, commit_union);
+via_trait!(AppendField, Vec<T::Item>, stage_append, commit_append);
+
+/// [`stage_replace`] of a field, its error named after the field: one call
+/// per `replace` field in the generated `stage`.
+#[inline]
+pub fn stage_replace_field<T>(
+    writes: Writes<T>,
+    rule: StepRule,
+    field: &str,
+) -> Result<Option<T>, StateError> {
+    in_field(stage_replace(writes, rule), field)
+}
+
 /// A field's staging, its error named after the field (a function, not a
 /// closure per field in the generated `stage`).
 #[inline]

@@ -66,8 +66,17 @@ impl MessageLike for Message {
     /// (a tool message without `tool_call_id`, ...).
     #[inline]
     fn validate(&self) -> Result<(), String> {
-        Message::validate(self).map_err(|e| e.to_string())
+        match Message::validate(self) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(error_text(&e)),
+        }
     }
+}
+
+/// A message's error as the text the reducer reports, out of line.
+#[cold]
+fn error_text(error: &crate::message::MessageError) -> String {
+    error.to_string()
 }
 
 /// A request to remove the message with `id` (LangChain's `RemoveMessage`);

@@ -409,6 +409,18 @@ where
         Ok(())
     }
 
+    /// A plain run's step of one update (the fast paths), through the
+    /// state's `apply` of one update: every field is staged before any is
+    /// written, so an update that fails leaves the state as it was.
+    fn apply_one_plain(&mut self, update: S::Update) -> Result<(), StateError> {
+        let Sink::Plain { state, next_step } = self else {
+            unreachable!("called on a plain run's sink")
+        };
+        Arc::make_mut(state).apply(update)?;
+        *next_step += 1;
+        Ok(())
+    }
+
     /// Stores what is not stored yet: waits for the store under way (under
     /// [`Durability::Async`]), stores the steps applied but not stored
     /// (under [`Durability::Exit`]).
@@ -635,13 +647,12 @@ where
             let (routing, observed) = match fast {
                 Fast::Update(update) => {
                     let node = at.tasks[0].node;
-                    sink.apply_plain(std::iter::once(update)).map_err(|error| {
-                        GraphError::InvalidUpdate {
+                    sink.apply_one_plain(update)
+                        .map_err(|error| GraphError::InvalidUpdate {
                             step,
                             nodes: vec![self.graph.names[node].clone()],
                             error,
-                        }
-                    })?;
+                        })?;
                     (Vec::new(), None)
                 }
                 fast => {
@@ -713,13 +724,12 @@ where
                     return Ok(Direct::Ran);
                 }
             };
-            sink.apply_plain(std::iter::once(update)).map_err(|error| {
-                GraphError::InvalidUpdate {
+            sink.apply_one_plain(update)
+                .map_err(|error| GraphError::InvalidUpdate {
                     step,
                     nodes: vec![graph.names[node].clone()],
                     error,
-                }
-            })?;
+                })?;
             at.steps += 1;
             at.resuming = false;
             match graph.fixed_next(node) {

@@ -196,7 +196,17 @@ fn after_last_remove_all<M>(ops: &[MessageOp<M>]) -> &[MessageOp<M>] {
 /// an id that is not there is skipped, an id-less message gets an id.
 #[inline]
 fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: StagedMessages<M>) {
-    for MessageOps(mut ops) in staged.updates {
+    let updates = match staged.updates {
+        // Most steps: one update of one message, without an iterator.
+        Writes::One(MessageOps(mut ops)) if staged.upserts_only && ops.len() == 1 => {
+            if let Some(MessageOp::Upsert(msg)) = ops.pop() {
+                upsert(items, index, msg);
+            }
+            return;
+        }
+        updates => updates,
+    };
+    for MessageOps(mut ops) in updates {
         if !staged.upserts_only {
             apply_batch(items, index, ops);
         } else if ops.len() == 1 {
@@ -255,6 +265,7 @@ impl<M: MessageLike> MessagesField for Messages<M> {
     type Message = M;
     type Staged = StagedMessages<M>;
 
+    #[inline]
     fn stage(&self, mut updates: Writes<MessageOps<M>>) -> Result<Self::Staged, StateError> {
         let upserts_only = check(updates.as_mut_slice(), |id| self.contains_id(id), true)?;
         Ok(StagedMessages {
@@ -263,6 +274,7 @@ impl<M: MessageLike> MessagesField for Messages<M> {
         })
     }
 
+    #[inline]
     fn commit(&mut self, staged: Self::Staged) {
         let (items, index) = self.parts_mut();
         apply(items, index, staged);

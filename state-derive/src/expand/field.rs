@@ -37,13 +37,17 @@ pub(super) struct FieldGen {
     pub partial_ty: Option<TokenStream>,
     /// The staged struct's field type.
     pub staged_ty: TokenStream,
-    /// Expression staging the writes in the field's list ([`writes_of`]).
+    /// Expression staging the writes in the field's list ([`writes_of`]),
+    /// its error named after the field.
     pub stage: TokenStream,
     /// Statement committing `__staged.<field>`.
     pub commit: TokenStream,
     /// The function reading one JSON value into the field's slot of an
     /// update or input (`value_into` or `write_into`).
     pub read_into: TokenStream,
+    /// Whether one update's write (`Option<T>`) is already the staged
+    /// change (`replace`): the generated `apply` then does not stage it.
+    pub one_is_staged: bool,
 }
 
 /// The list of a step's writes to the field, in the generated `stage`.
@@ -115,6 +119,7 @@ pub(super) fn field_gen(p: &TokenStream, field: &Field) -> Option<FieldGen> {
 /// field's default.
 fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
     let ty = field.ty;
+    let json = &field.json_name;
     let ident = field.ident;
     let w = writes_of(field);
     let default = super::defaults::default_expr(p, field);
@@ -128,16 +133,17 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
                 write_ty: quote!(#p::FieldWrite<#ty, #partial>),
                 partial_ty: Some(partial),
                 staged_ty,
-                stage: quote!(#p::stage_topic(#w, __rule)),
+                stage: quote!(#p::in_field(#p::stage_topic(#w, __rule), #json)),
                 commit,
                 read_into: quote!(#p::write_into),
+                one_is_staged: false,
             }
         }
         _ => {
             let stage = if channel == Channel::Ephemeral {
-                quote!(#p::stage_ephemeral(#w, __rule))
+                quote!(#p::in_field(#p::stage_ephemeral(#w, __rule), #json))
             } else {
-                quote!(#p::stage_any_value(#w, __rule))
+                quote!(#p::in_field(#p::stage_any_value(#w, __rule), #json))
             };
             FieldGen {
                 write_ty: quote!(#ty),
@@ -146,6 +152,7 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
                 stage,
                 commit,
                 read_into: quote!(#p::value_into),
+                one_is_staged: false,
             }
         }
     }
@@ -155,15 +162,17 @@ fn channel_gen(p: &TokenStream, field: &Field, channel: Channel) -> FieldGen {
 /// refused when staged.
 fn replace(p: &TokenStream, field: &Field) -> FieldGen {
     let ty = field.ty;
+    let json = &field.json_name;
     let ident = field.ident;
     let w = writes_of(field);
     FieldGen {
         write_ty: quote!(#ty),
         partial_ty: None,
         staged_ty: quote!(::core::option::Option<#ty>),
-        stage: quote!(#p::stage_replace(#w, __rule)),
+        stage: quote!(#p::stage_replace_field(#w, __rule, #json)),
         commit: quote!(#p::commit_replace(&mut self.#ident, __staged.#ident)),
         read_into: quote!(#p::value_into),
+        one_is_staged: true,
     }
 }
 
@@ -184,19 +193,25 @@ fn via_trait(
     let span = ty.span();
     let tr = Ident::new(trait_name, span);
     let tr = quote_spanned!(span=> #p::#tr);
+    let json = &field.json_name;
+    let reducer = trait_name.trim_end_matches("Field").to_lowercase();
+    let stage_fn = format_ident!("stage_{}", reducer, span = span);
+    let commit_fn = format_ident!("commit_{}", reducer, span = span);
     FieldGen {
         write_ty: quote!(#p::FieldWrite<#ty, #partial>),
         partial_ty: Some(bound_partial.unwrap_or(partial)),
         staged_ty: quote_spanned!(span=> #p::FieldStage<#ty, <#ty as #tr>::Staged>),
-        stage: quote_spanned!(span=> #p::stage_writes(&self.#ident, #w, __rule, <#ty as #tr>::stage)),
-        commit: quote_spanned!(span=> #p::commit_writes(&mut self.#ident, __staged.#ident, <#ty as #tr>::commit)),
+        stage: quote_spanned!(span=> #p::#stage_fn(&self.#ident, #w, __rule, #json)),
+        commit: quote_spanned!(span=> #p::#commit_fn(&mut self.#ident, __staged.#ident)),
         read_into: quote!(#p::write_into),
+        one_is_staged: false,
     }
 }
 
 /// `with = path`: the user's function folds each write into the value.
 fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::Type>) -> FieldGen {
     let ty = field.ty;
+    let json = &field.json_name;
     let ident = field.ident;
     let w = writes_of(field);
     let input = update.map_or_else(|| ty.to_token_stream(), ToTokens::to_token_stream);
@@ -208,11 +223,12 @@ fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::T
         partial_ty: Some(input.clone()),
         staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
         stage: quote_spanned! {pspan=>
-            #p::stage_writes(&self.#ident, #w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
+            #p::in_field(#p::stage_writes(&self.#ident, #w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
                 #p::stage_with(__cur, __ws, #path)
-            })
+            }), #json)
         },
         commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
         read_into: quote!(#p::write_into),
+        one_is_staged: false,
     }
 }

@@ -57,7 +57,7 @@ pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
     let marker_init = ex.marker_init();
     let write_lists = write_lists(ex);
     let collect = collect_writes(ex);
-    let stage = stage_fields(ex);
+    let stage = stage_statements(ex, false);
     let init = ex.slots.iter().filter_map(|(f, s)| {
         let name = f.ident;
         let cfgs = &f.cfgs;
@@ -85,6 +85,53 @@ pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
             }
             #(#stage)*
             ::core::result::Result::Ok(#staged { #(#init)* #marker_init })
+        }
+    }
+}
+
+/// `AgentState::apply` of one update: each field's write taken straight
+/// as its list of writes (no loop over updates, no `gather`) and staged as
+/// `stage` stages it, then all committed, so it is as atomic as `stage`
+/// then `commit`. A field whose one write is its staged change (`replace`)
+/// is neither listed nor staged: its write goes into the staged struct.
+pub(super) fn apply_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStream {
+    let p = &ex.p;
+    let staged = &ex.staged;
+    let conflict = &ex.conflict;
+    let marker_init = ex.marker_init();
+    let lists = ex.slots.iter().filter_map(|(f, s)| {
+        let name = f.ident;
+        let cfgs = &f.cfgs;
+        let w = writes_of(f);
+        match s {
+            Slot::Own(Some(g)) if !g.one_is_staged => {
+                Some(quote!(#(#cfgs)* let #w = #p::one(__u.#name);))
+            }
+            Slot::Part => Some(quote!(let #w = #p::one_part(__u.#name);)),
+            Slot::Own(_) => None,
+        }
+    });
+    let stage = stage_statements(ex, true);
+    let init = ex.slots.iter().filter_map(|(f, s)| {
+        let name = f.ident;
+        let cfgs = &f.cfgs;
+        let st = format_ident!("__s_{}", f.plain_name);
+        match s {
+            Slot::Own(None) => None,
+            Slot::Own(Some(g)) if g.one_is_staged => Some(quote!(#(#cfgs)* #name: __u.#name,)),
+            _ => Some(quote!(#(#cfgs)* #name: #st,)),
+        }
+    });
+    quote! {
+        #[inline]
+        fn apply(&mut self, __u: Self::Update) -> ::core::result::Result<(), #p::StateError> {
+            #inline_checks
+            let __rule = #p::StepRule::Superstep;
+            #p::Conflict::check(__u.#conflict)?;
+            #(#lists)*
+            #(#stage)*
+            #p::AgentState::commit(self, #staged { #(#init)* #marker_init });
+            ::core::result::Result::Ok(())
         }
     }
 }
@@ -137,9 +184,9 @@ fn collect_writes(ex: &Expansion) -> Vec<TokenStream> {
 }
 
 /// `let __s_<field> = ..;`: each list staged by the field's reducer, or by
-/// the part's own `stage` with the same rule.
-fn stage_fields(ex: &Expansion) -> Vec<TokenStream> {
-    let p = &ex.p;
+/// the part's own `stage` with the same rule; for one update (`single`),
+/// none for a field whose write is its staged change.
+fn stage_statements(ex: &Expansion, single: bool) -> Vec<TokenStream> {
     ex.slots
         .iter()
         .filter_map(|(f, s)| {
@@ -149,13 +196,13 @@ fn stage_fields(ex: &Expansion) -> Vec<TokenStream> {
             let st = format_ident!("__s_{}", f.plain_name);
             match s {
                 Slot::Own(None) => None,
+                Slot::Own(Some(g)) if single && g.one_is_staged => None,
                 // A match, not `?`: see `__private::value_into`.
                 Slot::Own(Some(g)) => {
                     let stage = &g.stage;
-                    let json = &f.json_name;
                     Some(quote! {
                         #(#cfgs)*
-                        let #st = match #p::in_field(#stage, #json) {
+                        let #st = match #stage {
                             ::core::result::Result::Ok(__s) => __s,
                             ::core::result::Result::Err(__e) => return ::core::result::Result::Err(__e),
                         };

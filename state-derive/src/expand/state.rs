@@ -22,6 +22,7 @@ pub(super) fn agent_state_impl(ex: &Expansion) -> TokenStream {
     let schema = schema::schema_fn(ex, &inline_checks);
     let stage = staged::stage_fn(ex, &inline_checks);
     let commit = staged::commit_fn(ex);
+    let apply = staged::apply_fn(ex, &inline_checks);
     let from_json = json::state_from_json(ex);
     let has_field = has_field(ex);
     let ser = json::state_serialize_fields(ex);
@@ -41,6 +42,8 @@ pub(super) fn agent_state_impl(ex: &Expansion) -> TokenStream {
             #stage
 
             #commit
+
+            #apply
 
             #[inline]
             fn from_json(__value: #p::serde_json::Value) -> ::core::result::Result<Self, #p::StateError> {
