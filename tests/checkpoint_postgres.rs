@@ -409,22 +409,10 @@ async fn nul_characters_are_refused_naming_the_field() {
 #[tokio::test]
 async fn a_crash_after_the_input_checkpoint_keeps_the_input() {
     use agent_state::checkpoint::Checkpointer;
-    use agent_state::graph::{Input, StateGraph, END, START};
+    use agent_state::graph::Input;
     use support::faulty::Faulty;
 
-    let graph = StateGraph::<Debate>::new()
-        .add_node("count", |s: &Debate| {
-            DebateUpdate::new()
-                .round(s.round + 1)
-                .add_log(s.round.into())
-        })
-        .add_edge(START, "count")
-        .add_conditional_edges(
-            "count",
-            |s: &Debate| if s.round < 4 { "count" } else { END },
-        )
-        .compile()
-        .unwrap();
+    let graph = support::counting(4);
     let input = || Input::Update(DebateUpdate::new().round(1));
     let saver = Faulty::new(connect().await);
     for id in ["pg-held", "pg-held-whole"] {

@@ -338,6 +338,26 @@ struct Chat {
     messages: Messages,
 }
 
+/// Each `messages` event as the Python scripts print it: the message's
+/// type, content and id, the node and the step.
+fn message_lines<S: GraphState>(events: &[StreamEvent<S>]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e.name() == "messages")
+        .map(|e| {
+            let json = e.to_json();
+            let (message, meta) = (&json[0], &json[1]);
+            json!([
+                message["type"],
+                message["content"],
+                message["id"],
+                meta["langgraph_node"],
+                meta["langgraph_step"]
+            ])
+        })
+        .collect()
+}
+
 /// A node that streams a model's answer in pieces (id `m1`), then returns
 /// the message they make.
 fn streamed(_: &Chat, ctx: &NodeContext) -> Result<ChatUpdate, BoxError> {
@@ -404,21 +424,7 @@ fn messages_mode_streams_the_messages_a_node_returns_once_each() {
         panic!("the stream ends with End")
     };
     let no_id = out.state.messages[4].id.clone().unwrap();
-    let got: Vec<Value> = events
-        .iter()
-        .filter(|e| e.name() == "messages")
-        .map(|e| {
-            let json = e.to_json();
-            let (message, meta) = (&json[0], &json[1]);
-            json!([
-                message["type"],
-                message["content"],
-                message["id"],
-                meta["langgraph_node"],
-                meta["langgraph_step"]
-            ])
-        })
-        .collect();
+    let got = message_lines(&events);
     assert_eq!(
         got,
         [
@@ -1126,21 +1132,7 @@ fn messages_mode_streams_messages_of_any_field() {
     let h2 = out.state.notes[1].id.clone().expect("h2 was given an id");
     let no_id = out.state.last.as_ref().and_then(|m| m.id.clone());
     let no_id = no_id.expect("the plain field's message was given an id");
-    let got: Vec<Value> = events
-        .iter()
-        .filter(|e| e.name() == "messages")
-        .map(|e| {
-            let json = e.to_json();
-            let (message, meta) = (&json[0], &json[1]);
-            json!([
-                message["type"],
-                message["content"],
-                message["id"],
-                meta["langgraph_node"],
-                meta["langgraph_step"]
-            ])
-        })
-        .collect();
+    let got = message_lines(&events);
     assert_eq!(
         got,
         [

@@ -19,19 +19,7 @@ use support::{temp_db, Debate, DebateUpdate};
 
 /// Five counting steps: step `n` (1-based) logs `n - 1`.
 fn counting() -> Graph<Debate> {
-    StateGraph::<Debate>::new()
-        .add_node("count", |s: &Debate| {
-            DebateUpdate::new()
-                .round(s.round + 1)
-                .add_log(s.round.into())
-        })
-        .add_edge(START, "count")
-        .add_conditional_edges(
-            "count",
-            |s: &Debate| if s.round < 5 { "count" } else { END },
-        )
-        .compile()
-        .unwrap()
+    support::counting(5)
 }
 
 fn topic(t: &str) -> Debate {

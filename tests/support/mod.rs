@@ -12,6 +12,7 @@ pub mod props;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use agent_state::graph::{Graph, StateGraph, END, START};
 use agent_state::{AgentState, Messages};
 
 /// The debate state of seed 004, with an append-only log that shows any
@@ -45,4 +46,29 @@ pub fn temp_db(name: &str) -> PathBuf {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
     path
+}
+
+/// A graph of one node, `count`, that loops until `round` reaches `to`:
+/// the step that sets round `n` logs `n - 1`, so a step applied twice or
+/// lost shows in `log`.
+pub fn counting(to: u32) -> Graph<Debate> {
+    StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| {
+            DebateUpdate::new()
+                .round(s.round + 1)
+                .add_log(s.round.into())
+        })
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            move |s: &Debate| {
+                if s.round < to {
+                    "count"
+                } else {
+                    END
+                }
+            },
+        )
+        .compile()
+        .unwrap()
 }
