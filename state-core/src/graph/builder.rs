@@ -266,6 +266,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
     /// as them by [`Graph::update_state`](super::Graph::update_state)
     /// leads where their edges would in LangChain's graph.
     #[must_use]
+    #[cfg(feature = "agent")]
     pub(crate) fn add_fallback_edges_to<F>(
         mut self,
         from: impl Into<String>,
