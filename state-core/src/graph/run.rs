@@ -719,21 +719,21 @@ where
                 unreachable!("direct_node gives a plain sync node")
             };
             let step = *next_step;
-            let update = match f(state) {
-                Ok(NodeOutput::Update(update)) => update,
-                Ok(NodeOutput::Nothing) => S::Update::default(),
+            // Applied where the node's output lies: the update is not
+            // moved out of it first.
+            let applied = match f(state) {
+                Ok(NodeOutput::Update(update)) => state.apply(update),
+                Ok(NodeOutput::Nothing) => state.apply(S::Update::default()),
                 other => {
                     fast_outcome(&graph.names[node], step, other, out);
                     return Ok(Direct::Ran);
                 }
             };
-            state
-                .apply(update)
-                .map_err(|error| GraphError::InvalidUpdate {
-                    step,
-                    nodes: vec![graph.names[node].clone()],
-                    error,
-                })?;
+            applied.map_err(|error| GraphError::InvalidUpdate {
+                step,
+                nodes: vec![graph.names[node].clone()],
+                error,
+            })?;
             *next_step += 1;
             at.steps += 1;
             at.resuming = false;
