@@ -867,6 +867,62 @@ fn plain_runs_match_runs_on_a_thread_step_for_step() {
     );
 }
 
+/// A plain run takes a router's repeated answer to the node it led to last
+/// time without looking it up again; a new answer is still checked (an
+/// undeclared or unknown target fails the run as on a thread), and owned
+/// names and END route as before.
+#[test]
+fn a_plain_runs_router_checks_each_new_answer() {
+    let graph = |last: &'static str| {
+        StateGraph::<Debate>::new()
+            .add_node("count", |s: &Debate| DebateUpdate::new().round(s.round + 1))
+            .add_node("other", |_: &Debate| DebateUpdate::new())
+            .add_edge(START, "count")
+            .add_conditional_edges_to(
+                "count",
+                move |s: &Debate| if s.round < 4 { "count" } else { last },
+                ["count", END],
+            )
+            .compile()
+            .unwrap()
+    };
+    let saver = MemoryCheckpointer::new();
+    for (n, last) in ["other", "nowhere"].into_iter().enumerate() {
+        let g = graph(last);
+        let plain = block_on(g.run(Input::State(topic("r")))).unwrap_err();
+        let saved = block_on(
+            g.run(Input::State(topic("r")))
+                .on_thread(&saver, format!("r{n}").as_str()),
+        )
+        .unwrap_err();
+        assert_eq!(plain.to_string(), saved.to_string());
+        assert!(
+            matches!(&plain, GraphError::UndeclaredTarget { target, .. } if target == last),
+            "{plain}"
+        );
+    }
+    let g = graph(END);
+    let out = block_on(g.run(Input::State(topic("e")))).unwrap();
+    let saved = block_on(g.run(Input::State(topic("e"))).on_thread(&saver, "e")).unwrap();
+    assert_eq!((out.state.round, out.steps), (4, saved.steps));
+
+    let owned = StateGraph::<Debate>::new()
+        .add_node("count", |s: &Debate| DebateUpdate::new().round(s.round + 1))
+        .add_edge(START, "count")
+        .add_conditional_edges("count", |s: &Debate| {
+            if s.round < 5 {
+                "count".to_owned()
+            } else {
+                END.to_owned()
+            }
+        })
+        .compile()
+        .unwrap();
+    let out = block_on(owned.run(Input::State(topic("o")))).unwrap();
+    let saved = block_on(owned.run(Input::State(topic("o"))).on_thread(&saver, "o")).unwrap();
+    assert_eq!((out.state.round, out.steps), (5, saved.steps));
+}
+
 /// `Durability::Exit` against a real SQLite file: one checkpoint when the
 /// run ends (completion, a pause at an interrupt, a node's failure), read
 /// back by a new handle as the state the run returned; a crash before the

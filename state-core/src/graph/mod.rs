@@ -68,6 +68,7 @@ mod output;
 mod pending;
 mod policy;
 mod resume;
+mod route_cache;
 mod run;
 mod step;
 mod stream;
@@ -365,8 +366,19 @@ impl<S: AgentState> Graph<S> {
         out: &mut Routed,
     ) -> Result<(), GraphError> {
         let next = (self.routers[r])(state);
+        self.route_next(from, r, &next, out)
+    }
+
+    /// Where router `r`'s answer `next` leads from `from`.
+    fn route_next(
+        &self,
+        from: Option<usize>,
+        r: usize,
+        next: &Next,
+        out: &mut Routed,
+    ) -> Result<(), GraphError> {
         if let Some(declared) = &self.router_ends[r] {
-            self.check_declared(from, declared, &next)?;
+            self.check_declared(from, declared, next)?;
         }
         if !next.sends().is_empty() {
             self.route_targets(from, &[], next.sends(), out)?;
@@ -428,15 +440,19 @@ impl<S: AgentState> Graph<S> {
     /// A target of routing from `from`: END leads to the after hooks first
     /// (unless `from` is one).
     fn push_pull(&self, from: Option<usize>, target: Target, out: &mut Routed) {
+        if let Some(node) = self.pulled(from, target) {
+            out.pull.push(node);
+        }
+    }
+
+    /// The node a target of routing from `from` runs, if any: END's is
+    /// the first after hook (unless `from` is one).
+    fn pulled(&self, from: Option<usize>, target: Target) -> Option<usize> {
         match target {
-            Target::Node(i) => out.pull.push(i),
-            Target::End => {
-                if let (Some(first), false) =
-                    (self.first_after, from.is_some_and(|i| self.is_after[i]))
-                {
-                    out.pull.push(first);
-                }
-            }
+            Target::Node(i) => Some(i),
+            Target::End => self
+                .first_after
+                .filter(|_| !from.is_some_and(|i| self.is_after[i])),
         }
     }
 

@@ -15,6 +15,7 @@ use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
+use super::route_cache::{Hop, LastRoute};
 use super::step::{
     fast_outcome, fast_path, run_step, show_returned, Fast, Resumed, StepOut, StepPlan, Store,
 };
@@ -701,54 +702,127 @@ where
         routed: &mut Routed,
     ) -> Result<Direct, GraphError> {
         let graph = self.graph;
+        let Sink::Plain { state, next_step } = sink else {
+            return Ok(Direct::Yield);
+        };
+        let limits = self.direct_limits();
+        let mut node = match self.direct_node(at, limits)? {
+            Ok(node) => node,
+            Err(left) => return Ok(left),
+        };
+        // A plain run that shows nothing lends its state to no one while
+        // the loop runs: it is made its own once, not at every step.
+        let state = Arc::make_mut(state);
+        let mut last = LastRoute::default();
         loop {
-            let node = match at.tasks.as_slice() {
-                [Task { node, send: None }] => *node,
-                _ => return Ok(Direct::Yield),
+            let NodeFn::Sync(f) = &graph.fns[node] else {
+                unreachable!("direct_node gives a plain sync node")
             };
-            let (NodeFn::Sync(f), None) = (&graph.fns[node], &graph.retry[node]) else {
-                return Ok(Direct::Yield);
-            };
-            if !trace::spans_off() {
-                return Ok(Direct::Yield);
-            }
-            if self.stop_before_step(at)? {
-                return Ok(Direct::Stopped);
-            }
-            let step = sink.next_step();
-            let update = match f(sink.state()) {
-                Ok(NodeOutput::Update(update)) => update,
-                Ok(NodeOutput::Nothing) => S::Update::default(),
+            let step = *next_step;
+            // Applied where the node's output lies: the update is not
+            // moved out of it first.
+            let applied = match f(state) {
+                Ok(NodeOutput::Update(update)) => state.apply(update),
+                Ok(NodeOutput::Nothing) => state.apply(S::Update::default()),
                 other => {
                     fast_outcome(&graph.names[node], step, other, out);
                     return Ok(Direct::Ran);
                 }
             };
-            sink.apply_one_plain(update)
-                .map_err(|error| GraphError::InvalidUpdate {
-                    step,
-                    nodes: vec![graph.names[node].clone()],
-                    error,
-                })?;
+            applied.map_err(|error| GraphError::InvalidUpdate {
+                step,
+                nodes: vec![graph.names[node].clone()],
+                error,
+            })?;
+            *next_step += 1;
             at.steps += 1;
             at.resuming = false;
-            match graph.fixed_next(node) {
-                Some(&[one]) => at.tasks[0].node = one,
-                Some(fixed) => {
-                    at.tasks.clear();
-                    at.tasks
-                        .extend(fixed.iter().map(|&node| Task { node, send: None }));
-                }
-                None => {
-                    routed.clear();
-                    graph.route_into(Some(node), &[], &[], sink.state(), routed)?;
-                    graph.settle(routed, &mut at.tasks);
-                }
-            }
+            self.direct_next(node, state, &mut last, at, routed)?;
             if graph.after[node] && !at.tasks.is_empty() {
                 return Ok(Direct::Stopped);
             }
+            node = match self.direct_node(at, limits)? {
+                Ok(node) => node,
+                Err(left) => return Ok(left),
+            };
         }
+    }
+
+    /// What [`stop_before_step`](Self::stop_before_step) checks that does
+    /// not change while [`run_direct`](Self::run_direct) runs: the step
+    /// count it may not reach without a stop (`stop_after`, the recursion
+    /// limit) and whether any node has a breakpoint before it.
+    fn direct_limits(&self) -> (usize, bool) {
+        let graph = self.graph;
+        let limit = self
+            .stop_after
+            .map_or(graph.recursion_limit, |l| l.min(graph.recursion_limit));
+        (limit, graph.before.contains(&true))
+    }
+
+    /// The node of the next step if `run_direct` runs it (one plain sync
+    /// node with no retry, while no span can be recorded, and the run
+    /// does not stop before it), else where it leaves the loop.
+    #[inline(always)]
+    fn direct_node(
+        &self,
+        at: &Progress<S::Update>,
+        (limit, breakpoints): (usize, bool),
+    ) -> Result<Result<usize, Direct>, GraphError> {
+        let graph = self.graph;
+        let node = match at.tasks.as_slice() {
+            [Task { node, send: None }] => *node,
+            _ => return Ok(Err(Direct::Yield)),
+        };
+        let (NodeFn::Sync(_), None) = (&graph.fns[node], &graph.retry[node]) else {
+            return Ok(Err(Direct::Yield));
+        };
+        if !trace::spans_off() {
+            return Ok(Err(Direct::Yield));
+        }
+        if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            return Err(GraphError::Cancelled);
+        }
+        let may_stop = at.steps >= limit || (breakpoints && graph.before[node] && !at.resuming);
+        if may_stop && self.stop_before_step(at)? {
+            return Ok(Err(Direct::Stopped));
+        }
+        Ok(Ok(node))
+    }
+
+    /// The tasks after a direct step of `node`: its fixed next nodes, or
+    /// where its router leads (a sole router's repeated answer through
+    /// `last`), else its edges routed as the general loop routes them.
+    fn direct_next(
+        &self,
+        node: usize,
+        state: &S,
+        last: &mut LastRoute,
+        at: &mut Progress<S::Update>,
+        routed: &mut Routed,
+    ) -> Result<(), GraphError> {
+        let graph = self.graph;
+        match graph.fixed_next(node) {
+            Some(&[one]) => at.tasks[0].node = one,
+            Some(fixed) => {
+                at.tasks.clear();
+                at.tasks
+                    .extend(fixed.iter().map(|&node| Task { node, send: None }));
+            }
+            None => match graph.sole_router(node) {
+                Some(r) => match graph.route_sole(node, r, state, last, routed)? {
+                    Hop::One(Some(next)) => at.tasks[0].node = next,
+                    Hop::One(None) => at.tasks.clear(),
+                    Hop::Routed => graph.settle(routed, &mut at.tasks),
+                },
+                None => {
+                    routed.clear();
+                    graph.route_into(Some(node), &[], &[], state, routed)?;
+                    graph.settle(routed, &mut at.tasks);
+                }
+            },
+        }
+        Ok(())
     }
 
     /// A step the fast path did not apply: its tasks run (unless the fast
