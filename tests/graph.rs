@@ -929,8 +929,6 @@ fn a_plain_runs_router_checks_each_new_answer() {
 /// end (a panicking node) loses the run's steps.
 #[cfg(feature = "sqlite")]
 mod exit_durability {
-    use std::sync::atomic::{AtomicU32, Ordering};
-
     use agent_state::ai;
     use agent_state::checkpoint::sqlite::SqliteCheckpointer;
     use agent_state::checkpoint::{block_on, Source, Thread};
@@ -1061,23 +1059,25 @@ mod exit_durability {
         );
     }
 
-    /// The round at which `count` fails, and the one at which it panics.
-    pub(super) static FAIL_AT: AtomicU32 = AtomicU32::new(u32::MAX);
-    static PANIC_AT: AtomicU32 = AtomicU32::new(u32::MAX);
-
-    pub(super) fn failing_graph() -> agent_state::graph::Graph<Debate> {
+    /// Counts to 5; `count` fails at round `fail_at` and panics at round
+    /// `panic_at` (`u32::MAX`: never). Given per graph, not in a static,
+    /// so tests running at once do not change each other's graphs.
+    pub(super) fn failing_graph(fail_at: u32, panic_at: u32) -> agent_state::graph::Graph<Debate> {
         StateGraph::<Debate>::new()
-            .add_node("count", |s: &Debate| -> Result<DebateUpdate, BoxError> {
-                if s.round == FAIL_AT.load(Ordering::Relaxed) {
-                    return Err(format!("failed at round {}", s.round).into());
-                }
-                if s.round == PANIC_AT.load(Ordering::Relaxed) {
-                    panic!("the process dies here");
-                }
-                Ok(DebateUpdate::new()
-                    .round(s.round + 1)
-                    .add_log(s.round.into()))
-            })
+            .add_node(
+                "count",
+                move |s: &Debate| -> Result<DebateUpdate, BoxError> {
+                    if s.round == fail_at {
+                        return Err(format!("failed at round {}", s.round).into());
+                    }
+                    if s.round == panic_at {
+                        panic!("the process dies here");
+                    }
+                    Ok(DebateUpdate::new()
+                        .round(s.round + 1)
+                        .add_log(s.round.into()))
+                },
+            )
             .add_edge(START, "count")
             .add_conditional_edges(
                 "count",
@@ -1090,16 +1090,15 @@ mod exit_durability {
     #[test]
     fn a_failed_run_stores_the_steps_before_the_failure_and_a_crash_loses_them() {
         let path = temp_db("exit-fail");
-        let graph = failing_graph();
+        let graph = failing_graph(3, u32::MAX);
         let saver = SqliteCheckpointer::open(&path).unwrap();
-        FAIL_AT.store(3, Ordering::Relaxed);
-        let run = || {
+        let err = block_on(
             graph
                 .run(Input::State(topic("fail")))
                 .on_thread(&saver, "t")
-                .durability(Durability::Exit)
-        };
-        let err = block_on(run()).unwrap_err();
+                .durability(Durability::Exit),
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, GraphError::Node { node, step: 4, .. } if node == "count"),
             "{err}"
@@ -1116,9 +1115,9 @@ mod exit_durability {
 
         // Fixed, the run resumes from there and ends as a run that never
         // failed.
-        FAIL_AT.store(u32::MAX, Ordering::Relaxed);
+        let fixed = failing_graph(u32::MAX, u32::MAX);
         let done = block_on(
-            graph
+            fixed
                 .run(Input::Resume)
                 .on_thread(&saver, "t")
                 .durability(Durability::Exit),
@@ -1129,17 +1128,16 @@ mod exit_durability {
         // A panic unwinds through the run as a crash would end the process:
         // nothing of the run is stored.
         let saver = SqliteCheckpointer::open(&path).unwrap();
-        PANIC_AT.store(3, Ordering::Relaxed);
+        let dying = failing_graph(u32::MAX, 3);
         let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _ = block_on(
-                graph
+                dying
                     .run(Input::State(topic("crash")))
                     .on_thread(&saver, "c")
                     .durability(Durability::Exit),
             );
         }));
         assert!(crashed.is_err());
-        PANIC_AT.store(u32::MAX, Ordering::Relaxed);
         assert_eq!(
             history(&saver, "c"),
             [(-1, Source::Input), (0, Source::Loop)]
@@ -1156,13 +1154,11 @@ mod exit_durability {
 /// applied, exactly as under `Sync`.
 #[cfg(feature = "sqlite")]
 mod async_durability {
-    use std::sync::atomic::Ordering;
-
     use agent_state::checkpoint::sqlite::SqliteCheckpointer;
     use agent_state::checkpoint::{block_on, Thread};
     use agent_state::graph::{Durability, GraphError, Input, Resume};
 
-    use super::exit_durability::{asking_graph, failing_graph, history, FAIL_AT};
+    use super::exit_durability::{asking_graph, failing_graph, history};
     use super::support::faulty::Faulty;
     use super::support::{temp_db, Debate};
     use super::{debate_graph, topic, transcript};
@@ -1229,8 +1225,7 @@ mod async_durability {
         .unwrap();
         assert_eq!(transcript(&done.state), ["yes"]);
 
-        let graph = failing_graph();
-        FAIL_AT.store(3, Ordering::Relaxed);
+        let graph = failing_graph(3, u32::MAX);
         let err = block_on(
             graph
                 .run(Input::State(topic("fail")))
@@ -1238,7 +1233,6 @@ mod async_durability {
                 .durability(Durability::Async),
         )
         .unwrap_err();
-        FAIL_AT.store(u32::MAX, Ordering::Relaxed);
         assert!(matches!(err, GraphError::Node { step: 4, .. }), "{err}");
         let steps: Vec<i64> = history(&saver.inner, "f").iter().map(|s| s.0).collect();
         assert_eq!(steps, [-1, 0, 1, 2, 3]);
