@@ -936,20 +936,8 @@ mod exit_durability {
         BoxError, Durability, GraphError, Input, NodeContext, Resume, StateGraph, END, START,
     };
 
-    use super::support::{temp_db, Debate, DebateUpdate};
+    use super::support::{history, temp_db, Debate, DebateUpdate};
     use super::{debate_graph, topic, transcript};
-
-    /// The thread's stored steps, oldest first: (step, source).
-    pub(super) fn history(saver: &SqliteCheckpointer, thread: &str) -> Vec<(i64, Source)> {
-        let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
-        let mut steps: Vec<_> = block_on(t.history(None, 1000))
-            .unwrap()
-            .into_iter()
-            .map(|r| (r.meta.step, r.meta.source))
-            .collect();
-        steps.reverse();
-        steps
-    }
 
     #[test]
     fn a_finished_run_stores_one_checkpoint_a_new_handle_reads() {
@@ -1158,9 +1146,9 @@ mod async_durability {
     use agent_state::checkpoint::{block_on, Thread};
     use agent_state::graph::{Durability, GraphError, Input, Resume};
 
-    use super::exit_durability::{asking_graph, failing_graph, history};
+    use super::exit_durability::{asking_graph, failing_graph};
     use super::support::faulty::Faulty;
-    use super::support::{temp_db, Debate};
+    use super::support::{history, temp_db, Debate};
     use super::{debate_graph, topic, transcript};
 
     /// SQLite whose `append` is pending once before it stores.

@@ -15,7 +15,7 @@ use agent_state::checkpoint::{
 };
 use agent_state::graph::{Durability, Graph, GraphError, Input, StateGraph, END, START};
 use support::faulty::Faulty;
-use support::{temp_db, Debate, DebateUpdate};
+use support::{history, records, temp_db, Debate, DebateUpdate};
 
 /// Five counting steps: step `n` (1-based) logs `n - 1`.
 fn counting() -> Graph<Debate> {
@@ -27,18 +27,6 @@ fn topic(t: &str) -> Debate {
         topic: t.to_owned(),
         ..Debate::default()
     }
-}
-
-/// The thread's stored steps, oldest first: (step, source).
-fn history<C: Checkpointer>(saver: &C, thread: &str) -> Vec<(i64, Source)> {
-    let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
-    let mut steps: Vec<_> = block_on(t.history(None, 1000))
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.meta.step, r.meta.source))
-        .collect();
-    steps.reverse();
-    steps
 }
 
 /// What each step event said: (step, checkpoint it reported stored).
@@ -77,14 +65,7 @@ fn assert_store_failed(result: &Result<Debate, GraphError>) {
 /// No event reported a checkpoint the store does not hold.
 fn assert_reported_stored(seen: &Seen, path: &Path) {
     let fresh = SqliteCheckpointer::open(path).unwrap();
-    let stored: Vec<CheckpointId> = {
-        let t = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
-        block_on(t.history(None, 1000))
-            .unwrap()
-            .into_iter()
-            .map(|r| r.meta.id)
-            .collect()
-    };
+    let stored: Vec<CheckpointId> = records(&fresh, "t").iter().map(|r| r.meta.id).collect();
     for (step, id) in seen {
         if let Some(id) = id {
             assert!(stored.contains(id), "step {step} reported {id}, not stored");
@@ -286,14 +267,10 @@ fn steps_of<C: Checkpointer>(
     Source,
     Vec<agent_state::checkpoint::NodeWrite<DebateUpdate>>,
 )> {
-    let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
-    let mut steps: Vec<_> = block_on(t.history(None, 1000))
-        .unwrap()
+    records(saver, thread)
         .into_iter()
         .map(|r| (r.meta.step, r.meta.source, r.writes))
-        .collect();
-    steps.reverse();
-    steps
+        .collect()
 }
 
 /// Runs `input` on thread `t` of a store that dies once its `n`th append

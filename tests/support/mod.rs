@@ -12,6 +12,7 @@ pub mod props;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use agent_state::checkpoint::{block_on, Checkpointer, Source, StepRecord, Thread};
 use agent_state::graph::{Graph, StateGraph, END, START};
 use agent_state::{AgentState, Messages};
 
@@ -53,11 +54,7 @@ pub fn temp_db(name: &str) -> PathBuf {
 /// lost shows in `log`.
 pub fn counting(to: u32) -> Graph<Debate> {
     StateGraph::<Debate>::new()
-        .add_node("count", |s: &Debate| {
-            DebateUpdate::new()
-                .round(s.round + 1)
-                .add_log(s.round.into())
-        })
+        .add_node("count", count)
         .add_edge(START, "count")
         .add_conditional_edges(
             "count",
@@ -71,4 +68,27 @@ pub fn counting(to: u32) -> Graph<Debate> {
         )
         .compile()
         .unwrap()
+}
+
+/// The node of [`counting`]: the next round, logging the one before.
+pub fn count(s: &Debate) -> DebateUpdate {
+    DebateUpdate::new()
+        .round(s.round + 1)
+        .add_log(s.round.into())
+}
+
+/// The records of `thread` in `saver`, oldest first (at most 1,000).
+pub fn records<C: Checkpointer>(saver: &C, thread: &str) -> Vec<StepRecord<DebateUpdate>> {
+    let t = block_on(Thread::<Debate, _>::open(saver, thread)).unwrap();
+    let mut records = block_on(t.history(None, 1000)).unwrap();
+    records.reverse();
+    records
+}
+
+/// The thread's stored steps, oldest first: (step, source).
+pub fn history<C: Checkpointer>(saver: &C, thread: &str) -> Vec<(i64, Source)> {
+    records(saver, thread)
+        .into_iter()
+        .map(|r| (r.meta.step, r.meta.source))
+        .collect()
 }
