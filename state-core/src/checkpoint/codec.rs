@@ -4,7 +4,7 @@
 use serde::ser::SerializeMap;
 use serde_json::Value;
 
-use super::record::{NodeWrite, Source, StoredCheckpoint};
+use super::record::{CheckpointId, NodeWrite, Source, StoredCheckpoint};
 use super::CheckpointError;
 use crate::state::{AgentState, FieldView, StateUpdate, Stored};
 use crate::storable::{encode_object, Fields};
@@ -42,21 +42,34 @@ fn malformed(record: &StoredCheckpoint, reason: impl Into<String>) -> Checkpoint
 fn upgrade<S: AgentState>(
     record: &StoredCheckpoint,
     kind: Stored,
+    value: Value,
+) -> Result<Value, CheckpointError> {
+    let meta = &record.meta;
+    upgrade_value::<S>(&meta.thread_id, meta.id, meta.version, kind, value)
+}
+
+/// Brings JSON stored under state version `stored` (in checkpoint
+/// `checkpoint` of `thread_id`, or kept with it) up to `S::VERSION`, one
+/// version at a time through the state's migration.
+pub(crate) fn upgrade_value<S: AgentState>(
+    thread_id: &str,
+    checkpoint: CheckpointId,
+    stored: u32,
+    kind: Stored,
     mut value: Value,
 ) -> Result<Value, CheckpointError> {
-    let stored = record.meta.version;
     if stored > S::VERSION {
         return Err(CheckpointError::NewerVersion {
-            thread_id: record.meta.thread_id.clone(),
-            checkpoint: record.meta.id,
+            thread_id: thread_id.to_owned(),
+            checkpoint,
             stored,
             current: S::VERSION,
         });
     }
     for from in stored..S::VERSION {
         value = S::migrate(from, kind, value).map_err(|error| CheckpointError::Migration {
-            thread_id: record.meta.thread_id.clone(),
-            checkpoint: record.meta.id,
+            thread_id: thread_id.to_owned(),
+            checkpoint,
             from,
             error,
         })?;

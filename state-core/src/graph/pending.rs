@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::context::Interrupt;
 use super::GraphError;
+use crate::checkpoint::codec::upgrade_value;
 use crate::checkpoint::{CheckpointError, CheckpointId, NodeWrite, PendingWrite};
 use crate::state::{AgentState, StateUpdate, Stored};
 
@@ -80,35 +81,6 @@ fn malformed(thread_id: &str, checkpoint: CheckpointId, reason: String) -> Graph
     })
 }
 
-/// A finished task's update, stored under state version `version`,
-/// brought up to this program's.
-fn upgrade<S: AgentState>(
-    thread_id: &str,
-    checkpoint: CheckpointId,
-    version: u32,
-    mut value: Value,
-) -> Result<Value, GraphError> {
-    if version > S::VERSION {
-        return Err(GraphError::Checkpoint(CheckpointError::NewerVersion {
-            thread_id: thread_id.to_owned(),
-            checkpoint,
-            stored: version,
-            current: S::VERSION,
-        }));
-    }
-    for from in version..S::VERSION {
-        value = S::migrate(from, Stored::Update, value).map_err(|error| {
-            GraphError::Checkpoint(CheckpointError::Migration {
-                thread_id: thread_id.to_owned(),
-                checkpoint,
-                from,
-                error,
-            })
-        })?;
-    }
-    Ok(value)
-}
-
 /// Reads the pending writes of checkpoint `checkpoint`, stored under
 /// state version `version` (a finished task's updates are read through the
 /// state's migration, as the checkpoint's own writes are).
@@ -134,7 +106,13 @@ pub(crate) fn decode<S: AgentState>(
             let writes = stored
                 .into_iter()
                 .map(|s| {
-                    let value = upgrade::<S>(thread_id, checkpoint, version, s.update)?;
+                    let value = upgrade_value::<S>(
+                        thread_id,
+                        checkpoint,
+                        version,
+                        Stored::Update,
+                        s.update,
+                    )?;
                     let update = S::Update::from_json(value).map_err(|e| bad(&e))?;
                     Ok(NodeWrite {
                         node: s.node,
