@@ -74,7 +74,6 @@ pub use record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, PendingWrite, SnapshotPolicy, Source,
     StoredCheckpoint,
 };
-pub(crate) use thread::HeldText;
 pub use thread::{StepRecord, Thread};
 
 /// A boxed future, so [`Checkpointer`] can be used as a trait object

@@ -87,15 +87,6 @@ struct Unsaved {
     writes: String,
 }
 
-/// A run's input for [`Thread::hold_input`]: its writes, or a new
-/// thread's first state as its snapshot text.
-pub(crate) enum HeldText<'a, S: AgentState> {
-    /// `__start__`'s writes.
-    Writes(&'a [NodeWrite<S::Update>]),
-    /// The first state's snapshot, from [`Thread::encode`].
-    Snapshot(&'a str),
-}
-
 /// A stored step as read back: where it sits and what each node wrote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord<U> {
@@ -264,6 +255,15 @@ where
         }
     }
 
+    /// The step number a step made by `source` gets: [`next_step`](Self::next_step),
+    /// but 0 for an update to a new thread, as LangGraph numbers it.
+    pub(crate) fn step_for(&self, source: Source) -> i64 {
+        match (&self.head, source) {
+            (None, Source::Update) => 0,
+            _ => self.next_step(),
+        }
+    }
+
     /// Uses `policy` for this handle's snapshots instead of the store's.
     pub fn set_snapshot_policy(&mut self, policy: SnapshotPolicy) {
         self.policy = policy;
@@ -331,11 +331,7 @@ where
             Some(h) => (h.log_bytes + text.len() as u64, h.base_bytes),
             None => (text.len() as u64, 0),
         };
-        // LangGraph numbers an update to a new thread 0, not -1.
-        let step = match (&self.head, source) {
-            (None, Source::Update) => 0,
-            _ => self.next_step(),
-        };
+        let step = self.step_for(source);
         // An `input` checkpoint holds its run's input, not applied there.
         let text = match (source, self.held.take()) {
             (Source::Input, Some(held)) => held,
@@ -465,11 +461,14 @@ where
         Ok(())
     }
 
-    /// Checks that `writes` would save as a step (they encode and stage
-    /// against the state), storing nothing: a run checks its input so
-    /// before it stores the `input` checkpoint the input then applies to.
-    pub(crate) fn check_writes(
-        &self,
+    /// Checks a run's input `writes` as a step (they encode and stage
+    /// against the state, storing nothing), then makes the next `input`
+    /// checkpoint this handle stores hold them: kept with the state before
+    /// them in one record, so an input that cannot apply stores nothing, a
+    /// crash before it is applied as the next step loses nothing, and a
+    /// resume applies it ([`held_input`](Self::held_input)).
+    pub(crate) fn hold_input(
+        &mut self,
         writes: &mut [NodeWrite<S::Update>],
     ) -> Result<(), CheckpointError>
     where
@@ -478,23 +477,19 @@ where
         for write in writes.iter_mut() {
             write.update.assign_message_ids();
         }
-        encode_writes(writes)?;
+        let text = encode_writes(writes)?;
         let updates = writes.iter().map(|w| w.update.clone());
         self.state.stage(updates, StepRule::Superstep)?;
+        self.held = Some(hold_writes(&text));
         Ok(())
     }
 
-    /// Makes the next `input` checkpoint this handle stores hold the run's
-    /// input `writes` (checked by [`check_writes`](Self::check_writes)),
-    /// or a new thread's first `state`: kept with the state before it in
-    /// one record, so a crash before the input is applied as the next step
-    /// loses nothing, and a resume applies it ([`held_input`](Self::held_input)).
-    pub(crate) fn hold_input(&mut self, input: HeldText<'_, S>) -> Result<(), CheckpointError> {
-        self.held = Some(match input {
-            HeldText::Writes(writes) => hold_writes(&encode_writes(writes)?),
-            HeldText::Snapshot(snapshot) => hold_state(snapshot),
-        });
-        Ok(())
+    /// Makes the next `input` checkpoint this handle stores hold a new
+    /// thread's first state, as its `snapshot` text (from
+    /// [`encode`](Self::encode)), as [`hold_input`](Self::hold_input) holds
+    /// writes.
+    pub(crate) fn hold_first_state(&mut self, snapshot: &str) {
+        self.held = Some(hold_state(snapshot));
     }
 
     /// The input the head holds, when it is a run's `input` checkpoint

@@ -130,8 +130,7 @@ where
             None => self.last_writer(&thread).await?,
         };
         let mut joins = resume_point(self, &thread).await?.joins;
-        // An update to a new thread is its step 0, as LangGraph numbers it.
-        let step = thread.next_step().max(0);
+        let step = thread.step_for(Source::Update);
         let mut writes = [NodeWrite::new(node.clone(), update)];
         let meta = match thread.save_writes(Source::Update, &mut writes).await {
             Ok(meta) => meta.clone(),

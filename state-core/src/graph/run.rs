@@ -21,8 +21,8 @@ use super::step::{
 };
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
-    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, HeldInput, HeldText,
-    NodeWrite, Source, Thread,
+    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, HeldInput, NodeWrite,
+    Source, Thread,
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
@@ -366,17 +366,17 @@ where
         }
     }
 
-    /// Checks a run's input before its `input` checkpoint is stored, so
-    /// an input that cannot apply stores nothing (a plain run checks it
-    /// as it applies it).
-    fn check(&self, writes: &mut [NodeWrite<S::Update>]) -> Result<(), GraphError>
+    /// Checks a run's input and makes the `input` checkpoint stored next
+    /// hold it, so an input that cannot apply stores nothing (a plain run
+    /// checks it as it applies it, and keeps nothing).
+    fn hold_input(&mut self, writes: &mut [NodeWrite<S::Update>]) -> Result<(), GraphError>
     where
         S::Update: Clone,
     {
         let Sink::Saved(thread, _) = self else {
             return Ok(());
         };
-        match thread.check_writes(writes) {
+        match thread.hold_input(writes) {
             Ok(()) => Ok(()),
             Err(CheckpointError::Rejected(error)) => Err(GraphError::InvalidUpdate {
                 step: thread.next_step() + 1,
@@ -385,15 +385,6 @@ where
             }),
             Err(other) => Err(GraphError::Checkpoint(other)),
         }
-    }
-
-    /// Makes the run's `input` checkpoint, stored next, hold its input
-    /// (a plain run keeps nothing).
-    fn hold(&mut self, input: HeldText<'_, S>) -> Result<(), GraphError> {
-        if let Sink::Saved(thread, _) = self {
-            thread.hold_input(input)?;
-        }
-        Ok(())
     }
 
     /// A plain run's step, applied in place (no future, nothing stored).
@@ -1021,8 +1012,7 @@ where
                 }
                 let mut writes = vec![NodeWrite::new(START, update)];
                 let observed = self.observed().then(|| writes.clone());
-                sink.check(&mut writes)?;
-                sink.hold(HeldText::Writes(&writes))?;
+                sink.hold_input(&mut writes)?;
                 self.input_checkpoint(sink, self.durability).await?;
                 sink.apply(Source::Loop, &mut writes, self.durability)
                     .await?;
@@ -1155,7 +1145,7 @@ where
                     other => GraphError::Checkpoint(other),
                 };
                 let snapshot = Thread::<S, C>::encode(&state).map_err(refused)?;
-                sink.hold(HeldText::Snapshot(&snapshot))?;
+                thread.hold_first_state(&snapshot);
                 // A new thread's first state is stored as the run starts,
                 // whatever its durability.
                 self.input_checkpoint(sink, Durability::Sync).await?;
@@ -1241,8 +1231,7 @@ where
         }
         let observed = self.observed().then(|| vec![write.clone()]);
         let mut writes = vec![write];
-        sink.check(&mut writes)?;
-        sink.hold(HeldText::Writes(&writes))?;
+        sink.hold_input(&mut writes)?;
         self.input_checkpoint(sink, self.durability).await?;
         self.carry_on(sink, point, writes, observed).await
     }
