@@ -929,14 +929,13 @@ fn a_plain_runs_router_checks_each_new_answer() {
 /// end (a panicking node) loses the run's steps.
 #[cfg(feature = "sqlite")]
 mod exit_durability {
-    use agent_state::ai;
     use agent_state::checkpoint::sqlite::SqliteCheckpointer;
     use agent_state::checkpoint::{block_on, Source, Thread};
     use agent_state::graph::{
-        BoxError, Durability, GraphError, Input, NodeContext, Resume, StateGraph, END, START,
+        BoxError, Durability, GraphError, Input, Resume, StateGraph, END, START,
     };
 
-    use super::support::{history, temp_db, Debate, DebateUpdate};
+    use super::support::{asking, history, temp_db, Debate, DebateUpdate};
     use super::{debate_graph, topic, transcript};
 
     #[test]
@@ -978,34 +977,10 @@ mod exit_durability {
         assert_eq!(again.state, out.state);
     }
 
-    pub(super) fn asking_graph() -> agent_state::graph::Graph<Debate> {
-        StateGraph::<Debate>::new()
-            .add_node("count", |s: &Debate| {
-                DebateUpdate::new()
-                    .round(s.round + 1)
-                    .add_log(s.round.into())
-            })
-            .add_context_node(
-                "ask",
-                |s: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
-                    let answer: String = ctx.interrupt(format!("round {}?", s.round))?;
-                    Ok(DebateUpdate::new().message(ai(answer)))
-                },
-            )
-            .add_edge(START, "count")
-            .add_conditional_edges(
-                "count",
-                |s: &Debate| if s.round < 3 { "count" } else { "ask" },
-            )
-            .add_edge("ask", END)
-            .compile()
-            .unwrap()
-    }
-
     #[test]
     fn a_paused_run_stores_its_state_and_interrupt_then_resumes_from_a_new_handle() {
         let path = temp_db("exit-pause");
-        let graph = asking_graph();
+        let graph = asking(3);
         let saver = SqliteCheckpointer::open(&path).unwrap();
         let out = block_on(
             graph
@@ -1146,9 +1121,9 @@ mod async_durability {
     use agent_state::checkpoint::{block_on, Thread};
     use agent_state::graph::{Durability, GraphError, Input, Resume};
 
-    use super::exit_durability::{asking_graph, failing_graph};
+    use super::exit_durability::failing_graph;
     use super::support::faulty::Faulty;
-    use super::support::{history, temp_db, Debate};
+    use super::support::{asking, history, temp_db, Debate};
     use super::{debate_graph, topic, transcript};
 
     /// SQLite whose `append` is pending once before it stores.
@@ -1190,7 +1165,7 @@ mod async_durability {
     #[test]
     fn a_paused_or_failed_run_has_stored_every_step_before() {
         let path = temp_db("async-pause");
-        let graph = asking_graph();
+        let graph = asking(3);
         let saver = deferred(&path);
         let out = block_on(
             graph

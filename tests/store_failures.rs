@@ -207,39 +207,13 @@ fn exit_a_store_that_dies_mid_run_leaves_no_half() {
     assert_reloads_then_resumes(&path, &[], Durability::Exit);
 }
 
-/// Counts to 2, then asks.
-fn asking() -> Graph<Debate> {
-    use agent_state::graph::{BoxError, NodeContext};
-    StateGraph::<Debate>::new()
-        .add_node("count", |s: &Debate| {
-            DebateUpdate::new()
-                .round(s.round + 1)
-                .add_log(s.round.into())
-        })
-        .add_context_node(
-            "ask",
-            |_: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
-                let answer: String = ctx.interrupt("go on?")?;
-                Ok(DebateUpdate::new().status(answer))
-            },
-        )
-        .add_edge(START, "count")
-        .add_conditional_edges(
-            "count",
-            |s: &Debate| if s.round < 2 { "count" } else { "ask" },
-        )
-        .add_edge("ask", END)
-        .compile()
-        .unwrap()
-}
-
 #[test]
 fn a_failed_pending_write_fails_the_pause_under_every_durability() {
     for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
         let path = temp_db("fail-pending");
         let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
         saver.fail_put_pending(1);
-        let graph = asking();
+        let graph = support::asking(2);
         let out = block_on(
             graph
                 .run(Input::State(topic("t")))

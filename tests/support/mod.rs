@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use agent_state::checkpoint::{block_on, Checkpointer, Source, StepRecord, Thread};
-use agent_state::graph::{Graph, StateGraph, END, START};
-use agent_state::{AgentState, Messages};
+use agent_state::graph::{BoxError, Graph, NodeContext, StateGraph, END, START};
+use agent_state::{ai, AgentState, Messages};
 
 /// The debate state of seed 004, with an append-only log that shows any
 /// update applied twice.
@@ -91,4 +91,27 @@ pub fn history<C: Checkpointer>(saver: &C, thread: &str) -> Vec<(i64, Source)> {
         .into_iter()
         .map(|r| (r.meta.step, r.meta.source))
         .collect()
+}
+
+/// A graph that counts (as [`counting`]) until `round` reaches `to`, then
+/// asks "round N?" with an interrupt and adds the answer as the AI's
+/// message.
+pub fn asking(to: u32) -> Graph<Debate> {
+    StateGraph::<Debate>::new()
+        .add_node("count", count)
+        .add_context_node(
+            "ask",
+            |s: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
+                let answer: String = ctx.interrupt(format!("round {}?", s.round))?;
+                Ok(DebateUpdate::new().message(ai(answer)))
+            },
+        )
+        .add_edge(START, "count")
+        .add_conditional_edges(
+            "count",
+            move |s: &Debate| if s.round < to { "count" } else { "ask" },
+        )
+        .add_edge("ask", END)
+        .compile()
+        .unwrap()
 }
