@@ -158,6 +158,17 @@ pub(crate) fn hold_state(snapshot: &str) -> String {
     format!(r#"{{"{HELD_STATE}":{snapshot}}}"#)
 }
 
+/// What a held input's JSON (a `writes` column's `{"input": ..}` or
+/// `{"input_state": ..}`) holds, if `value` is one.
+pub(crate) fn held_content(value: &Value) -> Option<&Value> {
+    match value {
+        Value::Object(map) if map.len() == 1 => {
+            map.get(HELD_WRITES).or_else(|| map.get(HELD_STATE))
+        }
+        _ => None,
+    }
+}
+
 fn is_held(writes: &str) -> bool {
     writes.trim_start().starts_with('{')
 }

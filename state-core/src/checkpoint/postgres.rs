@@ -42,6 +42,7 @@ use serde_json::Value;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
+use super::codec::held_content;
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
@@ -523,11 +524,8 @@ fn refuse_nul(json: &str, writes: bool) -> Result<(), CheckpointError> {
     };
     // A run's input held by its `input` checkpoint, in place of its
     // writes: look in its writes or first state.
-    if let (true, Value::Object(held)) = (writes, &value) {
-        let inner = held.get("input").or_else(|| held.get("input_state"));
-        if let (1, Some(inner)) = (held.len(), inner) {
-            value = inner.clone();
-        }
+    if let Some(inner) = held_content(&value).filter(|_| writes) {
+        value = inner.clone();
     }
     let field = match &value {
         // A step's writes: the field of a node's update.
