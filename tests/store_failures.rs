@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::{
@@ -27,6 +27,22 @@ fn topic(t: &str) -> Debate {
         topic: t.to_owned(),
         ..Debate::default()
     }
+}
+
+/// A new SQLite file `name` behind a [`Faulty`] wrapper, and its path
+/// (for a new handle on the file, as another process would open it).
+fn on_file(name: &str) -> (PathBuf, Faulty<SqliteCheckpointer>) {
+    let path = temp_db(name);
+    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    (path, saver)
+}
+
+/// The state of `thread` as a new handle on the file loads it.
+fn reloaded(path: &Path, thread: &str) -> Debate {
+    let fresh = SqliteCheckpointer::open(path).unwrap();
+    block_on(Thread::<Debate, _>::open(&fresh, thread))
+        .unwrap()
+        .into_state()
 }
 
 /// What each step event said: (step, checkpoint it reported stored).
@@ -88,8 +104,7 @@ fn assert_reloads_then_resumes(path: &Path, log: &[u64], durability: Durability)
 
 #[test]
 fn sync_a_failed_append_fails_the_run_and_keeps_the_steps_before() {
-    let path = temp_db("fail-sync");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("fail-sync");
     // Appends: -1, 0, step 1, step 2 (fails).
     saver.fail_append(4);
     let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Sync);
@@ -105,8 +120,8 @@ fn sync_a_failed_append_fails_the_run_and_keeps_the_steps_before() {
 
 #[test]
 fn async_a_failed_store_surfaces_when_the_run_settles() {
-    let path = temp_db("fail-async");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+    let (path, saver) = on_file("fail-async");
+    let saver = saver.deferred();
     // Step 2's store fails while step 3 runs.
     saver.fail_append(4);
     let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Async);
@@ -128,8 +143,8 @@ fn async_a_failed_store_surfaces_when_the_run_settles() {
 
 #[test]
 fn async_a_store_that_dies_keeps_what_it_stored() {
-    let path = temp_db("crash-async");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+    let (path, saver) = on_file("crash-async");
+    let saver = saver.deferred();
     // Dies once step 1 is stored: step 2's store and all after fail.
     saver.crash_after_append(3);
     let (out, seen) = run_seen(&saver, Input::State(topic("t")), Durability::Async);
@@ -155,8 +170,7 @@ fn async_a_store_that_fails_at_once_fails_the_step() {
 
 #[test]
 fn exit_a_failed_store_keeps_the_state_before_the_run() {
-    let path = temp_db("fail-exit");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("fail-exit");
     // The first state is stored as the run starts (-1, 0); the run's
     // one store at its end fails.
     saver.fail_append(3);
@@ -172,8 +186,7 @@ fn exit_a_failed_store_keeps_the_state_before_the_run() {
 
 #[test]
 fn exit_an_update_to_a_new_thread_stores_all_or_nothing() {
-    let path = temp_db("fail-exit-update");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("fail-exit-update");
     saver.fail_append(1);
     let input = || Input::Update(DebateUpdate::new().round(1));
     let (out, seen) = run_seen(&saver, input(), Durability::Exit);
@@ -198,8 +211,7 @@ fn exit_an_update_to_a_new_thread_stores_all_or_nothing() {
 
 #[test]
 fn exit_a_store_that_dies_mid_run_leaves_no_half() {
-    let path = temp_db("crash-exit");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("crash-exit");
     // Dies once the first state is stored: the run's end store fails.
     saver.crash_after_append(2);
     let (out, _) = run_seen(&saver, Input::State(topic("t")), Durability::Exit);
@@ -210,8 +222,8 @@ fn exit_a_store_that_dies_mid_run_leaves_no_half() {
 #[test]
 fn a_failed_pending_write_fails_the_pause_under_every_durability() {
     for durability in [Durability::Sync, Durability::Async, Durability::Exit] {
-        let path = temp_db("fail-pending");
-        let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+        let (path, saver) = on_file("fail-pending");
+        let saver = saver.deferred();
         saver.fail_put_pending(1);
         let graph = support::asking(2);
         let out = block_on(
@@ -283,34 +295,29 @@ fn whole_run(saver: &impl Checkpointer, input: Input<Debate>, durability: Durabi
 #[test]
 fn a_crash_after_the_input_checkpoint_keeps_the_input() {
     for durability in [Durability::Sync, Durability::Async] {
-        let path = temp_db("crash-input");
-        let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap()).deferred();
+        let (path, saver) = on_file("crash-input");
+        let saver = saver.deferred();
         let input = || Input::Update(DebateUpdate::new().round(2));
         whole_run(&saver, input(), durability);
         // Dies once the `input` checkpoint (-1) is stored.
         crash_then_resume(&path, &saver, input(), 1, durability);
-        let fresh = SqliteCheckpointer::open(&path).unwrap();
-        let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
-        assert_eq!(thread.state().log, [2, 3, 4], "{durability:?}");
+        assert_eq!(reloaded(&path, "t").log, [2, 3, 4], "{durability:?}");
     }
 }
 
 #[test]
 fn a_crash_after_a_first_states_input_checkpoint_keeps_the_state() {
-    let path = temp_db("crash-input-state");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("crash-input-state");
     whole_run(&saver, Input::State(topic("t")), Durability::Sync);
     crash_then_resume(&path, &saver, Input::State(topic("t")), 1, Durability::Sync);
-    let fresh = SqliteCheckpointer::open(&path).unwrap();
-    let thread = block_on(Thread::<Debate, _>::open(&fresh, "t")).unwrap();
-    assert_eq!(thread.state().topic, "t");
-    assert_eq!(thread.state().log, [0, 1, 2, 3, 4]);
+    let state = reloaded(&path, "t");
+    assert_eq!(state.topic, "t");
+    assert_eq!(state.log, [0, 1, 2, 3, 4]);
 }
 
 #[test]
 fn a_crash_after_a_later_runs_input_checkpoint_keeps_the_input() {
-    let path = temp_db("crash-input-later");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("crash-input-later");
     let graph = counting();
     // Both threads stopped midway (after step 1), then finished threads:
     // an input carries on where the run stopped, or starts a new run.
@@ -334,8 +341,7 @@ fn a_crash_after_a_later_runs_input_checkpoint_keeps_the_input() {
 
 #[test]
 fn a_crashed_input_shows_start_next_and_a_new_input_replaces_it() {
-    let path = temp_db("crash-input-new");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("crash-input-new");
     saver.crash_after_append(1);
     let graph = counting();
     let first = Input::Update(DebateUpdate::new().round(3));
@@ -362,8 +368,7 @@ fn a_crashed_input_shows_start_next_and_a_new_input_replaces_it() {
 #[test]
 fn a_damaged_held_input_or_pending_write_is_named() {
     use support::conformance::assert_names;
-    let path = temp_db("damaged-held");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("damaged-held");
     let conn = rusqlite::Connection::open(&path).unwrap();
     let graph = counting();
     // (case, statement; held cases damage the `input` checkpoint (1) left
@@ -436,8 +441,7 @@ fn a_damaged_held_input_or_pending_write_is_named() {
 /// resumes from `START` on the state before the input, as it did then.
 #[test]
 fn a_fork_of_an_input_checkpoint_applies_its_input_and_old_ones_still_resume() {
-    let path = temp_db("fork-input");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("fork-input");
     let graph = counting();
     let input = || Input::Update(DebateUpdate::new().round(2));
     let whole = block_on(graph.run(input()).on_thread(&saver, "t")).unwrap();
@@ -484,8 +488,7 @@ fn a_fork_of_an_input_checkpoint_applies_its_input_and_old_ones_still_resume() {
 /// from the default state.
 #[test]
 fn a_subgraph_crashed_after_its_input_checkpoint_starts_from_its_state() {
-    let path = temp_db("crash-subgraph");
-    let saver = Faulty::new(SqliteCheckpointer::open(&path).unwrap());
+    let (path, saver) = on_file("crash-subgraph");
     let parent = StateGraph::<Debate>::new()
         .add_subgraph_with(
             "sub",
