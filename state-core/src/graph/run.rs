@@ -530,6 +530,19 @@ struct Progress<U> {
     resumed: Option<Resumed<U>>,
 }
 
+impl<U> Progress<U> {
+    /// A run at its start: no task yet, no join waiting.
+    fn new<S: AgentState>(graph: &Graph<S>) -> Self {
+        Progress {
+            tasks: Vec::new(),
+            joins: JoinState::new(graph),
+            steps: 0,
+            resuming: false,
+            resumed: None,
+        }
+    }
+}
+
 impl<'a, S, C> Run<'a, S, C>
 where
     S: GraphState,
@@ -662,7 +675,7 @@ where
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
             if !self.shows_nothing() {
-                self.emit(&*sink, Source::Loop, observed, &next).await;
+                self.emit(&*sink, false, observed, &next).await;
             }
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
@@ -993,13 +1006,7 @@ where
         input: Input<S>,
     ) -> Result<Progress<S::Update>, GraphError> {
         let graph = self.graph;
-        let mut at = Progress {
-            tasks: Vec::new(),
-            joins: JoinState::new(graph),
-            steps: 0,
-            resuming: false,
-            resumed: None,
-        };
+        let mut at = Progress::new(graph);
         match input {
             Input::State(state) => {
                 self.start_state(sink, state).await?;
@@ -1024,7 +1031,7 @@ where
                         self.report_fork(sink, graph).await?;
                         return self.apply_held(sink, held).await;
                     }
-                    at = progress_from(resume_point(graph, thread).await?, graph);
+                    at = progress_from(resume_point(graph, thread).await?);
                 }
                 Self::resumed(&self.stream, sink).await;
                 self.report_fork(sink, graph).await?;
@@ -1038,7 +1045,7 @@ where
                 let point = resume_point(graph, thread).await?;
                 let pending = point.interrupts(graph);
                 let answers = resolve(resume, &pending, thread.thread_id())?;
-                at = progress_from(point, graph);
+                at = progress_from(point);
                 if let Some(resumed) = &mut at.resumed {
                     resumed.answers = answers;
                 }
@@ -1184,7 +1191,7 @@ where
         graph.settle(&mut routed, &mut at.tasks);
         sink.keep_joins(graph, &at.joins, &[]).await?;
         at.steps = 1;
-        self.emit(sink, Source::Loop, observed, &at.tasks).await;
+        self.emit(sink, true, observed, &at.tasks).await;
         Ok(())
     }
 
@@ -1248,12 +1255,12 @@ where
         let graph = self.graph;
         sink.apply(Source::Loop, &mut writes, self.durability)
             .await?;
-        let mut at = progress_from(point, graph);
+        let mut at = progress_from(point);
         at.resumed = None;
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
-        self.emit(sink, Source::Loop, observed, &at.tasks).await;
+        self.emit(sink, true, observed, &at.tasks).await;
         Ok(at)
     }
 
@@ -1265,13 +1272,7 @@ where
         sink: &mut Sink<'a, S, C>,
         held: HeldInput<S>,
     ) -> Result<Progress<S::Update>, GraphError> {
-        let mut at = Progress {
-            tasks: Vec::new(),
-            joins: JoinState::new(self.graph),
-            steps: 0,
-            resuming: false,
-            resumed: None,
-        };
+        let mut at = Progress::new(self.graph);
         match held {
             HeldInput::State(state) => {
                 let snapshot = Thread::<S, C>::encode(&state)?;
@@ -1314,11 +1315,12 @@ where
     }
 
     /// Tells the step callback and the stream about the step just applied
-    /// (its writes, when they were copied for them).
+    /// (its writes, when they were copied for them); `input`: the run's
+    /// input, which streams no `updates` (it is no node's).
     async fn emit(
         &mut self,
         sink: &Sink<'a, S, C>,
-        source: Source,
+        input: bool,
         writes: Option<Vec<NodeWrite<S::Update>>>,
         next: &[Task],
     ) {
@@ -1327,7 +1329,7 @@ where
             let names = self.graph.names_of(next);
             observer(&StepEvent {
                 step,
-                source,
+                source: Source::Loop,
                 writes: writes.as_deref().unwrap_or(&[]),
                 state: sink.state(),
                 checkpoint: sink.head(),
@@ -1337,7 +1339,7 @@ where
         if let Some(channel) = &self.stream {
             let news = StepNews {
                 step,
-                source,
+                input,
                 writes,
                 state: sink.shared(),
                 checkpoint: sink.head(),
@@ -1360,8 +1362,7 @@ enum Direct {
     Ran,
 }
 
-fn progress_from<S: AgentState>(point: At<S::Update>, graph: &Graph<S>) -> Progress<S::Update> {
-    let _ = graph;
+fn progress_from<U>(point: At<U>) -> Progress<U> {
     Progress {
         tasks: point.tasks,
         joins: point.joins,

@@ -18,7 +18,7 @@ use super::returned::Seen;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
 use crate::graph::step::StepOut;
-use crate::graph::{Graph, GraphError, GraphState, Task, START};
+use crate::graph::{Graph, GraphError, GraphState, Task};
 use crate::message::{Message, MessageChunk};
 use crate::state::AgentState;
 
@@ -210,7 +210,8 @@ where
 /// `updates` and `checkpoints`, each if asked for.
 pub(crate) struct StepNews<'s, S: AgentState> {
     pub(crate) step: i64,
-    pub(crate) source: Source,
+    /// The run's input applied (no node's update).
+    pub(crate) input: bool,
     pub(crate) writes: Option<Vec<NodeWrite<S::Update>>>,
     pub(crate) state: Arc<S>,
     pub(crate) checkpoint: Option<&'s CheckpointMeta>,
@@ -222,16 +223,11 @@ impl<S: GraphState> Channel<S> {
     pub(crate) async fn publish(&self, graph: &Graph<S>, news: StepNews<'_, S>) {
         let modes = self.modes();
         // The input is no node's update: LangGraph streams none for it.
-        let input = news
-            .writes
-            .as_ref()
-            .is_some_and(|ws| !ws.is_empty() && ws.iter().all(|w| w.node == START));
-        let updates = modes.contains(StreamMode::Updates) && !input;
+        let updates = modes.contains(StreamMode::Updates) && !news.input;
         if let (true, Some(writes)) = (updates, news.writes) {
-            let (step, source) = (news.step, news.source);
             self.send(StreamEvent::Updates {
-                step,
-                source,
+                step: news.step,
+                source: Source::Loop,
                 writes,
             })
             .await;
