@@ -78,17 +78,20 @@ where
         let at = resume_point(self, &thread).await?;
         let interrupts = at.interrupts(self);
         // A run's `input` checkpoint holds the state before its input: what
-        // runs next is `__start__`, as LangGraph shows it.
-        let next = match thread.head() {
-            // An input not applied yet, or a fork of one: `__start__` runs it.
-            Some(_) if thread.held_input().await?.is_some() => vec![START.to_owned()],
+        // runs next is `__start__`, as LangGraph shows it (an input not
+        // applied yet, or a fork of one; not a thread stored before, whose
+        // `input` checkpoint applied its input).
+        let start_next = match thread.head() {
+            Some(_) if thread.held_input().await?.is_some() => true,
             Some(head) if head.source == Source::Input => {
-                match thread.step(head.id).await?.writes.is_empty() {
-                    true => vec![START.to_owned()],
-                    false => self.names_of(&at.tasks),
-                }
+                thread.step(head.id).await?.writes.is_empty()
             }
-            _ => self.names_of(&at.tasks),
+            _ => false,
+        };
+        let next = if start_next {
+            vec![START.to_owned()]
+        } else {
+            self.names_of(&at.tasks)
         };
         Ok(StateSnapshot {
             next,
