@@ -30,6 +30,25 @@ fn start(topic: &str) -> Debate {
     state
 }
 
+/// A new thread `id` (topic `case`) with `steps` plain steps after its
+/// first state, snapshotted only there: ids `1..=steps + 1`, steps
+/// `-1..=steps - 1`, the `n`th plain step (from 0) logging `n`.
+async fn logged_thread<'c, C: Checkpointer>(
+    a: &'c C,
+    id: &str,
+    case: &str,
+    steps: u64,
+) -> Result<Thread<'c, Debate, C>, CheckpointError> {
+    let mut thread = Thread::create(a, id, start(case)).await?;
+    thread.set_snapshot_policy(SnapshotPolicy::never());
+    for n in 0..steps {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await?;
+    }
+    Ok(thread)
+}
+
 /// One debate round as three node steps: optimist, skeptic, moderator.
 fn round_steps(round: u32, n: u64) -> [(&'static str, DebateUpdate); 3] {
     [
@@ -1057,13 +1076,7 @@ pub async fn broken_links_fail_loudly<C: Checkpointer>(a: &C, _b: &C, t: &str) -
     ];
     for (case, records, named, says) in cases {
         let id = format!("{t}-links-{case}");
-        let mut thread = Thread::create(a, &id, start(case)).await?;
-        thread.set_snapshot_policy(SnapshotPolicy::never());
-        for n in 0..2 {
-            thread
-                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
-                .await?;
-        }
+        let thread = logged_thread(a, &id, case, 2).await?;
         let good = thread.state().clone();
         for record in records {
             let head = a.head(&id).await?.map(|h| h.meta.id);
@@ -1122,13 +1135,7 @@ pub async fn damaged_rows_fail_loudly<C: Checkpointer>(a: &C, t: &str, sql: Sql<
     ];
     for (case, statements, named, says) in cases {
         let id = format!("{t}-rows-{case}");
-        let mut thread = Thread::create(a, &id, start(case)).await?;
-        thread.set_snapshot_policy(SnapshotPolicy::never());
-        for n in 0..4 {
-            thread
-                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
-                .await?;
-        }
+        logged_thread(a, &id, case, 4).await?;
         for statement in statements {
             sql(statement.replace("{table}", table).replace("{id}", &id)).await;
         }
@@ -1286,13 +1293,7 @@ pub async fn damaged_values_fail_loudly<C: Checkpointer>(
     }
     for (case, set, row, kind, says) in cases {
         let id = format!("{t}-values-{case}");
-        let mut thread = Thread::create(a, &id, start(case)).await?;
-        thread.set_snapshot_policy(SnapshotPolicy::never());
-        for n in 0..4 {
-            thread
-                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
-                .await?;
-        }
+        logged_thread(a, &id, case, 4).await?;
         sql(format!(
             "UPDATE {table} SET {set} WHERE thread_id = '{id}' AND id = {row}"
         ))
