@@ -58,15 +58,7 @@ pub(super) fn stage_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
     let write_lists = write_lists(ex);
     let collect = collect_writes(ex);
     let stage = stage_statements(ex, false);
-    let init = ex.slots.iter().filter_map(|(f, s)| {
-        let name = f.ident;
-        let cfgs = &f.cfgs;
-        let st = format_ident!("__s_{}", f.plain_name);
-        match s {
-            Slot::Own(None) => None,
-            _ => Some(quote!(#(#cfgs)* #name: #st,)),
-        }
-    });
+    let init = staged_fields(ex, false);
     quote! {
         #[inline]
         fn stage<__I>(
@@ -112,16 +104,7 @@ pub(super) fn apply_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
         }
     });
     let stage = stage_statements(ex, true);
-    let init = ex.slots.iter().filter_map(|(f, s)| {
-        let name = f.ident;
-        let cfgs = &f.cfgs;
-        let st = format_ident!("__s_{}", f.plain_name);
-        match s {
-            Slot::Own(None) => None,
-            Slot::Own(Some(g)) if g.one_is_staged => Some(quote!(#(#cfgs)* #name: __u.#name,)),
-            _ => Some(quote!(#(#cfgs)* #name: #st,)),
-        }
-    });
+    let init = staged_fields(ex, true);
     quote! {
         #[inline]
         fn apply(&mut self, __u: Self::Update) -> ::core::result::Result<(), #p::StateError> {
@@ -134,6 +117,27 @@ pub(super) fn apply_fn(ex: &Expansion, inline_checks: &TokenStream) -> TokenStre
             ::core::result::Result::Ok(())
         }
     }
+}
+
+/// The staged struct's fields, each from its `__s_<field>`; for one
+/// update (`single`), a field whose write is its staged change from the
+/// update `__u` itself.
+fn staged_fields(ex: &Expansion, single: bool) -> Vec<TokenStream> {
+    ex.slots
+        .iter()
+        .filter_map(|(f, s)| {
+            let name = f.ident;
+            let cfgs = &f.cfgs;
+            let st = format_ident!("__s_{}", f.plain_name);
+            match s {
+                Slot::Own(None) => None,
+                Slot::Own(Some(g)) if single && g.one_is_staged => {
+                    Some(quote!(#(#cfgs)* #name: __u.#name,))
+                }
+                _ => Some(quote!(#(#cfgs)* #name: #st,)),
+            }
+        })
+        .collect()
 }
 
 /// `let mut __w_<field> = Writes::new();` per field with writes.
