@@ -206,14 +206,9 @@ fn apply<M: MessageLike>(items: &mut Vec<M>, index: &mut Positions, staged: Stag
         }
         updates => updates,
     };
-    for MessageOps(mut ops) in updates {
+    for MessageOps(ops) in updates {
         if !staged.upserts_only {
             apply_batch(items, index, ops);
-        } else if ops.len() == 1 {
-            // Most updates: taken out of the batch without an iterator.
-            if let Some(MessageOp::Upsert(msg)) = ops.pop() {
-                upsert(items, index, msg);
-            }
         } else {
             for op in ops {
                 if let MessageOp::Upsert(msg) = op {
