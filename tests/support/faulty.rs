@@ -126,6 +126,19 @@ impl<C: Checkpointer> Faulty<C> {
         }
         Ok(())
     }
+
+    /// The inner backend's `call`, made only once the store is known
+    /// alive (a crashed store reaches no backend).
+    fn guarded<'a, T: 'a>(
+        &'a self,
+        operation: &'static str,
+        call: impl FnOnce() -> BoxFuture<'a, Result<T, CheckpointError>> + Send + 'a,
+    ) -> BoxFuture<'a, Result<T, CheckpointError>> {
+        Box::pin(async move {
+            self.alive(operation)?;
+            call().await
+        })
+    }
 }
 
 impl<C: Checkpointer> Checkpointer for Faulty<C> {
@@ -159,9 +172,8 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
         id: CheckpointId,
         snapshot: String,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move {
-            self.alive("put_snapshot")?;
-            self.inner.put_snapshot(thread_id, id, snapshot).await
+        self.guarded("put_snapshot", move || {
+            self.inner.put_snapshot(thread_id, id, snapshot)
         })
     }
 
@@ -169,10 +181,7 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move {
-            self.alive("head")?;
-            self.inner.head(thread_id).await
-        })
+        self.guarded("head", move || self.inner.head(thread_id))
     }
 
     fn chain<'a>(
@@ -180,10 +189,7 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
         thread_id: &'a str,
         id: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move {
-            self.alive("chain")?;
-            self.inner.chain(thread_id, id).await
-        })
+        self.guarded("chain", move || self.inner.chain(thread_id, id))
     }
 
     fn list<'a>(
@@ -192,20 +198,14 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
         before: Option<CheckpointId>,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        Box::pin(async move {
-            self.alive("list")?;
-            self.inner.list(thread_id, before, limit).await
-        })
+        self.guarded("list", move || self.inner.list(thread_id, before, limit))
     }
 
     fn delete_thread<'a>(
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
-        Box::pin(async move {
-            self.alive("delete_thread")?;
-            self.inner.delete_thread(thread_id).await
-        })
+        self.guarded("delete_thread", move || self.inner.delete_thread(thread_id))
     }
 
     fn snapshot_policy(&self) -> SnapshotPolicy {
@@ -233,9 +233,6 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
         thread_id: &'a str,
         checkpoint: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
-        Box::pin(async move {
-            self.alive("pending")?;
-            self.inner.pending(thread_id, checkpoint).await
-        })
+        self.guarded("pending", move || self.inner.pending(thread_id, checkpoint))
     }
 }
