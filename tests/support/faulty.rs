@@ -115,11 +115,6 @@ impl<C: Checkpointer> Faulty<C> {
         self.crashed.store(false, Ordering::Relaxed);
     }
 
-    /// How many appends were asked for since the last reset.
-    pub fn appends(&self) -> usize {
-        self.appends.load(Ordering::Relaxed)
-    }
-
     fn alive(&self, operation: &'static str) -> Result<(), CheckpointError> {
         if self.crashed.load(Ordering::Relaxed) {
             return Err(injected(operation));
