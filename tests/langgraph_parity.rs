@@ -58,13 +58,11 @@ fn add_one(s: &Count) -> CountUpdate {
     CountUpdate::new().n(s.n + 1).log(vec!["a".to_owned()])
 }
 
-/// a → b → END, b logging "b".
-fn a_then_b() -> Graph<Count> {
+/// a → `b` → END.
+fn a_then(b: fn(&Count) -> CountUpdate) -> Graph<Count> {
     StateGraph::<Count>::new()
         .add_node("a", add_one)
-        .add_node("b", |_: &Count| {
-            CountUpdate::new().log(vec!["b".to_owned()])
-        })
+        .add_node("b", b)
         .add_edge(START, "a")
         .add_edge("a", "b")
         .add_edge("b", END)
@@ -72,18 +70,19 @@ fn a_then_b() -> Graph<Count> {
         .unwrap()
 }
 
+/// Node `b` of the Python scripts quoted below: logs "b".
+fn log_b(_: &Count) -> CountUpdate {
+    CountUpdate::new().log(vec!["b".to_owned()])
+}
+
+/// a → b → END, b logging "b".
+fn a_then_b() -> Graph<Count> {
+    a_then(log_b)
+}
+
 /// a → b → END, b multiplying `n` by ten.
 fn a_then_times_ten() -> Graph<Count> {
-    StateGraph::<Count>::new()
-        .add_node("a", add_one)
-        .add_node("b", |s: &Count| {
-            CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()])
-        })
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", END)
-        .compile()
-        .unwrap()
+    a_then(|s| CountUpdate::new().n(s.n * 10).log(vec!["b".to_owned()]))
 }
 
 /// a → b (interrupts) → c, as in the Python script quoted below.
@@ -263,9 +262,7 @@ fn invoke_output_carries_interrupts_but_not_at_a_breakpoint() {
     //    ('updates', {'__interrupt__': ()})
     let graph = StateGraph::<Count>::new()
         .add_node("a", add_one)
-        .add_node("b", |_: &Count| {
-            CountUpdate::new().log(vec!["b".to_owned()])
-        })
+        .add_node("b", log_b)
         .add_edge(START, "a")
         .add_edge("a", "b")
         .interrupt_before(["b"])
@@ -471,9 +468,7 @@ fn messages_mode_does_not_repeat_what_a_thread_already_holds() {
 fn routed() -> agent_state::graph::StateGraph<Count> {
     StateGraph::<Count>::new()
         .add_node("a", add_one)
-        .add_node("b", |_: &Count| {
-            CountUpdate::new().log(vec!["b".to_owned()])
-        })
+        .add_node("b", log_b)
         .add_node("c", |_: &Count| {
             CountUpdate::new().log(vec!["c".to_owned()])
         })
