@@ -435,6 +435,50 @@ fn a_damaged_held_input_or_pending_write_is_named() {
     }
 }
 
+/// A first state held by a crashed run's `input` checkpoint, damaged in
+/// the file (a field of the wrong type): reading what runs next
+/// (`get_state`, a resume) fails naming the thread, the checkpoint and the
+/// field, and the thread is left as it was.
+#[test]
+fn a_damaged_held_first_state_is_named() {
+    use support::conformance::assert_names;
+    let (path, saver) = on_file("damaged-held-state");
+    saver.crash_after_append(1);
+    assert_store_failed(&run_seen(&saver, Input::State(topic("t")), Durability::Sync).0);
+    saver.reset();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let held: String = conn
+        .query_row(
+            "SELECT writes FROM agent_state_checkpoints WHERE thread_id = 't' AND id = 1",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(held.contains(r#""input_state""#), "{held}");
+    conn.execute(
+        r#"UPDATE agent_state_checkpoints SET writes = '{"input_state": {"round": "x", "topic": "t"}}' WHERE thread_id = 't' AND id = 1"#,
+        [],
+    )
+    .unwrap();
+    let fresh = SqliteCheckpointer::open(&path).unwrap();
+    let graph = counting();
+    let errors = [
+        block_on(graph.get_state(&fresh, "t")).err().unwrap(),
+        block_on(graph.run(Input::Resume).on_thread(&fresh, "t"))
+            .err()
+            .unwrap(),
+    ];
+    for err in errors {
+        let GraphError::Checkpoint(err) = err else {
+            panic!("expected a checkpoint error, got {err}");
+        };
+        assert_eq!(assert_names(&err, "t", 1, "held-state"), "corrupt");
+        assert!(err.to_string().contains("round"), "{err}");
+    }
+    let head = block_on(fresh.head("t")).unwrap().unwrap().meta;
+    assert_eq!((head.id, head.source), (CheckpointId(1), Source::Input));
+}
+
 /// Time travel to a run's `input` checkpoint re-applies the input it holds
 /// (LangGraph replays its `__start__` task): the fork ends as the run did.
 /// An `input` checkpoint stored before inputs were held (`[]` writes)
