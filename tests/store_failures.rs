@@ -394,6 +394,11 @@ fn a_damaged_held_input_or_pending_write_is_named() {
             "INSERT INTO agent_state_pending VALUES ('{t}', 3, 'count', 'bogus', '1')",
             "unknown key",
         ),
+        (
+            "pending-version",
+            "INSERT INTO agent_state_pending VALUES ('{t}', 3, 'count', 'done@x', '[]')",
+            "pending write `done@x` of task `count`: its state version does not read",
+        ),
     ];
     for (case, statement, says) in cases {
         let t = format!("held-{case}");
