@@ -781,11 +781,7 @@ fn an_unstorable_update_fails_the_step_naming_the_field() {
 fn plain_runs_match_runs_on_a_thread_step_for_step() {
     let graph = |fail_at: u32| {
         StateGraph::<Debate>::new()
-            .add_node("count", |s: &Debate| {
-                DebateUpdate::new()
-                    .round(s.round + 1)
-                    .add_log(s.round.into())
-            })
+            .add_node("count", support::count)
             .add_node("jump", move |s: &Debate| -> Result<_, BoxError> {
                 if s.round == fail_at {
                     return Err(format!("failed at round {}", s.round).into());
