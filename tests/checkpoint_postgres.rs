@@ -450,3 +450,29 @@ async fn a_crash_after_the_input_checkpoint_keeps_the_input() {
     };
     assert_eq!(steps("pg-held").await, steps("pg-held-whole").await);
 }
+
+/// A run's input holding U+0000 is refused when its `input` checkpoint,
+/// which holds the input, is stored: naming the field, storing nothing.
+#[tokio::test]
+async fn a_held_input_with_a_nul_is_refused_naming_the_field() {
+    use agent_state::checkpoint::Checkpointer;
+    use agent_state::graph::{GraphError, Input};
+
+    let saver = connect().await;
+    saver.delete_thread("pg-held-nul").await.unwrap();
+    let input = Input::Update(DebateUpdate::new().status("a\0b".to_owned()));
+    let err = support::counting(2)
+        .run(input)
+        .on_thread(&saver, "pg-held-nul")
+        .await
+        .unwrap_err();
+    match &err {
+        GraphError::InvalidUpdate { nodes, error, .. } => {
+            assert_eq!(nodes, &["__start__"], "{err}");
+            assert_eq!(error.field(), "status", "{err}");
+            assert!(error.to_string().contains("U+0000"), "{err}");
+        }
+        other => panic!("expected a refusal, got {other}"),
+    }
+    assert!(saver.head("pg-held-nul").await.unwrap().is_none());
+}

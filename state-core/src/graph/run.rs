@@ -1112,8 +1112,17 @@ where
         sink: &mut Sink<'a, S, C>,
         durability: Durability,
     ) -> Result<(), GraphError> {
+        // What it can refuse is the input it holds: `__start__`'s write.
         sink.apply(Source::Input, &mut Vec::new(), durability)
-            .await?;
+            .await
+            .map_err(|e| match e {
+                GraphError::InvalidUpdate { step, error, .. } => GraphError::InvalidUpdate {
+                    step,
+                    nodes: vec![START.to_owned()],
+                    error,
+                },
+                other => other,
+            })?;
         let step = sink.next_step() - 1;
         let next = vec![START.to_owned()];
         self.report_checkpoint(sink, step, Source::Input, sink.head(), next)
