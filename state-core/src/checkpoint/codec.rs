@@ -160,6 +160,7 @@ pub(crate) fn hold_state(snapshot: &str) -> String {
 
 /// What a held input's JSON (a `writes` column's `{"input": ..}` or
 /// `{"input_state": ..}`) holds, if `value` is one.
+#[cfg(feature = "postgres")]
 pub(crate) fn held_content(value: &Value) -> Option<&Value> {
     match value {
         Value::Object(map) if map.len() == 1 => {
