@@ -51,7 +51,7 @@ fn graph() -> Result<Graph<Post>, GraphError> {
         // Pauses until a person answers. It runs again from its start when
         // resumed, so it does nothing before the interrupt that must not
         // happen twice.
-        .add_context_node(
+        .add_node(
             "review",
             |s: &Post, ctx: &NodeContext| -> Result<PostUpdate, BoxError> {
                 let verdict: Verdict = ctx.interrupt(json!({

@@ -115,11 +115,11 @@ impl ScriptedModel {
 fn build_graph(model: Arc<ScriptedModel>) -> Result<Graph<DebateState>, GraphError> {
     let (for_optimist, for_skeptic) = (Arc::clone(&model), Arc::clone(&model));
     StateGraph::<DebateState>::new()
-        .add_async_node("optimist", move |s: Arc<DebateState>| {
+        .add_node("optimist", move |s: Arc<DebateState>| {
             let model = Arc::clone(&for_optimist);
             async move { DebateStateUpdate::new().message(model.invoke("optimist", &s).await) }
         })
-        .add_async_node("skeptic", move |s: Arc<DebateState>| {
+        .add_node("skeptic", move |s: Arc<DebateState>| {
             let model = Arc::clone(&for_skeptic);
             async move {
                 DebateStateUpdate::new()

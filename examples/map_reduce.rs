@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agent_state::checkpoint::{block_on, MemoryCheckpointer};
 use agent_state::graph::{
-    self, Graph, GraphError, Input, Next, NodeContext, StateGraph, END, START,
+    self, Graph, GraphError, Input, Next, NodeContext, Sent, StateGraph, END, START,
 };
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::AgentState;
@@ -45,14 +45,17 @@ fn graph() -> Result<Graph<Jokes>, GraphError> {
             JokesUpdate::new().subjects(subjects.to_vec())
         })
         // Async, as a model call would be; once per Send, with its task name.
-        .add_async_send_node("joke", |subject: Subject, ctx: NodeContext| async move {
-            let line = format!(
-                "[{}] Why did the {}? Because it could.",
-                ctx.task(),
-                subject.name
-            );
-            JokesUpdate::new().jokes(vec![line])
-        })
+        .add_node(
+            "joke",
+            |Sent(subject): Sent<Subject>, ctx: NodeContext| async move {
+                let line = format!(
+                    "[{}] Why did the {}? Because it could.",
+                    ctx.task(),
+                    subject.name
+                );
+                JokesUpdate::new().jokes(vec![line])
+            },
+        )
         .add_node("best", |s: &Jokes| {
             let best = s
                 .jokes

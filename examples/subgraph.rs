@@ -39,7 +39,7 @@ fn research() -> Result<Graph<Research>, GraphError> {
         .add_node("search", |_: &Research| {
             ResearchUpdate::new().sources(vec!["paper A".to_owned(), "blog B".to_owned()])
         })
-        .add_context_node(
+        .add_node(
             "ask_editor",
             |s: &Research, ctx: &NodeContext| -> Result<ResearchUpdate, BoxError> {
                 let question: String = ctx.interrupt(format!(
@@ -59,7 +59,7 @@ fn research() -> Result<Graph<Research>, GraphError> {
 
 fn editorial() -> Result<Graph<Editorial>, GraphError> {
     StateGraph::<Editorial>::new()
-        .add_subgraph("research", research()?)
+        .add_node("research", research()?)
         .add_node("write", |s: &Editorial| {
             let article = format!(
                 "On '{}', from {}.",

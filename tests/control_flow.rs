@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::{block_on, MemoryCheckpointer};
 use agent_state::graph::{
-    self, BoxError, GraphError, Input, NodeContext, NodeTimeout, RetryPolicy, StateGraph, START,
+    self, BoxError, GraphError, Input, Node, NodeContext, NodeTimeout, RetryPolicy, Sent,
+    StateGraph, START,
 };
 use support::flow::{self, Flow, FlowUpdate};
 use support::temp_db;
@@ -105,17 +106,17 @@ fn retry_runs_a_failing_node_again_with_backoff() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
     let graph = StateGraph::<Flow>::new()
-        .add_node("flaky", move |_: &Flow| -> Result<FlowUpdate, BoxError> {
-            if counted.fetch_add(1, Ordering::SeqCst) < 2 {
-                return Err("rate limit".into());
-            }
-            Ok(log("ok"))
-        })
-        .add_edge(START, "flaky")
-        .retry(
+        .add_node(
             "flaky",
-            RetryPolicy::new(3).initial_interval(Duration::from_millis(20)),
+            Node::new(move |_: &Flow| -> Result<FlowUpdate, BoxError> {
+                if counted.fetch_add(1, Ordering::SeqCst) < 2 {
+                    return Err("rate limit".into());
+                }
+                Ok(log("ok"))
+            })
+            .retry(RetryPolicy::new(3).initial_interval(Duration::from_millis(20))),
         )
+        .add_edge(START, "flaky")
         .compile()
         .unwrap();
     let start = Instant::now();
@@ -133,21 +134,23 @@ fn retry_stops_on_errors_the_policy_does_not_name_and_after_its_attempts() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
     let graph = StateGraph::<Flow>::new()
-        .add_async_node("broken", move |_: Arc<Flow>| {
-            let counted = Arc::clone(&counted);
-            async move {
-                let n = counted.fetch_add(1, Ordering::SeqCst);
-                let message = if n == 0 { "rate limit" } else { "bad request" };
-                Err::<FlowUpdate, BoxError>(message.into())
-            }
-        })
-        .add_edge(START, "broken")
-        .retry(
+        .add_node(
             "broken",
-            RetryPolicy::new(5)
-                .initial_interval(Duration::from_millis(1))
-                .retry_on(|e: &BoxError| e.to_string().contains("rate limit")),
+            Node::new(move |_: Arc<Flow>| {
+                let counted = Arc::clone(&counted);
+                async move {
+                    let n = counted.fetch_add(1, Ordering::SeqCst);
+                    let message = if n == 0 { "rate limit" } else { "bad request" };
+                    Err::<FlowUpdate, BoxError>(message.into())
+                }
+            })
+            .retry(
+                RetryPolicy::new(5)
+                    .initial_interval(Duration::from_millis(1))
+                    .retry_on(|e: &BoxError| e.to_string().contains("rate limit")),
+            ),
         )
+        .add_edge(START, "broken")
         .compile()
         .unwrap();
     let err = block_on(graph.run(Input::Update(FlowUpdate::new()))).unwrap_err();
@@ -162,12 +165,15 @@ fn retry_stops_on_errors_the_policy_does_not_name_and_after_its_attempts() {
 #[test]
 fn a_node_over_its_timeout_fails_with_node_timeout() {
     let graph = StateGraph::<Flow>::new()
-        .add_async_node("slow", |_: Arc<Flow>| async {
-            flow::WaitFor(Arc::new(std::sync::atomic::AtomicBool::new(false))).await;
-            log("never")
-        })
+        .add_node(
+            "slow",
+            Node::new(|_: Arc<Flow>| async {
+                flow::WaitFor(Arc::new(std::sync::atomic::AtomicBool::new(false))).await;
+                log("never")
+            })
+            .timeout(Duration::from_millis(30)),
+        )
         .add_edge(START, "slow")
-        .timeout("slow", Duration::from_millis(30))
         .compile()
         .unwrap();
     let err = block_on(graph.run(Input::Update(FlowUpdate::new()))).unwrap_err();
@@ -187,7 +193,7 @@ fn interrupting_without_a_checkpointer_pauses_and_cannot_be_resumed() {
     // `RuntimeError: Cannot use Command(resume=...) without checkpointer`.
     // (This test once asserted an error at the interrupt.)
     let graph = StateGraph::<Flow>::new()
-        .add_context_node(
+        .add_node(
             "ask",
             |_: &Flow, ctx: &NodeContext| -> Result<FlowUpdate, BoxError> {
                 let _: bool = ctx.interrupt("ok?")?;
@@ -212,10 +218,8 @@ fn interrupting_without_a_checkpointer_pauses_and_cannot_be_resumed() {
 
 #[test]
 fn sends_reach_only_nodes_that_take_them() {
-    let send_node = || {
-        StateGraph::<Flow>::new()
-            .add_send_node("work", |n: u32, _: &NodeContext| log(&n.to_string()))
-    };
+    let send_node =
+        || StateGraph::<Flow>::new().add_node("work", |Sent(n): Sent<u32>| log(&n.to_string()));
     let err = send_node().add_edge(START, "work").compile().err().unwrap();
     assert!(
         matches!(&err, GraphError::EdgeToSendNode { node, .. } if node == "work"),
@@ -266,19 +270,14 @@ fn bad_joins_breakpoints_and_policies_do_not_compile() {
         err.to_string(),
         "`interrupt_before` names `zz`, which is not a node"
     );
+    let sync_with_timeout = Node::new(|_: &Flow| log("t")).timeout(Duration::from_secs(1));
     let err = base()
-        .timeout("a", Duration::from_secs(1))
-        .compile()
-        .err()
-        .unwrap();
-    assert!(matches!(err, GraphError::TimeoutOnSyncNode { .. }), "{err}");
-    let err = base()
-        .retry("q", RetryPolicy::new(2))
+        .add_node("t", sync_with_timeout)
         .compile()
         .err()
         .unwrap();
     assert!(
-        matches!(err, GraphError::UnknownPolicyNode { what: "retry", .. }),
+        matches!(&err, GraphError::TimeoutOnSyncNode { node } if node == "t"),
         "{err}"
     );
 }

@@ -460,14 +460,14 @@ fn async_nodes_of_one_step_run_together() {
     let graph = StateGraph::<Debate>::new()
         // `a_waits` sorts first, so it is polled first; it can only finish
         // if `b_sets` runs while it waits.
-        .add_async_node("a_waits", move |_s: Arc<Debate>| {
+        .add_node("a_waits", move |_s: Arc<Debate>| {
             let flag = Arc::clone(&waiter);
             async move {
                 WaitFor(flag).await;
                 DebateUpdate::new().message(ai("a"))
             }
         })
-        .add_async_node("b_sets", move |s: Arc<Debate>| {
+        .add_node("b_sets", move |s: Arc<Debate>| {
             let flag = Arc::clone(&setter);
             async move {
                 flag.store(true, Ordering::SeqCst);

@@ -89,7 +89,7 @@ fn a_then_times_ten() -> Graph<Count> {
 fn a_b_c() -> Graph<Count> {
     StateGraph::<Count>::new()
         .add_node("a", add_one)
-        .add_context_node("b", ask)
+        .add_node("b", ask)
         .add_node("c", |_: &Count| {
             CountUpdate::new().log(vec!["c".to_owned()])
         })
@@ -195,8 +195,8 @@ fn each_paused_task_streams_its_own_interrupt() {
         }
     }
     let graph = StateGraph::<Count>::new()
-        .add_context_node("p", asking("p?"))
-        .add_context_node("q", asking("q?"))
+        .add_node("p", asking("p?"))
+        .add_node("q", asking("q?"))
         .add_edge(START, "p")
         .add_edge(START, "q")
         .compile()
@@ -381,7 +381,7 @@ fn chat_graph() -> Graph<Chat> {
         ("none", |_| ChatUpdate::new()),
     ];
     let mut graph = StateGraph::<Chat>::new()
-        .add_context_node("streamed", streamed)
+        .add_node("streamed", streamed)
         .add_edge(START, "streamed");
     let mut last = "streamed";
     for (name, node) in nodes {
@@ -976,7 +976,7 @@ fn a_resumed_interrupt_stores_no_input_checkpoint() {
     //    2 loop   {'n': 7, 'log': ['a', 'ask']} ()
     let graph = StateGraph::<Count>::new()
         .add_node("a", add_one)
-        .add_context_node("ask", |s: &Count, ctx: &NodeContext| {
+        .add_node("ask", |s: &Count, ctx: &NodeContext| {
             let answer: u32 = ctx.interrupt("q?")?;
             Ok::<_, BoxError>(
                 CountUpdate::new()

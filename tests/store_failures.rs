@@ -539,15 +539,16 @@ fn a_fork_of_an_input_checkpoint_applies_its_input_and_old_ones_still_resume() {
 fn a_subgraph_crashed_after_its_input_checkpoint_starts_from_its_state() {
     let (path, saver) = on_file("crash-subgraph");
     let parent = StateGraph::<Debate>::new()
-        .add_subgraph_with(
+        .add_node(
             "sub",
-            counting(),
-            |s: &Debate| Debate {
-                topic: s.topic.clone(),
-                round: s.round,
-                ..Debate::default()
-            },
-            |c: &Debate| DebateUpdate::new().round(c.round).log(c.log.clone()),
+            counting().mapped(
+                |s: &Debate| Debate {
+                    topic: s.topic.clone(),
+                    round: s.round,
+                    ..Debate::default()
+                },
+                |c: &Debate| DebateUpdate::new().round(c.round).log(c.log.clone()),
+            ),
         )
         .add_edge(START, "sub")
         .add_edge("sub", END)
@@ -585,7 +586,7 @@ fn kept_writes_of_a_paused_step_migrate_with_the_state() {
     let saver = SqliteCheckpointer::open(&path).unwrap();
     let v1 = StateGraph::<Debate>::new()
         .add_node("count", |s: &Debate| DebateUpdate::new().round(s.round + 7))
-        .add_context_node(
+        .add_node(
             "ask",
             |_: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
                 let answer: String = ctx.interrupt("go on?")?;
@@ -603,7 +604,7 @@ fn kept_writes_of_a_paused_step_migrate_with_the_state() {
         .add_node("count", |_: &DebateV2| -> DebateV2Update {
             panic!("count finished before the pause: its kept writes apply")
         })
-        .add_context_node(
+        .add_node(
             "ask",
             |_: &DebateV2, ctx: &NodeContext| -> Result<DebateV2Update, BoxError> {
                 let answer: String = ctx.interrupt("go on?")?;

@@ -140,11 +140,11 @@ fn checkpoints_name_each_stored_step() {
 #[test]
 fn custom_writes_come_with_their_node_before_the_step_they_belong_to() {
     let graph = StateGraph::<Count>::new()
-        .add_context_node("sync", |_: &Count, ctx: &NodeContext| {
+        .add_node("sync", |_: &Count, ctx: &NodeContext| {
             ctx.writer().write(json!({"at": "sync"})).unwrap();
             CountUpdate::new().n(1)
         })
-        .add_async_context_node("later", |_: Arc<Count>, ctx: NodeContext| async move {
+        .add_node("later", |_: Arc<Count>, ctx: NodeContext| async move {
             ctx.writer().send("half way").await?;
             ctx.writer().send("done").await?;
             Ok::<_, BoxError>(CountUpdate::new().n(2))
@@ -186,7 +186,7 @@ fn a_slow_consumer_holds_the_run_back() {
     let written = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&written);
     let graph = StateGraph::<Count>::new()
-        .add_async_context_node("chatty", move |_: Arc<Count>, ctx: NodeContext| {
+        .add_node("chatty", move |_: Arc<Count>, ctx: NodeContext| {
             let count = Arc::clone(&count);
             async move {
                 for i in 0..1000 {
@@ -396,7 +396,7 @@ fn a_pause_streams_as_an_interrupt_update() {
     );
 
     let graph = StateGraph::<Count>::new()
-        .add_context_node(
+        .add_node(
             "ask",
             |_: &Count, ctx: &NodeContext| -> Result<CountUpdate, BoxError> {
                 let n: u32 = ctx.interrupt("how many?")?;
@@ -443,7 +443,7 @@ fn tasks_start_and_end_paused_ones_with_their_interrupts() {
         .add_node("a", |_: &Count| {
             CountUpdate::new().log(vec!["a".to_owned()])
         })
-        .add_context_node(
+        .add_node(
             "ask",
             |_: &Count, ctx: &NodeContext| -> Result<CountUpdate, BoxError> {
                 let n: u32 = ctx.interrupt("how many?")?;
@@ -609,9 +609,9 @@ fn debate(rounds: u32) -> Graph<Debate> {
         }
     };
     StateGraph::<Debate>::new()
-        .add_async_node("optimist", speak("optimist"))
-        .add_async_node("skeptic", speak("skeptic"))
-        .add_async_node("moderator", speak("moderator"))
+        .add_node("optimist", speak("optimist"))
+        .add_node("skeptic", speak("skeptic"))
+        .add_node("moderator", speak("moderator"))
         .add_edge(START, "optimist")
         .add_edge("optimist", "skeptic")
         .add_edge("skeptic", "moderator")

@@ -82,7 +82,7 @@ struct Count {
 fn a_run_its_steps_and_its_nodes_are_spans() {
     let graph = StateGraph::<Count>::new()
         .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
-        .add_async_node("async_inc", |s: Arc<Count>| async move {
+        .add_node("async_inc", |s: Arc<Count>| async move {
             CountUpdate::new().n(s.n + 1)
         })
         .add_edge(START, "inc")

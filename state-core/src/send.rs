@@ -16,9 +16,8 @@ use serde_json::Value;
 /// instead of the state: LangGraph's `Send(node, arg)`.
 ///
 /// A router returns them ([`Next::send`](crate::graph::Next::send)), or a node in
-/// its [`Command`](crate::graph::Command); the target is a node added with
-/// [`add_send_node`](crate::graph::StateGraph::add_send_node) whose input type is
-/// the argument's. Every `Send` of a step becomes its own task: they run
+/// its [`Command`](crate::graph::Command); the target is a node whose
+/// first argument is [`Sent<T>`](crate::graph::Sent), `T` the argument's type. Every `Send` of a step becomes its own task: they run
 /// concurrently, and their writes apply after the step's other nodes' (in
 /// node-name order), in the order the `Send`s were made.
 ///

@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use agent_state::checkpoint::{Checkpointer, Source, Thread};
 use agent_state::graph::{
     self, BoxError, CancelToken, Command, Graph, GraphError, Input, Next, NodeContext, Resume,
-    StateGraph, END, START,
+    Sent, StateGraph, END, START,
 };
 use agent_state::{ai, AgentState, Messages};
 use serde_json::json;
@@ -60,7 +60,7 @@ fn approval(drafts: &Calls, reviews: &Calls) -> Graph<Flow> {
             drafts.hit();
             log("draft")
         })
-        .add_context_node(
+        .add_node(
             "review",
             move |s: &Flow, ctx: &NodeContext| -> Result<FlowUpdate, BoxError> {
                 reviews.hit();
@@ -192,7 +192,7 @@ pub async fn interrupts_in_one_node_match_by_order<C: Checkpointer + ?Sized>(
     let calls = Calls::default();
     let counted = calls.clone();
     let graph = StateGraph::<Flow>::new()
-        .add_context_node(
+        .add_node(
             "form",
             move |_: &Flow, ctx: &NodeContext| -> Result<FlowUpdate, BoxError> {
                 counted.hit();
@@ -248,8 +248,8 @@ pub async fn parallel_interrupts_keep_finished_nodes<C: Checkpointer + ?Sized>(
             counted.hit();
             log("a")
         })
-        .add_context_node("b_ask", ask("b"))
-        .add_context_node("c_ask", ask("c"))
+        .add_node("b_ask", ask("b"))
+        .add_node("c_ask", ask("c"))
         .add_edge(START, "a_done")
         .add_edge(START, "b_ask")
         .add_edge(START, "c_ask")
@@ -350,14 +350,14 @@ async fn until_kept<C: Checkpointer + ?Sized>(saver: &C, thread: &str, task: &st
 fn fast_and_slow(fast: &Calls, release: &Arc<AtomicBool>) -> Graph<Flow> {
     let (fast, release) = (fast.clone(), Arc::clone(release));
     StateGraph::<Flow>::new()
-        .add_async_node("fast", move |_: Arc<Flow>| {
+        .add_node("fast", move |_: Arc<Flow>| {
             let fast = fast.clone();
             async move {
                 fast.hit();
                 log("fast")
             }
         })
-        .add_async_node("slow", move |_: Arc<Flow>| {
+        .add_node("slow", move |_: Arc<Flow>| {
             let release = Arc::clone(&release);
             async move {
                 WaitFor(release).await;
@@ -436,7 +436,7 @@ pub async fn send_fans_out_and_resumes<C: Checkpointer + ?Sized>(a: &C, b: &C, p
     let graph = StateGraph::<Flow>::new()
         .add_node("plan", |_: &Flow| log("plan"))
         .add_node("audit", |_: &Flow| log("audit"))
-        .add_send_node("grade", |n: u32, ctx: &NodeContext| {
+        .add_node("grade", |Sent(n): Sent<u32>, ctx: &NodeContext| {
             log(format!("{}={}", ctx.task(), n * 10))
         })
         .add_node("sum", |s: &Flow| {
@@ -478,7 +478,7 @@ pub async fn command_sends_are_stored<C: Checkpointer + ?Sized>(a: &C, b: &C, p:
                 .and_send(graph::Send::new("work", "x".to_owned()))
                 .and_send(graph::Send::new("work", "y".to_owned()))
         })
-        .add_send_node("work", |item: String, _: &NodeContext| {
+        .add_node("work", |Sent(item): Sent<String>| {
             log(format!("work {item}"))
         })
         .add_edge(START, "split")
@@ -732,7 +732,7 @@ fn review_graph() -> Graph<Review> {
         .add_node("read", |_: &Review| {
             ReviewUpdate::new().notes(["read".to_owned()])
         })
-        .add_context_node(
+        .add_node(
             "decide",
             |s: &Review, ctx: &NodeContext| -> Result<ReviewUpdate, BoxError> {
                 let verdict: String = ctx.interrupt(json!({"notes": s.notes}))?;
@@ -761,7 +761,7 @@ pub async fn subgraph_pauses_under_a_namespace<C: Checkpointer + ?Sized>(
             .add_node("intake", |_: &Desk| {
                 DeskUpdate::new().add_log("intake".to_owned())
             })
-            .add_subgraph("review", child)
+            .add_node("review", child)
             .add_node("publish", |s: &Desk| {
                 DeskUpdate::new().add_log(format!("publish {}", s.review.verdict))
             })
@@ -825,18 +825,19 @@ pub async fn mapped_subgraph_runs_under_a_namespace<C: Checkpointer + ?Sized>(
         .compile()
         .unwrap();
     let graph = StateGraph::<Flow>::new()
-        .add_subgraph_with(
+        .add_node(
             "check",
-            child,
-            |s: &Flow| Review {
-                notes: s.log.clone(),
-                verdict: String::new(),
-            },
-            |r: &Review| {
-                FlowUpdate::new()
-                    .note(r.verdict.clone())
-                    .message(ai(r.notes.join(",")))
-            },
+            child.mapped(
+                |s: &Flow| Review {
+                    notes: s.log.clone(),
+                    verdict: String::new(),
+                },
+                |r: &Review| {
+                    FlowUpdate::new()
+                        .note(r.verdict.clone())
+                        .message(ai(r.notes.join(",")))
+                },
+            ),
         )
         .add_edge(START, "check")
         .compile()

@@ -99,7 +99,7 @@ pub fn history<C: Checkpointer>(saver: &C, thread: &str) -> Vec<(i64, Source)> {
 pub fn asking(to: u32) -> Graph<Debate> {
     StateGraph::<Debate>::new()
         .add_node("count", count)
-        .add_context_node(
+        .add_node(
             "ask",
             |s: &Debate, ctx: &NodeContext| -> Result<DebateUpdate, BoxError> {
                 let answer: String = ctx.interrupt(format!("round {}?", s.round))?;

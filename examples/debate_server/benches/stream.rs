@@ -245,7 +245,7 @@ async fn tick(s: Arc<Ticker>, ctx: NodeContext) -> Result<TickerUpdate, BoxError
 
 fn ticker(steps: u32) -> Graph<Ticker> {
     StateGraph::<Ticker>::new()
-        .add_async_context_node("tick", tick)
+        .add_node("tick", tick)
         .add_edge(START, "tick")
         .add_conditional_edges_to(
             "tick",

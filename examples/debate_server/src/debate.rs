@@ -224,13 +224,13 @@ pub fn build_graph(model: Model) -> Result<Graph<DebateState>, GraphError> {
     let mut graph = StateGraph::<DebateState>::new();
     for role in [Role::Optimist, Role::Skeptic] {
         let model = Arc::clone(&model);
-        graph = graph.add_async_context_node(role.name(), move |state, ctx| {
+        graph = graph.add_node(role.name(), move |state, ctx| {
             let model = Arc::clone(&model);
             async move { speak(&*model, role, state, ctx).await }
         });
     }
     graph
-        .add_context_node("moderator", moderate)
+        .add_node("moderator", moderate)
         .add_edge(START, "optimist")
         .add_edge("optimist", "skeptic")
         .add_edge("skeptic", "moderator")

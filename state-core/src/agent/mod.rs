@@ -82,7 +82,7 @@ pub use tool::{
 };
 
 use crate::base::{HasMessages, MessagesStateUpdate};
-use crate::graph::{Graph, GraphError, Input, StateGraph, END, START};
+use crate::graph::{Graph, GraphError, Input, NodeContext, StateGraph, END, START};
 use crate::message::Message;
 use nodes::{AgentLoop, HookKind, ModelCore, Places, Then, ToolCore};
 
@@ -310,13 +310,13 @@ where
     let model_loop = Arc::clone(lp);
     // The model node takes a context for its stream writer (the run's
     // `messages` mode).
-    graph = graph.add_async_context_node("model", move |state, ctx| {
+    graph = graph.add_node("model", move |state: Arc<S>, ctx: NodeContext| {
         let lp = Arc::clone(&model_loop);
         async move { lp.model_step(state, ctx).await }
     });
     if lp.places.has_tools {
         let tools_loop = Arc::clone(lp);
-        graph = graph.add_async_context_node("tools", move |state, ctx| {
+        graph = graph.add_node("tools", move |state: Arc<S>, ctx: NodeContext| {
             let lp = Arc::clone(&tools_loop);
             async move { lp.tools_step(state, ctx).await }
         });

@@ -2,17 +2,13 @@
 //! and node policies; `compile` checks them and resolves names.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
-
-use super::context::NodeContext;
-use super::node::{IntoNodeResult, NodeFn, NodeFuture};
+use super::into_node::{BuiltNode, IntoNode, NodePolicy};
+use super::node::NodeFn;
 use super::policy::RetryPolicy;
 use super::{Edge, Graph, GraphError, GraphState, Join, Middleware, Router, Target, END, START};
-use crate::send::SendArg;
 use crate::state::AgentState;
 
 /// The sources of an edge: one node (or [`START`]), or several, as
@@ -60,7 +56,7 @@ impl From<Vec<String>> for EdgeSources {
 /// A graph being built. Errors (a duplicate node, an edge to nowhere) are
 /// collected and reported by [`compile`](Self::compile).
 pub struct StateGraph<S: AgentState> {
-    pub(crate) nodes: Vec<(String, NodeFn<S, S::Update>)>,
+    pub(crate) nodes: Vec<(String, BuiltNode<S>)>,
     pub(crate) edges: Vec<(Vec<String>, String)>,
     pub(crate) routers: Vec<(String, Router<S>, Option<Vec<String>>)>,
     /// The indexes in `routers` of the fallback ones
@@ -70,8 +66,6 @@ pub struct StateGraph<S: AgentState> {
     pub(crate) recursion_limit: usize,
     pub(crate) before: Vec<String>,
     pub(crate) after: Vec<String>,
-    pub(crate) retry: Vec<(String, RetryPolicy)>,
-    pub(crate) timeouts: Vec<(String, Duration)>,
 }
 
 impl<S: GraphState> Default for StateGraph<S> {
@@ -95,116 +89,27 @@ impl<S: AgentState + 'static> StateGraph<S> {
             recursion_limit: 10_000,
             before: Vec::new(),
             after: Vec::new(),
-            retry: Vec::new(),
-            timeouts: Vec::new(),
         }
     }
 
-    /// Adds a node: a function of the state returning anything
-    /// [`IntoNodeResult`] (an update, a [`Command`](super::Command), an
-    /// `Option`, a `Result`).
+    /// Adds node `name`: anything [`IntoNode`] — a function of the state
+    /// (`fn(&S) -> R`), of the state and a [`NodeContext`](super::NodeContext) (its thread and
+    /// step, [`interrupt`](super::NodeContext::interrupt) to pause for a value
+    /// from outside, [`once`](super::NodeContext::once) for work that must not run
+    /// twice), the same async (`async fn(Arc<S>) -> R`, `async fn(Arc<S>,
+    /// NodeContext) -> R`), a function of a [`Sent`](super::Sent) input
+    /// (run once per [`Send`](super::Send) to it), a compiled subgraph,
+    /// or any of these in a [`Node`](super::Node) with its retry and
+    /// timeout policies. `R` is an update, a [`Command`](super::Command),
+    /// an `Option`, or a `Result` of one ([`IntoNodeResult`](super::IntoNodeResult)).
+    ///
+    /// An async node gets the state shared: the runtime clones nothing when
+    /// the step is applied unless the node kept its `Arc`. A node taking a
+    /// `Send`'s input is reached only by `Send`s: an edge to it fails
+    /// [`compile`](Self::compile), a router naming it fails the run.
     #[must_use]
-    pub fn add_node<F, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        F: Fn(&S) -> R + Send + Sync + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |s: &S| node(s).into_node_result();
-        self.nodes.push((name.into(), NodeFn::Sync(Box::new(f))));
-        self
-    }
-
-    /// Adds an async node (a model call, say). It gets the state shared: the
-    /// runtime drops nothing of it while the step's nodes run, and clones
-    /// nothing when the step is applied unless the node kept its `Arc`.
-    #[must_use]
-    pub fn add_async_node<F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        F: Fn(Arc<S>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |s: Arc<S>| -> NodeFuture<S::Update> {
-            let fut = node(s);
-            Box::pin(async move { fut.await.into_node_result() })
-        };
-        self.nodes.push((name.into(), NodeFn::Async(Box::new(f))));
-        self
-    }
-
-    /// Adds a node that also takes a [`NodeContext`]: its thread and step,
-    /// [`interrupt`](NodeContext::interrupt) to pause for a value from
-    /// outside, [`once`](NodeContext::once) for work that must not run
-    /// twice.
-    #[must_use]
-    pub fn add_context_node<F, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        F: Fn(&S, &NodeContext) -> R + Send + Sync + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |s: &S, ctx: &NodeContext| node(s, ctx).into_node_result();
-        self.nodes.push((name.into(), NodeFn::SyncCtx(Box::new(f))));
-        self
-    }
-
-    /// [`add_context_node`](Self::add_context_node) for an async node; the
-    /// context is owned, to keep across awaits.
-    #[must_use]
-    pub fn add_async_context_node<F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        F: Fn(Arc<S>, NodeContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |s: Arc<S>, ctx: NodeContext| -> NodeFuture<S::Update> {
-            let fut = node(s, ctx);
-            Box::pin(async move { fut.await.into_node_result() })
-        };
-        self.nodes
-            .push((name.into(), NodeFn::AsyncCtx(Box::new(f))));
-        self
-    }
-
-    /// Adds a node that runs once per [`Send`](super::Send) to it, with the
-    /// `Send`'s argument as its input instead of the state (LangGraph's
-    /// map step). Only `Send`s reach it: an edge to it does not compile and
-    /// a router naming it fails the run.
-    #[must_use]
-    pub fn add_send_node<I, F, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        I: DeserializeOwned + Clone + Send + Sync + 'static,
-        F: Fn(I, &NodeContext) -> R + Send + Sync + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |arg: &SendArg, ctx: &NodeContext| {
-            let input: I = arg.take(ctx.node())?;
-            node(input, ctx).into_node_result()
-        };
-        self.nodes
-            .push((name.into(), NodeFn::SendSync(Box::new(f))));
-        self
-    }
-
-    /// [`add_send_node`](Self::add_send_node) for an async node.
-    #[must_use]
-    pub fn add_async_send_node<I, F, Fut, R>(mut self, name: impl Into<String>, node: F) -> Self
-    where
-        I: DeserializeOwned + Clone + Send + Sync + 'static,
-        F: Fn(I, NodeContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoNodeResult<S::Update>,
-    {
-        let f = move |arg: &SendArg, ctx: NodeContext| -> NodeFuture<S::Update> {
-            match arg.take::<I>(ctx.node()) {
-                Ok(input) => {
-                    let fut = node(input, ctx);
-                    Box::pin(async move { fut.await.into_node_result() })
-                }
-                Err(e) => Box::pin(async move { Err(e) }),
-            }
-        };
-        self.nodes
-            .push((name.into(), NodeFn::SendAsync(Box::new(f))));
+    pub fn add_node<M>(mut self, name: impl Into<String>, node: impl IntoNode<S, M>) -> Self {
+        self.nodes.push((name.into(), node.into_node()));
         self
     }
 
@@ -322,23 +227,6 @@ impl<S: AgentState + 'static> StateGraph<S> {
         self
     }
 
-    /// Retries node `node` by `policy` when it fails.
-    #[must_use]
-    pub fn retry(mut self, node: impl Into<String>, policy: RetryPolicy) -> Self {
-        self.retry.push((node.into(), policy));
-        self
-    }
-
-    /// Fails async node `node` with a [`NodeTimeout`](super::NodeTimeout)
-    /// when it runs longer than `after` (its future is dropped then). A
-    /// sync node cannot be stopped midway: a timeout on one does not
-    /// compile.
-    #[must_use]
-    pub fn timeout(mut self, node: impl Into<String>, after: Duration) -> Self {
-        self.timeouts.push((node.into(), after));
-        self
-    }
-
     /// Checks the graph and builds the runnable form.
     pub fn compile(self) -> Result<Graph<S>, GraphError> {
         let mut nodes = Nodes::default();
@@ -351,11 +239,11 @@ impl<S: AgentState + 'static> StateGraph<S> {
             recursion_limit,
             before,
             after,
-            retry,
-            timeouts,
         } = self;
-        for (name, f) in user_nodes {
-            nodes.add(name, f)?;
+        let mut node_policies = Vec::with_capacity(user_nodes.len());
+        for (name, node) in user_nodes {
+            nodes.add(name, node.f)?;
+            node_policies.push(node.policy);
         }
         let (befores, mut afters) = add_hooks(&mut nodes, &middleware)?;
 
@@ -379,7 +267,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             is_after[a] = true;
         }
         let rank = name_ranks(&nodes.names);
-        let policies = Policies::resolve(&nodes, &before, &after, retry, timeouts)?;
+        let policies = Policies::resolve(&nodes, &before, &after, node_policies)?;
         let join_of = join_sources(&joins, nodes.names.len());
         let mut graph = Graph {
             names: nodes.names,
@@ -674,8 +562,7 @@ impl Policies {
         nodes: &Nodes<S>,
         before: &[String],
         after: &[String],
-        retry: Vec<(String, RetryPolicy)>,
-        timeouts: Vec<(String, Duration)>,
+        node_policies: Vec<NodePolicy>,
     ) -> Result<Self, GraphError> {
         let n = nodes.names.len();
         let find = |name: &str, what: &'static str| {
@@ -700,15 +587,15 @@ impl Policies {
         for name in after {
             out.after[find(name, "interrupt_after")?] = true;
         }
-        for (name, policy) in retry {
-            out.retry[find(&name, "retry")?] = Some(policy);
-        }
-        for (name, after) in timeouts {
-            let i = find(&name, "timeout")?;
-            if nodes.fns[i].is_sync() {
-                return Err(GraphError::TimeoutOnSyncNode { node: name });
+        // The user's nodes come first, in the order they were added.
+        for (i, policy) in node_policies.into_iter().enumerate() {
+            if policy.timeout.is_some() && nodes.fns[i].is_sync() {
+                return Err(GraphError::TimeoutOnSyncNode {
+                    node: nodes.names[i].clone(),
+                });
             }
-            out.timeout[i] = Some(after);
+            out.retry[i] = policy.retry;
+            out.timeout[i] = policy.timeout;
         }
         Ok(out)
     }

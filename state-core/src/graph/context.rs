@@ -254,7 +254,7 @@ impl TaskCtx {
 /// }
 ///
 /// let graph = StateGraph::<Draft>::new()
-///     .add_context_node("review", |s: &Draft, ctx: &NodeContext| -> Result<DraftUpdate, BoxError> {
+///     .add_node("review", |s: &Draft, ctx: &NodeContext| -> Result<DraftUpdate, BoxError> {
 ///         // Pauses the run the first time; returns the answer when resumed.
 ///         let ok: bool = ctx.interrupt(format!("Publish {:?}?", s.text))?;
 ///         Ok(DraftUpdate::new().approved(ok))

@@ -97,7 +97,7 @@ pub enum GraphError {
     /// The checkpointer failed.
     Checkpoint(CheckpointError),
     /// An edge or a router names a node that takes its input from `Send`s
-    /// ([`add_send_node`](super::StateGraph::add_send_node)): only a
+    /// (its first argument is a [`Sent`](super::Sent)): only a
     /// [`Send`](super::Send) carries that input.
     EdgeToSendNode {
         /// The node.
@@ -106,7 +106,8 @@ pub enum GraphError {
         from: String,
     },
     /// A [`Send`](super::Send) targets a node that reads the state: only a
-    /// node added with `add_send_node` takes a `Send`'s input.
+    /// node whose first argument is a [`Sent`](super::Sent) takes a
+    /// `Send`'s input.
     SendToStateNode {
         /// The node.
         node: String,
@@ -284,7 +285,7 @@ impl fmt::Display for GraphError {
             ),
             GraphError::SendToStateNode { node, from } => write!(
                 f,
-                "`{from}` sent a Send to `{node}`, which reads the state: a Send's target is added with `add_send_node`"
+                "`{from}` sent a Send to `{node}`, which reads the state: a Send's target takes `Sent<T>` as its first argument"
             ),
             GraphError::SendArg { node, error } => {
                 write!(f, "the input of a Send to `{node}` does not serialize: {error}")

@@ -1,12 +1,13 @@
 //! The graph runtime: nodes read the state and return updates, the runtime
 //! applies them with LangGraph's step semantics, and checkpoints each step.
 //!
-//! * Nodes are functions of the state (sync, or async taking an
-//!   `Arc<State>`) returning an update, a [`Command`] (update plus routing),
-//!   or nothing; see [`IntoNodeResult`]. A node may also take a
-//!   [`NodeContext`] (to [`interrupt`](NodeContext::interrupt) the run for a
-//!   value from outside), take its own input from a [`Send`], or be a
-//!   whole graph ([`StateGraph::add_subgraph`]).
+//! * One way to add a node, [`StateGraph::add_node`], which reads the
+//!   function's argument list ([`IntoNode`]): a function of the state
+//!   (sync, or async taking an `Arc<State>`), with a [`NodeContext`] (to
+//!   [`interrupt`](NodeContext::interrupt) the run for a value from
+//!   outside) or without, of a [`Send`]'s input ([`Sent`]), or a whole
+//!   compiled graph; in a [`Node`] with its policies. It returns an update,
+//!   a [`Command`] (update plus routing), or nothing ([`IntoNodeResult`]).
 //! * Edges, joins (`add_edge(["a", "b"], "c")`), conditional edges
 //!   ([`Next`], [`Send`]s included), [`START`] and [`END`]. Several targets
 //!   run together as one superstep (sync nodes on threads of their own,
@@ -30,7 +31,7 @@
 //!   process ([`Input::ResumeWith`]); reading and editing a thread
 //!   ([`Graph::get_state`], [`Graph::update_state`], time travel with
 //!   [`Run::from_checkpoint`]).
-//! * Node policies: [`RetryPolicy`], timeouts, and cancelling a run
+//! * Node policies ([`Node`]): [`RetryPolicy`], timeouts; cancelling a run
 //!   ([`CancelToken`], or dropping its future).
 //!
 //! ```
@@ -61,6 +62,7 @@ mod builder;
 mod context;
 mod edit;
 mod error;
+mod into_node;
 mod joins;
 mod mermaid;
 mod node;
@@ -85,6 +87,7 @@ pub use builder::{EdgeSources, StateGraph};
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::StateSnapshot;
 pub use error::GraphError;
+pub use into_node::{form, IntoNode, Node, Sent};
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
 pub use output::RunOutput;
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
@@ -93,6 +96,7 @@ pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
     TaskOutcome, UnknownStreamMode,
 };
+pub use subgraph::Mapped;
 
 use crate::send::SendArg;
 use crate::state::AgentState;

@@ -288,7 +288,7 @@ impl<S, U> NodeFn<S, U> {
 }
 
 /// A compiled graph run as a node of another: see
-/// [`StateGraph::add_subgraph`](super::StateGraph::add_subgraph).
+/// [`IntoNode`](super::IntoNode) for a [`Graph`](super::Graph).
 pub(crate) trait SubgraphRunner<S, U>: std::marker::Send + Sync {
     /// Runs the child for one task of the parent: its thread, when the
     /// parent has one, is `<parent thread>|<task>/<step>`.

@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 
 use super::context::{Interrupt, NodeContext, Resume, Signal};
+use super::into_node::{form, BuiltNode, IntoNode};
 use super::node::{BoxError, Command, NodeOutput, NodeResult, SubgraphRunner};
-use super::{Graph, GraphState, Input, NodeFn, RunOutput, StateGraph};
+use super::{Graph, GraphState, Input, NodeFn, RunOutput};
 use crate::checkpoint::{Checkpointer, Thread};
 use crate::part::HasPart;
 use crate::schema::ReducerKind;
@@ -45,65 +46,82 @@ struct Subgraph<S: AgentState, C: AgentState> {
     lift: Lift<S, C>,
 }
 
-impl<S: AgentState + 'static> StateGraph<S> {
-    /// Adds a compiled graph as node `name`, its state the parent's
-    /// flattened part `C` (`#[state(flatten)]`): the child starts from the
-    /// part, runs to its end, and its writes apply to the part as one step
-    /// of the parent (a field the child overwrote, or a plain field, gets
-    /// its last value; the others each of the child's writes in order,
-    /// through the part's reducers, so writes of other nodes of the step
-    /// compose with them). On a thread, the child's steps are checkpointed
-    /// on `<thread>|<name>/<step>`; its interrupts pause the parent, and
-    /// resuming the parent with values for them resumes the child.
-    #[must_use]
-    pub fn add_subgraph<C>(mut self, name: impl Into<String>, child: Graph<C>) -> Self
-    where
-        S: HasPart<C> + Send + Sync,
-        S::Update: Send,
-        C: GraphState,
-    {
+/// A compiled graph as a node whose state is the parent's flattened part
+/// `C` (`#[state(flatten)]`): the child starts from the part, runs to its
+/// end, and its writes apply to the part as one step of the parent (a
+/// field the child overwrote, or a plain field, gets its last value; the
+/// others each of the child's writes in order, through the part's
+/// reducers, so writes of other nodes of the step compose with them). On a
+/// thread, the child's steps are checkpointed on `<thread>|<name>/<step>`;
+/// its interrupts pause the parent, and resuming the parent with values
+/// for them resumes the child.
+// Listing it under a failed node would only add noise.
+#[diagnostic::do_not_recommend]
+impl<S, C> IntoNode<S, form::Subgraph<C>> for Graph<C>
+where
+    S: AgentState + HasPart<C> + Send + Sync + 'static,
+    S::Update: Send,
+    C: GraphState,
+{
+    fn into_node(self) -> BuiltNode<S> {
         let runner: Subgraph<S, C> = Subgraph {
-            child,
+            child: self,
             mapping: Mapping::Part,
             part_of: |s: &S| <S as HasPart<C>>::part_of(s).clone(),
             lift: lift_part::<S, C>,
         };
-        self.nodes
-            .push((name.into(), NodeFn::Subgraph(Box::new(runner))));
-        self
+        BuiltNode::plain(NodeFn::Subgraph(Box::new(runner)))
     }
+}
 
-    /// Adds a compiled graph as node `name` whose state is mapped from and
-    /// to the parent's: `input` makes the child's first state, `output`
+/// A compiled graph whose state is mapped from and to its parent's, made
+/// by [`Graph::mapped`]; a node as `add_node` takes one.
+pub struct Mapped<C: AgentState, I, O> {
+    child: Graph<C>,
+    input: I,
+    output: O,
+}
+
+impl<C: GraphState> Graph<C> {
+    /// This graph as a node of a parent whose state is not made of `C`:
+    /// `input` makes the child's first state from the parent's, `output`
     /// the parent's update from the child's last state. Checkpoints,
-    /// interrupts and resumes as [`add_subgraph`](Self::add_subgraph).
-    #[must_use]
-    pub fn add_subgraph_with<C, I, O>(
-        mut self,
-        name: impl Into<String>,
-        child: Graph<C>,
-        input: I,
-        output: O,
-    ) -> Self
+    /// interrupts and resumes as for a subgraph over a part.
+    pub fn mapped<S, I, O>(self, input: I, output: O) -> Mapped<C, I, O>
     where
-        S: Send + Sync,
-        S::Update: Send,
-        C: GraphState,
+        S: AgentState,
         I: Fn(&S) -> C + Send + Sync + 'static,
         O: Fn(&C) -> S::Update + Send + Sync + 'static,
     {
+        Mapped {
+            child: self,
+            input,
+            output,
+        }
+    }
+}
+
+// Listing it under a failed node would only add noise.
+#[diagnostic::do_not_recommend]
+impl<S, C, I, O> IntoNode<S, form::Subgraph<(C, I)>> for Mapped<C, I, O>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+    C: GraphState,
+    I: Fn(&S) -> C + Send + Sync + 'static,
+    O: Fn(&C) -> S::Update + Send + Sync + 'static,
+{
+    fn into_node(self) -> BuiltNode<S> {
         let runner: Subgraph<S, C> = Subgraph {
-            child,
+            child: self.child,
             mapping: Mapping::Mapped {
-                input: Box::new(input),
-                output: Box::new(output),
+                input: Box::new(self.input),
+                output: Box::new(self.output),
             },
             part_of: |_| unreachable!("a mapped subgraph maps its input"),
             lift: |_, _| unreachable!("a mapped subgraph maps its output"),
         };
-        self.nodes
-            .push((name.into(), NodeFn::Subgraph(Box::new(runner))));
-        self
+        BuiltNode::plain(NodeFn::Subgraph(Box::new(runner)))
     }
 }
 

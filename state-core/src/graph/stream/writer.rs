@@ -30,7 +30,7 @@ use crate::message::MessageChunk;
 /// struct Job { done: bool }
 ///
 /// let graph = StateGraph::<Job>::new()
-///     .add_context_node("work", |_: &Job, ctx: &NodeContext| {
+///     .add_node("work", |_: &Job, ctx: &NodeContext| {
 ///         ctx.writer().write(serde_json::json!({"progress": 0.5})).unwrap();
 ///         JobUpdate::new().done(true)
 ///     })
