@@ -51,7 +51,7 @@ pub struct Sent<I>(pub I);
 ///     .add_node(
 ///         "fetch",
 ///         Node::new(fetch)
-///             .retry(RetryPolicy::default())
+///             .retry(RetryPolicy::new(3))
 ///             .timeout(Duration::from_secs(5)),
 ///     )
 ///     .add_edge(START, "fetch")
