@@ -75,6 +75,10 @@ pub struct Thread<'c, S, C: ?Sized> {
     /// The run's input, as the next `input` checkpoint this handle stores
     /// holds it (not applied there; see [`hold_input`](Self::hold_input)).
     held: Option<String>,
+    /// Set on a handle opened at an older checkpoint to branch from it
+    /// ([`branch`](Self::branch)): the store's head its next step must
+    /// find, while the step's parent is the older checkpoint.
+    branch_head: Option<Option<CheckpointId>>,
 }
 
 /// The last of the steps applied but not stored: what the checkpoint that
@@ -178,6 +182,26 @@ where
         Ok(thread)
     }
 
+    /// The state at an older checkpoint `from`, whose next saved step
+    /// becomes the thread's head with `from` as its parent, the steps after
+    /// `from` staying in the history (LangGraph's `update_state` at a
+    /// `checkpoint_id`). Unlike [`fork`](Self::fork), nothing is stored
+    /// until that step.
+    pub(crate) async fn branch(
+        saver: &'c C,
+        thread_id: impl Into<String>,
+        from: CheckpointId,
+    ) -> Result<Self, CheckpointError> {
+        let thread_id = thread_id.into();
+        check_thread_id(&thread_id)?;
+        let current = saver.head(&thread_id).await?.map(|h| h.meta.id);
+        let (state, head) = load(saver, &thread_id, from).await?;
+        let mut thread = Self::empty(saver, thread_id, state);
+        thread.head = Some(head);
+        thread.branch_head = Some(current);
+        Ok(thread)
+    }
+
     fn empty(saver: &'c C, thread_id: String, state: S) -> Self {
         let policy = saver.snapshot_policy();
         Self {
@@ -189,6 +213,7 @@ where
             unsaved: None,
             storing: None,
             held: None,
+            branch_head: None,
         }
     }
 
@@ -305,10 +330,9 @@ where
         self.flush().await?;
         let (record, staged) = self.prepare(source, writes)?;
         let (log_bytes, base_bytes) = (record.log_bytes, record.base_bytes);
-        let meta = self
-            .saver
-            .append(&self.thread_id, record.parent, record)
-            .await?;
+        let expected = self.branch_head.unwrap_or(record.parent);
+        let meta = self.saver.append(&self.thread_id, expected, record).await?;
+        self.branch_head = None;
         Arc::make_mut(&mut self.state).commit(staged);
         self.stored(meta, log_bytes, base_bytes).await?;
         Ok(self.head().expect("a head was just stored"))

@@ -120,7 +120,37 @@ where
         update: S::Update,
         as_node: Option<&str>,
     ) -> Result<CheckpointMeta, GraphError> {
-        let mut thread = Thread::<S, C>::open(saver, thread_id).await?;
+        let thread = Thread::<S, C>::open(saver, thread_id).await?;
+        self.update_opened(saver, thread, update, as_node).await
+    }
+
+    /// [`update_state`](Self::update_state) at an older checkpoint `id`
+    /// (LangGraph's `update_state` with a `checkpoint_id` in the config):
+    /// the update is applied to the state at `id` as a step whose parent is
+    /// `id`, numbered `id`'s plus one; it becomes the thread's head, and
+    /// the thread goes on from it. The checkpoints after `id` stay in the
+    /// history. `as_node`, or the node that wrote `id`, routes as there.
+    pub async fn update_state_at<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+        id: CheckpointId,
+        update: S::Update,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointMeta, GraphError> {
+        let thread = Thread::<S, C>::branch(saver, thread_id, id).await?;
+        self.update_opened(saver, thread, update, as_node).await
+    }
+
+    async fn update_opened<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        mut thread: Thread<'_, S, C>,
+        update: S::Update,
+        as_node: Option<&str>,
+    ) -> Result<CheckpointMeta, GraphError> {
+        let thread_id = thread.thread_id().to_owned();
+        let thread_id = thread_id.as_str();
         let node = match as_node {
             Some(name) if name == START || name == END || self.index.contains_key(name) => {
                 name.to_owned()
