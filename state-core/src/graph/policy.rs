@@ -112,7 +112,7 @@ impl fmt::Debug for RetryPolicy {
 }
 
 /// The error of a node that ran longer than its timeout
-/// ([`StateGraph::timeout`](super::StateGraph::timeout)); its future was
+/// ([`Node::timeout`](super::Node::timeout)); its future was
 /// dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeTimeout {
