@@ -158,10 +158,8 @@ where
         thread_id: impl Into<String>,
         from: CheckpointId,
     ) -> Result<Self, CheckpointError> {
-        let thread_id = thread_id.into();
-        check_thread_id(&thread_id)?;
-        let current = saver.head(&thread_id).await?.map(|h| h.meta.id);
-        let (state, from_head) = load(saver, &thread_id, from).await?;
+        let mut thread = Self::branch(saver, thread_id, from).await?;
+        let from_head = thread.head.take().expect("a branch opens at `from`");
         let record = NewCheckpoint {
             parent: Some(from),
             step: from_head.meta.step + 1,
@@ -172,8 +170,8 @@ where
             base_bytes: from_head.base_bytes,
             snapshot: None,
         };
-        let meta = saver.append(&thread_id, current, record).await?;
-        let mut thread = Self::empty(saver, thread_id, state);
+        let current = thread.branch_head.take().flatten();
+        let meta = saver.append(&thread.thread_id, current, record).await?;
         thread.head = Some(Head {
             meta,
             log_bytes: from_head.log_bytes,
