@@ -149,8 +149,27 @@ impl RenameRule {
     }
 }
 
+/// A string value. A bare name (`item_setter = add_status`) is refused
+/// with the quoted form to write, since that is what the user meant.
 fn parse_lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
-    meta.value()?.parse::<LitStr>()
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        return value.parse();
+    }
+    let key = key_name(meta);
+    let expr: Expr = value.parse()?;
+    let message = match &expr {
+        Expr::Path(path) if path.qself.is_none() => {
+            let name = crate::names::text_of(&path.path);
+            let name = name.strip_prefix("r#").unwrap_or(&name);
+            format!(
+                "{key} takes a string: write `{} = \"{name}\"`",
+                key.trim_matches('`')
+            )
+        }
+        _ => format!("{key} takes a string literal, in double quotes"),
+    };
+    Err(syn::Error::new_spanned(expr, message))
 }
 
 /// An error unless the key stands alone (`flatten`, not `flatten = x`).
