@@ -312,6 +312,9 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
             set(cx, span, Reducer::Channel(Channel::Topic { accumulate }));
             return Ok(());
         }
+        if meta.path.is_ident("topic") && meta.input.peek(syn::Token![=]) {
+            return Err(topic_with_value(&meta));
+        }
         if meta.path.is_ident("accumulate") {
             return Err(meta.error("`accumulate` goes with `topic`: `#[reducer(topic(accumulate))]`"));
         }
@@ -346,6 +349,22 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
         out.reducer = Reducer::Replace;
     }
     attach_update_type(cx, out, with_update);
+}
+
+/// `topic = ..`: its option goes in parentheses, `topic(accumulate)`. The
+/// error spans the key and its value.
+fn topic_with_value(meta: &ParseNestedMeta) -> syn::Error {
+    let key = &meta.path;
+    let value = match meta.value().and_then(|v| v.parse::<Expr>()) {
+        Ok(value) => value,
+        Err(err) => return err,
+    };
+    let message = if matches!(&value, Expr::Path(p) if p.path.is_ident("accumulate")) {
+        "`topic` takes its option in parentheses: write `topic(accumulate)`"
+    } else {
+        "`topic` takes no value: write `topic` (the items of the last step) or `topic(accumulate)` (the items of every step)"
+    };
+    syn::Error::new_spanned(quote::quote!(#key = #value), message)
 }
 
 /// `update = Type` completes `with = path`; anywhere else it is an error.
