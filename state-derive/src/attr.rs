@@ -93,6 +93,8 @@ pub struct ContainerAttrs {
     pub version: Option<LitInt>,
     /// `migrate = path`: upgrades JSON stored under an older version.
     pub migrate: Option<Path>,
+    /// Where `migrate` was written, for the error when it could never run.
+    migrate_key: Option<Span>,
     /// `json_schema`: implement `schemars::JsonSchema` for the state, its
     /// update and its input.
     pub json_schema: bool,
@@ -540,6 +542,7 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
         rename_all: None,
         version: None,
         migrate: None,
+        migrate_key: None,
         json_schema: false,
     };
     for attr in attrs {
@@ -554,7 +557,28 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
             cx.syn_error(err);
         }
     }
+    check_migrate(cx, &out);
     out
+}
+
+/// A migration runs on JSON stored under a version older than `version`.
+/// Without `version` (1) or with `version = 1`, nothing older exists, so
+/// the function would never run: the user has forgotten to raise it.
+fn check_migrate(cx: &Ctxt, out: &ContainerAttrs) {
+    let (Some(path), Some(key)) = (&out.migrate, out.migrate_key) else {
+        return;
+    };
+    let example = format!(
+        "`#[state(version = 2, migrate = {})]`",
+        crate::names::text_of(path)
+    );
+    let message = match &out.version {
+        None => format!("`migrate` upgrades checkpoints stored under an older `version`, and this state declares none, so it would never run: declare the version it upgrades to, {example}"),
+        Some(v) if v.base10_parse::<u32>().ok() == Some(1) => format!("`migrate` upgrades checkpoints stored under a version older than `version`, and none is older than 1, so it would never run: raise the version, {example}"),
+        Some(_) => return,
+    };
+    let key = syn::Ident::new("migrate", key);
+    cx.error_spanned_by(quote::quote!(#key = #path), message);
 }
 
 /// One key of the struct's `#[state(..)]`.
@@ -576,6 +600,7 @@ fn container_key(meta: &ParseNestedMeta, out: &mut ContainerAttrs) -> syn::Resul
         }
     } else if meta.path.is_ident("migrate") {
         out.migrate = Some(parse_path(meta)?);
+        out.migrate_key = Some(meta.path.span());
     } else if meta.path.is_ident("json_schema") {
         no_value(meta, "json_schema")?;
         out.json_schema = true;
