@@ -61,7 +61,9 @@ pub trait AgentState: Sized {
     /// The schema version stored with every checkpoint, from
     /// `#[state(version = N)]`; 1 when not declared. Raise it when a change
     /// makes stored JSON unreadable (a renamed field, a changed type) and
-    /// declare `#[state(migrate = path)]` to upgrade old checkpoints.
+    /// declare `#[state(migrate = path)]` to upgrade old checkpoints. A
+    /// `migrate` without a `version` of at least 2 is a compile error:
+    /// nothing older than version 1 is stored, so it could never run.
     const VERSION: u32 = 1;
 
     /// Upgrades JSON stored under version `from` to version `from + 1`,

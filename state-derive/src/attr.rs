@@ -93,6 +93,8 @@ pub struct ContainerAttrs {
     pub version: Option<LitInt>,
     /// `migrate = path`: upgrades JSON stored under an older version.
     pub migrate: Option<Path>,
+    /// Where `migrate` was written, for the error when it could never run.
+    migrate_key: Option<Span>,
     /// `json_schema`: implement `schemars::JsonSchema` for the state, its
     /// update and its input.
     pub json_schema: bool,
@@ -149,8 +151,27 @@ impl RenameRule {
     }
 }
 
+/// A string value. A bare name (`item_setter = add_status`) is refused
+/// with the quoted form to write, since that is what the user meant.
 fn parse_lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
-    meta.value()?.parse::<LitStr>()
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        return value.parse();
+    }
+    let key = key_name(meta);
+    let expr: Expr = value.parse()?;
+    let message = match &expr {
+        Expr::Path(path) if path.qself.is_none() => {
+            let name = crate::names::text_of(&path.path);
+            let name = name.strip_prefix("r#").unwrap_or(&name);
+            format!(
+                "{key} takes a string: write `{} = \"{name}\"`",
+                key.trim_matches('`')
+            )
+        }
+        _ => format!("{key} takes a string literal, in double quotes"),
+    };
+    Err(syn::Error::new_spanned(expr, message))
 }
 
 /// An error unless the key stands alone (`flatten`, not `flatten = x`).
@@ -293,6 +314,9 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
             set(cx, span, Reducer::Channel(Channel::Topic { accumulate }));
             return Ok(());
         }
+        if meta.path.is_ident("topic") && meta.input.peek(syn::Token![=]) {
+            return Err(topic_with_value(&meta));
+        }
         if meta.path.is_ident("accumulate") {
             return Err(meta.error("`accumulate` goes with `topic`: `#[reducer(topic(accumulate))]`"));
         }
@@ -327,6 +351,22 @@ fn parse_reducer(cx: &Ctxt, attr: &Attribute, out: &mut FieldAttrs) {
         out.reducer = Reducer::Replace;
     }
     attach_update_type(cx, out, with_update);
+}
+
+/// `topic = ..`: its option goes in parentheses, `topic(accumulate)`. The
+/// error spans the key and its value.
+fn topic_with_value(meta: &ParseNestedMeta) -> syn::Error {
+    let key = &meta.path;
+    let value = match meta.value().and_then(|v| v.parse::<Expr>()) {
+        Ok(value) => value,
+        Err(err) => return err,
+    };
+    let message = if matches!(&value, Expr::Path(p) if p.path.is_ident("accumulate")) {
+        "`topic` takes its option in parentheses: write `topic(accumulate)`"
+    } else {
+        "`topic` takes no value: write `topic` (the items of the last step) or `topic(accumulate)` (the items of every step)"
+    };
+    syn::Error::new_spanned(quote::quote!(#key = #value), message)
 }
 
 /// `update = Type` completes `with = path`; anywhere else it is an error.
@@ -502,6 +542,7 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
         rename_all: None,
         version: None,
         migrate: None,
+        migrate_key: None,
         json_schema: false,
     };
     for attr in attrs {
@@ -516,7 +557,28 @@ pub fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
             cx.syn_error(err);
         }
     }
+    check_migrate(cx, &out);
     out
+}
+
+/// A migration runs on JSON stored under a version older than `version`.
+/// Without `version` (1) or with `version = 1`, nothing older exists, so
+/// the function would never run: the user has forgotten to raise it.
+fn check_migrate(cx: &Ctxt, out: &ContainerAttrs) {
+    let (Some(path), Some(key)) = (&out.migrate, out.migrate_key) else {
+        return;
+    };
+    let example = format!(
+        "`#[state(version = 2, migrate = {})]`",
+        crate::names::text_of(path)
+    );
+    let message = match &out.version {
+        None => format!("`migrate` upgrades checkpoints stored under an older `version`, and this state declares none, so it would never run: declare the version it upgrades to, {example}"),
+        Some(v) if v.base10_parse::<u32>().ok() == Some(1) => format!("`migrate` upgrades checkpoints stored under a version older than `version`, and none is older than 1, so it would never run: raise the version, {example}"),
+        Some(_) => return,
+    };
+    let key = syn::Ident::new("migrate", key);
+    cx.error_spanned_by(quote::quote!(#key = #path), message);
 }
 
 /// One key of the struct's `#[state(..)]`.
@@ -538,6 +600,7 @@ fn container_key(meta: &ParseNestedMeta, out: &mut ContainerAttrs) -> syn::Resul
         }
     } else if meta.path.is_ident("migrate") {
         out.migrate = Some(parse_path(meta)?);
+        out.migrate_key = Some(meta.path.span());
     } else if meta.path.is_ident("json_schema") {
         no_value(meta, "json_schema")?;
         out.json_schema = true;

@@ -79,6 +79,7 @@ pub type ModelFuture<'a> = BoxFuture<'a, Result<ModelResponse, ModelError>>;
 pub use scripted::{FnModel, ScriptedModel, SeenRequest};
 pub use tool::{
     schema_of, FnTool, IntoToolResult, Tool, ToolError, ToolFuture, ToolOutput, ToolRuntime,
+    ToolSchema,
 };
 
 use crate::base::{HasMessages, MessagesStateUpdate};

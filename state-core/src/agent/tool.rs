@@ -320,6 +320,21 @@ pub trait Tool<S: AgentState>: Send + Sync {
     fn call(&self, args: Map<String, Value>, runtime: ToolRuntime<S>) -> ToolFuture<'_, S>;
 }
 
+/// The JSON Schema of a [`FnTool`]'s arguments, shown to the model:
+/// implemented for every `schemars::JsonSchema` type. The tool's bound goes
+/// through this trait so that a type without `JsonSchema` is told how to
+/// derive it, the line a crate depending on `agent_state` alone needs
+/// included.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments: it does not implement `JsonSchema`, which gives the schema the model is shown",
+    label = "a tool taking `{Self}`",
+    note = "derive it: `#[derive(Deserialize, JsonSchema)]` on `{Self}`",
+    note = "a crate that depends on `agent_state` alone (not on `schemars`) derives `agent_state::schemars::JsonSchema` and adds `#[schemars(crate = \"agent_state::schemars\")]` under the derive"
+)]
+pub trait ToolSchema: JsonSchema {}
+
+impl<A: JsonSchema + ?Sized> ToolSchema for A {}
+
 type Runner<S> = dyn Fn(Map<String, Value>, ToolRuntime<S>) -> ToolFuture<'static, S> + Send + Sync;
 
 /// A tool made of a function whose argument type declares the JSON Schema
@@ -340,7 +355,7 @@ where
     /// [`IntoToolResult`].
     pub fn new<A, F, Fut, R>(name: impl Into<String>, description: impl Into<String>, f: F) -> Self
     where
-        A: DeserializeOwned + JsonSchema,
+        A: DeserializeOwned + ToolSchema,
         F: Fn(A, ToolRuntime<S>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult<S>,
@@ -377,7 +392,7 @@ where
     /// returns anything [`IntoToolResult`].
     pub fn sync<A, F, R>(name: impl Into<String>, description: impl Into<String>, f: F) -> Self
     where
-        A: DeserializeOwned + JsonSchema,
+        A: DeserializeOwned + ToolSchema,
         F: Fn(A, &ToolRuntime<S>) -> R + Send + Sync + 'static,
         R: IntoToolResult<S>,
     {

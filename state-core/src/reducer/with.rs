@@ -11,6 +11,18 @@ use serde::Serialize;
 use crate::error::{ErrorKind, StateError};
 use crate::writes::Writes;
 
+/// The error of a `with = path` reducer: anything `Display`, since it
+/// becomes the message of the rejected step. The bound goes through this
+/// trait so that an error type without `Display` says so, and why.
+#[diagnostic::on_unimplemented(
+    message = "the error of a `with = path` reducer must implement `Display`, and `{Self}` does not",
+    label = "its error, `{Self}`, is not `Display`",
+    note = "the error becomes the message of the rejected step: implement `std::fmt::Display` for `{Self}`, or return a `String`"
+)]
+pub trait ReducerError: Display {}
+
+impl<E: Display + ?Sized> ReducerError for E {}
+
 /// Folds a step's writes through the user's reducer: the value to store, or
 /// `None` when the step does not write the field.
 ///
@@ -18,7 +30,7 @@ use crate::writes::Writes;
 /// a value nested deeper than [`MAX_FIELD_DEPTH`](crate::MAX_FIELD_DEPTH)):
 /// its result is checked as a snapshot would store it, and one that could
 /// not be read back rejects the step.
-pub fn stage_with<T, U, E: Display>(
+pub fn stage_with<T, U, E: ReducerError>(
     current: &T,
     writes: Writes<U>,
     reducer: impl Fn(&T, U) -> Result<T, E>,

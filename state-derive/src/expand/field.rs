@@ -2,7 +2,7 @@
 //! an update carries, the staged type, and the code that stages, commits
 //! and reads it.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Ident;
@@ -215,20 +215,41 @@ fn with(p: &TokenStream, field: &Field, path: &syn::Path, update: Option<&syn::T
     let ident = field.ident;
     let w = writes_of(field);
     let input = update.map_or_else(|| ty.to_token_stream(), ToTokens::to_token_stream);
-    // Spanned on the path: a function of the wrong signature is reported
-    // on the attribute that names it.
+    // Spanned on the path, the runtime's path included: a function of the
+    // wrong signature, or whose bounds the types do not meet, is reported
+    // once, on the attribute that names it, and not also on the derive.
     let pspan = path.span();
+    let stage_with = respanned(quote!(#p::stage_with), pspan);
     FieldGen {
         write_ty: quote!(#p::FieldWrite<#ty, #input>),
         partial_ty: Some(input.clone()),
         staged_ty: quote!(#p::FieldStage<#ty, ::core::option::Option<#ty>>),
         stage: quote_spanned! {pspan=>
             #p::in_field(#p::stage_writes(&self.#ident, #w, __rule, |__cur: &#ty, __ws: #p::Writes<#input>| {
-                #p::stage_with(__cur, __ws, #path)
+                #stage_with(__cur, __ws, #path)
             }), #json)
         },
         commit: quote!(#p::commit_writes(&mut self.#ident, __staged.#ident, #p::commit_replace)),
         read_into: quote!(#p::write_into),
         one_is_staged: false,
     }
+}
+
+/// `tokens` with every span set to `span`, so that rustc reports an
+/// expression made of them at `span` alone.
+fn respanned(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut inner = Group::new(group.delimiter(), respanned(group.stream(), span));
+                inner.set_span(span);
+                TokenTree::Group(inner)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
 }
