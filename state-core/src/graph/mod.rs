@@ -88,7 +88,7 @@ pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use into_node::{form, IntoNode, Node, Sent};
-pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput};
+pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput, ParentCommand};
 pub use output::RunOutput;
 pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Durability, Input, Run, StepEvent};

@@ -82,6 +82,106 @@ impl<U> Command<U> {
     }
 }
 
+/// A command to the graph that runs this one as a node: LangGraph's
+/// `Command(graph=Command.PARENT, update=.., goto=..)`. A node of a
+/// subgraph returns it (or its `Err`) to end the subgraph at once: the
+/// parent's node then writes `update` (read as the parent's update, so
+/// it may name any of the parent's fields) and routes to `goto` on top of
+/// its edges; what the subgraph wrote before is dropped, as in LangGraph.
+/// In a graph that is no subgraph it fails the node, naming the case.
+///
+/// ```
+/// use agent_state::graph::{BoxError, ParentCommand};
+/// # #[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+/// # pub struct Parent { pub reason: String }
+/// # #[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+/// # pub struct Child { pub tries: u32 }
+///
+/// fn check(s: &Child) -> Result<ChildUpdate, BoxError> {
+///     if s.tries > 3 {
+///         let up = ParentUpdate::new().reason("too many tries".to_owned());
+///         return Err(ParentCommand::goto("escalate").with_update(up).into());
+///     }
+///     Ok(ChildUpdate::new().tries(s.tries + 1))
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParentCommand {
+    /// The parent's update, as JSON (read by the parent's update type).
+    pub update: Option<serde_json::Value>,
+    /// Where the parent goes next, on top of the subgraph node's edges.
+    pub goto: Vec<String>,
+    /// Why the update could not be made JSON, reported by the parent.
+    unserializable: Option<String>,
+}
+
+impl ParentCommand {
+    /// Routes the parent to `node`.
+    pub fn goto(node: impl Into<String>) -> Self {
+        Self {
+            update: None,
+            goto: vec![node.into()],
+            unserializable: None,
+        }
+    }
+
+    /// Writes `update` (the parent's typed update, or any JSON of its
+    /// fields) in the parent.
+    pub fn update(update: impl serde::Serialize) -> Self {
+        Self {
+            update: None,
+            goto: Vec::new(),
+            unserializable: None,
+        }
+        .with_update(update)
+    }
+
+    /// Also routes the parent to `node`.
+    #[must_use]
+    pub fn and_goto(mut self, node: impl Into<String>) -> Self {
+        self.goto.push(node.into());
+        self
+    }
+
+    /// Carries `update` too.
+    #[must_use]
+    pub fn with_update(mut self, update: impl serde::Serialize) -> Self {
+        match serde_json::to_value(update) {
+            Ok(v) => self.update = Some(v),
+            Err(e) => self.unserializable = Some(e.to_string()),
+        }
+        self
+    }
+
+    /// The parent's command: the update read by the parent's type.
+    pub(crate) fn into_command<U: crate::StateUpdate>(self) -> Result<Command<U>, BoxError> {
+        if let Some(error) = self.unserializable {
+            return Err(format!(
+                "a command to the parent graph: its update does not serialize: {error}"
+            )
+            .into());
+        }
+        let update = self.update.map(U::from_json).transpose()?;
+        Ok(Command {
+            update,
+            goto: self.goto,
+            send: Vec::new(),
+        })
+    }
+}
+
+impl std::fmt::Display for ParentCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a command to the parent graph (goto {:?}), but this graph runs as no other graph's node",
+            self.goto
+        )
+    }
+}
+
+impl std::error::Error for ParentCommand {}
+
 /// What a node returned.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeOutput<U> {

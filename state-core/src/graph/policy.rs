@@ -88,6 +88,10 @@ impl RetryPolicy {
     /// Whether `error`, after attempt `attempt` (1 for the first), is tried
     /// again, and after how long.
     pub(crate) fn next_wait(&self, attempt: u32, error: &BoxError) -> Option<Duration> {
+        // A command to the parent graph ends the node on purpose.
+        if error.is::<super::ParentCommand>() {
+            return None;
+        }
         if attempt >= self.max_attempts || !self.retry_on.as_ref().is_none_or(|p| p(error)) {
             return None;
         }

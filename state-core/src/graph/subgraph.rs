@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 
 use super::context::{Interrupt, NodeContext, Resume, Signal};
 use super::into_node::{form, BuiltNode, IntoNode};
-use super::node::{BoxError, Command, NodeOutput, NodeResult, SubgraphRunner};
-use super::{Graph, GraphState, Input, NodeFn, RunOutput};
+use super::node::{BoxError, Command, NodeOutput, NodeResult, ParentCommand, SubgraphRunner};
+use super::{Graph, GraphError, GraphState, Input, NodeFn, RunOutput};
 use crate::checkpoint::{Checkpointer, Thread};
 use crate::part::HasPart;
 use crate::schema::ReducerKind;
@@ -143,12 +143,16 @@ where
                 Mapping::Mapped { input, .. } => input(&state),
             };
             drop(state);
-            let (out, writes) = match (saver, ctx.thread_id()) {
+            let ran = match (saver, ctx.thread_id()) {
                 (Some(saver), Some(parent)) => {
                     let thread_id = format!("{parent}|{}", child_suffix(&ctx));
-                    self.run_on_thread(saver, &thread_id, first, &ctx).await?
+                    self.run_on_thread(saver, &thread_id, first, &ctx).await
                 }
-                _ => self.run_plain(first).await?,
+                _ => self.run_plain(first).await,
+            };
+            let (out, writes) = match ran {
+                Ok(ran) => ran,
+                Err(error) => return to_parent(error),
             };
             if !out.interrupts.is_empty() || !out.next.is_empty() {
                 return Err(pause(&ctx, &out));
@@ -164,6 +168,22 @@ where
             }
         })
     }
+}
+
+/// The child's failure as the parent node's result: a
+/// [`ParentCommand`] one of its nodes returned becomes the node's command
+/// (LangGraph's `Command.PARENT`); any other error stays the node's.
+fn to_parent<U: crate::StateUpdate>(error: BoxError) -> NodeResult<U> {
+    let command = match error.downcast::<GraphError>() {
+        Ok(graph_error) => match *graph_error {
+            GraphError::Node { error, .. } if error.is::<ParentCommand>() => error
+                .downcast::<ParentCommand>()
+                .expect("checked just above"),
+            other => return Err(Box::new(other)),
+        },
+        Err(error) => return Err(error),
+    };
+    Ok(NodeOutput::Command(command.into_command()?))
 }
 
 /// `<task>/<step>`: the child's thread under the parent's.
