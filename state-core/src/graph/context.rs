@@ -1,6 +1,7 @@
 //! What a node that takes a context gets: where it runs, interrupts, and
 //! values computed once per step.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
@@ -156,6 +157,18 @@ impl PendingQueue {
     }
 }
 
+/// A run's context ([`Run::context`](super::Run::context)), shared by its
+/// tasks and subgraphs.
+pub(crate) type RunContext = Arc<dyn Any + Send + Sync>;
+
+/// What every task of a step is given by its run.
+#[derive(Clone, Default)]
+pub(crate) struct TaskScope {
+    pub(crate) context: Option<RunContext>,
+    /// Supersteps the run may still take after this one.
+    pub(crate) remaining: usize,
+}
+
 /// One task's context, shared by the node's clones of it.
 pub(crate) struct TaskCtx {
     pub(crate) thread_id: Option<String>,
@@ -173,6 +186,7 @@ pub(crate) struct TaskCtx {
     /// The node's way into the run's stream (sends nothing when the run
     /// is not streamed).
     writer: StreamWriter,
+    pub(crate) scope: TaskScope,
 }
 
 impl TaskCtx {
@@ -189,7 +203,13 @@ impl TaskCtx {
             signal: Mutex::new(Signal::None),
             queue: None,
             writer: StreamWriter::default(),
+            scope: TaskScope::default(),
         }
+    }
+
+    pub(crate) fn with_scope(mut self, scope: TaskScope) -> Self {
+        self.scope = scope;
+        self
     }
 
     pub(crate) fn with_stream(mut self, stream: Option<Arc<dyn NodeSink>>) -> Self {
@@ -303,6 +323,45 @@ impl NodeContext {
     /// of the step.
     pub fn task(&self) -> &str {
         &self.inner.task
+    }
+
+    /// The run's context of type `T`, as given to
+    /// [`Run::context`](super::Run::context) (LangGraph's
+    /// `Runtime.context`); `None` when the run was given none, or one of
+    /// another type.
+    ///
+    /// ```
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::graph::{Input, NodeContext, StateGraph, START};
+    /// use agent_state::AgentState;
+    ///
+    /// /// Who the run serves: run context, not state.
+    /// struct User { did: String }
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat { greeting: String }
+    ///
+    /// let graph = StateGraph::<Chat>::new()
+    ///     .add_node("greet", |_: &Chat, ctx: &NodeContext| {
+    ///         let did = ctx.context::<User>().map_or("nobody", |u| u.did.as_str());
+    ///         ChatUpdate::new().greeting(format!("hello {did}"))
+    ///     })
+    ///     .add_edge(START, "greet")
+    ///     .compile()?;
+    /// let user = User { did: "did:plc:alice".to_owned() };
+    /// let out = block_on(graph.run(Input::Update(ChatUpdate::new())).context(user))?;
+    /// assert_eq!(out.state.greeting, "hello did:plc:alice");
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    pub fn context<T: Any>(&self) -> Option<&T> {
+        self.inner.scope.context.as_deref()?.downcast_ref()
+    }
+
+    /// How many more supersteps the run may take after this one before
+    /// its recursion limit stops it (LangGraph's `RemainingSteps`): a node
+    /// that sees few left can wrap up instead of failing the run.
+    pub fn remaining_steps(&self) -> usize {
+        self.inner.scope.remaining
     }
 
     /// The node's way into the run's stream: values for the `custom` mode

@@ -1,6 +1,7 @@
 //! One invocation of a graph: the superstep loop, with or without a
 //! checkpointer.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::context::{Interrupt, Resume};
+use super::context::{Interrupt, Resume, RunContext, TaskScope};
 use super::joins::JoinState;
 use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
@@ -125,6 +126,7 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     from: Option<CheckpointId>,
     stream: Option<Arc<Channel<S>>>,
     durability: Durability,
+    context: Option<RunContext>,
 }
 
 /// When a run on a thread stores its steps (LangGraph's `durability`).
@@ -185,6 +187,7 @@ impl<S: GraphState> Graph<S> {
             from: None,
             stream: None,
             durability: Durability::Sync,
+            context: None,
         }
     }
 }
@@ -207,6 +210,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             from: self.from,
             stream: self.stream,
             durability: self.durability,
+            context: self.context,
         }
     }
 
@@ -232,6 +236,23 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
     #[must_use]
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
+        self
+    }
+
+    /// Gives the run's nodes `context`, read back by type with
+    /// [`NodeContext::context`](super::NodeContext::context): what a run
+    /// needs but is not state, such as the user it serves or a client
+    /// (LangGraph's `context=` and `Runtime.context`). It is not stored:
+    /// a resume is given it again. Subgraphs see their parent's.
+    #[must_use]
+    pub fn context<T: Any + Send + Sync>(mut self, context: T) -> Self {
+        self.context = Some(Arc::new(context));
+        self
+    }
+
+    /// The parent's context, handed to a subgraph's run as it is.
+    pub(crate) fn shared_context(mut self, context: Option<RunContext>) -> Self {
+        self.context = context;
         self
     }
 
@@ -862,6 +883,10 @@ where
                 resumed: at.resumed.take(),
                 cancel: self.cancel.clone(),
                 stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
+                scope: TaskScope {
+                    context: self.context.clone(),
+                    remaining: self.graph.recursion_limit.saturating_sub(at.steps),
+                },
             };
             run_step(self.graph, &at.tasks, sink.shared(), plan, out)
                 .instrument(span.span().clone())

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use super::context::{NodeContext, PendingQueue, Signal, TaskCtx};
+use super::context::{NodeContext, PendingQueue, Signal, TaskCtx, TaskScope};
 use super::node::{NodeFn, NodeOutput, NodeResult};
 use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
@@ -58,6 +58,8 @@ pub(crate) struct StepPlan<'r, U> {
     pub(crate) cancel: Option<CancelToken>,
     /// Where the tasks' contexts stream to, when the run is streamed.
     pub(crate) stream: Option<Arc<dyn NodeSink>>,
+    /// The run's context and steps left, for every task.
+    pub(crate) scope: TaskScope,
 }
 
 /// How a step's tasks ended, together.
@@ -270,6 +272,7 @@ where
         resumed,
         cancel,
         stream,
+        scope,
     } = plan;
     let Resumed {
         mut pending,
@@ -297,7 +300,8 @@ where
                 thread_id(&store),
             )
             .with_queue(queue.clone())
-            .with_stream(stream.clone());
+            .with_stream(stream.clone())
+            .with_scope(scope.clone());
             task_context(ctx, key, &mut pending, &answers)
         }));
     }

@@ -148,7 +148,7 @@ where
                     let thread_id = format!("{parent}|{}", child_suffix(&ctx));
                     self.run_on_thread(saver, &thread_id, first, &ctx).await
                 }
-                _ => self.run_plain(first).await,
+                _ => self.run_plain(first, &ctx).await,
             };
             let (out, writes) = match ran {
                 Ok(ran) => ran,
@@ -224,12 +224,17 @@ where
     C: GraphState,
 {
     /// Runs the child without a checkpointer, collecting its writes.
-    async fn run_plain(&self, first: C) -> Result<(RunOutput<C>, Vec<C::Update>), BoxError> {
+    async fn run_plain(
+        &self,
+        first: C,
+        ctx: &NodeContext,
+    ) -> Result<(RunOutput<C>, Vec<C::Update>), BoxError> {
         let writes = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&writes);
         let out = self
             .child
             .run(Input::State(first))
+            .shared_context(ctx.inner.scope.context.clone())
             .on_step(move |e| {
                 let mut w = sink.lock().unwrap_or_else(PoisonError::into_inner);
                 w.extend(e.writes.iter().map(|w| w.update.clone()));
@@ -260,7 +265,12 @@ where
                 ..Resume::default()
             })
         };
-        let out = self.child.run(input).on_thread(saver, thread_id).await?;
+        let out = self
+            .child
+            .run(input)
+            .shared_context(ctx.inner.scope.context.clone())
+            .on_thread(saver, thread_id)
+            .await?;
         if matches!(self.mapping, Mapping::Mapped { .. }) {
             return Ok((out, Vec::new()));
         }
