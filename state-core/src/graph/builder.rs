@@ -589,10 +589,12 @@ impl Policies {
         }
         // The user's nodes come first, in the order they were added.
         for (i, policy) in node_policies.into_iter().enumerate() {
+            let node = || nodes.names[i].clone();
             if policy.timeout.is_some() && nodes.fns[i].is_sync() {
-                return Err(GraphError::TimeoutOnSyncNode {
-                    node: nodes.names[i].clone(),
-                });
+                return Err(GraphError::TimeoutOnSyncNode { node: node() });
+            }
+            if policy.uncacheable {
+                return Err(GraphError::CacheOnSubgraph { node: node() });
             }
             out.retry[i] = policy.retry;
             out.timeout[i] = policy.timeout;

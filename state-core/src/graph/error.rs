@@ -141,6 +141,12 @@ pub enum GraphError {
         /// The node.
         node: String,
     },
+    /// A [`CachePolicy`](super::CachePolicy) on a subgraph: its output is
+    /// its child's whole run, which is not cached.
+    CacheOnSubgraph {
+        /// The node.
+        node: String,
+    },
     /// An interrupt's payload does not serialize.
     InterruptPayload {
         /// The node.
@@ -297,6 +303,10 @@ impl fmt::Display for GraphError {
             GraphError::TimeoutOnSyncNode { node } => write!(
                 f,
                 "node `{node}` is sync and cannot be stopped midway: a timeout needs an async node"
+            ),
+            GraphError::CacheOnSubgraph { node } => write!(
+                f,
+                "node `{node}` is a subgraph, whose run is not cached: a cache policy needs a node function"
             ),
             _ => self.fmt_run(f),
         }

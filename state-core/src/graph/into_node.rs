@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
+use super::cache::{cached, CachePolicy};
 use super::context::NodeContext;
 use super::node::{IntoNodeResult, NodeFn, NodeFuture};
 use super::policy::RetryPolicy;
@@ -70,6 +71,9 @@ pub struct Node<T> {
 pub(crate) struct NodePolicy {
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) cache: Option<CachePolicy>,
+    /// A cache was asked of a node that cannot have one (a subgraph).
+    pub(crate) uncacheable: bool,
 }
 
 impl<T> Node<T> {
@@ -96,6 +100,18 @@ impl<T> Node<T> {
     #[must_use]
     pub fn timeout(mut self, after: Duration) -> Self {
         self.policy.timeout = Some(after);
+        self
+    }
+
+    /// Reuses the node's output for an input it has seen, as `policy`
+    /// says (LangGraph's `cache_policy`): the node is not run again. The
+    /// cache belongs to the compiled graph, shared by its runs and
+    /// threads, in memory. A subgraph takes no cache:
+    /// [`compile`](super::StateGraph::compile) fails with
+    /// [`GraphError::CacheOnSubgraph`](super::GraphError::CacheOnSubgraph).
+    #[must_use]
+    pub fn cache(mut self, policy: CachePolicy) -> Self {
+        self.policy.cache = Some(policy);
         self
     }
 }
@@ -288,13 +304,23 @@ where
 #[diagnostic::do_not_recommend]
 impl<S, T, M> IntoNode<S, form::Wrapped<M>> for Node<T>
 where
-    S: AgentState,
+    S: AgentState + 'static,
+    S::Update: Clone + Send + 'static,
     T: IntoNode<S, M>,
 {
     fn into_node(self) -> BuiltNode<S> {
-        BuiltNode {
-            f: self.node.into_node().f,
-            policy: self.policy,
-        }
+        let mut policy = self.policy;
+        let f = self.node.into_node().f;
+        let f = match policy.cache.take() {
+            None => f,
+            Some(cache) => match f {
+                NodeFn::Subgraph(_) => {
+                    policy.uncacheable = true;
+                    f
+                }
+                f => cached(f, cache).expect("only a subgraph takes no cache"),
+            },
+        };
+        BuiltNode { f, policy }
     }
 }

@@ -59,6 +59,7 @@
 //! ```
 
 mod builder;
+mod cache;
 mod context;
 mod edit;
 mod error;
@@ -84,6 +85,7 @@ use std::time::Duration;
 
 pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
+pub use cache::CachePolicy;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::StateSnapshot;
 pub use error::GraphError;
