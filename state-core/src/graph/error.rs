@@ -232,6 +232,14 @@ pub enum GraphError {
         /// The nodes of the last step.
         nodes: Vec<String>,
     },
+    /// The run's input was refused before anything ran or was stored: an
+    /// [`Input::Update`](super::Input::Update) writing a field the graph's
+    /// input may not set (the error's kind is
+    /// [`ErrorKind::NotInput`](crate::ErrorKind::NotInput), naming it).
+    InvalidInput {
+        /// Why, naming the field.
+        error: StateError,
+    },
     /// What the run was asked for needs a thread: resume values, time
     /// travel, reading or editing a thread.
     NoThread {
@@ -384,6 +392,9 @@ impl GraphError {
                 "update_state without a node is ambiguous after a step of {}: name the node",
                 if nodes.is_empty() { "no node".to_owned() } else { list(nodes) }
             ),
+            GraphError::InvalidInput { error } => {
+                write!(f, "the run's input is refused, and nothing was run or stored: {error}")
+            }
             GraphError::NoThread { what } => {
                 write!(f, "{what} needs a thread: run it with `on_thread`")
             }
@@ -407,7 +418,9 @@ impl Error for GraphError {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match self {
             GraphError::Node { error, .. } => Some(error.as_ref()),
-            GraphError::InvalidUpdate { error, .. } => Some(error),
+            GraphError::InvalidUpdate { error, .. } | GraphError::InvalidInput { error } => {
+                Some(error)
+            }
             GraphError::Checkpoint(error) => Some(error),
             _ => None,
         }
