@@ -338,6 +338,43 @@ fn unknown_node_errors_suggest_the_nearest_and_list_the_nodes() {
     );
 }
 
+/// `Input::Resume` needs a thread that was written: on a new thread it is
+/// an error naming the thread, not the default state returned as success
+/// (LangGraph: `EmptyInputError`), and it stores nothing; without a thread
+/// it is `NoThread`.
+#[test]
+fn resuming_a_thread_never_written_is_an_error_naming_it() {
+    let graph = support::counting(3);
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(graph.run(Input::Resume).on_thread(&saver, "fresh")).unwrap_err();
+    assert!(
+        matches!(&err, GraphError::NothingToResume { thread_id } if thread_id == "fresh"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("thread `fresh` has never been written"),
+        "{err}"
+    );
+    assert!(
+        block_on(agent_state::checkpoint::Checkpointer::head(&saver, "fresh"))
+            .unwrap()
+            .is_none()
+    );
+    let err = block_on(graph.run(Input::Resume)).unwrap_err();
+    assert!(matches!(err, GraphError::NoThread { .. }), "{err}");
+    // Once written, it resumes.
+    block_on(
+        graph
+            .run(Input::Update(DebateUpdate::new()))
+            .on_thread(&saver, "fresh")
+            .stop_after(1),
+    )
+    .unwrap();
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "fresh")).unwrap();
+    assert_eq!(out.state.round, 3);
+}
+
 #[test]
 fn recursion_limit_stops_a_loop_with_a_clear_error() {
     let graph = StateGraph::<Debate>::new()

@@ -232,6 +232,14 @@ pub enum GraphError {
         /// The nodes of the last step.
         nodes: Vec<String>,
     },
+    /// [`Input::Resume`](super::Input::Resume) on a thread that has never
+    /// been written: there is no step to continue from. Start the thread
+    /// with [`Input::State`](super::Input::State) or
+    /// [`Input::Update`](super::Input::Update).
+    NothingToResume {
+        /// The thread.
+        thread_id: String,
+    },
     /// The run's input was refused before anything ran or was stored: an
     /// [`Input::Update`](super::Input::Update) writing a field the graph's
     /// input may not set (the error's kind is
@@ -391,6 +399,10 @@ impl GraphError {
                 f,
                 "update_state without a node is ambiguous after a step of {}: name the node",
                 if nodes.is_empty() { "no node".to_owned() } else { list(nodes) }
+            ),
+            GraphError::NothingToResume { thread_id } => write!(
+                f,
+                "thread `{thread_id}` has never been written: there is nothing to resume; start it with Input::State or Input::Update"
             ),
             GraphError::InvalidInput { error } => {
                 write!(f, "the run's input is refused, and nothing was run or stored: {error}")

@@ -1054,17 +1054,23 @@ where
     }
 
     /// `Input::Resume`: an input stored but not applied is applied first;
-    /// else the thread goes on with the tasks it stopped before.
+    /// else the thread goes on with the tasks it stopped before. A thread
+    /// never written has nothing to resume (LangGraph: `EmptyInputError`).
     async fn start_resume(
         &mut self,
         sink: &mut Sink<'a, S, C>,
     ) -> Result<Progress<S::Update>, GraphError> {
         let graph = self.graph;
         let Sink::Saved(thread, _) = &*sink else {
-            Self::resumed(&self.stream, sink).await;
-            self.report_fork(sink, graph).await?;
-            return Ok(Progress::new(graph));
+            return Err(GraphError::NoThread {
+                what: "resuming (`Input::Resume`)",
+            });
         };
+        if thread.head().is_none() {
+            return Err(GraphError::NothingToResume {
+                thread_id: thread.thread_id().to_owned(),
+            });
+        }
         if let Some((_, held)) = thread.held_input().await? {
             self.report_fork(sink, graph).await?;
             return self.apply_held(sink, held).await;
