@@ -333,6 +333,69 @@ async fn postgres_columns_of_the_wrong_type_are_named() {
         .unwrap();
 }
 
+/// A PostgreSQL error says what the server said (its message, SQLSTATE
+/// code and detail), not the driver's bare `db error`: a step refused by a
+/// check constraint (in a schema of its own), a connection to a database
+/// that does not exist. The source downcasts to `PostgresError`.
+#[tokio::test]
+async fn postgres_errors_carry_the_servers_message() {
+    use agent_state::checkpoint::postgres::PostgresError;
+    use agent_state::checkpoint::CheckpointError;
+
+    let schema = "server_errors_test";
+    let admin = connect().await;
+    admin
+        .client()
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
+        .await
+        .unwrap();
+    let url = format!("{} options='-c search_path={schema}'", pg::url());
+    let saver = PostgresCheckpointer::connect(&url).await.unwrap();
+    admin
+        .client()
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.agent_state_checkpoints ADD CONSTRAINT steps_below_zero CHECK (step < 0)"
+        ))
+        .await
+        .unwrap();
+    let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+    let step = || [("n", DebateUpdate::new().add_log(1))];
+    thread.save_step(Source::Loop, step()).await.unwrap();
+    let err = thread.save_step(Source::Loop, step()).await.unwrap_err();
+    let text = err.to_string();
+    for says in [
+        "checkpoint storage failed during append",
+        "ERROR: new row for relation \"agent_state_checkpoints\" violates check constraint \"steps_below_zero\"",
+        "(SQLSTATE 23514)",
+        "detail: Failing row contains",
+    ] {
+        assert!(text.contains(says), "{says}: {text}");
+    }
+    let CheckpointError::Backend { source, .. } = &err else {
+        panic!("expected a storage error, got {err}");
+    };
+    let pg = source.downcast_ref::<PostgresError>().unwrap();
+    assert_eq!(pg.code(), Some("23514"));
+    assert!(pg.message().unwrap().contains("steps_below_zero"));
+    assert!(pg.detail().unwrap().starts_with("Failing row contains"));
+    admin
+        .client()
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+
+    let missing = format!("{} dbname=agent_state_no_such_db", pg::url());
+    let err = PostgresCheckpointer::connect(&missing).await.err().unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains("database \"agent_state_no_such_db\" does not exist")
+            && text.contains("(SQLSTATE 3D000)"),
+        "{text}"
+    );
+}
+
 /// `jsonb` cannot hold U+0000: a step or a new thread holding it is
 /// refused, naming the field, and nothing is stored (SQLite and memory
 /// store it: `tests/checkpoint.rs`).

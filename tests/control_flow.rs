@@ -268,7 +268,7 @@ fn bad_joins_breakpoints_and_policies_do_not_compile() {
     let err = base().interrupt_before(["zz"]).compile().err().unwrap();
     assert_eq!(
         err.to_string(),
-        "`interrupt_before` names `zz`, which is not a node"
+        "`interrupt_before` names `zz`, which is not a node; the graph's nodes: `a`, `s`"
     );
     let sync_with_timeout = Node::new(|_: &Flow| log("t")).timeout(Duration::from_secs(1));
     let err = base()

@@ -249,9 +249,130 @@ fn routing_to_a_missing_node_names_both() {
         .unwrap();
     let err = block_on(graph.run(Input::State(topic("x")))).unwrap_err();
     assert!(
-        matches!(&err, GraphError::UnknownTarget { from, target } if from == "a" && target == "nowhere"),
+        matches!(&err, GraphError::UnknownTarget { from, target, .. } if from == "a" && target == "nowhere"),
         "{err}"
     );
+}
+
+/// Every error naming a node the graph lacks suggests the nearest node
+/// ("did you mean `review`?", by edit distance) and lists the graph's
+/// nodes, in one wording: a router's and a `Command`'s target, a `Send`'s,
+/// `update_state`'s `as_node`, a breakpoint, an edge's ends at compile.
+#[test]
+fn unknown_node_errors_suggest_the_nearest_and_list_the_nodes() {
+    let says = |err: &GraphError, name: &str| {
+        let text = err.to_string();
+        let expected = "; did you mean `review`? The graph's nodes: `draft`, `review`";
+        assert!(
+            text.contains(&format!("`{name}`, which is not a node")),
+            "{text}"
+        );
+        assert!(text.ends_with(expected), "{text}");
+    };
+    let graph = |route: &'static str| {
+        StateGraph::<Debate>::new()
+            .add_node("draft", move |_: &Debate| {
+                Command::update(DebateUpdate::new()).and_goto(route)
+            })
+            .add_node("review", |_: &Debate| DebateUpdate::new())
+            .add_edge(START, "draft")
+    };
+    let err = block_on(
+        graph("reveiw")
+            .compile()
+            .unwrap()
+            .run(Input::State(topic("x"))),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::UnknownTarget { nodes, .. } if nodes == &["draft", "review"])
+    );
+    says(&err, "reveiw");
+    let routed = StateGraph::<Debate>::new()
+        .add_node("draft", |_: &Debate| DebateUpdate::new())
+        .add_node("review", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "draft")
+        .add_conditional_edges("draft", |_: &Debate| "Review")
+        .compile()
+        .unwrap();
+    let err = block_on(routed.run(Input::State(topic("x")))).unwrap_err();
+    assert!(err.to_string().contains("routed to `Review`"), "{err}");
+    says(&err, "Review");
+    let err = graph("review")
+        .interrupt_before(["reviews"])
+        .compile()
+        .err()
+        .unwrap();
+    says(&err, "reviews");
+    let err = graph("review")
+        .interrupt_after(["reviw"])
+        .compile()
+        .err()
+        .unwrap();
+    says(&err, "reviw");
+    let err = graph("review")
+        .add_edge("draft", "reivew")
+        .compile()
+        .err()
+        .unwrap();
+    says(&err, "reivew");
+    let err = graph("review")
+        .add_conditional_edges("reveiw", |_: &Debate| END)
+        .compile()
+        .err()
+        .unwrap();
+    says(&err, "reveiw");
+    let saver = MemoryCheckpointer::new();
+    let edit = graph("review").compile().unwrap();
+    let err =
+        block_on(edit.update_state(&saver, "t", DebateUpdate::new(), Some("revew"))).unwrap_err();
+    says(&err, "revew");
+    // A name near no node gets the list alone.
+    let err =
+        block_on(edit.update_state(&saver, "t", DebateUpdate::new(), Some("publish"))).unwrap_err();
+    assert!(
+        err.to_string().ends_with(
+            "`publish`, which is not a node of this graph; the graph's nodes: `draft`, `review`"
+        ),
+        "{err}"
+    );
+}
+
+/// `Input::Resume` needs a thread that was written: on a new thread it is
+/// an error naming the thread, not the default state returned as success
+/// (LangGraph: `EmptyInputError`), and it stores nothing; without a thread
+/// it is `NoThread`.
+#[test]
+fn resuming_a_thread_never_written_is_an_error_naming_it() {
+    let graph = support::counting(3);
+    let saver = MemoryCheckpointer::new();
+    let err = block_on(graph.run(Input::Resume).on_thread(&saver, "fresh")).unwrap_err();
+    assert!(
+        matches!(&err, GraphError::NothingToResume { thread_id } if thread_id == "fresh"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("thread `fresh` has never been written"),
+        "{err}"
+    );
+    assert!(
+        block_on(agent_state::checkpoint::Checkpointer::head(&saver, "fresh"))
+            .unwrap()
+            .is_none()
+    );
+    let err = block_on(graph.run(Input::Resume)).unwrap_err();
+    assert!(matches!(err, GraphError::NoThread { .. }), "{err}");
+    // Once written, it resumes.
+    block_on(
+        graph
+            .run(Input::Update(DebateUpdate::new()))
+            .on_thread(&saver, "fresh")
+            .stop_after(1),
+    )
+    .unwrap();
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "fresh")).unwrap();
+    assert_eq!(out.state.round, 3);
 }
 
 #[test]
@@ -297,7 +418,7 @@ fn bad_graphs_do_not_compile() {
         .err()
         .unwrap();
     assert!(
-        matches!(&unknown, GraphError::UnknownNode { name, from } if name == "b" && from == "a"),
+        matches!(&unknown, GraphError::UnknownNode { name, from, .. } if name == "b" && from == "a"),
         "{unknown}"
     );
 
@@ -309,7 +430,7 @@ fn bad_graphs_do_not_compile() {
         .err()
         .unwrap();
     assert!(
-        matches!(&unknown_source, GraphError::UnknownSource { name } if name == "nope"),
+        matches!(&unknown_source, GraphError::UnknownSource { name, .. } if name == "nope"),
         "{unknown_source}"
     );
     assert!(
@@ -658,7 +779,7 @@ fn a_command_to_a_missing_node_stores_nothing() {
     )
     .unwrap_err();
     assert!(
-        matches!(&err, GraphError::UnknownTarget { from, target } if from == "agent" && target == "nowhere"),
+        matches!(&err, GraphError::UnknownTarget { from, target, .. } if from == "agent" && target == "nowhere"),
         "{err}"
     );
     let thread = block_on(agent_state::checkpoint::Thread::<Debate, _>::open(

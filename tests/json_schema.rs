@@ -207,6 +207,9 @@ fn what_the_runtime_accepts_validates_and_what_it_rejects_does_not() {
         json!({"role": "user", "content": "hi"}),
         json!([{"type": "ai", "content": "hi", "id": "1"}, ["user", "yo"]]),
         json!([{"type": "remove", "id": "1"}]),
+        // A message as LangChain JS's `JSON.stringify` writes it.
+        json!({"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "HumanMessage"],
+            "kwargs": {"content": "hi", "additional_kwargs": {}, "response_metadata": {}}}),
     ] {
         let sample = json!({"messages": messages});
         assert!(update.is_valid(&sample), "{sample}");

@@ -384,6 +384,121 @@ fn json_updates_of_every_shape() {
     assert!(s.messages.is_empty());
 }
 
+/// Messages as LangChain JS writes them with `JSON.stringify` (the lines
+/// below are @langchain/core 1.4's output), and as Python's `dumpd` writes
+/// them (kwargs with `type`, another namespace), read as those messages in
+/// an update: every class, chunks as the message they make, a removal.
+#[test]
+fn langchain_serialised_messages_read_as_those_messages() {
+    use agent_state::{Content, MessageChunk, MessageType, ToolStatus};
+    let js = |class: &str, kwargs: Value| json!({"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", class], "kwargs": kwargs});
+    let mut s = seeded();
+    s.apply_json(json!({"messages": [
+        js("HumanMessage", json!({"content": "hi", "id": "h1", "name": "bob", "additional_kwargs": {}, "response_metadata": {}})),
+        js("AIMessage", json!({"content": "", "id": "a1", "tool_calls": [{"name": "f", "args": {"x": 1}, "id": "c1"}],
+            "usage_metadata": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+            "response_metadata": {"model": "m"}, "additional_kwargs": {"foo": 1}, "invalid_tool_calls": []})),
+        js("ToolMessage", json!({"content": "r", "tool_call_id": "c1", "status": "error", "artifact": {"k": 1},
+            "additional_kwargs": {}, "response_metadata": {}})),
+        js("SystemMessage", json!({"content": "sys", "id": "s1", "additional_kwargs": {}, "response_metadata": {}})),
+        js("AIMessageChunk", json!({"content": "he", "id": "a2", "tool_call_chunks": [{"name": "f", "args": "{\"x\": 2}", "id": "c2", "index": 0}],
+            "additional_kwargs": {}, "response_metadata": {}, "tool_calls": [{"name": "f", "args": {}, "id": "c2", "type": "tool_call"}], "invalid_tool_calls": []})),
+        js("HumanMessageChunk", json!({"content": "x", "id": "h2", "additional_kwargs": {}, "response_metadata": {}})),
+        js("SystemMessageChunk", json!({"content": "y", "id": "s2", "additional_kwargs": {}, "response_metadata": {}})),
+        js("ToolMessageChunk", json!({"content": "z", "id": "t2", "tool_call_id": "c2", "additional_kwargs": {}, "response_metadata": {}})),
+        {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"],
+            "kwargs": {"content": "from python", "type": "human", "id": "p1"}},
+    ]}))
+    .unwrap();
+    use MessageType::{Ai, Human, System, Tool};
+    let kinds: Vec<MessageType> = s.messages[2..].iter().map(|m| m.kind).collect();
+    assert_eq!(
+        kinds,
+        [Human, Ai, Tool, System, Ai, Human, System, Tool, Human]
+    );
+    let m = |id: &str| {
+        s.messages
+            .iter()
+            .find(|m| m.id.as_deref() == Some(id))
+            .unwrap()
+    };
+    assert_eq!(
+        (m("h1").text(), m("h1").name.as_deref()),
+        ("hi".to_owned(), Some("bob"))
+    );
+    let a1 = m("a1");
+    assert_eq!(
+        (a1.tool_calls[0].name.as_str(), &a1.tool_calls[0].args["x"]),
+        ("f", &json!(1))
+    );
+    assert_eq!(
+        a1.usage_metadata,
+        Some(json!({"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}))
+    );
+    assert_eq!(
+        (
+            a1.response_metadata["model"].clone(),
+            a1.additional_kwargs["foo"].clone()
+        ),
+        (json!("m"), json!(1))
+    );
+    let tool = &s.messages[4];
+    assert_eq!(
+        (
+            tool.tool_call_id.as_deref(),
+            tool.status,
+            tool.artifact.clone()
+        ),
+        (Some("c1"), Some(ToolStatus::Error), Some(json!({"k": 1})))
+    );
+    assert_eq!(
+        m("a2").tool_calls[0].args["x"],
+        json!(2),
+        "the chunk's pieces make its calls"
+    );
+    assert_eq!(m("t2").tool_call_id.as_deref(), Some("c2"));
+    assert_eq!(m("p1").content, Content::Text("from python".into()));
+
+    // A removal, as JS writes a `RemoveMessage`.
+    s.apply_json(json!({"messages": js("RemoveMessage", json!({"id": "a1", "content": [], "additional_kwargs": {}, "response_metadata": {}}))}))
+        .unwrap();
+    assert!(s.messages.iter().all(|m| m.id.as_deref() != Some("a1")));
+
+    // A chunk read as a chunk, and what is not a message's class.
+    let chunk = MessageChunk::from_json(js(
+        "AIMessageChunk",
+        json!({"content": "he", "id": "a3", "additional_kwargs": {}, "response_metadata": {}}),
+    ))
+    .unwrap();
+    assert_eq!(
+        (chunk.kind, chunk.id.as_deref()),
+        (MessageType::Ai, Some("a3"))
+    );
+    let before = s.clone();
+    let err = s
+        .apply_json(
+            json!({"messages": [js("ChatMessage", json!({"content": "x", "role": "wizard"}))]}),
+        )
+        .unwrap_err();
+    assert_eq!(err.field(), "messages");
+    assert!(
+        err.to_string()
+            .contains("unknown LangChain message class `ChatMessage`"),
+        "{err}"
+    );
+    let err = s
+        .apply_json(
+            json!({"messages": [js("HumanMessage", json!({"content": "x", "type": "ai"}))]}),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the class `HumanMessage` is a `human` message, but its kwargs say `ai`"),
+        "{err}"
+    );
+    assert_eq!(s, before, "nothing applied");
+}
+
 #[test]
 fn json_errors_name_the_field_and_change_nothing() {
     let mut s = seeded();

@@ -440,6 +440,50 @@ fn a_damaged_held_input_or_pending_write_is_named() {
     }
 }
 
+/// A store that answers a load with a chain it never stored for the
+/// thread (here: another thread's records) fails the load with
+/// `CheckpointError::Malformed`, the kind named for a chain that is not
+/// the stored one (`Corrupt` is a stored value that does not read as the
+/// state), naming the thread, the checkpoint and what is wrong; a run on
+/// the thread fails the same way, and the thread is left as it was.
+#[test]
+fn a_chain_the_store_never_stored_is_malformed() {
+    let saver = Faulty::new(MemoryCheckpointer::new());
+    let graph = counting();
+    for t in ["a", "b"] {
+        block_on(graph.run(Input::State(topic(t))).on_thread(&saver, t)).unwrap();
+    }
+    let before = records(&saver.inner, "a");
+    saver.serve_chains_of("b");
+    let check = |err: &CheckpointError| match err {
+        CheckpointError::Malformed {
+            thread_id, reason, ..
+        } => {
+            assert_eq!(thread_id, "a");
+            assert!(reason.contains("from thread `b`"), "{err}");
+            assert!(err.to_string().contains("thread `a`, checkpoint"), "{err}");
+        }
+        other => panic!("expected a malformed chain, got {other}"),
+    };
+    check(
+        &block_on(Thread::<Debate, _>::open(&saver, "a"))
+            .err()
+            .unwrap(),
+    );
+    let err = block_on(
+        graph
+            .run(Input::Update(DebateUpdate::new()))
+            .on_thread(&saver, "a"),
+    )
+    .unwrap_err();
+    let GraphError::Checkpoint(err) = err else {
+        panic!("expected a checkpoint error, got {err}");
+    };
+    check(&err);
+    saver.reset();
+    assert_eq!(records(&saver.inner, "a"), before, "nothing stored");
+}
+
 /// A first state held by a crashed run's `input` checkpoint, damaged in
 /// the file (a field of the wrong type): reading what runs next
 /// (`get_state`, a resume) fails naming the thread, the checkpoint and the

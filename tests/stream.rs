@@ -363,10 +363,22 @@ fn a_resumed_run_streams_the_state_it_resumes_from_first() {
         ]
     );
     assert_eq!(told(&resume()), ["values 3 n=3", "end"]);
-    // Without a thread there is nothing to resume from, and nothing to say.
-    assert_eq!(
-        told(&collect(graph.run(Input::Resume).stream(modes))),
-        ["end"]
+    // Without a thread, or on one never written, there is nothing to
+    // resume from: an error (LangGraph's `EmptyInputError`), nothing else.
+    let events = collect(graph.run(Input::Resume).stream(modes));
+    assert!(
+        matches!(events.as_slice(), [Err(GraphError::NoThread { .. })]),
+        "{events:?}"
+    );
+    let events = collect(
+        graph
+            .run(Input::Resume)
+            .on_thread(&saver, "new")
+            .stream(modes),
+    );
+    assert!(
+        matches!(events.as_slice(), [Err(GraphError::NothingToResume { thread_id })] if thread_id == "new"),
+        "{events:?}"
     );
 }
 

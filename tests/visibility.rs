@@ -163,3 +163,86 @@ fn the_schema_carries_visibility_through_parts() {
         ["messages", "thread", "business_idea_complete"]
     );
 }
+
+/// A typed update run as the graph's input (`Input::Update`) is held to
+/// the input schema as the JSON input is: one writing a field omitted from
+/// input (its own, a part's, or any of a part private as a whole) is
+/// refused with `NotInput` naming the field, before anything runs or is
+/// stored (no checkpoint, no fork); the same update from a node is fine.
+#[test]
+fn a_typed_update_as_input_cannot_set_what_the_input_may_not() {
+    use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
+    use agent_state::graph::{GraphError, Input, StateGraph, END, START};
+
+    let graph = StateGraph::<Agent>::new()
+        .add_node("tick", |_: &Agent| {
+            AgentUpdate::new().internal(InternalUpdate::new().steps(1))
+        })
+        .add_edge(START, "tick")
+        .add_edge("tick", END)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let cases = [
+        (
+            "business_idea_complete",
+            AgentUpdate::new().tracker(TrackerUpdate::new().business_idea_complete(true)),
+        ),
+        (
+            "notes",
+            AgentUpdate::new().tracker(TrackerUpdate::new().notes(vec!["n".to_owned()])),
+        ),
+        (
+            "steps",
+            AgentUpdate::new()
+                .message("hi")
+                .internal(InternalUpdate::new().steps(9)),
+        ),
+    ];
+    for (field, update) in cases {
+        // The JSON input refuses the same field.
+        let json_err = AgentInput::from_json(update.to_json()).unwrap_err();
+        assert_eq!(json_err.field(), field);
+        // As a client's JSON read as an update would be, and as built.
+        let from_json = AgentUpdate::from_json(update.to_json()).unwrap();
+        for input in [update, from_json] {
+            let err = block_on(graph.run(Input::Update(input)).on_thread(&saver, "t")).unwrap_err();
+            let GraphError::InvalidInput { error } = &err else {
+                panic!("{field}: expected the input refused, got {err}");
+            };
+            assert_eq!((error.field(), error.kind()), (field, &ErrorKind::NotInput));
+            assert!(err.to_string().contains(&format!("`{field}`")), "{err}");
+        }
+    }
+    assert!(
+        block_on(saver.head("t")).unwrap().is_none(),
+        "nothing stored"
+    );
+
+    // What the input may set runs; the node's write of a private field too.
+    let ok = AgentUpdate::new()
+        .message("hi")
+        .tracker(TrackerUpdate::new().hint("brief"));
+    let out = block_on(graph.run(Input::Update(ok)).on_thread(&saver, "t")).unwrap();
+    assert_eq!(out.state.internal.steps, 1);
+    let stored = block_on(saver.list("t", None, 100)).unwrap().len();
+    let head = block_on(saver.head("t")).unwrap().unwrap().meta.id;
+
+    // On a thread that exists, and from an older checkpoint (time travel,
+    // which would store a fork), a refused input stores nothing either.
+    let bad = || AgentUpdate::new().internal(InternalUpdate::new().steps(2));
+    let err = block_on(graph.run(Input::Update(bad())).on_thread(&saver, "t")).unwrap_err();
+    assert!(matches!(err, GraphError::InvalidInput { .. }), "{err}");
+    let err = block_on(
+        graph
+            .run(Input::Update(bad()))
+            .on_thread(&saver, "t")
+            .from_checkpoint(head),
+    )
+    .unwrap_err();
+    assert!(matches!(err, GraphError::InvalidInput { .. }), "{err}");
+    assert_eq!(block_on(saver.list("t", None, 100)).unwrap().len(), stored);
+    // Without a thread, the same.
+    let err = block_on(graph.run(Input::Update(bad()))).unwrap_err();
+    assert!(matches!(err, GraphError::InvalidInput { .. }), "{err}");
+}

@@ -191,7 +191,8 @@ const ROLES: [&str; 7] = [
 ];
 
 /// LangChain's message dict (`model_dump()` shape, or an OpenAI role
-/// dict), a `[role, content]` pair or a bare string.
+/// dict), a `[role, content]` pair, a bare string, or a message object as
+/// LangChain serialises it (`{"lc": 1, "type": "constructor", ..}`).
 impl JsonSchema for Message {
     fn schema_name() -> Cow<'static, str> {
         "Message".into()
@@ -207,7 +208,7 @@ impl JsonSchema for Message {
         let status = generator.subschema_for::<ToolStatus>();
         let roles = ROLES;
         json_schema!({
-            "description": "A chat message: a LangChain message dict, an OpenAI role dict, a [role, content] pair or a string (a human message).",
+            "description": "A chat message: a LangChain message dict, an OpenAI role dict, a [role, content] pair, a string (a human message), or a message object as LangChain serialises it ({\"lc\": 1, \"type\": \"constructor\", \"id\": [.., class], \"kwargs\": {..}}).",
             "anyOf": [
                 {
                     "type": "object",
@@ -224,6 +225,16 @@ impl JsonSchema for Message {
                     "anyOf": [ { "required": ["type"] }, { "required": ["role"] } ],
                 },
                 { "type": "string" },
+                {
+                    "type": "object",
+                    "properties": {
+                        "lc": { "const": 1 },
+                        "type": { "const": "constructor" },
+                        "id": { "type": "array", "items": { "type": "string" }, "minItems": 1 },
+                        "kwargs": { "type": "object" },
+                    },
+                    "required": ["lc", "type", "id", "kwargs"],
+                },
                 {
                     "type": "array",
                     "prefixItems": [ { "enum": roles }, content ],

@@ -13,7 +13,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::Message;
+use crate::message::{unwrap_constructor, Message};
 use crate::positions::Positions;
 
 /// The id LangChain uses for "remove every message".
@@ -162,8 +162,16 @@ fn remove_json<S: Serializer>(serializer: S, id: &str) -> Result<S::Ok, S::Error
 
 impl<M: DeserializeOwned> MessageOp<M> {
     /// Reads LangChain's `{"type": "remove", "id": ...}` as a removal and
-    /// anything else as a message.
+    /// anything else as a message; a message object LangChain serialised
+    /// (`{"lc": 1, "type": "constructor", "id": [.., "RemoveMessage"],
+    /// "kwargs": {..}}`) as the flat form of its class.
     pub fn from_json(value: Value) -> Result<Self, String> {
+        let value = match value {
+            Value::Object(map) => {
+                Value::Object(unwrap_constructor(map).map_err(|e| e.to_string())?)
+            }
+            other => other,
+        };
         if let Value::Object(map) = &value {
             if map.get("type").and_then(Value::as_str) == Some("remove") {
                 return match map.get("id") {

@@ -262,6 +262,16 @@ pub trait StateUpdate: Default + Sized {
     /// same ids. Messages inside fields with a `with` reducer are not reached.
     fn assign_message_ids(&mut self) {}
 
+    /// Refuses an update given as the graph's input
+    /// ([`Input::Update`](crate::graph::Input::Update)) that writes a field
+    /// the input may not set (`omit_from_input` or `private`): the error is
+    /// [`ErrorKind::NotInput`](crate::ErrorKind::NotInput), naming the
+    /// field, as [`StateInput::from_json`] gives for the same JSON.
+    /// `omitted`: the update is a part its state omits from input, so any
+    /// write is refused. Generated.
+    #[doc(hidden)]
+    fn check_input(&self, omitted: bool) -> Result<(), StateError>;
+
     /// Reads an update from JSON, rejecting unknown fields (with the list of
     /// valid ones), immutable fields and values of the wrong type, each
     /// error naming the field.

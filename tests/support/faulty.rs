@@ -4,13 +4,15 @@
 //! Nth `append` has stored, as a process that died would make no more), or
 //! to keep each `append` pending once before it stores (as a networked
 //! store's round trip is), so `Durability::Async` has a store under way
-//! while the next step runs.
+//! while the next step runs; or to answer every load with another thread's
+//! records, a chain it never stored for the thread asked.
 //!
 //! Counts are from the last [`Faulty::reset`] (or creation), 1-based.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::task::{Context, Poll};
 
 use agent_state::checkpoint::{
@@ -30,6 +32,7 @@ pub struct Faulty<C> {
     crashed: AtomicBool,
     defer: AtomicBool,
     deferred: AtomicUsize,
+    chains_of: Mutex<Option<String>>,
 }
 
 const NEVER: usize = usize::MAX;
@@ -68,6 +71,7 @@ impl<C: Checkpointer> Faulty<C> {
             crashed: AtomicBool::new(false),
             defer: AtomicBool::new(false),
             deferred: AtomicUsize::new(0),
+            chains_of: Mutex::new(None),
         }
     }
 
@@ -105,8 +109,16 @@ impl<C: Checkpointer> Faulty<C> {
         self
     }
 
+    /// Every `chain` (a load) reads `thread`'s records instead of those of
+    /// the thread asked: a chain never stored for it.
+    pub fn serve_chains_of(&self, thread: &str) -> &Self {
+        *self.chains_of.lock().unwrap() = Some(thread.to_owned());
+        self
+    }
+
     /// Fails nothing again and counts from zero.
     pub fn reset(&self) {
+        *self.chains_of.lock().unwrap() = None;
         self.appends.store(0, Ordering::Relaxed);
         self.pendings.store(0, Ordering::Relaxed);
         self.fail_append.store(NEVER, Ordering::Relaxed);
@@ -184,7 +196,12 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
         thread_id: &'a str,
         id: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        self.guarded("chain", move || self.inner.chain(thread_id, id))
+        let other = self.chains_of.lock().unwrap().clone();
+        Box::pin(async move {
+            self.alive("chain")?;
+            let from = other.as_deref().unwrap_or(thread_id);
+            self.inner.chain(from, id).await
+        })
     }
 
     fn list<'a>(

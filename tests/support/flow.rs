@@ -650,7 +650,7 @@ pub async fn editing_a_thread<C: Checkpointer + ?Sized>(a: &C, b: &C, p: &str) -
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, GraphError::UnknownAsNode { name } if name == "nope"),
+        matches!(&err, GraphError::UnknownAsNode { name, .. } if name == "nope"),
         "{err}"
     );
     let err = graph

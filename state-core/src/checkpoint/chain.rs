@@ -1,6 +1,7 @@
 //! What a load checks of the records a backend returns: they must be the
-//! chain that was stored, unbroken, or the load fails naming the thread,
-//! the checkpoint and what is wrong. Never a default state plus a tail.
+//! chain that was stored, unbroken, or the load fails with
+//! [`CheckpointError::Malformed`] naming the thread, the checkpoint and
+//! what is wrong. Never a default state plus a tail.
 //!
 //! The rules every record keeps, as [`Thread`](super::Thread) writes them:
 //! a checkpoint's parent is an older checkpoint of the same thread (ids

@@ -37,7 +37,9 @@ pub enum CheckpointError {
     Rejected(StateError),
     /// A stored checkpoint no longer reads as the state: a field renamed or
     /// retyped since it was written, without a version bump and migration.
-    /// Never papered over with defaults.
+    /// Never papered over with defaults. The error names the field; a record
+    /// or a chain at fault without one (not in the checkpoint format, not
+    /// the chain that was stored) is [`Malformed`](Self::Malformed).
     Corrupt {
         /// The thread.
         thread_id: String,
@@ -49,8 +51,10 @@ pub enum CheckpointError {
     /// A stored record is not in the checkpoint format at all (its writes
     /// are not a JSON list of `{node, update}`, its source is unknown, a
     /// column holds a value of the wrong type), or the chain a load reads is
-    /// broken there (its parent is missing, is not older than it, is of
-    /// another step; the records before it are gone).
+    /// not the one that was stored: broken at this checkpoint (its parent is
+    /// missing, is not older than it, is of another step; the records
+    /// before it are gone), or never stored for the thread (a record of
+    /// another thread, a chain ending at another checkpoint).
     Malformed {
         /// The thread.
         thread_id: String,

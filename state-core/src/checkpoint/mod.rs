@@ -102,7 +102,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///   older parent and the parent's step plus one (a fork too, as in
 ///   LangGraph; a fork stored before that kept the parent's step, and still
 ///   loads). A load checks these links, so a chain with a record missing,
-///   a loop or a record of another thread fails, naming the checkpoint.
+///   a loop or a record of another thread fails
+///   ([`CheckpointError::Malformed`]), naming the checkpoint.
 pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
     /// Stores a new checkpoint as the thread's head if the head is
     /// `expected_head` (`None`: the thread must not exist yet).

@@ -38,6 +38,9 @@
 //! # }
 //! ```
 
+use std::error::Error;
+use std::fmt;
+
 use serde_json::Value;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
@@ -129,8 +132,82 @@ pub struct PostgresCheckpointer {
     policy: Option<SnapshotPolicy>,
 }
 
+/// A PostgreSQL failure, as [`CheckpointError::Backend`]'s source: what the
+/// server said (its message, SQLSTATE code, detail and hint) in the text,
+/// where the driver's own text is only `db error`. Its source is the
+/// driver's error.
+///
+/// ```no_run
+/// # async fn run(err: agent_state::checkpoint::CheckpointError) {
+/// use agent_state::checkpoint::postgres::PostgresError;
+/// use agent_state::checkpoint::CheckpointError;
+///
+/// if let CheckpointError::Backend { source, .. } = &err {
+///     if let Some(pg) = source.downcast_ref::<PostgresError>() {
+///         eprintln!("SQLSTATE {:?}: {err}", pg.code());
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct PostgresError(tokio_postgres::Error);
+
+impl PostgresError {
+    /// The server's SQLSTATE code (`23514` for a check violation); `None`
+    /// when the server did not answer (a lost connection, ..).
+    pub fn code(&self) -> Option<&str> {
+        self.0.as_db_error().map(|db| db.code().code())
+    }
+
+    /// The server's message; `None` when the server did not answer.
+    pub fn message(&self) -> Option<&str> {
+        self.0.as_db_error().map(|db| db.message())
+    }
+
+    /// The server's detail, when it gave one.
+    pub fn detail(&self) -> Option<&str> {
+        self.0.as_db_error().and_then(|db| db.detail())
+    }
+}
+
+impl fmt::Display for PostgresError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(db) = self.0.as_db_error() else {
+            // The driver's text and its causes ("error connecting to
+            // server: Connection refused").
+            write!(f, "{}", self.0)?;
+            let mut cause = self.0.source();
+            while let Some(error) = cause {
+                write!(f, ": {error}")?;
+                cause = error.source();
+            }
+            return Ok(());
+        };
+        write!(
+            f,
+            "{}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        )?;
+        if let Some(detail) = db.detail() {
+            write!(f, "; detail: {detail}")?;
+        }
+        if let Some(hint) = db.hint() {
+            write!(f, "; hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Error for PostgresError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
 fn pg_err(operation: &'static str) -> impl FnOnce(tokio_postgres::Error) -> CheckpointError {
-    move |e| CheckpointError::backend(operation, e)
+    move |e| CheckpointError::backend(operation, PostgresError(e))
 }
 
 impl PostgresCheckpointer {
@@ -477,7 +554,7 @@ impl PostgresCheckpointer {
                 })
             })
             .collect::<Result<Vec<_>, tokio_postgres::Error>>()
-            .map_err(|e| CheckpointError::backend("pending", e))
+            .map_err(pg_err("pending"))
     }
 }
 

@@ -355,6 +355,7 @@ impl<S: AgentState> Wired<S> {
                 return Err(GraphError::UnknownNode {
                     name: end.clone(),
                     from,
+                    nodes: nodes.names.clone(),
                 });
             }
             self.router_ends.push(ends);
@@ -422,6 +423,7 @@ impl<S: AgentState> Nodes<S> {
             .ok_or_else(|| GraphError::UnknownNode {
                 name: name.to_owned(),
                 from: from.to_owned(),
+                nodes: self.names.clone(),
             })?;
         if self.fns[i].takes_send() {
             return Err(GraphError::EdgeToSendNode {
@@ -442,6 +444,7 @@ impl<S: AgentState> Nodes<S> {
             .map(|&i| Some(i))
             .ok_or_else(|| GraphError::UnknownSource {
                 name: name.to_owned(),
+                nodes: self.names.clone(),
             })
     }
 
@@ -573,6 +576,7 @@ impl Policies {
                 .ok_or_else(|| GraphError::UnknownPolicyNode {
                     name: name.to_owned(),
                     what,
+                    nodes: nodes.names.clone(),
                 })
         };
         let mut out = Policies {

@@ -158,6 +158,7 @@ where
             Some(name) => {
                 return Err(GraphError::UnknownAsNode {
                     name: name.to_owned(),
+                    nodes: self.names.clone(),
                 })
             }
             None => self.last_writer(&thread).await?,
@@ -204,7 +205,10 @@ where
         match nodes.as_slice() {
             [] => Ok(START.to_owned()),
             [one] if one == START || one == END || self.index.contains_key(one) => Ok(one.clone()),
-            [one] => Err(GraphError::UnknownAsNode { name: one.clone() }),
+            [one] => Err(GraphError::UnknownAsNode {
+                name: one.clone(),
+                nodes: self.names.clone(),
+            }),
             _ => Err(GraphError::AmbiguousUpdate { nodes }),
         }
     }

@@ -3,6 +3,7 @@
 use std::error::Error;
 use std::fmt;
 
+use super::unknown::write_not_a_node;
 use crate::checkpoint::CheckpointError;
 use crate::error::StateError;
 
@@ -35,11 +36,15 @@ pub enum GraphError {
         name: String,
         /// The edge's source.
         from: String,
+        /// The graph's nodes, for the message's "did you mean".
+        nodes: Vec<String>,
     },
     /// An edge or a router leaves a node that does not exist.
     UnknownSource {
         /// The unknown name.
         name: String,
+        /// The graph's nodes, for the message's "did you mean".
+        nodes: Vec<String>,
     },
     /// Nothing leaves `START`, so a run would not know where to begin.
     NoEntry,
@@ -49,6 +54,8 @@ pub enum GraphError {
         from: String,
         /// The name.
         target: String,
+        /// The graph's nodes, for the message's "did you mean".
+        nodes: Vec<String>,
     },
     /// A router declared with its targets
     /// ([`StateGraph::add_conditional_edges_to`](super::StateGraph::add_conditional_edges_to))
@@ -129,12 +136,14 @@ pub enum GraphError {
         /// Why.
         reason: String,
     },
-    /// A breakpoint or a node policy names a node that does not exist.
+    /// A breakpoint names a node that does not exist.
     UnknownPolicyNode {
         /// The name.
         name: String,
-        /// `interrupt_before`, `interrupt_after`, `retry` or `timeout`.
+        /// `interrupt_before` or `interrupt_after`.
         what: &'static str,
+        /// The graph's nodes, for the message's "did you mean".
+        nodes: Vec<String>,
     },
     /// A timeout on a sync node, which cannot be stopped midway.
     TimeoutOnSyncNode {
@@ -212,18 +221,38 @@ pub enum GraphError {
         checkpoint: u64,
         /// The name.
         node: String,
+        /// The graph's nodes, for the message's "did you mean".
+        nodes: Vec<String>,
     },
     /// [`update_state`](super::Graph::update_state) with a node name the
     /// graph does not have.
     UnknownAsNode {
         /// The name.
         name: String,
+        /// The graph's nodes, for the message's "did you mean".
+        nodes: Vec<String>,
     },
     /// [`update_state`](super::Graph::update_state) without a node, when the
     /// thread's last step had several (or none): name one.
     AmbiguousUpdate {
         /// The nodes of the last step.
         nodes: Vec<String>,
+    },
+    /// [`Input::Resume`](super::Input::Resume) on a thread that has never
+    /// been written: there is no step to continue from. Start the thread
+    /// with [`Input::State`](super::Input::State) or
+    /// [`Input::Update`](super::Input::Update).
+    NothingToResume {
+        /// The thread.
+        thread_id: String,
+    },
+    /// The run's input was refused before anything ran or was stored: an
+    /// [`Input::Update`](super::Input::Update) writing a field the graph's
+    /// input may not set (the error's kind is
+    /// [`ErrorKind::NotInput`](crate::ErrorKind::NotInput), naming it).
+    InvalidInput {
+        /// Why, naming the field.
+        error: StateError,
     },
     /// What the run was asked for needs a thread: resume values, time
     /// travel, reading or editing a thread.
@@ -246,17 +275,24 @@ impl fmt::Display for GraphError {
             GraphError::ReservedName { name } => {
                 write!(f, "`{name}` is reserved for the graph's endpoints; name the node otherwise")
             }
-            GraphError::UnknownNode { name, from } => {
-                write!(f, "an edge from `{from}` goes to `{name}`, which is not a node")
+            GraphError::UnknownNode { name, from, nodes } => {
+                write!(f, "an edge from `{from}` goes to `{name}`, which is not a node")?;
+                write_not_a_node(f, name, nodes)
             }
-            GraphError::UnknownSource { name } => {
-                write!(f, "an edge or router leaves `{name}`, which is not a node")
+            GraphError::UnknownSource { name, nodes } => {
+                write!(f, "an edge or router leaves `{name}`, which is not a node")?;
+                write_not_a_node(f, name, nodes)
             }
             GraphError::NoEntry => {
                 f.write_str("no edge leaves START: add one with `add_edge(START, \"node\")`")
             }
-            GraphError::UnknownTarget { from, target } => {
-                write!(f, "node `{from}` routed to `{target}`, which is not a node")
+            GraphError::UnknownTarget {
+                from,
+                target,
+                nodes,
+            } => {
+                write!(f, "node `{from}` routed to `{target}`, which is not a node")?;
+                write_not_a_node(f, target, nodes)
             }
             GraphError::UndeclaredTarget {
                 from,
@@ -297,8 +333,9 @@ impl fmt::Display for GraphError {
                 write!(f, "the input of a Send to `{node}` does not serialize: {error}")
             }
             GraphError::BadJoin { join, reason } => write!(f, "join `{join}`: {reason}"),
-            GraphError::UnknownPolicyNode { name, what } => {
-                write!(f, "`{what}` names `{name}`, which is not a node")
+            GraphError::UnknownPolicyNode { name, what, nodes } => {
+                write!(f, "`{what}` names `{name}`, which is not a node")?;
+                write_not_a_node(f, name, nodes)
             }
             GraphError::TimeoutOnSyncNode { node } => write!(
                 f,
@@ -356,18 +393,30 @@ impl GraphError {
                 thread_id,
                 checkpoint,
                 node,
-            } => write!(
-                f,
-                "thread `{thread_id}`, checkpoint {checkpoint} was written as `{node}`, which is not a node of this graph: the run cannot tell what comes next"
-            ),
-            GraphError::UnknownAsNode { name } => {
-                write!(f, "update_state as `{name}`, which is not a node of this graph")
+                nodes,
+            } => {
+                write!(
+                    f,
+                    "thread `{thread_id}`, checkpoint {checkpoint} was written as `{node}`, which is not a node of this graph: the run cannot tell what comes next"
+                )?;
+                write_not_a_node(f, node, nodes)
+            }
+            GraphError::UnknownAsNode { name, nodes } => {
+                write!(f, "update_state as `{name}`, which is not a node of this graph")?;
+                write_not_a_node(f, name, nodes)
             }
             GraphError::AmbiguousUpdate { nodes } => write!(
                 f,
                 "update_state without a node is ambiguous after a step of {}: name the node",
                 if nodes.is_empty() { "no node".to_owned() } else { list(nodes) }
             ),
+            GraphError::NothingToResume { thread_id } => write!(
+                f,
+                "thread `{thread_id}` has never been written: there is nothing to resume; start it with Input::State or Input::Update"
+            ),
+            GraphError::InvalidInput { error } => {
+                write!(f, "the run's input is refused, and nothing was run or stored: {error}")
+            }
             GraphError::NoThread { what } => {
                 write!(f, "{what} needs a thread: run it with `on_thread`")
             }
@@ -391,7 +440,9 @@ impl Error for GraphError {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match self {
             GraphError::Node { error, .. } => Some(error.as_ref()),
-            GraphError::InvalidUpdate { error, .. } => Some(error),
+            GraphError::InvalidUpdate { error, .. } | GraphError::InvalidInput { error } => {
+                Some(error)
+            }
             GraphError::Checkpoint(error) => Some(error),
             _ => None,
         }

@@ -78,6 +78,7 @@ mod stream;
 mod subgraph;
 mod timer;
 pub(crate) mod trace;
+mod unknown;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -305,6 +306,7 @@ impl<S: AgentState> Graph<S> {
             .ok_or_else(|| GraphError::UnknownTarget {
                 from: from(),
                 target: name.to_owned(),
+                nodes: self.names.clone(),
             })?;
         if self.fns[i].takes_send() {
             return Err(GraphError::EdgeToSendNode {
@@ -323,6 +325,7 @@ impl<S: AgentState> Graph<S> {
             .ok_or_else(|| GraphError::UnknownTarget {
                 from: from(),
                 target: send.node().to_owned(),
+                nodes: self.names.clone(),
             })?;
         if !self.fns[i].takes_send() {
             return Err(GraphError::SendToStateNode {

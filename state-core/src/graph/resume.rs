@@ -156,6 +156,7 @@ where
                         thread_id: thread.thread_id().to_owned(),
                         checkpoint: record.meta.id.0,
                         node: name.to_owned(),
+                        nodes: graph.names.clone(),
                     })?,
             ),
         };

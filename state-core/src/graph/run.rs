@@ -29,7 +29,7 @@ use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
 use crate::graph::stream::mode::{NodeSink, ReturnedBy, StreamMode};
 use crate::graph::stream::returned;
-use crate::state::{AgentState, StepRule};
+use crate::state::{AgentState, StateUpdate, StepRule};
 
 /// What a run starts from.
 pub enum Input<S: AgentState> {
@@ -610,6 +610,13 @@ where
     }
 
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
+        // Before the thread is opened, which stores a fork for time travel:
+        // a refused input leaves nothing behind.
+        if let Input::Update(update) = &self.input {
+            update
+                .check_input(false)
+                .map_err(|error| GraphError::InvalidInput { error })?;
+        }
         let mut sink = self.open().await?;
         let ran = self.drive(&mut sink).await;
         // However the run ends, what it applied is stored now (under
@@ -1050,17 +1057,7 @@ where
                     .await?;
                 self.start_fresh(sink, &mut at, observed).await?;
             }
-            Input::Resume => {
-                if let Sink::Saved(thread, _) = &*sink {
-                    if let Some((_, held)) = thread.held_input().await? {
-                        self.report_fork(sink, graph).await?;
-                        return self.apply_held(sink, held).await;
-                    }
-                    at = progress_from(resume_point(graph, thread).await?);
-                }
-                Self::resumed(&self.stream, sink).await;
-                self.report_fork(sink, graph).await?;
-            }
+            Input::Resume => return self.start_resume(sink).await,
             Input::ResumeWith(resume) => {
                 let Sink::Saved(thread, _) = &*sink else {
                     return Err(GraphError::NoThread {
@@ -1078,6 +1075,34 @@ where
                 self.report_fork(sink, graph).await?;
             }
         }
+        Ok(at)
+    }
+
+    /// `Input::Resume`: an input stored but not applied is applied first;
+    /// else the thread goes on with the tasks it stopped before. A thread
+    /// never written has nothing to resume (LangGraph: `EmptyInputError`).
+    async fn start_resume(
+        &mut self,
+        sink: &mut Sink<'a, S, C>,
+    ) -> Result<Progress<S::Update>, GraphError> {
+        let graph = self.graph;
+        let Sink::Saved(thread, _) = &*sink else {
+            return Err(GraphError::NoThread {
+                what: "resuming (`Input::Resume`)",
+            });
+        };
+        if thread.head().is_none() {
+            return Err(GraphError::NothingToResume {
+                thread_id: thread.thread_id().to_owned(),
+            });
+        }
+        if let Some((_, held)) = thread.held_input().await? {
+            self.report_fork(sink, graph).await?;
+            return self.apply_held(sink, held).await;
+        }
+        let at = progress_from(resume_point(graph, thread).await?);
+        Self::resumed(&self.stream, sink).await;
+        self.report_fork(sink, graph).await?;
         Ok(at)
     }
 

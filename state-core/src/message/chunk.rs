@@ -259,13 +259,16 @@ impl MessageChunk {
     /// `ToolMessageChunk`. Without `tool_call_chunks`, its `tool_calls` and
     /// `invalid_tool_calls` become pieces without an index, as LangChain
     /// reads them. Other keys are provider extras, kept in
-    /// `additional_kwargs`.
+    /// `additional_kwargs`. A chunk LangChain serialised (`{"lc": 1, "type":
+    /// "constructor", "id": [.., "AIMessageChunk"], "kwargs": {..}}`) reads
+    /// the same.
     pub fn from_json(value: Value) -> Result<Self, MessageError> {
-        let Value::Object(mut map) = value else {
+        let Value::Object(map) = value else {
             return Err(MessageError::NotAMessage {
                 found: json_type(&value),
             });
         };
+        let mut map = super::unwrap_constructor(map)?;
         let name = match map.remove("type") {
             Some(Value::String(t)) => t,
             Some(other) => {

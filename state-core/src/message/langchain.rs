@@ -1,5 +1,7 @@
 //! A message's LangChain JSON form: written as `message.model_dump()`
-//! writes it, read from every shape LangChain's `convert_to_messages` reads.
+//! writes it, read from every shape LangChain's `convert_to_messages` reads,
+//! LangChain's serialised objects included (`JSON.stringify(message)` in
+//! JS, `dumpd(message)` in Python: see [`unwrap_constructor`]).
 
 use serde::de::{self, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
@@ -78,8 +80,10 @@ impl<'de> Deserialize<'de> for Message {
 
 impl Message {
     /// Reads a message from any shape LangChain accepts: a LangChain dict, an
-    /// OpenAI role dict, a `[role, content]` pair or a bare string (a human
-    /// message). A chunk's JSON (`{"type": "AIMessageChunk", ..}`, see
+    /// OpenAI role dict, a `[role, content]` pair, a bare string (a human
+    /// message), or a message object LangChain serialised
+    /// (`{"lc": 1, "type": "constructor", "id": [.., "HumanMessage"],
+    /// "kwargs": {..}}`, what JS's `JSON.stringify` writes). A chunk's JSON (`{"type": "AIMessageChunk", ..}`, see
     /// [`MessageChunk`](super::MessageChunk)) reads as the message it makes.
     pub fn from_json(value: Value) -> Result<Self, MessageError> {
         match value {
@@ -95,7 +99,8 @@ impl Message {
     /// A LangChain dict or an OpenAI role dict. Keys that are not
     /// LangChain's fields are provider extras, kept where LangChain keeps
     /// them: in `additional_kwargs`.
-    fn from_object(mut map: Map<String, Value>) -> Result<Self, MessageError> {
+    fn from_object(map: Map<String, Value>) -> Result<Self, MessageError> {
+        let mut map = unwrap_constructor(map)?;
         let kind_name = type_or_role(&mut map)?;
         if let Some(kind) = super::chunk::parse_chunk_type(&kind_name) {
             // A chunk is the message it makes, as LangGraph's `add_messages`
@@ -151,6 +156,78 @@ impl Message {
         };
         self.artifact = map.remove("artifact").filter(|v| !v.is_null());
         Ok(())
+    }
+}
+
+/// The classes LangChain serialises a message as, with the `type` of the
+/// flat dict each reads as here (a chunk class keeps its name, as a
+/// chunk's `model_dump()` does). JS and Python agree on the class names.
+const CLASSES: [(&str, &str); 9] = [
+    ("HumanMessage", "human"),
+    ("AIMessage", "ai"),
+    ("SystemMessage", "system"),
+    ("ToolMessage", "tool"),
+    ("RemoveMessage", "remove"),
+    ("HumanMessageChunk", "HumanMessageChunk"),
+    ("AIMessageChunk", "AIMessageChunk"),
+    ("SystemMessageChunk", "SystemMessageChunk"),
+    ("ToolMessageChunk", "ToolMessageChunk"),
+];
+
+/// A message object as LangChain serialises it (JS `JSON.stringify`,
+/// Python `dumpd`): `{"lc": 1, "type": "constructor", "id": [<namespace>..,
+/// <class>], "kwargs": {<fields, snake_case>}}`, turned into the flat dict
+/// of its class (`{"type": "human", ..kwargs}`); any other object is
+/// returned as it is. Only the class (the last of `id`) is read, as both
+/// LangChains read it. Python's kwargs carry `type` too: it must name the
+/// class's type. A class that is not a message's is an error naming it.
+pub(crate) fn unwrap_constructor(
+    mut map: Map<String, Value>,
+) -> Result<Map<String, Value>, MessageError> {
+    if !map.contains_key("lc") || map.get("type").and_then(Value::as_str) != Some("constructor") {
+        return Ok(map);
+    }
+    let invalid = |field, reason: &str| MessageError::InvalidField {
+        field,
+        reason: reason.to_owned(),
+    };
+    if map.get("lc").and_then(Value::as_u64) != Some(1) {
+        return Err(invalid("lc", "a serialised message has `\"lc\": 1`"));
+    }
+    let class = match map
+        .get("id")
+        .and_then(Value::as_array)
+        .and_then(|id| id.last())
+    {
+        Some(Value::String(class)) => class.clone(),
+        _ => {
+            return Err(invalid(
+                "id",
+                "expected a list of names ending with the message's class",
+            ))
+        }
+    };
+    let Some(Value::Object(mut kwargs)) = map.remove("kwargs") else {
+        return Err(invalid(
+            "kwargs",
+            "expected the message's fields as an object",
+        ));
+    };
+    let &(_, kind) =
+        CLASSES
+            .iter()
+            .find(|(name, _)| *name == class)
+            .ok_or(MessageError::UnknownClass {
+                name: class.clone(),
+            })?;
+    match kwargs.insert("type".to_owned(), Value::from(kind)) {
+        Some(Value::String(said)) if said != kind => Err(MessageError::InvalidField {
+            field: "type",
+            reason: format!(
+                "the class `{class}` is a `{kind}` message, but its kwargs say `{said}`"
+            ),
+        }),
+        _ => Ok(kwargs),
     }
 }
 
@@ -357,6 +434,36 @@ mod tests {
         assert_eq!(msg.text(), "Let me check.");
         assert_eq!(msg.tool_calls[0].name, "search");
         assert_eq!(serde_json::to_value(&msg).unwrap(), dumped);
+    }
+
+    #[test]
+    fn serialised_objects_name_what_is_wrong() {
+        let invalid = |value: Value| match Message::from_json(value.clone()) {
+            Err(MessageError::InvalidField { field, .. }) => field,
+            other => panic!("{value}: {other:?}"),
+        };
+        let id = json!(["langchain_core", "messages", "HumanMessage"]);
+        let kwargs = json!({"content": "x"});
+        let envelope = |lc: Value, id: Value, kwargs: Value| json!({"lc": lc, "type": "constructor", "id": id, "kwargs": kwargs});
+        assert_eq!(
+            invalid(envelope(json!(2), id.clone(), kwargs.clone())),
+            "lc"
+        );
+        assert_eq!(invalid(envelope(json!(1), json!([]), kwargs.clone())), "id");
+        assert_eq!(invalid(envelope(json!(1), json!("x"), kwargs)), "id");
+        assert_eq!(
+            invalid(envelope(json!(1), id.clone(), json!("x"))),
+            "kwargs"
+        );
+        let msg = Message::from_json(envelope(json!(1), id, json!({"content": "x"}))).unwrap();
+        assert_eq!(msg, human("x"));
+        // Without `lc`, `constructor` is just an unknown type.
+        assert_eq!(
+            Message::from_json(json!({"type": "constructor", "content": "x"})).unwrap_err(),
+            MessageError::UnknownType {
+                name: "constructor".into()
+            }
+        );
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! [`Message`] serializes as `message.model_dump()` does (`{"type": "ai",
 //! "content": ..., "id": ..., "tool_calls": [...]}`) and reads every shape
 //! LangChain's `convert_to_messages` reads: LangChain dicts, OpenAI role
-//! dicts (`{"role": "user", ...}`), `[role, content]` pairs and bare strings.
+//! dicts (`{"role": "user", ...}`), `[role, content]` pairs, bare strings,
+//! and message objects as LangChain serialises them (JS's
+//! `JSON.stringify(message)`: `{"lc": 1, "type": "constructor", "id":
+//! ["langchain_core", "messages", "HumanMessage"], "kwargs": {..}}`).
 //!
 //! ```
 //! use agent_state::{ai, human, Message, MessageType};
@@ -36,6 +39,7 @@ mod openai;
 mod validate;
 
 pub use chunk::{invalid_tool_call, parse_args, MessageChunk, MessageChunks, ToolCallChunk};
+pub(crate) use langchain::unwrap_constructor;
 pub use merge::MergeError;
 pub use validate::MessageError;
 

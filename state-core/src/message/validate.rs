@@ -66,6 +66,12 @@ pub enum MessageError {
         /// The name that came.
         name: String,
     },
+    /// A serialised LangChain object (`{"lc": 1, "type": "constructor",
+    /// ..}`) of a class that is not a message's.
+    UnknownClass {
+        /// The class (the last name of its `id`).
+        name: String,
+    },
     /// A field the message type needs is missing.
     MissingField {
         /// The missing field.
@@ -101,6 +107,10 @@ impl fmt::Display for MessageError {
             Self::UnknownType { name } => write!(
                 f,
                 "unknown message type `{name}`, expected one of `human`, `user`, `ai`, `assistant`, `system`, `developer`, `tool`, `remove`"
+            ),
+            Self::UnknownClass { name } => write!(
+                f,
+                "unknown LangChain message class `{name}`, expected one of `HumanMessage`, `AIMessage`, `SystemMessage`, `ToolMessage` (or their `Chunk` classes) or `RemoveMessage`"
             ),
             Self::MissingField { field } => write!(f, "message is missing `{field}`"),
             Self::InvalidField { field, reason } => write!(f, "message field `{field}`: {reason}"),

@@ -1,7 +1,9 @@
 //! `FooInput`, what the graph's input may set: `FooUpdate` less the fields
 //! marked `omit_from_input` or `private` (and the immutable ones). Its
 //! struct, setters and `impl StateInput` come from [`super::update`] with
-//! [`Kind::Input`]; the conversion into the update is its own.
+//! [`Kind::Input`]; the conversion into the update is its own, and so is
+//! the update's `check_input`, which refuses an update run as the graph's
+//! input when it writes what the input may not.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -87,6 +89,41 @@ fn into_update(ex: &Expansion) -> TokenStream {
             fn from(__i: #input #ty_generics) -> Self {
                 Self { #(#fields)* #conflict: __i.#conflict, #marker_init }
             }
+        }
+    }
+}
+
+/// `StateUpdate::check_input`: the first field set that the graph's input
+/// may not set is `NotInput`, naming it. `__omitted`: the update is a part
+/// that the outer state omits from input, so every field set is refused.
+/// A few `is_some` tests, so a typed input costs no JSON round trip.
+pub(super) fn check_input_fn(ex: &Expansion) -> TokenStream {
+    let p = &ex.p;
+    let checks = ex.slots.iter().filter_map(|(f, s)| {
+        let (name, cfgs, json) = (f.ident, &f.cfgs, &f.json_name);
+        let refused = if f.in_input() {
+            quote!(__omitted)
+        } else {
+            quote!(true)
+        };
+        match s {
+            Slot::Own(None) => None,
+            Slot::Own(Some(_)) => Some(quote! {
+                #(#cfgs)*
+                if #refused && self.#name.is_some() {
+                    return ::core::result::Result::Err(#p::not_input(::core::convert::Into::into(#json)));
+                }
+            }),
+            Slot::Part => Some(quote! {
+                #p::StateUpdate::check_input(&self.#name, #refused)?;
+            }),
+        }
+    });
+    quote! {
+        #[inline]
+        fn check_input(&self, __omitted: bool) -> ::core::result::Result<(), #p::StateError> {
+            #(#checks)*
+            ::core::result::Result::Ok(())
         }
     }
 }

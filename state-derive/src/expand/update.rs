@@ -8,7 +8,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{combine, json, setters, Expansion, Kind, Slot};
+use super::{combine, input, json, setters, Expansion, Kind, Slot};
 use crate::ast::Field;
 use crate::attr::Reducer;
 use crate::names::text_of;
@@ -155,11 +155,14 @@ pub(super) fn trait_impl(ex: &Expansion, kind: Kind) -> TokenStream {
     let is_empty = is_empty(ex, kind);
     let assign_ids = (kind == Kind::Update).then(|| {
         let assign = assign_message_ids(ex);
+        let check_input = input::check_input_fn(ex);
         quote! {
             #[inline]
             fn assign_message_ids(&mut self) {
                 #(#assign)*
             }
+
+            #check_input
         }
     });
     let ser = json::write_serialize_fields(ex, kind);
