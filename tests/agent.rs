@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use agent_state::agent::{
     create_agent, input, AgentBuilder, AgentError, AgentMiddleware, FnModel, FnTool, HookOutput,
     HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
-    ScriptedModel, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
+    ScriptedModel, Tool, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
@@ -567,13 +567,71 @@ fn bad_arguments_and_unknown_tools_are_answered_with_errors_the_model_sees() {
     );
     assert_eq!(
         answers[2].1,
-        "Error: `shout` is not a valid tool, try one of [repeat]."
+        "Error: shout is not a valid tool, try one of [repeat]."
     );
     assert_eq!(answers[3].1, "abab");
     assert_eq!(answers[3].2, Some(ToolStatus::Success));
     // The model saw the errors on its next call.
     assert_eq!(model.calls(), 2);
     assert_eq!(model.seen()[1].messages.len(), 6);
+}
+
+/// A middleware that only brings tools (each an `echo`).
+struct Toolbox {
+    name: &'static str,
+    tools: &'static [&'static str],
+}
+
+impl AgentMiddleware<Chat> for Toolbox {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool<Chat>>> {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let tool = |name| Arc::new(echo(name, &runs)) as Arc<dyn Tool<Chat>>;
+        self.tools.iter().copied().map(tool).collect()
+    }
+}
+
+/// LangChain 1.4.7 offers the middleware's tools first, in middleware
+/// order, then the agent's own; its unknown-tool answer lists them so, in
+/// these words (the same agent run on LangChain answers the same text).
+#[test]
+fn the_model_is_offered_the_middlewares_tools_first_as_langchain_offers_them() {
+    let model = Arc::new(ScriptedModel::new([calls(&[("nope", "c1")]), ai("ok")]).recording());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = create_agent(Arc::clone(&model))
+        .tool(echo("zeta", &runs))
+        .middleware(Toolbox {
+            name: "m1",
+            tools: &["m1_tool"],
+        })
+        .tool(echo("alpha", &runs))
+        .middleware(Toolbox {
+            name: "m2",
+            tools: &["m2_b", "m2_a"],
+        })
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
+    let offered = ["m1_tool", "m2_b", "m2_a", "zeta", "alpha"];
+    for seen in model.seen() {
+        assert_eq!(seen.tools, offered);
+    }
+    let answer = &out.state.messages()[2];
+    assert_eq!(
+        answer.text(),
+        "Error: nope is not a valid tool, try one of [m1_tool, m2_b, m2_a, zeta, alpha]."
+    );
+    assert_eq!(
+        (answer.name.as_deref(), answer.status),
+        (Some("nope"), Some(ToolStatus::Error))
+    );
 }
 
 #[test]

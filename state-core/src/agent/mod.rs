@@ -284,11 +284,13 @@ where
         Ok(self.into_state_graph()?.compile()?)
     }
 
+    /// The tools in LangChain's order: the middleware's (in the order the
+    /// middleware were added), then the agent's own. The model is offered
+    /// them in this order and an unknown-tool answer lists them in it.
     fn collect_tools(&self) -> Result<Vec<Arc<dyn Tool<S>>>, AgentError> {
-        let mut tools = self.tools.clone();
-        for m in &self.middleware {
-            tools.extend(m.tools());
-        }
+        let mut tools: Vec<Arc<dyn Tool<S>>> =
+            self.middleware.iter().flat_map(|m| m.tools()).collect();
+        tools.extend(self.tools.iter().cloned());
         let mut seen: HashMap<&str, ()> = HashMap::new();
         for t in &tools {
             if seen.insert(&t.definition().name, ()).is_some() {
