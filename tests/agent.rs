@@ -18,7 +18,8 @@ use agent_state::agent::{
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
-use agent_state::graph::{Command, GraphError, Input};
+use agent_state::futures::StreamExt;
+use agent_state::graph::{Command, GraphError, Input, StreamEvent, StreamMode};
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Map, Value};
 use agent_state::{
@@ -634,29 +635,110 @@ fn the_model_is_offered_the_middlewares_tools_first_as_langchain_offers_them() {
     );
 }
 
-#[test]
-fn arguments_that_are_not_json_are_answered_and_the_model_tries_again() {
-    let mut broken = ai("");
-    broken
-        .invalid_tool_calls
-        .push(agent_state::agent::invalid_tool_call(
-            "repeat",
+/// An AI message whose calls have arguments that are not JSON.
+fn broken(calls: &[(&str, &str)]) -> Message {
+    let mut message = ai("");
+    for (name, id) in calls {
+        let call = agent_state::agent::invalid_tool_call(
+            name,
             "{\"text\": ",
-            Some("c1".into()),
+            Some((*id).into()),
             "EOF while parsing",
-        ));
-    let model = Arc::new(ScriptedModel::new([broken, ai("fixed")]));
+        );
+        message.invalid_tool_calls.push(call);
+    }
+    message
+}
+
+/// LangChain's answer to an invalid call (`create_agent`, 1.4.7).
+fn malformed(name: &str, id: &str) -> String {
+    format!("Tool call {name} with id {id} could not be executed - arguments were malformed or truncated.")
+}
+
+/// As LangChain 1.4.7's `create_agent` (run side by side with the same
+/// script): a response whose only calls are invalid ends the run, with no
+/// tool run and no second model call; the next call (the thread's next
+/// turn) is sent the history with each such call answered by an error
+/// tool message right after its AI message, and the state keeps it so.
+#[test]
+fn a_response_of_only_invalid_calls_ends_the_turn_and_the_next_call_sees_them_answered() {
+    let saver = MemoryCheckpointer::new();
+    let model =
+        Arc::new(ScriptedModel::new([broken(&[("repeat", "c1")]), ai("fixed")]).recording());
+    let agent = create_agent(Arc::clone(&model))
+        .tool(repeat())
+        .compile()
+        .unwrap();
+    let first = agent.run(input::<Chat>("go")).on_thread(&saver, "t");
+    let out = block_on(first).unwrap();
+    assert_eq!(model.calls(), 1);
+    assert!(out.next.is_empty());
+    let kinds = |m: &[Message]| m.iter().map(|m| m.kind).collect::<Vec<_>>();
+    use MessageType::{Ai, Human, Tool};
+    assert_eq!(kinds(out.state.messages()), [Human, Ai]);
+
+    // Streamed in `messages` mode, the answer comes from the model node
+    // (LangChain's model node returns it), whole.
+    let second = agent
+        .run(input::<Chat>("again"))
+        .on_thread(&saver, "t")
+        .stream([StreamMode::Messages]);
+    let events = block_on(second.collect::<Vec<_>>());
+    let answer = events.iter().find_map(|e| match e.as_ref().unwrap() {
+        StreamEvent::Message(m) if m.chunk.kind == MessageType::Tool => Some(m),
+        _ => None,
+    });
+    let answer = answer.expect("the repaired answer streams");
+    assert_eq!(answer.node, "model");
+    assert_eq!(answer.chunk.text(), malformed("repeat", "c1"));
+    let Some(Ok(StreamEvent::End(out))) = events.last() else {
+        panic!("the stream ends with the run's output")
+    };
+    assert_eq!(model.calls(), 2);
+    let sent = &model.seen()[1].messages;
+    assert_eq!(kinds(sent), [Human, Ai, Tool, Human]);
+    assert_eq!(sent[2].text(), malformed("repeat", "c1"));
+    assert_eq!(
+        (sent[2].tool_call_id.as_deref(), sent[2].status),
+        (Some("c1"), Some(ToolStatus::Error))
+    );
+    let messages = out.state.messages();
+    assert_eq!(kinds(messages), [Human, Ai, Tool, Human, Ai]);
+    assert_eq!(messages[2].text(), malformed("repeat", "c1"));
+    assert!(messages[2].id.is_some());
+    assert_eq!(messages[4].text(), "fixed");
+}
+
+/// Valid and invalid calls in one response: the valid one runs; the next
+/// model call sees the invalid one answered right after the AI message,
+/// before the valid call's answer, as in LangChain.
+#[test]
+fn invalid_calls_beside_valid_ones_are_answered_before_the_next_model_call() {
+    let mut mixed = broken(&[("repeat", "c1"), ("", "c3")]);
+    mixed
+        .tool_calls
+        .push(call("repeat", "c2", json!({"text": "ab", "times": 2})));
+    let model = Arc::new(ScriptedModel::new([mixed, ai("fixed")]).recording());
     let agent = create_agent(Arc::clone(&model))
         .tool(repeat())
         .compile()
         .unwrap();
     let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
-    let answers = tool_messages(&out.state);
-    assert_eq!(answers.len(), 1);
-    assert!(answers[0]
-        .1
-        .contains("could not be read (EOF while parsing)"));
     assert_eq!(model.calls(), 2);
+    let answers = |m: &[Message]| -> Vec<String> {
+        m.iter()
+            .filter(|m| m.kind == MessageType::Tool)
+            .map(Message::text)
+            .collect()
+    };
+    let expected = [
+        malformed("repeat", "c1"),
+        malformed("unknown", "c3"),
+        "abab".into(),
+    ];
+    assert_eq!(answers(&model.seen()[1].messages), expected);
+    assert_eq!(answers(out.state.messages()), expected);
+    assert_eq!(out.state.messages()[2].kind, MessageType::Tool);
 }
 
 #[derive(Deserialize, agent_state::schemars::JsonSchema)]

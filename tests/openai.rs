@@ -13,6 +13,7 @@ use agent_state::agent::{
     ToolRuntime, Usage,
 };
 use agent_state::base::{HasMessages, MessagesState};
+use agent_state::checkpoint::MemoryCheckpointer;
 use agent_state::graph::GraphError;
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Value};
@@ -382,8 +383,11 @@ async fn malformed_json_is_a_clear_error() {
     assert!(err.to_string().contains("model `nope` does not exist"));
 }
 
+/// Arguments that are not JSON make an invalid call; as in LangChain, the
+/// turn ends there, and the next turn sends the call as the model made it,
+/// then LangChain's error answer to it.
 #[tokio::test]
-async fn arguments_that_are_not_json_become_an_error_the_model_sees() {
+async fn arguments_that_are_not_json_are_answered_at_the_next_turn() {
     let (model, mock) = serve(vec![
         Reply::Json(completion(
             json!({"role": "assistant", "content": null,
@@ -396,25 +400,39 @@ async fn arguments_that_are_not_json_become_an_error_the_model_sees() {
         )),
     ])
     .await;
+    let saver = MemoryCheckpointer::new();
     let agent = create_agent(model).tool(weather()).compile().unwrap();
-    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    let out = agent
+        .run(input::<Chat>("Weather?"))
+        .on_thread(&saver, "t")
+        .await
+        .unwrap();
     let messages = out.state.messages();
+    assert_eq!(messages.len(), 2);
     assert_eq!(messages[1].invalid_tool_calls.len(), 1);
+    assert_eq!(mock.requests.lock().unwrap().len(), 1);
+
+    let out = agent
+        .run(input::<Chat>("Well?"))
+        .on_thread(&saver, "t")
+        .await
+        .unwrap();
+    let messages = out.state.messages();
     assert_eq!(messages[2].kind, MessageType::Tool);
     assert_eq!(messages[2].status, Some(ToolStatus::Error));
-    assert!(
-        messages[2].text().contains("not valid JSON"),
-        "{}",
-        messages[2].text()
-    );
-    // The call goes back as the model made it, then its error answer.
     let requests = mock.requests.lock().unwrap();
     let sent = &requests[1]["messages"];
     assert_eq!(
         sent[1]["tool_calls"][0]["function"]["arguments"],
         "{\"city\": "
     );
-    assert_eq!(sent[2]["tool_call_id"], "call_1");
+    assert_eq!(
+        sent[2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content":
+            "Tool call get_weather with id call_1 could not be executed - arguments were malformed or truncated."})
+    );
+    assert_eq!(sent[3], json!({"role": "user", "content": "Well?"}));
+    assert_eq!(messages[4].text(), "Sorry.");
 }
 
 #[tokio::test]

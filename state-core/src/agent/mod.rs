@@ -51,6 +51,7 @@ mod model;
 mod nodes;
 #[cfg(feature = "openai")]
 pub mod openai;
+mod repair;
 mod scripted;
 mod tool;
 mod tools_node;
