@@ -12,18 +12,20 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use agent_state::agent::{
-    create_agent, input, AgentBuilder, AgentError, AgentMiddleware, FnModel, FnTool, HookOutput,
-    HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
-    ScriptedModel, Tool, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
+    create_agent, input, AgentBuilder, AgentError, AgentMiddleware, ChatModel, FnModel, FnTool,
+    HookOutput, HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest,
+    ModelResponse, ScriptedModel, Tool, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput,
+    ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
-use agent_state::futures::StreamExt;
+use agent_state::futures::future::BoxFuture;
+use agent_state::futures::stream::{self, BoxStream, StreamExt};
 use agent_state::graph::{Command, GraphError, Input, StreamEvent, StreamMode};
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Map, Value};
 use agent_state::{
-    ai, AgentState, HasPart, Message, MessageType, StateUpdate, ToolCall, ToolStatus,
+    ai, AgentState, HasPart, Message, MessageChunk, MessageType, StateUpdate, ToolCall, ToolStatus,
 };
 
 /// A middleware's part: a log every hook appends to, and a flag a tool sets.
@@ -1204,12 +1206,134 @@ fn tokens_stream_to_the_sink() {
     let chunks = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&chunks);
     let agent = create_agent(ScriptedModel::new([ai("hello there")]))
-        .on_token(move |c| sink.lock().unwrap().push(c.text()))
+        .on_token(move |c| sink.lock().unwrap().push((c.text(), c.last)))
         .compile()
         .unwrap();
     let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
-    assert_eq!(*chunks.lock().unwrap(), ["hello there"]);
+    // The whole reply as one piece, then the empty piece that closes it.
+    assert_eq!(
+        *chunks.lock().unwrap(),
+        [("hello there".to_owned(), false), (String::new(), true)]
+    );
     assert_eq!(out.state.messages().last().unwrap().text(), "hello there");
+}
+
+/// A model that streams its reply word by word and marks pieces last
+/// itself, wrongly: its first word and its last.
+struct Marking(&'static str);
+
+impl<S: Send + Sync> ChatModel<S> for Marking {
+    fn invoke<'a>(&'a self, _: &'a ModelRequest<S>) -> BoxFuture<'a, Result<Message, ModelError>> {
+        Box::pin(async move { Ok(ai(self.0)) })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _: &'a ModelRequest<S>,
+    ) -> BoxStream<'a, Result<MessageChunk, ModelError>> {
+        let words: Vec<&str> = self.0.split_inclusive(' ').collect();
+        let marked = |(i, w): (usize, &str)| {
+            let chunk = MessageChunk::ai(w);
+            Ok(if i == 0 || i + 1 == words.len() {
+                chunk.as_last()
+            } else {
+                chunk
+            })
+        };
+        let chunks: Vec<_> = words.iter().copied().enumerate().map(marked).collect();
+        stream::iter(chunks).boxed()
+    }
+}
+
+/// A streamed piece: its text, whether it is marked last, and its JSON's
+/// `chunk_position`.
+type Piece = (String, bool, Value);
+
+/// The pieces the model node streamed, per message id in order.
+fn streamed_pieces(events: &[Result<StreamEvent<Chat>, GraphError>]) -> Vec<(String, Vec<Piece>)> {
+    let mut messages: Vec<(String, Vec<Piece>)> = Vec::new();
+    for event in events {
+        let event = event.as_ref().unwrap();
+        let StreamEvent::Message(m) = event else {
+            continue;
+        };
+        if m.node != "model" || m.message.is_some() {
+            continue;
+        }
+        let id = m.chunk.id.clone().unwrap();
+        let piece = (
+            m.chunk.text(),
+            m.chunk.last,
+            event.to_json()[0]["chunk_position"].clone(),
+        );
+        match messages.last_mut() {
+            Some((last, pieces)) if *last == id => pieces.push(piece),
+            _ => messages.push((id, vec![piece])),
+        }
+    }
+    messages
+}
+
+/// LangChain's model stream ends each message with an empty chunk marked
+/// `chunk_position: "last"`; the loop sends it for any model (scripted,
+/// a function, one that streams and marks pieces itself), once per
+/// message, with the id of the message the state keeps.
+#[test]
+fn every_streamed_message_ends_with_one_empty_last_chunk_whatever_the_model() {
+    let turn = |r: &ModelRequest<Chat>| {
+        let answered = r.messages().iter().any(|m| m.kind == MessageType::Tool);
+        Ok(if answered {
+            ai("done")
+        } else {
+            calls(&[("echo", "c1")])
+        })
+    };
+    let models: Vec<(&str, Arc<dyn ChatModel<Chat>>, usize)> = vec![
+        (
+            "scripted",
+            Arc::new(ScriptedModel::new([calls(&[("echo", "c1")]), ai("done")])),
+            2,
+        ),
+        ("function", Arc::new(FnModel(turn)), 2),
+        ("streaming", Arc::new(Marking("Tea is a fine choice.")), 1),
+    ];
+    for (what, model, replies) in models {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let agent = create_agent(model)
+            .tool(echo("echo", &runs))
+            .compile()
+            .unwrap();
+        let stream = agent
+            .run(input::<Chat>("go"))
+            .stream([StreamMode::Messages]);
+        let events = block_on(stream.collect::<Vec<_>>());
+        let Some(Ok(StreamEvent::End(out))) = events.last() else {
+            panic!("{what}: no end")
+        };
+        let streamed = streamed_pieces(&events);
+        assert_eq!(streamed.len(), replies, "{what}: {streamed:?}");
+        let kept: Vec<&Message> = out
+            .state
+            .messages()
+            .iter()
+            .filter(|m| m.kind == MessageType::Ai)
+            .collect();
+        for ((id, pieces), kept) in streamed.iter().zip(kept) {
+            let (end, body) = pieces.split_last().unwrap();
+            assert_eq!(
+                *end,
+                (String::new(), true, json!("last")),
+                "{what}: {pieces:?}"
+            );
+            assert!(
+                body.iter().all(|p| !p.1 && p.2.is_null()),
+                "{what}: {pieces:?}"
+            );
+            assert_eq!(kept.id.as_ref(), Some(id), "{what}");
+            let text: String = body.iter().map(|p| p.0.as_str()).collect();
+            assert_eq!(text, kept.text(), "{what}");
+        }
+    }
 }
 
 #[test]

@@ -258,19 +258,25 @@ async fn streamed_chunks_reach_the_sink_and_fold_into_one_message() {
     let sink = Arc::clone(&tokens);
     let agent = create_agent(model)
         .tool(weather())
-        .on_token(move |c| sink.lock().unwrap().push(c.text()))
+        .on_token(move |c| sink.lock().unwrap().push((c.text(), c.last)))
         .compile()
         .unwrap();
     let out = agent.run(input::<Chat>("Oslo?")).await.unwrap();
 
-    let texts: Vec<String> = tokens
-        .lock()
-        .unwrap()
+    let tokens = tokens.lock().unwrap();
+    let texts: Vec<&str> = tokens
         .iter()
+        .map(|t| t.0.as_str())
         .filter(|t| !t.is_empty())
-        .cloned()
         .collect();
     assert_eq!(texts, ["Let me ", "check.", "Cold."]);
+    // Each completion ends with one empty piece marked last, after its
+    // finish reason and its usage chunk: the finish is not marked too.
+    let calls: Vec<&[(String, bool)]> = tokens.split_inclusive(|t| t.1).collect();
+    assert_eq!(calls.len(), 2, "{tokens:?}");
+    for call in calls {
+        assert_eq!(call.last(), Some(&(String::new(), true)), "{tokens:?}");
+    }
     let messages = out.state.messages();
     assert_eq!(messages[1].text(), "Let me check.");
     assert_eq!(messages[1].tool_calls[0].id.as_deref(), Some("call_7"));

@@ -219,7 +219,9 @@ where
     }
 
     /// Streams every model call: `sink` gets each chunk as it arrives,
-    /// through [`ChatModel::stream`], in every run of the agent. A run
+    /// through [`ChatModel::stream`], in every run of the agent, then the
+    /// empty chunk marked [`last`](crate::MessageChunk::last) that closes
+    /// the message. A run
     /// streamed in the `messages` mode
     /// ([`Run::stream`](crate::graph::Run::stream)) gets them too, with the
     /// node and step, without a sink.

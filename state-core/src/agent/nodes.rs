@@ -25,7 +25,7 @@ use super::tool::{Tool, ToolFuture, ToolRuntime};
 use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use crate::graph::trace::Timed;
 use crate::graph::{BoxError, Command, NodeContext, StreamMode, StreamWriter, END};
-use crate::message::{Message, MessageChunk, MessageType};
+use crate::message::{Content, Message, MessageChunk, MessageType};
 use crate::messages::RemoveMessage;
 use crate::state::{AgentState, StateUpdate};
 use tracing::Instrument;
@@ -77,7 +77,10 @@ impl<S> ModelCore<S> {
     /// `messages` stream as it comes, all of them added up into the
     /// message. Chunks without an id get the call's (`lc_run-<uuid>`, as
     /// LangChain names a run's chunks), so the pieces and the message they
-    /// make share it.
+    /// make share it. The loop closes the message itself, once, whatever
+    /// the model: a model's own `last` marks are dropped, and after its
+    /// last chunk comes an empty one marked last (LangChain's
+    /// `chunk_position: "last"`), with the message's id.
     async fn stream(
         &self,
         request: &ModelRequest<S>,
@@ -86,15 +89,13 @@ impl<S> ModelCore<S> {
         let id = format!("lc_run-{}", crate::new_message_id());
         let mut chunks = self.model.stream(request);
         let mut sum: Option<MessageChunk> = None;
+        let mut blocks = false;
         while let Some(chunk) = chunks.next().await {
             let mut chunk = chunk?;
             chunk.id.get_or_insert_with(|| id.clone());
-            if let Some(sink) = &self.sink {
-                sink(&chunk);
-            }
-            if let Some(writer) = writer {
-                writer.message(chunk.clone()).await;
-            }
+            chunk.last = false;
+            blocks = matches!(chunk.content, Content::Blocks(_));
+            self.emit(&chunk, writer).await;
             match &mut sum {
                 None => sum = Some(chunk),
                 Some(sum) => sum.add(chunk).map_err(|e| ModelError::InvalidResponse {
@@ -102,7 +103,29 @@ impl<S> ModelCore<S> {
                 })?,
             }
         }
-        Ok(sum.unwrap_or_else(|| MessageChunk::ai("")).into_message())
+        let Some(sum) = sum else {
+            // Nothing streamed, nothing to close (as LangChain).
+            return Ok(MessageChunk::ai("").into_message());
+        };
+        let empty = if blocks {
+            Content::Blocks(Vec::new())
+        } else {
+            Content::Text(String::new())
+        };
+        let mut end = MessageChunk::ai(empty).as_last();
+        end.id.clone_from(&sum.id);
+        self.emit(&end, writer).await;
+        Ok(sum.into_message())
+    }
+
+    /// A chunk to the token sink and the run's stream.
+    async fn emit(&self, chunk: &MessageChunk, writer: Option<&StreamWriter>) {
+        if let Some(sink) = &self.sink {
+            sink(chunk);
+        }
+        if let Some(writer) = writer {
+            writer.message(chunk.clone()).await;
+        }
     }
 }
 

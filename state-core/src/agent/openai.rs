@@ -348,12 +348,11 @@ fn finish_reason(reason: &impl serde::Serialize) -> Value {
 /// One SSE chunk as a [`ChatChunk`] (its first choice). Every chunk
 /// carries the completion's id in its metadata (equal ids merge into one);
 /// the model name comes once, with the finish reason, since LangChain's
-/// merge concatenates repeated strings. The chunk with the usage (or, without
-/// one, the finish reason) is the last.
+/// merge concatenates repeated strings. No chunk is marked last: the agent
+/// closes the message (as langchain-core closes ChatOpenAI's).
 fn from_chunk(chunk: CreateChatCompletionStreamResponse) -> ChatChunk {
     let mut out = MessageChunk::ai("");
     out.usage_metadata = chunk.usage.as_ref().map(|u| usage(u).to_json());
-    out.last = chunk.usage.is_some();
     out.response_metadata
         .insert("id".to_owned(), chunk.id.into());
     let Some(choice) = chunk.choices.into_iter().next() else {
@@ -374,7 +373,6 @@ fn from_chunk(chunk: CreateChatCompletionStreamResponse) -> ChatChunk {
             .insert("finish_reason".to_owned(), finish_reason(&reason));
         out.response_metadata
             .insert("model_name".to_owned(), chunk.model.into());
-        out.last = true;
     }
     out
 }
