@@ -246,6 +246,74 @@ fn the_agent_is_a_graph_with_langchains_node_names() {
     }
 }
 
+/// The agent of a case of `tests/expected/agent_drawings.txt`.
+fn drawing_case(case: &str) -> AgentBuilder<Chat> {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let tool = |name| echo(name, &runs);
+    let node = Hooks::BEFORE_AGENT | Hooks::BEFORE_MODEL | Hooks::AFTER_MODEL | Hooks::AFTER_AGENT;
+    let hooked = |name, hooks| Toolbox {
+        name,
+        tools: &[],
+        hooks,
+    };
+    let agent = create_agent(ScriptedModel::new([]));
+    match case {
+        "bare" => agent,
+        "tools" => agent.tool(tool("echo")),
+        "hooks_no_tools" => agent.middleware(hooked("m1", node)),
+        "hooks_and_tools" => agent.tool(tool("echo")).middleware(hooked("m1", node)),
+        "two_middleware" => agent
+            .tool(tool("echo"))
+            .middleware(hooked("m1", node))
+            .middleware(hooked("m2", node)),
+        "wrap_model_call" => agent
+            .tool(tool("echo"))
+            .middleware(hooked("wrap", Hooks::WRAP_MODEL_CALL)),
+        "middleware_tools" => agent
+            .tool(tool("echo"))
+            .tool(tool("alpha"))
+            .middleware(Toolbox {
+                name: "bm",
+                tools: &["mwtool"],
+                hooks: Hooks::BEFORE_MODEL,
+            }),
+        "return_direct" => agent
+            .tool(tool("echo"))
+            .tool(tool("direct").return_direct()),
+        "after_model_no_tools" => agent.middleware(hooked("am", Hooks::AFTER_MODEL)),
+        "after_agent_and_tools" => agent
+            .tool(tool("echo"))
+            .middleware(hooked("aa", Hooks::AFTER_AGENT)),
+        "wrap_tool_call_no_tools" => agent.middleware(hooked("wt", Hooks::WRAP_TOOL_CALL)),
+        other => panic!("no agent for the case `{other}`"),
+    }
+}
+
+/// `to_mermaid()` of an agent is LangChain's `draw_mermaid()` of the same
+/// agent, to the character: node order, static edges solid, the model →
+/// tools edge dashed to LangChain's targets (no `model -.-> model` unless
+/// a `wrap_model_call` may answer), the tools node's label, and a tools
+/// node for a `wrap_tool_call` alone.
+#[test]
+fn agents_are_drawn_as_langchain_draws_them() {
+    let expected = include_str!("expected/agent_drawings.txt");
+    let cases: Vec<(&str, &str)> = expected
+        .split("=== ")
+        .skip(1)
+        .map(|case| case.split_once('\n').unwrap())
+        .collect();
+    assert_eq!(cases.len(), 11);
+    for (case, body) in cases {
+        let drawn = drawing_case(case).compile().unwrap().to_mermaid();
+        let langchain = format!(
+            "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n{body}\
+             \tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\
+             \tclassDef last fill:#bfb6fc\n"
+        );
+        assert_eq!(drawn, langchain, "{case}:\n{drawn}");
+    }
+}
+
 // --- wrap nesting -------------------------------------------------------------
 
 /// Retries a failed model call once.
@@ -424,6 +492,24 @@ fn a_tool_wrapper_retries_and_short_circuits() {
     );
 }
 
+/// With no tools of its own, an agent with a `wrap_tool_call` still has
+/// the tools node (LangChain makes one for the wrapper): the wrapper
+/// answers a call the model makes, and the model hears the answer.
+#[test]
+fn a_tool_wrapper_alone_answers_calls_without_tools() {
+    let model = Arc::new(ScriptedModel::new([calls(&[("cached", "c1")]), ai("ok")]).recording());
+    let agent = create_agent(Arc::clone(&model))
+        .middleware(ToolRetry)
+        .compile()
+        .unwrap();
+    assert!(agent.node_names().any(|n| n == "tools"));
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert_eq!(model.calls(), 2);
+    assert!(model.seen()[0].tools.is_empty());
+    assert_eq!(tool_messages(&out.state)[0].1, "from the cache");
+    assert_eq!(out.state.messages().last().unwrap().text(), "ok");
+}
+
 // --- tools ---------------------------------------------------------------
 
 /// Pending until `count` reaches `target`, waking itself; gives up (false)
@@ -579,10 +665,11 @@ fn bad_arguments_and_unknown_tools_are_answered_with_errors_the_model_sees() {
     assert_eq!(model.seen()[1].messages.len(), 6);
 }
 
-/// A middleware that only brings tools (each an `echo`).
+/// A middleware with tools (each an `echo`) and no-op hooks.
 struct Toolbox {
     name: &'static str,
     tools: &'static [&'static str],
+    hooks: Hooks,
 }
 
 impl AgentMiddleware<Chat> for Toolbox {
@@ -591,7 +678,7 @@ impl AgentMiddleware<Chat> for Toolbox {
     }
 
     fn hooks(&self) -> Hooks {
-        Hooks::NONE
+        self.hooks
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool<Chat>>> {
@@ -613,11 +700,13 @@ fn the_model_is_offered_the_middlewares_tools_first_as_langchain_offers_them() {
         .middleware(Toolbox {
             name: "m1",
             tools: &["m1_tool"],
+            hooks: Hooks::NONE,
         })
         .tool(echo("alpha", &runs))
         .middleware(Toolbox {
             name: "m2",
             tools: &["m2_b", "m2_a"],
+            hooks: Hooks::NONE,
         })
         .compile()
         .unwrap();

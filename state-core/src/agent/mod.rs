@@ -249,7 +249,10 @@ where
         }
         let tools = self.collect_tools()?;
         let chains = Chains::of(&self.middleware);
-        let places = chains.places(!tools.is_empty());
+        // LangChain makes the tools node for a `wrap_tool_call` too: it may
+        // answer calls of tools the agent does not have.
+        let places = chains.places(!tools.is_empty() || !chains.wrap_tool.is_empty());
+        let return_direct = tools.iter().any(|t| t.return_direct());
         let entry = chains.before_agent.first().map_or_else(
             || places.loop_entry.clone(),
             |m| hook_name(m, HookKind::BeforeAgent),
@@ -278,7 +281,8 @@ where
         let graph = StateGraph::new()
             .with_recursion_limit(self.recursion_limit)
             .add_edge(START, entry);
-        Ok(chains.add_hooks(add_loop_nodes(graph, &lp), &lp))
+        let graph = add_loop_nodes(graph, &lp, return_direct);
+        Ok(chains.add_hooks(graph, &self.middleware, &lp))
     }
 
     /// Builds and compiles the agent: run it as any graph
@@ -306,8 +310,13 @@ where
     }
 }
 
-/// The model node and, when there are tools, the tools node.
-fn add_loop_nodes<S>(mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S>
+/// The model node and, when there are tools, the tools node, with
+/// LangChain's edges out of them.
+fn add_loop_nodes<S>(
+    mut graph: StateGraph<S>,
+    lp: &Arc<AgentLoop<S>>,
+    return_direct: bool,
+) -> StateGraph<S>
 where
     S: HasMessages + crate::graph::GraphState,
     S::Update: Send + Sync,
@@ -325,8 +334,18 @@ where
             let lp = Arc::clone(&tools_loop);
             async move { lp.tools_step(state, ctx).await }
         });
+        let names = lp.tools.names.join(", ");
+        if !names.is_empty() {
+            graph = graph.with_node_metadata("tools", "__tools", &names);
+        }
+        // LangChain's tools → model edge is conditional: to the exit too
+        // when a tool may end the loop.
         let back = lp.places.loop_entry.clone();
-        graph = fallback(graph, "tools", &Then::Node(back), lp);
+        let mut targets = vec![back.clone()];
+        if return_direct {
+            targets.push(lp.places.exit.clone());
+        }
+        graph = graph.add_fallback_edges_to("tools", move |_: &S| back.clone(), targets);
     }
     let after_model = match &lp.places.after_model {
         Some(hook) => Then::Node(hook.clone()),
@@ -337,7 +356,12 @@ where
 
 /// The edge LangChain's graph has out of `node`, for a write that routes
 /// nowhere itself: one `update_state(.., as_node)` makes. (The nodes route
-/// by `Command` when they run, jumps included.)
+/// by `Command` when they run, jumps included.) Drawn as LangChain draws
+/// it: solid where LangChain has a static edge (to the next node, and out
+/// of the loop when there are no tools), dashed for the model → tools
+/// edge, to LangChain's targets: the tools, the exit, and the loop entry
+/// only where something may answer the calls first (an `after_model` hook,
+/// a `wrap_model_call`).
 fn fallback<S>(
     graph: StateGraph<S>,
     node: &str,
@@ -348,23 +372,15 @@ where
     S: HasMessages + crate::graph::GraphState,
     S::Update: Send + Sync,
 {
+    let places = &lp.places;
     match then {
-        Then::Node(next) => {
-            let next = next.clone();
-            let targets = vec![next.clone()];
-            graph.add_fallback_edges_to(node, move |_: &S| next.clone(), targets)
-        }
+        Then::Node(next) => graph.add_fallback_edge(node, next.clone()),
+        Then::Route if !places.has_tools => graph.add_fallback_edge(node, places.exit.clone()),
         Then::Route => {
-            let places = &lp.places;
-            let targets = if places.has_tools {
-                vec![
-                    "tools".to_owned(),
-                    places.loop_entry.clone(),
-                    places.exit.clone(),
-                ]
-            } else {
-                vec![places.exit.clone()]
-            };
+            let mut targets = vec!["tools".to_owned(), places.exit.clone()];
+            if node != "model" || !lp.wrap_model.is_empty() {
+                targets.push(places.loop_entry.clone());
+            }
             let lp = Arc::clone(lp);
             graph.add_fallback_edges_to(node, move |s: &S| lp.route(s.messages(), &[]), targets)
         }
@@ -426,16 +442,48 @@ where
         }
     }
 
-    /// One node per hook, each chain in run order (`after_*` reversed),
-    /// each node leading to the next of its chain, the last to where the
-    /// chain ends.
-    fn add_hooks(self, mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S> {
+    /// One node per hook, added as LangChain adds them (each middleware's
+    /// hooks together, in middleware order), each leading to the next hook
+    /// of its chain in run order, the last to where the chain ends.
+    fn add_hooks(
+        self,
+        mut graph: StateGraph<S>,
+        middleware: &[Arc<dyn AgentMiddleware<S>>],
+        lp: &Arc<AgentLoop<S>>,
+    ) -> StateGraph<S> {
+        let thens = self.thens(&lp.places);
+        let kinds = [
+            HookKind::BeforeAgent,
+            HookKind::BeforeModel,
+            HookKind::AfterModel,
+            HookKind::AfterAgent,
+        ];
+        for m in middleware {
+            for kind in kinds {
+                let name = hook_name(m, kind);
+                let Some(then) = thens.get(&name).cloned() else {
+                    continue;
+                };
+                graph = fallback(graph, &name, &then, lp);
+                let (lp, m) = (Arc::clone(lp), Arc::clone(m));
+                graph = graph.add_node(name, move |state: &S| {
+                    lp.hook_step(m.as_ref(), kind, &then, state)
+                });
+            }
+        }
+        graph
+    }
+
+    /// Where each hook node goes when it does not jump, by name: the next
+    /// hook of its chain in run order (`after_*` reversed), the last to
+    /// where the chain ends.
+    fn thens(self, places: &Places) -> HashMap<String, Then> {
         let reversed = |list: Chain<S>| list.into_iter().rev().collect::<Chain<S>>();
         let chains = [
             (
                 HookKind::BeforeAgent,
                 self.before_agent,
-                Then::Node(lp.places.loop_entry.clone()),
+                Then::Node(places.loop_entry.clone()),
             ),
             (
                 HookKind::BeforeModel,
@@ -453,19 +501,15 @@ where
                 Then::Node(END.to_owned()),
             ),
         ];
+        let mut thens = HashMap::new();
         for (kind, chain, last) in chains {
             for (k, m) in chain.iter().enumerate() {
                 let then = chain
                     .get(k + 1)
                     .map_or_else(|| last.clone(), |n| Then::Node(hook_name(n, kind)));
-                let name = hook_name(m, kind);
-                graph = fallback(graph, &name, &then, lp);
-                let (lp, m) = (Arc::clone(lp), Arc::clone(m));
-                graph = graph.add_node(name, move |state: &S| {
-                    lp.hook_step(m.as_ref(), kind, &then, state)
-                });
+                thens.insert(hook_name(m, kind), then);
             }
         }
-        graph
+        thens
     }
 }

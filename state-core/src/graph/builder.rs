@@ -72,6 +72,8 @@ pub struct StateGraph<S: AgentState> {
     pub(crate) after: Vec<String>,
     pub(crate) retry: Vec<(String, RetryPolicy)>,
     pub(crate) timeouts: Vec<(String, Duration)>,
+    /// What the drawing shows beyond the routing (`mermaid.rs`).
+    pub(crate) drawing: super::mermaid::Drawing,
 }
 
 impl<S: GraphState> Default for StateGraph<S> {
@@ -97,6 +99,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             after: Vec::new(),
             retry: Vec::new(),
             timeouts: Vec::new(),
+            drawing: super::mermaid::Drawing::default(),
         }
     }
 
@@ -353,6 +356,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             after,
             retry,
             timeouts,
+            drawing,
         } = self;
         for (name, f) in user_nodes {
             nodes.add(name, f)?;
@@ -400,6 +404,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             retry: policies.retry,
             timeout: policies.timeout,
             fixed: Vec::new(),
+            drawing,
         };
         graph.fixed = graph.fixed_routes();
         Ok(graph)
