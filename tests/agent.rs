@@ -12,17 +12,20 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use agent_state::agent::{
-    create_agent, input, AgentBuilder, AgentError, AgentMiddleware, FnModel, FnTool, HookOutput,
-    HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
-    ScriptedModel, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput, ToolRuntime,
+    create_agent, input, AgentBuilder, AgentError, AgentMiddleware, ChatModel, FnModel, FnTool,
+    HookOutput, HookResult, Hooks, Jump, ModelError, ModelFuture, ModelHandler, ModelRequest,
+    ModelResponse, ScriptedModel, Tool, ToolCallRequest, ToolFuture, ToolHandler, ToolOutput,
+    ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
-use agent_state::graph::{Command, GraphError, Input};
+use agent_state::futures::future::BoxFuture;
+use agent_state::futures::stream::{self, BoxStream, StreamExt};
+use agent_state::graph::{Command, GraphError, Input, StreamEvent, StreamMode};
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Map, Value};
 use agent_state::{
-    ai, AgentState, HasPart, Message, MessageType, StateUpdate, ToolCall, ToolStatus,
+    ai, AgentState, HasPart, Message, MessageChunk, MessageType, StateUpdate, ToolCall, ToolStatus,
 };
 
 /// A middleware's part: a log every hook appends to, and a flag a tool sets.
@@ -243,6 +246,74 @@ fn the_agent_is_a_graph_with_langchains_node_names() {
     }
 }
 
+/// The agent of a case of `tests/expected/agent_drawings.txt`.
+fn drawing_case(case: &str) -> AgentBuilder<Chat> {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let tool = |name| echo(name, &runs);
+    let node = Hooks::BEFORE_AGENT | Hooks::BEFORE_MODEL | Hooks::AFTER_MODEL | Hooks::AFTER_AGENT;
+    let hooked = |name, hooks| Toolbox {
+        name,
+        tools: &[],
+        hooks,
+    };
+    let agent = create_agent(ScriptedModel::new([]));
+    match case {
+        "bare" => agent,
+        "tools" => agent.tool(tool("echo")),
+        "hooks_no_tools" => agent.middleware(hooked("m1", node)),
+        "hooks_and_tools" => agent.tool(tool("echo")).middleware(hooked("m1", node)),
+        "two_middleware" => agent
+            .tool(tool("echo"))
+            .middleware(hooked("m1", node))
+            .middleware(hooked("m2", node)),
+        "wrap_model_call" => agent
+            .tool(tool("echo"))
+            .middleware(hooked("wrap", Hooks::WRAP_MODEL_CALL)),
+        "middleware_tools" => agent
+            .tool(tool("echo"))
+            .tool(tool("alpha"))
+            .middleware(Toolbox {
+                name: "bm",
+                tools: &["mwtool"],
+                hooks: Hooks::BEFORE_MODEL,
+            }),
+        "return_direct" => agent
+            .tool(tool("echo"))
+            .tool(tool("direct").return_direct()),
+        "after_model_no_tools" => agent.middleware(hooked("am", Hooks::AFTER_MODEL)),
+        "after_agent_and_tools" => agent
+            .tool(tool("echo"))
+            .middleware(hooked("aa", Hooks::AFTER_AGENT)),
+        "wrap_tool_call_no_tools" => agent.middleware(hooked("wt", Hooks::WRAP_TOOL_CALL)),
+        other => panic!("no agent for the case `{other}`"),
+    }
+}
+
+/// `to_mermaid()` of an agent is LangChain's `draw_mermaid()` of the same
+/// agent, to the character: node order, static edges solid, the model →
+/// tools edge dashed to LangChain's targets (no `model -.-> model` unless
+/// a `wrap_model_call` may answer), the tools node's label, and a tools
+/// node for a `wrap_tool_call` alone.
+#[test]
+fn agents_are_drawn_as_langchain_draws_them() {
+    let expected = include_str!("expected/agent_drawings.txt");
+    let cases: Vec<(&str, &str)> = expected
+        .split("=== ")
+        .skip(1)
+        .map(|case| case.split_once('\n').unwrap())
+        .collect();
+    assert_eq!(cases.len(), 11);
+    for (case, body) in cases {
+        let drawn = drawing_case(case).compile().unwrap().to_mermaid();
+        let langchain = format!(
+            "---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n{body}\
+             \tclassDef default fill:#f2f0ff,line-height:1.2\n\tclassDef first fill-opacity:0\n\
+             \tclassDef last fill:#bfb6fc\n"
+        );
+        assert_eq!(drawn, langchain, "{case}:\n{drawn}");
+    }
+}
+
 // --- wrap nesting -------------------------------------------------------------
 
 /// Retries a failed model call once.
@@ -421,6 +492,24 @@ fn a_tool_wrapper_retries_and_short_circuits() {
     );
 }
 
+/// With no tools of its own, an agent with a `wrap_tool_call` still has
+/// the tools node (LangChain makes one for the wrapper): the wrapper
+/// answers a call the model makes, and the model hears the answer.
+#[test]
+fn a_tool_wrapper_alone_answers_calls_without_tools() {
+    let model = Arc::new(ScriptedModel::new([calls(&[("cached", "c1")]), ai("ok")]).recording());
+    let agent = create_agent(Arc::clone(&model))
+        .middleware(ToolRetry)
+        .compile()
+        .unwrap();
+    assert!(agent.node_names().any(|n| n == "tools"));
+    let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
+    assert_eq!(model.calls(), 2);
+    assert!(model.seen()[0].tools.is_empty());
+    assert_eq!(tool_messages(&out.state)[0].1, "from the cache");
+    assert_eq!(out.state.messages().last().unwrap().text(), "ok");
+}
+
 // --- tools ---------------------------------------------------------------
 
 /// Pending until `count` reaches `target`, waking itself; gives up (false)
@@ -567,7 +656,7 @@ fn bad_arguments_and_unknown_tools_are_answered_with_errors_the_model_sees() {
     );
     assert_eq!(
         answers[2].1,
-        "Error: `shout` is not a valid tool, try one of [repeat]."
+        "Error: shout is not a valid tool, try one of [repeat]."
     );
     assert_eq!(answers[3].1, "abab");
     assert_eq!(answers[3].2, Some(ToolStatus::Success));
@@ -576,29 +665,171 @@ fn bad_arguments_and_unknown_tools_are_answered_with_errors_the_model_sees() {
     assert_eq!(model.seen()[1].messages.len(), 6);
 }
 
+/// A middleware with tools (each an `echo`) and no-op hooks.
+struct Toolbox {
+    name: &'static str,
+    tools: &'static [&'static str],
+    hooks: Hooks,
+}
+
+impl AgentMiddleware<Chat> for Toolbox {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn hooks(&self) -> Hooks {
+        self.hooks
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool<Chat>>> {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let tool = |name| Arc::new(echo(name, &runs)) as Arc<dyn Tool<Chat>>;
+        self.tools.iter().copied().map(tool).collect()
+    }
+}
+
+/// LangChain 1.4.7 offers the middleware's tools first, in middleware
+/// order, then the agent's own; its unknown-tool answer lists them so, in
+/// these words (the same agent run on LangChain answers the same text).
 #[test]
-fn arguments_that_are_not_json_are_answered_and_the_model_tries_again() {
-    let mut broken = ai("");
-    broken
-        .invalid_tool_calls
-        .push(agent_state::agent::invalid_tool_call(
-            "repeat",
+fn the_model_is_offered_the_middlewares_tools_first_as_langchain_offers_them() {
+    let model = Arc::new(ScriptedModel::new([calls(&[("nope", "c1")]), ai("ok")]).recording());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = create_agent(Arc::clone(&model))
+        .tool(echo("zeta", &runs))
+        .middleware(Toolbox {
+            name: "m1",
+            tools: &["m1_tool"],
+            hooks: Hooks::NONE,
+        })
+        .tool(echo("alpha", &runs))
+        .middleware(Toolbox {
+            name: "m2",
+            tools: &["m2_b", "m2_a"],
+            hooks: Hooks::NONE,
+        })
+        .compile()
+        .unwrap();
+    let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
+    let offered = ["m1_tool", "m2_b", "m2_a", "zeta", "alpha"];
+    for seen in model.seen() {
+        assert_eq!(seen.tools, offered);
+    }
+    let answer = &out.state.messages()[2];
+    assert_eq!(
+        answer.text(),
+        "Error: nope is not a valid tool, try one of [m1_tool, m2_b, m2_a, zeta, alpha]."
+    );
+    assert_eq!(
+        (answer.name.as_deref(), answer.status),
+        (Some("nope"), Some(ToolStatus::Error))
+    );
+}
+
+/// An AI message whose calls have arguments that are not JSON.
+fn broken(calls: &[(&str, &str)]) -> Message {
+    let mut message = ai("");
+    for (name, id) in calls {
+        let call = agent_state::agent::invalid_tool_call(
+            name,
             "{\"text\": ",
-            Some("c1".into()),
+            Some((*id).into()),
             "EOF while parsing",
-        ));
-    let model = Arc::new(ScriptedModel::new([broken, ai("fixed")]));
+        );
+        message.invalid_tool_calls.push(call);
+    }
+    message
+}
+
+/// LangChain's answer to an invalid call (`create_agent`, 1.4.7).
+fn malformed(name: &str, id: &str) -> String {
+    format!("Tool call {name} with id {id} could not be executed - arguments were malformed or truncated.")
+}
+
+/// As LangChain 1.4.7's `create_agent` (run side by side with the same
+/// script): a response whose only calls are invalid ends the run, with no
+/// tool run and no second model call; the next call (the thread's next
+/// turn) is sent the history with each such call answered by an error
+/// tool message right after its AI message, and the state keeps it so.
+#[test]
+fn a_response_of_only_invalid_calls_ends_the_turn_and_the_next_call_sees_them_answered() {
+    let saver = MemoryCheckpointer::new();
+    let model =
+        Arc::new(ScriptedModel::new([broken(&[("repeat", "c1")]), ai("fixed")]).recording());
+    let agent = create_agent(Arc::clone(&model))
+        .tool(repeat())
+        .compile()
+        .unwrap();
+    let first = agent.run(input::<Chat>("go")).on_thread(&saver, "t");
+    let out = block_on(first).unwrap();
+    assert_eq!(model.calls(), 1);
+    assert!(out.next.is_empty());
+    let kinds = |m: &[Message]| m.iter().map(|m| m.kind).collect::<Vec<_>>();
+    use MessageType::{Ai, Human, Tool};
+    assert_eq!(kinds(out.state.messages()), [Human, Ai]);
+
+    // Streamed in `messages` mode, the answer comes from the model node
+    // (LangChain's model node returns it), whole.
+    let second = agent
+        .run(input::<Chat>("again"))
+        .on_thread(&saver, "t")
+        .stream([StreamMode::Messages]);
+    let events = block_on(second.collect::<Vec<_>>());
+    let answer = events.iter().find_map(|e| match e.as_ref().unwrap() {
+        StreamEvent::Message(m) if m.chunk.kind == MessageType::Tool => Some(m),
+        _ => None,
+    });
+    let answer = answer.expect("the repaired answer streams");
+    assert_eq!(answer.node, "model");
+    assert_eq!(answer.chunk.text(), malformed("repeat", "c1"));
+    let Some(Ok(StreamEvent::End(out))) = events.last() else {
+        panic!("the stream ends with the run's output")
+    };
+    assert_eq!(model.calls(), 2);
+    let sent = &model.seen()[1].messages;
+    assert_eq!(kinds(sent), [Human, Ai, Tool, Human]);
+    assert_eq!(sent[2].text(), malformed("repeat", "c1"));
+    assert_eq!(
+        (sent[2].tool_call_id.as_deref(), sent[2].status),
+        (Some("c1"), Some(ToolStatus::Error))
+    );
+    let messages = out.state.messages();
+    assert_eq!(kinds(messages), [Human, Ai, Tool, Human, Ai]);
+    assert_eq!(messages[2].text(), malformed("repeat", "c1"));
+    assert!(messages[2].id.is_some());
+    assert_eq!(messages[4].text(), "fixed");
+}
+
+/// Valid and invalid calls in one response: the valid one runs; the next
+/// model call sees the invalid one answered right after the AI message,
+/// before the valid call's answer, as in LangChain.
+#[test]
+fn invalid_calls_beside_valid_ones_are_answered_before_the_next_model_call() {
+    let mut mixed = broken(&[("repeat", "c1"), ("", "c3")]);
+    mixed
+        .tool_calls
+        .push(call("repeat", "c2", json!({"text": "ab", "times": 2})));
+    let model = Arc::new(ScriptedModel::new([mixed, ai("fixed")]).recording());
     let agent = create_agent(Arc::clone(&model))
         .tool(repeat())
         .compile()
         .unwrap();
     let out = block_on(agent.run(input::<Chat>("go"))).unwrap();
-    let answers = tool_messages(&out.state);
-    assert_eq!(answers.len(), 1);
-    assert!(answers[0]
-        .1
-        .contains("could not be read (EOF while parsing)"));
     assert_eq!(model.calls(), 2);
+    let answers = |m: &[Message]| -> Vec<String> {
+        m.iter()
+            .filter(|m| m.kind == MessageType::Tool)
+            .map(Message::text)
+            .collect()
+    };
+    let expected = [
+        malformed("repeat", "c1"),
+        malformed("unknown", "c3"),
+        "abab".into(),
+    ];
+    assert_eq!(answers(&model.seen()[1].messages), expected);
+    assert_eq!(answers(out.state.messages()), expected);
+    assert_eq!(out.state.messages()[2].kind, MessageType::Tool);
 }
 
 #[derive(Deserialize, agent_state::schemars::JsonSchema)]
@@ -1064,12 +1295,134 @@ fn tokens_stream_to_the_sink() {
     let chunks = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&chunks);
     let agent = create_agent(ScriptedModel::new([ai("hello there")]))
-        .on_token(move |c| sink.lock().unwrap().push(c.text()))
+        .on_token(move |c| sink.lock().unwrap().push((c.text(), c.last)))
         .compile()
         .unwrap();
     let out = block_on(agent.run(input::<Chat>("hi"))).unwrap();
-    assert_eq!(*chunks.lock().unwrap(), ["hello there"]);
+    // The whole reply as one piece, then the empty piece that closes it.
+    assert_eq!(
+        *chunks.lock().unwrap(),
+        [("hello there".to_owned(), false), (String::new(), true)]
+    );
     assert_eq!(out.state.messages().last().unwrap().text(), "hello there");
+}
+
+/// A model that streams its reply word by word and marks pieces last
+/// itself, wrongly: its first word and its last.
+struct Marking(&'static str);
+
+impl<S: Send + Sync> ChatModel<S> for Marking {
+    fn invoke<'a>(&'a self, _: &'a ModelRequest<S>) -> BoxFuture<'a, Result<Message, ModelError>> {
+        Box::pin(async move { Ok(ai(self.0)) })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _: &'a ModelRequest<S>,
+    ) -> BoxStream<'a, Result<MessageChunk, ModelError>> {
+        let words: Vec<&str> = self.0.split_inclusive(' ').collect();
+        let marked = |(i, w): (usize, &str)| {
+            let chunk = MessageChunk::ai(w);
+            Ok(if i == 0 || i + 1 == words.len() {
+                chunk.as_last()
+            } else {
+                chunk
+            })
+        };
+        let chunks: Vec<_> = words.iter().copied().enumerate().map(marked).collect();
+        stream::iter(chunks).boxed()
+    }
+}
+
+/// A streamed piece: its text, whether it is marked last, and its JSON's
+/// `chunk_position`.
+type Piece = (String, bool, Value);
+
+/// The pieces the model node streamed, per message id in order.
+fn streamed_pieces(events: &[Result<StreamEvent<Chat>, GraphError>]) -> Vec<(String, Vec<Piece>)> {
+    let mut messages: Vec<(String, Vec<Piece>)> = Vec::new();
+    for event in events {
+        let event = event.as_ref().unwrap();
+        let StreamEvent::Message(m) = event else {
+            continue;
+        };
+        if m.node != "model" || m.message.is_some() {
+            continue;
+        }
+        let id = m.chunk.id.clone().unwrap();
+        let piece = (
+            m.chunk.text(),
+            m.chunk.last,
+            event.to_json()[0]["chunk_position"].clone(),
+        );
+        match messages.last_mut() {
+            Some((last, pieces)) if *last == id => pieces.push(piece),
+            _ => messages.push((id, vec![piece])),
+        }
+    }
+    messages
+}
+
+/// LangChain's model stream ends each message with an empty chunk marked
+/// `chunk_position: "last"`; the loop sends it for any model (scripted,
+/// a function, one that streams and marks pieces itself), once per
+/// message, with the id of the message the state keeps.
+#[test]
+fn every_streamed_message_ends_with_one_empty_last_chunk_whatever_the_model() {
+    let turn = |r: &ModelRequest<Chat>| {
+        let answered = r.messages().iter().any(|m| m.kind == MessageType::Tool);
+        Ok(if answered {
+            ai("done")
+        } else {
+            calls(&[("echo", "c1")])
+        })
+    };
+    let models: Vec<(&str, Arc<dyn ChatModel<Chat>>, usize)> = vec![
+        (
+            "scripted",
+            Arc::new(ScriptedModel::new([calls(&[("echo", "c1")]), ai("done")])),
+            2,
+        ),
+        ("function", Arc::new(FnModel(turn)), 2),
+        ("streaming", Arc::new(Marking("Tea is a fine choice.")), 1),
+    ];
+    for (what, model, replies) in models {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let agent = create_agent(model)
+            .tool(echo("echo", &runs))
+            .compile()
+            .unwrap();
+        let stream = agent
+            .run(input::<Chat>("go"))
+            .stream([StreamMode::Messages]);
+        let events = block_on(stream.collect::<Vec<_>>());
+        let Some(Ok(StreamEvent::End(out))) = events.last() else {
+            panic!("{what}: no end")
+        };
+        let streamed = streamed_pieces(&events);
+        assert_eq!(streamed.len(), replies, "{what}: {streamed:?}");
+        let kept: Vec<&Message> = out
+            .state
+            .messages()
+            .iter()
+            .filter(|m| m.kind == MessageType::Ai)
+            .collect();
+        for ((id, pieces), kept) in streamed.iter().zip(kept) {
+            let (end, body) = pieces.split_last().unwrap();
+            assert_eq!(
+                *end,
+                (String::new(), true, json!("last")),
+                "{what}: {pieces:?}"
+            );
+            assert!(
+                body.iter().all(|p| !p.1 && p.2.is_null()),
+                "{what}: {pieces:?}"
+            );
+            assert_eq!(kept.id.as_ref(), Some(id), "{what}");
+            let text: String = body.iter().map(|p| p.0.as_str()).collect();
+            assert_eq!(text, kept.text(), "{what}");
+        }
+    }
 }
 
 #[test]

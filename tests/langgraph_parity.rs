@@ -838,7 +838,9 @@ mod agent {
         // chunks as they come and, at a node's end, every message of its
         // output whose id it has not seen: the tools node's `ToolMessage`s
         // come whole; the model's message, streamed as chunks, does not
-        // come again.
+        // come again. Each streamed model message ends with the empty
+        // chunk marked `chunk_position: "last"` (langchain-core's
+        // streaming models send it; the agent sends it for any model).
         let model = ScriptedModel::new([weather_call(), ai("done")]);
         let agent = create_agent(model).tool(weather()).compile().unwrap();
         let run = agent.run(input::<Talk>("hi"));
@@ -858,8 +860,10 @@ mod agent {
             got,
             [
                 row("AIMessageChunk", "", "model"),
+                row("AIMessageChunk", "", "model"),
                 row("tool", "sunny in Paris", "tools"),
                 row("AIMessageChunk", "done", "model"),
+                row("AIMessageChunk", "", "model"),
             ]
         );
     }

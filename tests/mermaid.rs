@@ -200,3 +200,51 @@ fn declared_targets_are_checked_when_compiled_and_when_run() {
     );
     assert!(err.to_string().contains("optimist, __end__"), "{err}");
 }
+
+/// Three nodes `z`, `a`, `b`, entered at `z`.
+fn zab() -> StateGraph<Debate> {
+    StateGraph::<Debate>::new()
+        .add_node("z", |_: &Debate| DebateUpdate::new())
+        .add_node("a", |_: &Debate| DebateUpdate::new())
+        .add_node("b", |_: &Debate| DebateUpdate::new())
+        .add_edge(START, "z")
+        .add_edge("z", "a")
+}
+
+const ZAB_NODES: &str = "\t__start__([<p>__start__</p>]):::first
+\tz(z)
+\ta(a)
+\tb(b)
+\t__end__([<p>__end__</p>]):::last
+";
+
+#[test]
+fn static_edges_to_end_are_drawn_as_langgraph_draws_them() {
+    // langgraph 1.2.22 draws no static edge to END: a node left only for
+    // END is a terminus, drawn to END after the sorted edges; a node
+    // with another edge out is not drawn to END at all.
+    let graph = zab()
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .add_edge("a", END)
+        .compile()
+        .unwrap();
+    let expected =
+        format!("{ZAB_NODES}\t__start__ --> z;\n\ta --> b;\n\tz --> a;\n\tb --> __end__;\n");
+    assert_eq!(body(&graph.to_mermaid()), expected);
+}
+
+#[test]
+fn edges_of_a_node_to_itself_come_last() {
+    // langgraph 1.2.22 (langchain-core's drawer groups a node's edge to
+    // itself apart, after the others).
+    let graph = zab()
+        .add_edge("a", "b")
+        .add_conditional_edges_to("b", |_: &Debate| END, ["b", END])
+        .compile()
+        .unwrap();
+    let expected = format!(
+        "{ZAB_NODES}\t__start__ --> z;\n\ta --> b;\n\tb -.-> __end__;\n\tz --> a;\n\tb -.-> b;\n"
+    );
+    assert_eq!(body(&graph.to_mermaid()), expected);
+}

@@ -13,6 +13,7 @@ use agent_state::agent::{
     ToolRuntime, Usage,
 };
 use agent_state::base::{HasMessages, MessagesState};
+use agent_state::checkpoint::MemoryCheckpointer;
 use agent_state::graph::GraphError;
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Value};
@@ -257,19 +258,25 @@ async fn streamed_chunks_reach_the_sink_and_fold_into_one_message() {
     let sink = Arc::clone(&tokens);
     let agent = create_agent(model)
         .tool(weather())
-        .on_token(move |c| sink.lock().unwrap().push(c.text()))
+        .on_token(move |c| sink.lock().unwrap().push((c.text(), c.last)))
         .compile()
         .unwrap();
     let out = agent.run(input::<Chat>("Oslo?")).await.unwrap();
 
-    let texts: Vec<String> = tokens
-        .lock()
-        .unwrap()
+    let tokens = tokens.lock().unwrap();
+    let texts: Vec<&str> = tokens
         .iter()
+        .map(|t| t.0.as_str())
         .filter(|t| !t.is_empty())
-        .cloned()
         .collect();
     assert_eq!(texts, ["Let me ", "check.", "Cold."]);
+    // Each completion ends with one empty piece marked last, after its
+    // finish reason and its usage chunk: the finish is not marked too.
+    let calls: Vec<&[(String, bool)]> = tokens.split_inclusive(|t| t.1).collect();
+    assert_eq!(calls.len(), 2, "{tokens:?}");
+    for call in calls {
+        assert_eq!(call.last(), Some(&(String::new(), true)), "{tokens:?}");
+    }
     let messages = out.state.messages();
     assert_eq!(messages[1].text(), "Let me check.");
     assert_eq!(messages[1].tool_calls[0].id.as_deref(), Some("call_7"));
@@ -382,8 +389,11 @@ async fn malformed_json_is_a_clear_error() {
     assert!(err.to_string().contains("model `nope` does not exist"));
 }
 
+/// Arguments that are not JSON make an invalid call; as in LangChain, the
+/// turn ends there, and the next turn sends the call as the model made it,
+/// then LangChain's error answer to it.
 #[tokio::test]
-async fn arguments_that_are_not_json_become_an_error_the_model_sees() {
+async fn arguments_that_are_not_json_are_answered_at_the_next_turn() {
     let (model, mock) = serve(vec![
         Reply::Json(completion(
             json!({"role": "assistant", "content": null,
@@ -396,25 +406,164 @@ async fn arguments_that_are_not_json_become_an_error_the_model_sees() {
         )),
     ])
     .await;
+    let saver = MemoryCheckpointer::new();
     let agent = create_agent(model).tool(weather()).compile().unwrap();
-    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    let out = agent
+        .run(input::<Chat>("Weather?"))
+        .on_thread(&saver, "t")
+        .await
+        .unwrap();
     let messages = out.state.messages();
+    assert_eq!(messages.len(), 2);
     assert_eq!(messages[1].invalid_tool_calls.len(), 1);
+    assert_eq!(mock.requests.lock().unwrap().len(), 1);
+
+    let out = agent
+        .run(input::<Chat>("Well?"))
+        .on_thread(&saver, "t")
+        .await
+        .unwrap();
+    let messages = out.state.messages();
     assert_eq!(messages[2].kind, MessageType::Tool);
     assert_eq!(messages[2].status, Some(ToolStatus::Error));
-    assert!(
-        messages[2].text().contains("not valid JSON"),
-        "{}",
-        messages[2].text()
-    );
-    // The call goes back as the model made it, then its error answer.
     let requests = mock.requests.lock().unwrap();
     let sent = &requests[1]["messages"];
     assert_eq!(
         sent[1]["tool_calls"][0]["function"]["arguments"],
         "{\"city\": "
     );
-    assert_eq!(sent[2]["tool_call_id"], "call_1");
+    assert_eq!(
+        sent[2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content":
+            "Tool call get_weather with id call_1 could not be executed - arguments were malformed or truncated."})
+    );
+    assert_eq!(sent[3], json!({"role": "user", "content": "Well?"}));
+    assert_eq!(messages[4].text(), "Sorry.");
+}
+
+/// What third-party servers send (Ollama, vLLM, llama.cpp, proxies):
+/// valid answers without the fields only OpenAI fills. The official
+/// clients (and LangChain's ChatOpenAI on them) read each of these; so do
+/// we.
+#[tokio::test]
+async fn minimal_completions_from_third_party_servers_are_read() {
+    let (model, _) = serve(vec![
+        // Only `choices` and a message: no id, object, created, model,
+        // index, finish reason, usage or system fingerprint.
+        Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]})),
+        // `content: null` beside tool calls without `type`.
+        Reply::Json(json!({"id": "c-2", "model": "llama3.2", "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "t1", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}},
+                {"id": "t2", "type": "function", "function": {"name": "get_weather"}}]},
+            "finish_reason": "tool_calls"}]})),
+        // A finish reason of the server's own, usage without its total,
+        // a message without its role.
+        Reply::Json(json!({"choices": [{"message": {"content": "x"}, "finish_reason": "eos"}],
+                           "usage": {"prompt_tokens": 4, "completion_tokens": 2}})),
+    ])
+    .await;
+    let request = ModelRequest::new(Arc::new(Chat::default()));
+
+    let bare = model.invoke(&request).await.unwrap();
+    assert_eq!((bare.kind, bare.text()), (MessageType::Ai, "hi".to_owned()));
+    assert_eq!(
+        (bare.usage_metadata, bare.response_metadata.len()),
+        (None, 0)
+    );
+
+    let calls = model.invoke(&request).await.unwrap();
+    assert_eq!(calls.text(), "");
+    assert_eq!(calls.tool_calls.len(), 2, "{calls:?}");
+    assert_eq!(calls.tool_calls[0].args["city"], "Rome");
+    assert_eq!(calls.tool_calls[0].id.as_deref(), Some("t1"));
+    assert!(calls.tool_calls[1].args.is_empty(), "no arguments: none");
+    assert_eq!(calls.response_metadata["model_name"], "llama3.2");
+    assert_eq!(calls.response_metadata["finish_reason"], "tool_calls");
+
+    let odd = model.invoke(&request).await.unwrap();
+    assert_eq!(odd.response_metadata["finish_reason"], "eos");
+    let usage = Usage::of(&odd).unwrap();
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens, usage.total_tokens),
+        (4, 2, 6)
+    );
+}
+
+/// Stream chunks as minimal servers send them: no id, object, created or
+/// model; choices without `index` or `finish_reason`; `delta: null`, a
+/// choice without a delta; tool call pieces without `type`, a whole call
+/// in one piece without `index`; no usage chunk.
+#[tokio::test]
+async fn minimal_stream_chunks_are_read() {
+    let piece = |choice: Value| json!({"choices": [choice]});
+    let (model, _) = serve(vec![
+        Reply::Sse(vec![
+            piece(json!({"delta": {"role": "assistant", "content": "Let me "}})),
+            piece(json!({"delta": null})),
+            piece(json!({"delta": {"tool_calls": [{"index": 0, "id": "call_9",
+                "function": {"name": "get_weather", "arguments": "{\"city\""}}]}})),
+            piece(json!({"delta": {"tool_calls": [{"index": 0,
+                "function": {"arguments": ": \"Rome\"}"}}]}})),
+            piece(json!({"finish_reason": "tool_calls"})),
+        ]),
+        Reply::Sse(vec![piece(
+            json!({"delta": {"tool_calls": [{"id": "call_10",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}),
+        )]),
+        Reply::Sse(vec![piece(json!({"delta": {"content": "Done."}}))]),
+    ])
+    .await;
+    let agent = create_agent(model)
+        .tool(weather())
+        .on_token(|_| {})
+        .compile()
+        .unwrap();
+    let out = agent.run(input::<Chat>("Rome, then Oslo?")).await.unwrap();
+    let said: Vec<String> = out.state.messages().iter().map(|m| m.text()).collect();
+    assert_eq!(
+        said,
+        [
+            "Rome, then Oslo?",
+            "Let me ",
+            "sunny in Rome",
+            "",
+            "sunny in Oslo",
+            "Done."
+        ]
+    );
+    let messages = out.state.messages();
+    assert_eq!(messages[1].tool_calls[0].id.as_deref(), Some("call_9"));
+    assert_eq!(messages[1].response_metadata["finish_reason"], "tool_calls");
+    assert_eq!(messages[3].tool_calls[0].args["city"], "Oslo");
+}
+
+/// A completion without choices (missing, `null`, empty) and an error
+/// sent with status 200 are named as what they are.
+#[tokio::test]
+async fn answers_without_choices_or_with_an_error_are_named() {
+    let (model, _) = serve(vec![
+        Reply::Json(json!({"id": "c-1", "choices": null})),
+        Reply::Json(json!({"object": "chat.completion"})),
+        Reply::Json(json!({"error": {"message": "the model crashed"}})),
+    ])
+    .await;
+    let request = ModelRequest::new(Arc::new(Chat::default()));
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        let err = model.invoke(&request).await.unwrap_err();
+        assert!(matches!(err, ModelError::InvalidResponse { .. }), "{err}");
+        errors.push(err.to_string());
+    }
+    let prefix = "the model provider's answer is not a chat completion: ";
+    assert_eq!(
+        errors,
+        [
+            format!("{prefix}completion `c-1` has no choices"),
+            format!("{prefix}the completion has no choices"),
+            format!("{prefix}the completion is an error: {{\"message\":\"the model crashed\"}}"),
+        ]
+    );
 }
 
 #[tokio::test]

@@ -560,6 +560,7 @@ fn the_agents_tokens_stream_with_their_node_and_add_up_to_the_stored_message() {
             r#"token "a ""#,
             r#"token "fine ""#,
             r#"token "choice.""#,
+            r#"token """#,
             "updates",
             "end"
         ]

@@ -159,7 +159,9 @@ pub trait AgentMiddleware<S: AgentState>: Send + Sync {
         Hooks::ALL
     }
 
-    /// Its tools, added to the agent's.
+    /// Its tools, added to the agent's: the model is offered the
+    /// middleware's tools first (in the order the middleware were added),
+    /// then the agent's own, as LangChain's `create_agent` offers them.
     fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
         Vec::new()
     }

@@ -46,11 +46,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod graph;
 mod middleware;
 mod model;
 mod nodes;
 #[cfg(feature = "openai")]
 pub mod openai;
+mod repair;
 mod scripted;
 mod tool;
 mod tools_node;
@@ -83,9 +85,10 @@ pub use tool::{
 };
 
 use crate::base::{HasMessages, MessagesStateUpdate};
-use crate::graph::{Graph, GraphError, Input, NodeContext, StateGraph, END, START};
+use crate::graph::{Graph, GraphError, Input, StateGraph, START};
 use crate::message::Message;
-use nodes::{AgentLoop, HookKind, ModelCore, Places, Then, ToolCore};
+use graph::{add_loop_nodes, hook_name, Chains};
+use nodes::{AgentLoop, HookKind, ModelCore, ToolCore};
 
 /// A run's input of one message (a bare string is a human message):
 /// `graph.run(input::<MyState>("hi"))`.
@@ -219,7 +222,9 @@ where
     }
 
     /// Streams every model call: `sink` gets each chunk as it arrives,
-    /// through [`ChatModel::stream`], in every run of the agent. A run
+    /// through [`ChatModel::stream`], in every run of the agent, then the
+    /// empty chunk marked [`last`](crate::MessageChunk::last) that closes
+    /// the message. A run
     /// streamed in the `messages` mode
     /// ([`Run::stream`](crate::graph::Run::stream)) gets them too, with the
     /// node and step, without a sink.
@@ -247,7 +252,10 @@ where
         }
         let tools = self.collect_tools()?;
         let chains = Chains::of(&self.middleware);
-        let places = chains.places(!tools.is_empty());
+        // LangChain makes the tools node for a `wrap_tool_call` too: it may
+        // answer calls of tools the agent does not have.
+        let places = chains.places(!tools.is_empty() || !chains.wrap_tool.is_empty());
+        let return_direct = tools.iter().any(|t| t.return_direct());
         let entry = chains.before_agent.first().map_or_else(
             || places.loop_entry.clone(),
             |m| hook_name(m, HookKind::BeforeAgent),
@@ -276,7 +284,8 @@ where
         let graph = StateGraph::new()
             .with_recursion_limit(self.recursion_limit)
             .add_edge(START, entry);
-        Ok(chains.add_hooks(add_loop_nodes(graph, &lp), &lp))
+        let graph = add_loop_nodes(graph, &lp, return_direct);
+        Ok(chains.add_hooks(graph, &self.middleware, &lp))
     }
 
     /// Builds and compiles the agent: run it as any graph
@@ -285,11 +294,13 @@ where
         Ok(self.into_state_graph()?.compile()?)
     }
 
+    /// The tools in LangChain's order: the middleware's (in the order the
+    /// middleware were added), then the agent's own. The model is offered
+    /// them in this order and an unknown-tool answer lists them in it.
     fn collect_tools(&self) -> Result<Vec<Arc<dyn Tool<S>>>, AgentError> {
-        let mut tools = self.tools.clone();
-        for m in &self.middleware {
-            tools.extend(m.tools());
-        }
+        let mut tools: Vec<Arc<dyn Tool<S>>> =
+            self.middleware.iter().flat_map(|m| m.tools()).collect();
+        tools.extend(self.tools.iter().cloned());
         let mut seen: HashMap<&str, ()> = HashMap::new();
         for t in &tools {
             if seen.insert(&t.definition().name, ()).is_some() {
@@ -299,169 +310,5 @@ where
             }
         }
         Ok(tools)
-    }
-}
-
-/// The model node and, when there are tools, the tools node.
-fn add_loop_nodes<S>(mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S>
-where
-    S: HasMessages + crate::graph::GraphState,
-    S::Update: Send + Sync,
-{
-    let model_loop = Arc::clone(lp);
-    // The model node takes a context for its stream writer (the run's
-    // `messages` mode).
-    graph = graph.add_node("model", move |state: Arc<S>, ctx: NodeContext| {
-        let lp = Arc::clone(&model_loop);
-        async move { lp.model_step(state, ctx).await }
-    });
-    if lp.places.has_tools {
-        let tools_loop = Arc::clone(lp);
-        graph = graph.add_node("tools", move |state: Arc<S>, ctx: NodeContext| {
-            let lp = Arc::clone(&tools_loop);
-            async move { lp.tools_step(state, ctx).await }
-        });
-        let back = lp.places.loop_entry.clone();
-        graph = fallback(graph, "tools", &Then::Node(back), lp);
-    }
-    let after_model = match &lp.places.after_model {
-        Some(hook) => Then::Node(hook.clone()),
-        None => Then::Route,
-    };
-    fallback(graph, "model", &after_model, lp)
-}
-
-/// The edge LangChain's graph has out of `node`, for a write that routes
-/// nowhere itself: one `update_state(.., as_node)` makes. (The nodes route
-/// by `Command` when they run, jumps included.)
-fn fallback<S>(
-    graph: StateGraph<S>,
-    node: &str,
-    then: &Then,
-    lp: &Arc<AgentLoop<S>>,
-) -> StateGraph<S>
-where
-    S: HasMessages + crate::graph::GraphState,
-    S::Update: Send + Sync,
-{
-    match then {
-        Then::Node(next) => {
-            let next = next.clone();
-            let targets = vec![next.clone()];
-            graph.add_fallback_edges_to(node, move |_: &S| next.clone(), targets)
-        }
-        Then::Route => {
-            let places = &lp.places;
-            let targets = if places.has_tools {
-                vec![
-                    "tools".to_owned(),
-                    places.loop_entry.clone(),
-                    places.exit.clone(),
-                ]
-            } else {
-                vec![places.exit.clone()]
-            };
-            let lp = Arc::clone(lp);
-            graph.add_fallback_edges_to(node, move |s: &S| lp.route(s.messages(), &[]), targets)
-        }
-    }
-}
-
-fn hook_name<S: crate::AgentState>(m: &Arc<dyn AgentMiddleware<S>>, kind: HookKind) -> String {
-    format!("{}.{}", m.name(), kind.suffix())
-}
-
-type Chain<S> = Vec<Arc<dyn AgentMiddleware<S>>>;
-
-/// The middleware of each hook, in registration order.
-struct Chains<S: crate::AgentState> {
-    before_agent: Chain<S>,
-    before_model: Chain<S>,
-    after_model: Chain<S>,
-    after_agent: Chain<S>,
-    wrap_model: Chain<S>,
-    wrap_tool: Chain<S>,
-}
-
-impl<S> Chains<S>
-where
-    S: HasMessages + crate::graph::GraphState,
-    S::Update: Send + Sync,
-{
-    fn of(middleware: &[Arc<dyn AgentMiddleware<S>>]) -> Self {
-        let with = |hook: Hooks| -> Chain<S> {
-            let chosen = middleware.iter().filter(|m| m.hooks().contains(hook));
-            chosen.cloned().collect()
-        };
-        Self {
-            before_agent: with(Hooks::BEFORE_AGENT),
-            before_model: with(Hooks::BEFORE_MODEL),
-            after_model: with(Hooks::AFTER_MODEL),
-            after_agent: with(Hooks::AFTER_AGENT),
-            wrap_model: with(Hooks::WRAP_MODEL_CALL),
-            wrap_tool: with(Hooks::WRAP_TOOL_CALL),
-        }
-    }
-
-    /// LangChain's loop entry and exit, and where the model goes.
-    fn places(&self, has_tools: bool) -> Places {
-        Places {
-            loop_entry: self.before_model.first().map_or_else(
-                || "model".to_owned(),
-                |m| hook_name(m, HookKind::BeforeModel),
-            ),
-            exit: self
-                .after_agent
-                .last()
-                .map_or_else(|| END.to_owned(), |m| hook_name(m, HookKind::AfterAgent)),
-            after_model: self
-                .after_model
-                .last()
-                .map(|m| hook_name(m, HookKind::AfterModel)),
-            has_tools,
-        }
-    }
-
-    /// One node per hook, each chain in run order (`after_*` reversed),
-    /// each node leading to the next of its chain, the last to where the
-    /// chain ends.
-    fn add_hooks(self, mut graph: StateGraph<S>, lp: &Arc<AgentLoop<S>>) -> StateGraph<S> {
-        let reversed = |list: Chain<S>| list.into_iter().rev().collect::<Chain<S>>();
-        let chains = [
-            (
-                HookKind::BeforeAgent,
-                self.before_agent,
-                Then::Node(lp.places.loop_entry.clone()),
-            ),
-            (
-                HookKind::BeforeModel,
-                self.before_model,
-                Then::Node("model".to_owned()),
-            ),
-            (
-                HookKind::AfterModel,
-                reversed(self.after_model),
-                Then::Route,
-            ),
-            (
-                HookKind::AfterAgent,
-                reversed(self.after_agent),
-                Then::Node(END.to_owned()),
-            ),
-        ];
-        for (kind, chain, last) in chains {
-            for (k, m) in chain.iter().enumerate() {
-                let then = chain
-                    .get(k + 1)
-                    .map_or_else(|| last.clone(), |n| Then::Node(hook_name(n, kind)));
-                let name = hook_name(m, kind);
-                graph = fallback(graph, &name, &then, lp);
-                let (lp, m) = (Arc::clone(lp), Arc::clone(m));
-                graph = graph.add_node(name, move |state: &S| {
-                    lp.hook_step(m.as_ref(), kind, &then, state)
-                });
-            }
-        }
-        graph
     }
 }

@@ -351,8 +351,10 @@ pub trait ChatModel<S>: Send + Sync {
         request: &'a ModelRequest<S>,
     ) -> BoxFuture<'a, Result<Message, ModelError>>;
 
-    /// Answers the request as a stream of chunks, the last marked
-    /// [`last`](MessageChunk::last) when the provider says so.
+    /// Answers the request as a stream of chunks. A model need not mark
+    /// the last one: the agent closes every streamed message itself with
+    /// an empty chunk marked [`last`](MessageChunk::last) (LangChain's
+    /// `chunk_position: "last"`), once, and drops the marks a model sets.
     fn stream<'a>(
         &'a self,
         request: &'a ModelRequest<S>,

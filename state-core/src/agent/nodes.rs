@@ -20,11 +20,13 @@ use super::model::{
     ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolDefinition,
     Usage,
 };
-use super::tool::{answer_message, Tool, ToolFuture, ToolRuntime};
+use super::repair::repair_invalid_calls;
+use super::tool::{Tool, ToolFuture, ToolRuntime};
 use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use crate::graph::trace::Timed;
 use crate::graph::{BoxError, Command, NodeContext, StreamMode, StreamWriter, END};
-use crate::message::{Message, MessageChunk, MessageType, ToolStatus};
+use crate::message::{Content, Message, MessageChunk, MessageType};
+use crate::messages::RemoveMessage;
 use crate::state::{AgentState, StateUpdate};
 use tracing::Instrument;
 
@@ -75,7 +77,10 @@ impl<S> ModelCore<S> {
     /// `messages` stream as it comes, all of them added up into the
     /// message. Chunks without an id get the call's (`lc_run-<uuid>`, as
     /// LangChain names a run's chunks), so the pieces and the message they
-    /// make share it.
+    /// make share it. The loop closes the message itself, once, whatever
+    /// the model: a model's own `last` marks are dropped, and after its
+    /// last chunk comes an empty one marked last (LangChain's
+    /// `chunk_position: "last"`), with the message's id.
     async fn stream(
         &self,
         request: &ModelRequest<S>,
@@ -84,15 +89,13 @@ impl<S> ModelCore<S> {
         let id = format!("lc_run-{}", crate::new_message_id());
         let mut chunks = self.model.stream(request);
         let mut sum: Option<MessageChunk> = None;
+        let mut blocks = false;
         while let Some(chunk) = chunks.next().await {
             let mut chunk = chunk?;
             chunk.id.get_or_insert_with(|| id.clone());
-            if let Some(sink) = &self.sink {
-                sink(&chunk);
-            }
-            if let Some(writer) = writer {
-                writer.message(chunk.clone()).await;
-            }
+            chunk.last = false;
+            blocks = matches!(chunk.content, Content::Blocks(_));
+            self.emit(&chunk, writer).await;
             match &mut sum {
                 None => sum = Some(chunk),
                 Some(sum) => sum.add(chunk).map_err(|e| ModelError::InvalidResponse {
@@ -100,7 +103,29 @@ impl<S> ModelCore<S> {
                 })?,
             }
         }
-        Ok(sum.unwrap_or_else(|| MessageChunk::ai("")).into_message())
+        let Some(sum) = sum else {
+            // Nothing streamed, nothing to close (as LangChain).
+            return Ok(MessageChunk::ai("").into_message());
+        };
+        let empty = if blocks {
+            Content::Blocks(Vec::new())
+        } else {
+            Content::Text(String::new())
+        };
+        let mut end = MessageChunk::ai(empty).as_last();
+        end.id.clone_from(&sum.id);
+        self.emit(&end, writer).await;
+        Ok(sum.into_message())
+    }
+
+    /// A chunk to the token sink and the run's stream.
+    async fn emit(&self, chunk: &MessageChunk, writer: Option<&StreamWriter>) {
+        if let Some(sink) = &self.sink {
+            sink(chunk);
+        }
+        if let Some(writer) = writer {
+            writer.message(chunk.clone()).await;
+        }
     }
 }
 
@@ -197,30 +222,45 @@ where
     S::Update: Send,
 {
     /// The model node: one model call through the `wrap_model_call` chain;
-    /// its messages are the step's update.
+    /// its messages are the step's update. Invalid tool calls left
+    /// unanswered in the history are answered first (`repair.rs`): the
+    /// model is sent the repaired history and the update replaces the
+    /// conversation with it, as LangChain's model node does.
     pub(crate) async fn model_step(
         &self,
         state: Arc<S>,
         ctx: NodeContext,
     ) -> Result<Command<S::Update>, BoxError> {
-        let request = ModelRequest::new(Arc::clone(&state))
+        let repaired = repair_invalid_calls(state.messages());
+        let mut request = ModelRequest::new(Arc::clone(&state))
             .set_shared(
                 self.system_prompt.clone(),
                 Arc::clone(&self.definitions),
                 self.settings.clone(),
             )
             .with_stream_writer(ctx.writer());
+        if let Some(history) = &repaired {
+            request = request.with_messages(history.clone());
+        }
         let handler = ModelHandler {
             layers: &self.wrap_model,
             core: &self.model,
         };
         let mut added = handler.call(request).await?.messages;
-        answer_invalid_calls(&mut added);
+        give_call_ids(&mut added);
+        let history = repaired.as_deref().unwrap_or(state.messages());
         let goto = match &self.places.after_model {
             Some(hook) => hook.clone(),
-            None => self.route(state.messages(), &added),
+            None => self.route(history, &added),
         };
-        let update = S::lift(MessagesStateUpdate::new().messages(added));
+        let update = match repaired {
+            None => MessagesStateUpdate::new().messages(added),
+            Some(history) => MessagesStateUpdate::new()
+                .message(RemoveMessage::all())
+                .messages(history)
+                .messages(added),
+        };
+        let update = S::lift(update);
         Ok(Command {
             update: Some(update),
             goto: vec![goto],
@@ -273,9 +313,8 @@ where
     }
 
     /// LangChain's model → tools edge on `history` followed by `added`: no
-    /// AI message or no tool call leaves the loop (unless the calls were
-    /// invalid: then the model sees their errors), pending calls go to the
-    /// tools, calls all answered go back to the model.
+    /// AI message or no (valid) tool call leaves the loop, pending calls go
+    /// to the tools, calls all answered go back to the model.
     pub(crate) fn route(&self, history: &[Message], added: &[Message]) -> String {
         if !self.places.has_tools {
             return self.places.exit.clone();
@@ -285,11 +324,7 @@ where
             match message.kind {
                 MessageType::Tool => answered.extend(message.tool_call_id.as_deref()),
                 MessageType::Ai if message.tool_calls.is_empty() => {
-                    return if message.invalid_tool_calls.is_empty() {
-                        self.places.exit.clone()
-                    } else {
-                        self.places.loop_entry.clone()
-                    };
+                    return self.places.exit.clone();
                 }
                 MessageType::Ai => {
                     let pending = message
@@ -309,42 +344,13 @@ where
     }
 }
 
-/// Gives every tool call of the response an id (the tool message that
-/// answers it must name it), and answers each invalid tool call (arguments
-/// that are not a JSON object) with an error tool message the model sees,
-/// as LangChain does.
-fn answer_invalid_calls(messages: &mut Vec<Message>) {
-    let mut errors = Vec::new();
+/// Gives every tool call of the response an id: the tool message that
+/// answers it must name it.
+fn give_call_ids(messages: &mut [Message]) {
     for message in messages.iter_mut().filter(|m| m.kind == MessageType::Ai) {
         for call in &mut message.tool_calls {
             call.id
                 .get_or_insert_with(|| format!("call_{}", crate::new_message_id()));
         }
-        for invalid in &mut message.invalid_tool_calls {
-            let Some(map) = invalid.as_object_mut() else {
-                continue;
-            };
-            let id = match map.get("id").and_then(|v| v.as_str()) {
-                Some(id) => id.to_owned(),
-                None => {
-                    let id = format!("call_{}", crate::new_message_id());
-                    map.insert("id".to_owned(), id.clone().into());
-                    id
-                }
-            };
-            let field = |key: &str| map.get(key).and_then(|v| v.as_str()).unwrap_or_default();
-            let text = format!(
-                "Error: the arguments of your call to `{}` could not be read ({}). Call it again with a JSON object of arguments.",
-                field("name"),
-                field("error"),
-            );
-            errors.push(answer_message(
-                text.into(),
-                &id,
-                field("name"),
-                ToolStatus::Error,
-            ));
-        }
     }
-    messages.extend(errors);
 }

@@ -1,7 +1,9 @@
 //! A [`ChatModel`] for any OpenAI-compatible chat-completions endpoint
 //! (OpenAI, Groq, Ollama, vLLM, most hosted models), on async-openai: tool
 //! calls, SSE streaming, and the client's retries of 429s (with
-//! `Retry-After`). Needs a Tokio runtime.
+//! `Retry-After`). Answers are read as the official clients read them,
+//! minimal ones from third-party servers included (`wire.rs`). Needs a
+//! Tokio runtime.
 //!
 //! ```no_run
 //! use agent_state::agent::openai::OpenAiChat;
@@ -24,9 +26,8 @@ use async_openai::types::chat::{
     ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
     ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
     ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionToolChoiceOption, ChatCompletionTools, CompletionUsage,
-    CreateChatCompletionRequest, CreateChatCompletionResponse, CreateChatCompletionStreamResponse,
-    FunctionCall, FunctionName, FunctionObject, ToolChoiceOptions,
+    ChatCompletionToolChoiceOption, ChatCompletionTools, CreateChatCompletionRequest, FunctionCall,
+    FunctionName, FunctionObject, ToolChoiceOptions,
 };
 use async_openai::Client;
 use futures::future::BoxFuture;
@@ -36,6 +37,9 @@ use serde_json::{Map, Value};
 use super::model::{
     ChatChunk, ChatModel, ModelError, ModelRequest, ToolChoice, ToolDefinition, Usage,
 };
+use wire::{Chunk, Completion, WireToolCall, WireUsage};
+
+mod wire;
 use crate::base::HasMessages;
 use crate::message::{
     invalid_tool_call, parse_args, Message, MessageChunk, MessageType, ToolCall, ToolCallChunk,
@@ -167,7 +171,8 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for OpenAiChat {
     ) -> BoxFuture<'a, Result<Message, ModelError>> {
         let body = self.body(request);
         Box::pin(async move {
-            let response = self.client.chat().create(body).await.map_err(model_error)?;
+            let chat = self.client.chat();
+            let response = chat.create_byot(body).await.map_err(model_error)?;
             from_response(response)
         })
     }
@@ -177,11 +182,17 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for OpenAiChat {
         request: &'a ModelRequest<S>,
     ) -> BoxStream<'a, Result<ChatChunk, ModelError>> {
         let mut body = self.body(request);
+        body.stream = Some(true);
         body.stream_options = Some(ChatCompletionStreamOptions {
             include_usage: Some(true),
             include_obfuscation: None,
         });
-        let start = async move { self.client.chat().create_stream(body).await };
+        let start = async move {
+            self.client
+                .chat()
+                .create_stream_byot::<_, Chunk>(body)
+                .await
+        };
         stream::once(start)
             .flat_map(|started| match started {
                 Ok(chunks) => chunks
@@ -277,53 +288,45 @@ fn to_tool_choice(choice: &ToolChoice) -> ChatCompletionToolChoiceOption {
     }
 }
 
-fn usage(usage: &CompletionUsage) -> Usage {
+fn usage(usage: &WireUsage) -> Usage {
+    let input_tokens = usage.prompt_tokens.unwrap_or(0);
+    let output_tokens = usage.completion_tokens.unwrap_or(0);
     Usage {
-        input_tokens: u64::from(usage.prompt_tokens),
-        output_tokens: u64::from(usage.completion_tokens),
-        total_tokens: u64::from(usage.total_tokens),
+        input_tokens,
+        output_tokens,
+        total_tokens: usage.total_tokens.unwrap_or(input_tokens + output_tokens),
     }
+}
+
+/// How an error names a completion: by its id when it has one.
+fn completion_named(id: Option<&str>) -> String {
+    id.map_or_else(
+        || "the completion".to_owned(),
+        |id| format!("completion `{id}`"),
+    )
 }
 
 /// The AI message of a completion: the first choice's text and tool calls
 /// (arguments that do not parse become `invalid_tool_calls`), usage, and
-/// the response's id, model and finish reason as metadata. The message
-/// gets no id of the provider's: the conversation assigns one, so two
-/// completions that share an id cannot replace each other.
-fn from_response(response: CreateChatCompletionResponse) -> Result<Message, ModelError> {
-    let Some(choice) = response.choices.into_iter().next() else {
+/// the response's id, model and finish reason as metadata (those it has).
+/// The message gets no id of the provider's: the conversation assigns
+/// one, so two completions that share an id cannot replace each other.
+fn from_response(response: Completion) -> Result<Message, ModelError> {
+    let named = completion_named(response.id.as_deref());
+    if let Some(error) = response.error.filter(|e| !e.is_null()) {
         return Err(ModelError::InvalidResponse {
-            message: format!("completion `{}` has no choices", response.id),
+            message: format!("{named} is an error: {error}"),
+        });
+    }
+    let Some(choice) = response.choices.into_iter().flatten().next() else {
+        return Err(ModelError::InvalidResponse {
+            message: format!("{named} has no choices"),
         });
     };
     let reply = choice.message;
     let mut message = Message::new(MessageType::Ai, reply.content.unwrap_or_default());
     for call in reply.tool_calls.into_iter().flatten() {
-        match call {
-            ChatCompletionMessageToolCalls::Function(call) => {
-                let FunctionCall { name, arguments } = call.function;
-                match parse_args(&arguments) {
-                    Ok(args) => message.tool_calls.push(ToolCall {
-                        name,
-                        args,
-                        id: Some(call.id),
-                    }),
-                    Err(error) => message.invalid_tool_calls.push(invalid_tool_call(
-                        &name,
-                        &arguments,
-                        Some(call.id),
-                        &error,
-                    )),
-                }
-            }
-            ChatCompletionMessageToolCalls::Custom(call) => {
-                let error = "custom tool calls are not supported; only function tools";
-                let name = call.custom_tool.name;
-                let input = call.custom_tool.input;
-                let invalid = invalid_tool_call(&name, &input, Some(call.id), error);
-                message.invalid_tool_calls.push(invalid);
-            }
-        }
+        add_tool_call(&mut message, call);
     }
     if let Some(refusal) = reply.refusal {
         message
@@ -332,38 +335,68 @@ fn from_response(response: CreateChatCompletionResponse) -> Result<Message, Mode
     }
     message.usage_metadata = response.usage.as_ref().map(|u| usage(u).to_json());
     let mut meta = Map::new();
-    meta.insert("id".to_owned(), response.id.into());
-    meta.insert("model_name".to_owned(), response.model.into());
-    if let Some(reason) = choice.finish_reason {
-        meta.insert("finish_reason".to_owned(), finish_reason(&reason));
-    }
+    meta.extend(response.id.map(|id| ("id".to_owned(), id.into())));
+    meta.extend(response.model.map(|m| ("model_name".to_owned(), m.into())));
+    meta.extend(
+        choice
+            .finish_reason
+            .map(|r| ("finish_reason".to_owned(), r.into())),
+    );
     message.response_metadata = meta;
     Ok(message)
 }
 
-fn finish_reason(reason: &impl serde::Serialize) -> Value {
-    serde_json::to_value(reason).unwrap_or(Value::Null)
+/// A tool call of a completion into `message`: a function call whose
+/// arguments parse (missing or empty: none) as a tool call, any other
+/// (arguments that do not parse, a custom tool's call) as an invalid one.
+fn add_tool_call(message: &mut Message, call: WireToolCall) {
+    let id = call.id;
+    let bad =
+        |name: &str, args: &str, error: &str| invalid_tool_call(name, args, id.clone(), error);
+    let invalid = match (call.kind.as_deref(), call.function, call.custom) {
+        (Some("custom"), _, custom) => {
+            let custom = custom.unwrap_or_default();
+            let name = custom.name.unwrap_or_default();
+            let error = "custom tool calls are not supported; only function tools";
+            bad(&name, &custom.input.unwrap_or_default(), error)
+        }
+        (_, Some(function), _) => {
+            let name = function.name.unwrap_or_default();
+            let arguments = function.arguments.unwrap_or_default();
+            match parse_args(&arguments) {
+                Ok(args) => {
+                    message.tool_calls.push(ToolCall { name, args, id });
+                    return;
+                }
+                Err(error) => bad(&name, &arguments, &error),
+            }
+        }
+        (_, None, _) => bad("", "", "the tool call names no function"),
+    };
+    message.invalid_tool_calls.push(invalid);
 }
 
 /// One SSE chunk as a [`ChatChunk`] (its first choice). Every chunk
-/// carries the completion's id in its metadata (equal ids merge into one);
-/// the model name comes once, with the finish reason, since LangChain's
-/// merge concatenates repeated strings. The chunk with the usage (or, without
-/// one, the finish reason) is the last.
-fn from_chunk(chunk: CreateChatCompletionStreamResponse) -> ChatChunk {
+/// carries the completion's id in its metadata, when the server sends one
+/// (equal ids merge into one); the model name comes once, with the finish
+/// reason, since LangChain's merge concatenates repeated strings. No chunk
+/// is marked last: the agent closes the message (as langchain-core closes
+/// ChatOpenAI's).
+fn from_chunk(chunk: Chunk) -> ChatChunk {
     let mut out = MessageChunk::ai("");
     out.usage_metadata = chunk.usage.as_ref().map(|u| usage(u).to_json());
-    out.last = chunk.usage.is_some();
-    out.response_metadata
-        .insert("id".to_owned(), chunk.id.into());
-    let Some(choice) = chunk.choices.into_iter().next() else {
+    if let Some(id) = chunk.id {
+        out.response_metadata.insert("id".to_owned(), id.into());
+    }
+    let Some(choice) = chunk.choices.into_iter().flatten().next() else {
         return out;
     };
-    out.content = choice.delta.content.unwrap_or_default().into();
-    for piece in choice.delta.tool_calls.into_iter().flatten() {
+    let delta = choice.delta.unwrap_or_default();
+    out.content = delta.content.unwrap_or_default().into();
+    for piece in delta.tool_calls.into_iter().flatten() {
         let function = piece.function.unwrap_or_default();
         out.tool_call_chunks.push(ToolCallChunk {
-            index: Some(piece.index as usize),
+            index: piece.index,
             id: piece.id,
             name: function.name,
             args: function.arguments.unwrap_or_default(),
@@ -371,10 +404,11 @@ fn from_chunk(chunk: CreateChatCompletionStreamResponse) -> ChatChunk {
     }
     if let Some(reason) = choice.finish_reason {
         out.response_metadata
-            .insert("finish_reason".to_owned(), finish_reason(&reason));
-        out.response_metadata
-            .insert("model_name".to_owned(), chunk.model.into());
-        out.last = true;
+            .insert("finish_reason".to_owned(), reason.into());
+        if let Some(model) = chunk.model {
+            out.response_metadata
+                .insert("model_name".to_owned(), model.into());
+        }
     }
     out
 }

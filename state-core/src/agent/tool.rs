@@ -233,7 +233,7 @@ pub enum ToolError {
     UnknownTool {
         /// The name it called.
         name: String,
-        /// The tools there are.
+        /// The tools there are, in the order the model is offered them.
         available: Vec<String>,
     },
     /// The arguments do not read as the tool's argument type.
@@ -272,9 +272,11 @@ pub enum ToolError {
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // LangChain's words, to the letter: a model prompted or tuned
+            // on LangChain's agents reads them as it expects.
             Self::UnknownTool { name, available } => write!(
                 f,
-                "Error: `{name}` is not a valid tool, try one of [{}].",
+                "Error: {name} is not a valid tool, try one of [{}].",
                 available.join(", ")
             ),
             Self::InvalidArguments { tool, args, error } => write!(

@@ -66,6 +66,8 @@ pub struct StateGraph<S: AgentState> {
     pub(crate) recursion_limit: usize,
     pub(crate) before: Vec<String>,
     pub(crate) after: Vec<String>,
+    /// What the drawing shows beyond the routing (`mermaid.rs`).
+    pub(crate) drawing: super::mermaid::Drawing,
 }
 
 impl<S: GraphState> Default for StateGraph<S> {
@@ -89,6 +91,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             recursion_limit: 10_000,
             before: Vec::new(),
             after: Vec::new(),
+            drawing: super::mermaid::Drawing::default(),
         }
     }
 
@@ -239,6 +242,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             recursion_limit,
             before,
             after,
+            drawing,
         } = self;
         let mut node_policies = Vec::with_capacity(user_nodes.len());
         for (name, node) in user_nodes {
@@ -288,6 +292,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             retry: policies.retry,
             timeout: policies.timeout,
             fixed: Vec::new(),
+            drawing,
         };
         graph.fixed = graph.fixed_routes();
         Ok(graph)

@@ -257,6 +257,8 @@ pub struct Graph<S: AgentState> {
     /// Per node whose edges are all plain (no router): the nodes that run
     /// after it, in task order, whatever the state.
     fixed: Vec<Option<Vec<usize>>>,
+    /// What the drawing shows beyond the routing.
+    drawing: mermaid::Drawing,
 }
 
 /// One task of a superstep: a node on the state, or a node on a
