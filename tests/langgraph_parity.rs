@@ -1148,3 +1148,99 @@ fn without_messages_mode_a_plain_fields_message_keeps_no_id() {
     assert_eq!(out.state.last, Some(ai("no id")));
     assert_eq!(out.state.notes[1], human("h2"));
 }
+
+/// Counts its calls.
+#[derive(Clone, Default)]
+struct Calls(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Calls {
+    fn hit(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// `inc` (n + 1, counting its calls) in a loop that never ends.
+fn endless(limit: usize, calls: &Calls) -> Graph<Count> {
+    let calls = calls.clone();
+    StateGraph::<Count>::new()
+        .add_node("inc", move |s: &Count| {
+            calls.hit();
+            CountUpdate::new().n(s.n + 1)
+        })
+        .add_edge(START, "inc")
+        .add_edge("inc", "inc")
+        .with_recursion_limit(limit)
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn the_recursion_limit_runs_as_many_node_steps_as_langgraphs() {
+    // langgraph 1.2.22, inc (n + 1) looping, `recursion_limit` n:
+    //   invoke({"n": 0}) runs inc n times (n = 1, 2, 3), then raises
+    //   GraphRecursionError("Recursion limit of n reached without hitting a
+    //   stop condition. .."); every step is stored: the history is steps
+    //   n .. 0 (loop) and -1 (input), the head {'n': n} with next ('inc',);
+    //   the stream (values, updates, checkpoints) has each step's events,
+    //   the last checkpoint step n's. Without a checkpointer, n calls too.
+    //   invoke(None) on that thread then runs inc n + 2 times more before
+    //   raising (LangGraph's limit counts from the step the run starts at:
+    //   a run from an input spends two step numbers on its input).
+    for limit in [1usize, 2, 3] {
+        let calls = Calls::default();
+        let graph = endless(limit, &calls);
+        let saver = MemoryCheckpointer::new();
+        let run = graph
+            .run(Input::Update(CountUpdate::new()))
+            .on_thread(&saver, "t");
+        let events = block_on(run.stream(StreamMode::Checkpoints).collect::<Vec<_>>());
+        let Some(Err(error)) = events.last() else {
+            panic!("the run fails")
+        };
+        assert!(
+            matches!(error, GraphError::RecursionLimit { limit: l, next } if *l == limit && next == &["inc"]),
+            "{error}"
+        );
+        assert_eq!(calls.get(), limit);
+        let steps: Vec<i64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Ok(StreamEvent::Checkpoint { checkpoint, .. }) => Some(checkpoint.step),
+                _ => None,
+            })
+            .collect();
+        let all: Vec<i64> = (-1..=limit as i64).collect();
+        assert_eq!(steps, all, "limit {limit}");
+        let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+        let stored: Vec<i64> = history
+            .iter()
+            .rev()
+            .map(|s| s.checkpoint.as_ref().unwrap().step)
+            .collect();
+        assert_eq!(stored, all);
+        let now = block_on(graph.get_state(&saver, "t")).unwrap();
+        assert_eq!(
+            (now.values.n as usize, now.next.as_slice()),
+            (limit, &["inc".to_owned()][..])
+        );
+
+        let again = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap_err();
+        assert!(
+            matches!(again, GraphError::RecursionLimit { .. }),
+            "{again}"
+        );
+        assert_eq!(calls.get(), limit + limit + 2, "limit {limit}, resumed");
+
+        let plain = Calls::default();
+        let error =
+            block_on(endless(limit, &plain).run(Input::Update(CountUpdate::new()))).unwrap_err();
+        assert!(
+            matches!(error, GraphError::RecursionLimit { .. }),
+            "{error}"
+        );
+        assert_eq!(plain.get(), limit, "limit {limit}, no checkpointer");
+    }
+}

@@ -524,6 +524,9 @@ struct Progress<U> {
     tasks: Vec<Task>,
     joins: JoinState,
     steps: usize,
+    /// The last step number a node step may have: past it, the recursion
+    /// limit is hit (see [`recursion_stop`]).
+    stop: i64,
     /// The first step resumes a pause: its breakpoints are passed.
     resuming: bool,
     /// What the first step picks up, when it resumes a pause.
@@ -537,6 +540,7 @@ impl<U> Progress<U> {
             tasks: Vec::new(),
             joins: JoinState::new(graph),
             steps: 0,
+            stop: i64::MAX,
             resuming: false,
             resumed: None,
         }
@@ -607,7 +611,9 @@ where
         sink: &mut Sink<'a, S, C>,
     ) -> Result<(Progress<S::Update>, Vec<Interrupt>), GraphError> {
         let input = std::mem::replace(&mut self.input, Input::Resume);
+        let stop = recursion_stop(sink.next_step(), self.graph.recursion_limit);
         let mut at = self.start(&mut *sink, input).await?;
+        at.stop = stop;
         if let (true, Some(channel)) = (self.streams(StreamMode::Messages), &self.stream) {
             let fields = returned::message_fields::<S>();
             channel.seen(returned::state_ids(sink.state(), &fields));
@@ -629,7 +635,7 @@ where
                     Direct::Yield => {}
                 }
             }
-            if !ran && self.stop_before_step(&at)? {
+            if !ran && self.stop_before_step(&at, sink.next_step())? {
                 if let (true, Some(channel)) = (self.at_breakpoint(&at), &self.stream) {
                     channel.at_breakpoint().await;
                 }
@@ -710,7 +716,7 @@ where
             return Ok(Direct::Yield);
         };
         let limits = self.direct_limits();
-        let mut node = match self.direct_node(at, limits)? {
+        let mut node = match self.direct_node(at, *next_step, limits)? {
             Ok(node) => node,
             Err(left) => return Ok(left),
         };
@@ -745,7 +751,7 @@ where
             if graph.after[node] && !at.tasks.is_empty() {
                 return Ok(Direct::Stopped);
             }
-            node = match self.direct_node(at, limits)? {
+            node = match self.direct_node(at, *next_step, limits)? {
                 Ok(node) => node,
                 Err(left) => return Ok(left),
             };
@@ -754,14 +760,11 @@ where
 
     /// What [`stop_before_step`](Self::stop_before_step) checks that does
     /// not change while [`run_direct`](Self::run_direct) runs: the step
-    /// count it may not reach without a stop (`stop_after`, the recursion
-    /// limit) and whether any node has a breakpoint before it.
+    /// count it may not reach without a stop (`stop_after`) and whether any
+    /// node has a breakpoint before it.
     fn direct_limits(&self) -> (usize, bool) {
-        let graph = self.graph;
-        let limit = self
-            .stop_after
-            .map_or(graph.recursion_limit, |l| l.min(graph.recursion_limit));
-        (limit, graph.before.contains(&true))
+        let limit = self.stop_after.unwrap_or(usize::MAX);
+        (limit, self.graph.before.contains(&true))
     }
 
     /// The node of the next step if `run_direct` runs it (one plain sync
@@ -771,6 +774,7 @@ where
     fn direct_node(
         &self,
         at: &Progress<S::Update>,
+        step: i64,
         (limit, breakpoints): (usize, bool),
     ) -> Result<Result<usize, Direct>, GraphError> {
         let graph = self.graph;
@@ -787,8 +791,10 @@ where
         if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             return Err(GraphError::Cancelled);
         }
-        let may_stop = at.steps >= limit || (breakpoints && graph.before[node] && !at.resuming);
-        if may_stop && self.stop_before_step(at)? {
+        let may_stop = at.steps >= limit
+            || step > at.stop
+            || (breakpoints && graph.before[node] && !at.resuming);
+        if may_stop && self.stop_before_step(at, step)? {
             return Ok(Err(Direct::Stopped));
         }
         Ok(Ok(node))
@@ -892,17 +898,17 @@ where
         Ok(Ok((routing, observed)))
     }
 
-    /// Whether the loop stops before running `at.tasks`: cancelled (an
-    /// error), at the step limit, at the recursion limit (an error), or at
-    /// a breakpoint.
-    fn stop_before_step(&self, at: &Progress<S::Update>) -> Result<bool, GraphError> {
+    /// Whether the loop stops before running `at.tasks` as step `step`:
+    /// cancelled (an error), at the step limit, at the recursion limit (an
+    /// error), or at a breakpoint.
+    fn stop_before_step(&self, at: &Progress<S::Update>, step: i64) -> Result<bool, GraphError> {
         if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             return Err(GraphError::Cancelled);
         }
         if self.stop_after.is_some_and(|limit| at.steps >= limit) {
             return Ok(true);
         }
-        if at.steps >= self.graph.recursion_limit {
+        if step > at.stop {
             return Err(GraphError::RecursionLimit {
                 limit: self.graph.recursion_limit,
                 next: self.graph.names_of(&at.tasks),
@@ -1371,11 +1377,22 @@ enum Direct {
     Ran,
 }
 
+/// The last step number a run that starts at step `first` (the next step
+/// of its thread: -1 for a new one) may run a node step as, under recursion
+/// limit `limit`: LangGraph's `stop = step + recursion_limit + 1`. A run
+/// from an input thus runs `limit` node steps (its input takes two step
+/// numbers); a run resuming a stored step, `limit` + 2, as LangGraph's.
+fn recursion_stop(first: i64, limit: usize) -> i64 {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    first.saturating_add(limit).saturating_add(1)
+}
+
 fn progress_from<U>(point: At<U>) -> Progress<U> {
     Progress {
         tasks: point.tasks,
         joins: point.joins,
         steps: 0,
+        stop: i64::MAX,
         resuming: true,
         resumed: Some(Resumed {
             pending: point.pending,
