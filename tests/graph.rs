@@ -384,7 +384,9 @@ fn recursion_limit_stops_a_loop_with_a_clear_error() {
         .with_recursion_limit(5)
         .compile()
         .unwrap();
-    let err = block_on(graph.run(Input::State(topic("loop")))).unwrap_err();
+    let mut rounds = Vec::new();
+    let run = graph.run(Input::State(topic("loop")));
+    let err = block_on(run.on_step(|e| rounds.push(e.state.round))).unwrap_err();
     match &err {
         GraphError::RecursionLimit { limit, next } => {
             assert_eq!(*limit, 5);
@@ -393,6 +395,8 @@ fn recursion_limit_stops_a_loop_with_a_clear_error() {
         other => panic!("expected the recursion limit, got {other}"),
     }
     assert!(err.to_string().contains("with_recursion_limit"), "{err}");
+    // As LangGraph's `recursion_limit=5`: five node steps after the input.
+    assert_eq!(rounds, [0, 0, 1, 2, 3, 4, 5]);
 }
 
 #[test]
@@ -981,6 +985,32 @@ fn plain_runs_match_runs_on_a_thread_step_for_step() {
     assert_eq!(
         (out.state.round, out.next.as_slice()),
         (2, &["halt".to_owned()][..])
+    );
+
+    // The recursion limit stops both after as many node steps.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = std::sync::Arc::clone(&calls);
+    let looping = StateGraph::<Debate>::new()
+        .add_node("count", move |s: &Debate| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            support::count(s)
+        })
+        .add_edge(START, "count")
+        .add_edge("count", "count")
+        .with_recursion_limit(4)
+        .compile()
+        .unwrap();
+    let plain = block_on(looping.run(Input::State(topic("l")))).unwrap_err();
+    let plain_calls = calls.swap(0, std::sync::atomic::Ordering::SeqCst);
+    let saved = block_on(
+        looping
+            .run(Input::State(topic("l")))
+            .on_thread(&saver, "limit"),
+    );
+    assert_eq!(plain.to_string(), saved.unwrap_err().to_string());
+    assert_eq!(
+        (plain_calls, calls.load(std::sync::atomic::Ordering::SeqCst)),
+        (4, 4)
     );
 }
 

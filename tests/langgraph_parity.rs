@@ -8,11 +8,12 @@ use agent_state::checkpoint::{block_on, MemoryCheckpointer};
 use agent_state::futures::StreamExt;
 use agent_state::graph::Command;
 use agent_state::graph::{
-    BoxError, Graph, GraphError, GraphState, Input, NodeContext, Resume, RunStream, StateGraph,
-    StreamEvent, StreamMode, END, START,
+    BoxError, Durability, Graph, GraphError, GraphState, Input, NodeContext, Resume, RunStream,
+    Sent, StateGraph, StreamEvent, StreamMode, END, START,
 };
 use agent_state::{ai, human, AgentState, Message, MessageChunk, Messages};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
 struct Count {
@@ -186,17 +187,21 @@ fn each_paused_task_streams_its_own_interrupt() {
     //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='q?', ..),)})
     //   and `invoke` returns both:
     //    {'n': 0, 'log': [], '__interrupt__': [Interrupt(value='p?', ..), Interrupt(value='q?', ..)]}
+    //   Each task's events come as it pauses: q is held back here so that
+    //   it pauses second, as it did there.
     fn asking(
         question: &'static str,
+        after: Duration,
     ) -> impl Fn(&Count, &NodeContext) -> Result<CountUpdate, BoxError> {
         move |_, ctx| {
+            std::thread::sleep(after);
             let answer: String = ctx.interrupt(question)?;
             Ok(CountUpdate::new().log(vec![answer]))
         }
     }
     let graph = StateGraph::<Count>::new()
-        .add_node("p", asking("p?"))
-        .add_node("q", asking("q?"))
+        .add_node("p", asking("p?", Duration::ZERO))
+        .add_node("q", asking("q?", Duration::from_millis(100)))
         .add_edge(START, "p")
         .add_edge(START, "q")
         .compile()
@@ -1151,4 +1156,933 @@ fn without_messages_mode_a_plain_fields_message_keeps_no_id() {
     let out = block_on(graph.run(Input::Update(NotesUpdate::new()))).unwrap();
     assert_eq!(out.state.last, Some(ai("no id")));
     assert_eq!(out.state.notes[1], human("h2"));
+}
+
+/// Each event as [`as_langgraph`] gives it, with what names a run rather
+/// than what it did left out: task and interrupt ids (LangGraph's are
+/// hashes), timestamps and checkpoint ids.
+fn without_run_ids<S: GraphState>(events: &[StreamEvent<S>]) -> Vec<(String, Value)> {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for key in ["id", "timestamp", "checkpoint_id"] {
+                    map.remove(key);
+                }
+                // An interrupt shows its value alike; the rest is ids
+                // (LangGraph adds `response_schema`, we the node).
+                if let Some(Value::Array(list)) = map.get_mut("interrupts") {
+                    for interrupt in list.iter_mut().filter_map(Value::as_object_mut) {
+                        interrupt.retain(|k, _| k == "value");
+                    }
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    as_langgraph(events)
+        .into_iter()
+        .map(|(mode, mut value)| {
+            strip(&mut value);
+            (mode, value)
+        })
+        .collect()
+}
+
+fn lines(expected: Vec<(&str, Value)>) -> Vec<(String, Value)> {
+    expected
+        .into_iter()
+        .map(|(m, v)| (m.to_owned(), v))
+        .collect()
+}
+
+/// Counts its calls.
+#[derive(Clone, Default)]
+struct Calls(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Calls {
+    fn hit(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A node that interrupts with `question` after `after` (so that it pauses
+/// after its siblings finished, as in the Python runs), then logs
+/// `<name>:<answer>`.
+fn asks(
+    name: &'static str,
+    question: Value,
+    after: Duration,
+) -> impl Fn(&Count, &NodeContext) -> Result<CountUpdate, BoxError> {
+    move |_, ctx| {
+        std::thread::sleep(after);
+        let answer: String = ctx.interrupt(question.clone())?;
+        Ok(CountUpdate::new().log(vec![format!("{name}:{answer}")]))
+    }
+}
+
+#[test]
+fn a_paused_steps_finished_sibling_shows_in_the_output_and_does_not_run_again() {
+    // langgraph 1.2.22, a (n + 1, log "a") and ask (`interrupt({"q":
+    // "ok?"})`, log "ask:<answer>") both after START, then c (log "c"):
+    //   invoke({"n": 0, "log": []}, cfg) ->
+    //    {'n': 1, 'log': ['a'], '__interrupt__': [Interrupt(value={'q': 'ok?'}, ..)]}
+    //   get_state(cfg): values {'n': 1, 'log': ['a']}, next ('ask',), tasks
+    //    (a: result {'n': 1, 'log': ['a']}, no interrupts;
+    //     ask: no result, interrupts (Interrupt(value={'q': 'ok?'}),))
+    //   stream(Command(resume="yes"), cfg, stream_mode=["values", "updates"]):
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'a': {'n': 1, 'log': ['a']}, '__metadata__': {'cached': True}})
+    //    ('updates', {'ask': {'log': ['ask:yes']}})
+    //    ('values', {'n': 1, 'log': ['a', 'ask:yes']})
+    //    ('updates', {'c': {'log': ['c']}})
+    //    ('values', {'n': 1, 'log': ['a', 'ask:yes', 'c']})
+    //   a ran once in all.
+    //   The first run, streamed (`stream_mode=["values", "updates"]`):
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'a': {'n': 1, 'log': ['a']}})
+    //    ('updates', {'__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
+    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
+    //    ('values', {'n': 1, 'log': ['a']})
+    let a_calls = Calls::default();
+    let counted = a_calls.clone();
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", move |s: &Count| {
+            counted.hit();
+            add_one(s)
+        })
+        .add_node(
+            "ask",
+            asks("ask", json!({"q": "ok?"}), Duration::from_millis(100)),
+        )
+        .add_node("c", |_: &Count| {
+            CountUpdate::new().log(vec!["c".to_owned()])
+        })
+        .add_edge(START, "a")
+        .add_edge(START, "ask")
+        .add_edge("a", "c")
+        .add_edge("ask", "c")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let start = || Input::Update(CountUpdate::new());
+    let out = block_on(graph.run(start()).on_thread(&saver, "t")).unwrap();
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 1, "log": ["a"], "__interrupt__": [{"value": {"q": "ok?"}}]})
+    );
+    assert_eq!(out.next, ["ask"]);
+    let now = block_on(graph.get_state(&saver, "t")).unwrap();
+    assert_eq!(
+        (now.values.n, now.values.log.as_slice()),
+        (1, &["a".to_owned()][..])
+    );
+    assert_eq!(now.next, ["ask"]);
+    let tasks: Vec<_> = now
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.result.clone(), t.interrupts.len()))
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            ("a", Some(json!({"n": 1, "log": ["a"]})), 0),
+            ("ask", None, 1)
+        ]
+    );
+    assert_eq!(now.interrupts, out.interrupts);
+
+    let resume = Input::ResumeWith(Resume::value("yes"));
+    let run = graph.run(resume).on_thread(&saver, "t");
+    assert_eq!(
+        as_langgraph(&collect(
+            run.stream([StreamMode::Values, StreamMode::Updates])
+        )),
+        lines(vec![
+            ("values", json!({"n": 0, "log": []})),
+            (
+                "updates",
+                json!({"a": {"n": 1, "log": ["a"]}, "__metadata__": {"cached": true}})
+            ),
+            ("updates", json!({"ask": {"log": ["ask:yes"]}})),
+            ("values", json!({"n": 1, "log": ["a", "ask:yes"]})),
+            ("updates", json!({"c": {"log": ["c"]}})),
+            ("values", json!({"n": 1, "log": ["a", "ask:yes", "c"]})),
+        ])
+    );
+    assert_eq!(a_calls.get(), 1, "the finished sibling never ran again");
+
+    let run = graph.run(start()).on_thread(&saver, "streamed");
+    let asked = json!([{"value": {"q": "ok?"}}]);
+    let events = collect(run.stream([StreamMode::Values, StreamMode::Updates]));
+    assert_eq!(
+        as_langgraph(&events),
+        lines(vec![
+            ("values", json!({"n": 0, "log": []})),
+            ("updates", json!({"a": {"n": 1, "log": ["a"]}})),
+            ("updates", json!({"__interrupt__": asked})),
+            ("values", json!({"n": 0, "log": [], "__interrupt__": asked})),
+            ("values", json!({"n": 1, "log": ["a"]})),
+        ])
+    );
+    let Some(StreamEvent::End(out)) = events.last() else {
+        panic!("the stream ends with End")
+    };
+    assert_eq!(
+        (out.state.n, out.next.as_slice()),
+        (1, &["ask".to_owned()][..])
+    );
+}
+
+#[test]
+fn resuming_one_of_two_parallel_interrupts_keeps_both_finished_tasks() {
+    // langgraph 1.2.22, a_done (log "a"), b_ask and c_ask (each
+    // `interrupt("<x>?")`, log "<x>:<answer>"), all after START:
+    //   invoke -> {'n': 0, 'log': ['a'], '__interrupt__': [Interrupt(value='b?'), Interrupt(value='c?')]}
+    //   get_state: values {'n': 0, 'log': ['a']}, next ('b_ask', 'c_ask')
+    //   stream(Command(resume={<b's id>: "yes"}), stream_mode=["values", "updates"]):
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'a_done': {'log': ['a']}, '__metadata__': {'cached': True}})
+    //    ('updates', {'b_ask': {'log': ['b:yes']}})
+    //    ('updates', {'__interrupt__': (Interrupt(value='c?', id=<c's id>),)})
+    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='c?', ..),)})
+    //    ('values', {'n': 0, 'log': ['a', 'b:yes']})
+    //   get_state: values {'n': 0, 'log': ['a', 'b:yes']}, next ('c_ask',),
+    //    tasks a_done (result), b_ask (result, no interrupts: answered),
+    //    c_ask (its interrupt); the same checkpoint read by id (as
+    //    `get_state_history` does): values {'n': 0, 'log': []}, next
+    //    ('a_done', 'b_ask', 'c_ask'), b_ask showing its interrupt too.
+    //   invoke(Command(resume={<c's id>: "no"})) -> {'n': 0, 'log': ['a', 'b:yes', 'c:no']}
+    let a_calls = Calls::default();
+    let counted = a_calls.clone();
+    let graph = StateGraph::<Count>::new()
+        .add_node("a_done", move |_: &Count| {
+            counted.hit();
+            CountUpdate::new().log(vec!["a".to_owned()])
+        })
+        .add_node("b_ask", asks("b", json!("b?"), Duration::from_millis(50)))
+        .add_node("c_ask", asks("c", json!("c?"), Duration::from_millis(150)))
+        .add_edge(START, "a_done")
+        .add_edge(START, "b_ask")
+        .add_edge(START, "c_ask")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph.run(Input::Update(CountUpdate::new()));
+    let out = block_on(run.on_thread(&saver, "t")).unwrap();
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 0, "log": ["a"], "__interrupt__": [{"value": "b?"}, {"value": "c?"}]})
+    );
+    assert_eq!(out.next, ["b_ask", "c_ask"]);
+    let (b, c) = (out.interrupts[0].id.clone(), out.interrupts[1].id.clone());
+
+    let half = Input::ResumeWith(Resume::new().answer(&b, "yes"));
+    let events = collect(
+        graph
+            .run(half)
+            .on_thread(&saver, "t")
+            .stream([StreamMode::Values, StreamMode::Updates]),
+    );
+    let asked = json!([{"value": "c?"}]);
+    assert_eq!(
+        as_langgraph(&events),
+        lines(vec![
+            ("values", json!({"n": 0, "log": []})),
+            (
+                "updates",
+                json!({"a_done": {"log": ["a"]}, "__metadata__": {"cached": true}})
+            ),
+            ("updates", json!({"b_ask": {"log": ["b:yes"]}})),
+            ("updates", json!({"__interrupt__": asked})),
+            ("values", json!({"n": 0, "log": [], "__interrupt__": asked})),
+            ("values", json!({"n": 0, "log": ["a", "b:yes"]})),
+        ])
+    );
+    let Some(StreamEvent::End(half)) = events.last() else {
+        panic!("the stream ends with End")
+    };
+    assert_eq!(half.next, ["c_ask"]);
+    assert_eq!(half.state.log, ["a", "b:yes"]);
+    assert_eq!(half.interrupts.len(), 1);
+    assert_eq!(half.interrupts[0].id, c, "the unanswered one keeps its id");
+
+    let now = block_on(graph.get_state(&saver, "t")).unwrap();
+    assert_eq!(
+        (now.values.log.as_slice(), now.next.as_slice()),
+        (
+            &["a".to_owned(), "b:yes".to_owned()][..],
+            &["c_ask".to_owned()][..]
+        )
+    );
+    let shown = |s: &agent_state::graph::StateSnapshot<Count>| -> Vec<(String, bool, usize)> {
+        s.tasks
+            .iter()
+            .map(|t| (t.id.clone(), t.result.is_some(), t.interrupts.len()))
+            .collect()
+    };
+    let row = |id: &str, done: bool, asked: usize| (id.to_owned(), done, asked);
+    assert_eq!(
+        shown(&now),
+        [
+            row("a_done", true, 0),
+            row("b_ask", true, 0),
+            row("c_ask", false, 1)
+        ]
+    );
+    let head = now.checkpoint.as_ref().unwrap().id;
+    let record = block_on(graph.get_state_at(&saver, "t", head)).unwrap();
+    assert!(record.values.log.is_empty());
+    assert_eq!(record.next, ["a_done", "b_ask", "c_ask"]);
+    assert_eq!(
+        shown(&record),
+        [
+            row("a_done", true, 0),
+            row("b_ask", true, 1),
+            row("c_ask", false, 1)
+        ]
+    );
+    assert_eq!(record.interrupts.len(), 2);
+    let history = block_on(graph.state_history(&saver, "t", 1)).unwrap();
+    assert_eq!(history[0], record, "the history shows records");
+
+    let rest = Input::ResumeWith(Resume::new().answer(&c, "no"));
+    let done = block_on(graph.run(rest).on_thread(&saver, "t")).unwrap();
+    assert_eq!(
+        done.to_json(),
+        json!({"n": 0, "log": ["a", "b:yes", "c:no"]})
+    );
+    assert_eq!(a_calls.get(), 1, "the finished task never ran again");
+}
+
+/// Sleeps `ms` milliseconds, then logs `entry`: a node finishing when the
+/// Python run's did.
+fn logs_after(entry: &'static str, ms: u64) -> impl Fn(&Count) -> CountUpdate {
+    move |_| {
+        std::thread::sleep(Duration::from_millis(ms));
+        CountUpdate::new().log(vec![entry.to_owned()])
+    }
+}
+
+/// a and b after START; a fans out `Send("w", 1)`, `Send("w", 2)`, b leads
+/// to j (n = 5): the graph of the Python script quoted below, its nodes
+/// finishing in the same order.
+fn fan_out() -> Graph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", logs_after("a", 100))
+        .add_node("b", logs_after("b", 0))
+        .add_node("w", |Sent(arg): Sent<u32>| {
+            std::thread::sleep(Duration::from_millis(u64::from(arg - 1) * 50));
+            CountUpdate::new().log(vec![format!("w{arg}")])
+        })
+        .add_node("j", |_: &Count| {
+            std::thread::sleep(Duration::from_millis(150));
+            CountUpdate::new().n(5)
+        })
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .add_conditional_edges("a", |_: &Count| {
+            agent_state::graph::Next::send([1u32, 2].map(|n| agent_state::graph::Send::new("w", n)))
+        })
+        .add_edge("b", "j")
+        .add_edge("w", END)
+        .add_edge("j", END)
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn updates_and_tasks_stream_each_task_as_it_finishes() {
+    // langgraph 1.2.22, the graph of `fan_out` (a finishing last in its
+    // step), `stream({"n": 0, "log": []}, cfg, stream_mode=["updates",
+    // "values", "tasks"])` (task ids left out):
+    //    ('values', {'n': 0, 'log': []})
+    //    ('tasks', {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)})
+    //    ('tasks', {'name': 'b', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:b',)})
+    //    ('updates', {'b': {'log': ['b']}})
+    //    ('tasks', {'name': 'b', 'error': None, 'result': {'log': ['b']}, 'interrupts': []})
+    //    ('updates', {'a': {'log': ['a']}})
+    //    ('tasks', {'name': 'a', 'error': None, 'result': {'log': ['a']}, 'interrupts': []})
+    //    ('values', {'n': 0, 'log': ['a', 'b']})
+    //    ('tasks', {'name': 'w', 'input': 1, 'triggers': ('__pregel_push',)})
+    //    ('tasks', {'name': 'w', 'input': 2, 'triggers': ('__pregel_push',)})
+    //    ('tasks', {'name': 'j', 'input': {'n': 0, 'log': ['a', 'b']}, 'triggers': ('branch:to:j',)})
+    //    ('updates', {'w': {'log': ['w1']}})
+    //    ('tasks', {'name': 'w', 'error': None, 'result': {'log': ['w1']}, 'interrupts': []})
+    //    ('updates', {'w': {'log': ['w2']}})
+    //    ('tasks', {'name': 'w', 'error': None, 'result': {'log': ['w2']}, 'interrupts': []})
+    //    ('updates', {'j': {'n': 5}})
+    //    ('tasks', {'name': 'j', 'error': None, 'result': {'n': 5}, 'interrupts': []})
+    //    ('values', {'n': 5, 'log': ['a', 'b', 'w1', 'w2']})
+    //   and without a checkpointer, `stream_mode="updates"`: the same five
+    //   updates, in that order.
+    let graph = fan_out();
+    let saver = MemoryCheckpointer::new();
+    let modes = [StreamMode::Updates, StreamMode::Values, StreamMode::Tasks];
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    let events = collect(run.stream(modes));
+    let state = |n: u32, log: &[&str]| json!({"n": n, "log": log});
+    let start = |name: &str, input: Value, trigger: &str| {
+        (
+            "tasks",
+            json!({"name": name, "input": input, "triggers": [trigger]}),
+        )
+    };
+    let result = |name: &str, result: Value| {
+        (
+            "tasks",
+            json!({"name": name, "error": null, "result": result, "interrupts": []}),
+        )
+    };
+    let updates = |name: &str, update: Value| ("updates", json!({ name: update }));
+    let expected = vec![
+        ("values", state(0, &[])),
+        start("a", state(0, &[]), "branch:to:a"),
+        start("b", state(0, &[]), "branch:to:b"),
+        updates("b", json!({"log": ["b"]})),
+        result("b", json!({"log": ["b"]})),
+        updates("a", json!({"log": ["a"]})),
+        result("a", json!({"log": ["a"]})),
+        ("values", state(0, &["a", "b"])),
+        start("w", json!(1), "__pregel_push"),
+        start("w", json!(2), "__pregel_push"),
+        start("j", state(0, &["a", "b"]), "branch:to:j"),
+        updates("w", json!({"log": ["w1"]})),
+        result("w", json!({"log": ["w1"]})),
+        updates("w", json!({"log": ["w2"]})),
+        result("w", json!({"log": ["w2"]})),
+        updates("j", json!({"n": 5})),
+        result("j", json!({"n": 5})),
+        ("values", state(5, &["a", "b", "w1", "w2"])),
+    ];
+    assert_eq!(without_run_ids(&events), lines(expected));
+    // Our task ids name the task: its node, or `node[k]` for a `Send`.
+    let ids: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TaskStart { task, .. } => Some(task.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["a", "b", "w[0]", "w[1]", "j"]);
+
+    let events = collect(
+        graph
+            .run(Input::Update(CountUpdate::new()))
+            .stream(StreamMode::Updates),
+    );
+    assert_eq!(
+        as_langgraph(&events),
+        lines(vec![
+            updates("b", json!({"log": ["b"]})),
+            updates("a", json!({"log": ["a"]})),
+            updates("w", json!({"log": ["w1"]})),
+            updates("w", json!({"log": ["w2"]})),
+            updates("j", json!({"n": 5})),
+        ])
+    );
+}
+
+#[test]
+fn a_task_that_writes_no_field_updates_with_null() {
+    // langgraph 1.2.22, e returns {}, f `Command(goto="g")`, g {"n": 3};
+    // `stream({"n": 0}, stream_mode=["tasks", "updates"])` (ids left out):
+    //    ('tasks', {'name': 'e', 'input': {'n': 0}, 'triggers': ('branch:to:e',)})
+    //    ('updates', {'e': None})
+    //    ('tasks', {'name': 'e', 'error': None, 'result': {}, 'interrupts': []})
+    //    ('tasks', {'name': 'f', 'input': {'n': 0}, 'triggers': ('branch:to:f',)})
+    //    ('updates', {'f': None})
+    //    ('tasks', {'name': 'f', 'error': None, 'result': {}, 'interrupts': []})
+    //    ('tasks', {'name': 'g', 'input': {'n': 0}, 'triggers': ('branch:to:g',)})
+    //    ('updates', {'g': {'n': 3}})
+    //    ('tasks', {'name': 'g', 'error': None, 'result': {'n': 3}, 'interrupts': []})
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct N {
+        n: u32,
+    }
+    let graph = StateGraph::<N>::new()
+        .add_node("e", |_: &N| NUpdate::new())
+        .add_node("f", |_: &N| Command::<NUpdate>::goto("g"))
+        .add_node("g", |_: &N| NUpdate::new().n(3))
+        .add_edge(START, "e")
+        .add_edge("e", "f")
+        .compile()
+        .unwrap();
+    let events = collect(
+        graph
+            .run(Input::Update(NUpdate::new()))
+            .stream([StreamMode::Tasks, StreamMode::Updates]),
+    );
+    let mut expected = Vec::new();
+    for (name, update) in [
+        ("e", json!(null)),
+        ("f", json!(null)),
+        ("g", json!({"n": 3})),
+    ] {
+        let input = json!({"n": 0});
+        let trigger = format!("branch:to:{name}");
+        let result = if update.is_null() {
+            json!({})
+        } else {
+            update.clone()
+        };
+        expected.extend([
+            (
+                "tasks",
+                json!({"name": name, "input": input, "triggers": [trigger]}),
+            ),
+            ("updates", json!({ name: update })),
+            (
+                "tasks",
+                json!({"name": name, "error": null, "result": result, "interrupts": []}),
+            ),
+        ]);
+    }
+    assert_eq!(without_run_ids(&events), lines(expected));
+}
+
+#[test]
+fn debug_mode_is_langgraphs_envelope_of_checkpoints_and_tasks() {
+    // langgraph 1.2.22, a (n + 1, log "a") -> ask (`interrupt("q?")`, log
+    // "ask:<answer>"), InMemorySaver, thread "1", `stream({"n": 0, "log":
+    // []}, cfg, stream_mode=["debug"])` (ids and timestamps left out; an
+    // interrupt as its value):
+    //    ('debug', {'step': -1, 'type': 'checkpoint', 'payload': {'config': {'configurable': {'checkpoint_ns': '', 'thread_id': '1'}}, 'parent_config': None, 'values': {'log': []}, 'metadata': {'source': 'input', 'step': -1, 'parents': {}}, 'next': ['__start__'], 'tasks': [{'name': '__start__', 'interrupts': (), 'state': None}]}})
+    //    ('debug', {'step': 0, 'type': 'checkpoint', 'payload': {'config': {..}, 'parent_config': {'configurable': {'checkpoint_ns': '', 'thread_id': '1'}}, 'values': {'n': 0, 'log': []}, 'metadata': {'source': 'loop', 'step': 0, 'parents': {}}, 'next': ['a'], 'tasks': [{'name': 'a', 'interrupts': (), 'state': None}]}})
+    //    ('debug', {'step': 1, 'type': 'task', 'payload': {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)}})
+    //    ('debug', {'step': 1, 'type': 'task_result', 'payload': {'name': 'a', 'error': None, 'result': {'n': 1, 'log': ['a']}, 'interrupts': []}})
+    //    ('debug', {'step': 1, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a']}, 'metadata': {'source': 'loop', 'step': 1, 'parents': {}}, 'next': ['ask'], 'tasks': [{'name': 'ask', 'interrupts': (), 'state': None}]}})
+    //    ('debug', {'step': 2, 'type': 'task', 'payload': {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)}})
+    //    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {}, 'interrupts': [{'value': 'q?'}]}})
+    //   then `stream(Command(resume="y"), cfg, stream_mode=["debug", "tasks"])`:
+    //    ('debug', {'step': 1, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a']}, 'metadata': {'source': 'loop', 'step': 1, 'parents': {}}, 'next': ['ask'], 'tasks': [{'name': 'ask', 'interrupts': ({'value': 'q?'},), 'state': None}]}})
+    //    ('tasks', {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)})
+    //    ('debug', {'step': 2, 'type': 'task', 'payload': {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)}})
+    //    ('tasks', {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []})
+    //    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []}})
+    //    ('debug', {'step': 2, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a', 'ask:y']}, 'metadata': {'source': 'loop', 'step': 2, 'parents': {}}, 'next': [], 'tasks': []}})
+    //   Without a checkpointer, only the four task events.
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", add_one)
+        .add_node("ask", asks("ask", json!("q?"), Duration::ZERO))
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let config = json!({"configurable": {"checkpoint_ns": "", "thread_id": "1"}});
+    let checkpoint = |step: i64, source: &str, values: Value, next: &[&str], tasks: Value| {
+        let parent = if step == -1 {
+            json!(null)
+        } else {
+            config.clone()
+        };
+        let metadata = json!({"source": source, "step": step, "parents": {}});
+        let payload = json!({"config": config, "parent_config": parent, "values": values,
+            "metadata": metadata, "next": next, "tasks": tasks});
+        (
+            "debug",
+            json!({"step": step, "type": "checkpoint", "payload": payload}),
+        )
+    };
+    let pending = |name: &str, interrupts: Value| json!([{"name": name, "interrupts": interrupts, "state": null}]);
+    let task = |step: i64, name: &str, input: Value| {
+        let payload =
+            json!({"name": name, "input": input, "triggers": [format!("branch:to:{name}")]});
+        (
+            "debug",
+            json!({"step": step, "type": "task", "payload": payload}),
+        )
+    };
+    let result = |step: i64, name: &str, result: Value, interrupts: Value| {
+        let payload =
+            json!({"name": name, "error": null, "result": result, "interrupts": interrupts});
+        (
+            "debug",
+            json!({"step": step, "type": "task_result", "payload": payload}),
+        )
+    };
+    let state = |n: u32, log: &[&str]| json!({"n": n, "log": log});
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "1");
+    let events = collect(run.stream(StreamMode::Debug));
+    assert_eq!(
+        without_run_ids(&events),
+        lines(vec![
+            // Our state before the input is the default state, every field
+            // set (a documented difference).
+            checkpoint(
+                -1,
+                "input",
+                state(0, &[]),
+                &["__start__"],
+                pending("__start__", json!([]))
+            ),
+            checkpoint(0, "loop", state(0, &[]), &["a"], pending("a", json!([]))),
+            task(1, "a", state(0, &[])),
+            result(1, "a", json!({"n": 1, "log": ["a"]}), json!([])),
+            checkpoint(
+                1,
+                "loop",
+                state(1, &["a"]),
+                &["ask"],
+                pending("ask", json!([]))
+            ),
+            task(2, "ask", state(1, &["a"])),
+            result(2, "ask", json!({}), json!([{"value": "q?"}])),
+        ])
+    );
+    let stamps: Vec<String> = events
+        .iter()
+        .filter(|e| e.name() == "debug")
+        .map(|e| e.to_json()["timestamp"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        stamps
+            .iter()
+            .all(|t| t.len() >= 25 && t.ends_with("+00:00") && t.as_bytes()[10] == b'T'),
+        "{stamps:?}"
+    );
+    let StreamEvent::Debug { event, .. } = &events[4] else {
+        panic!("a debug event")
+    };
+    let StreamEvent::Checkpoint {
+        checkpoint: meta, ..
+    } = event.as_ref()
+    else {
+        panic!("a checkpoint")
+    };
+    let payload = events[4].to_json()["payload"].clone();
+    assert_eq!(
+        payload["config"]["configurable"]["checkpoint_id"],
+        json!(meta.id)
+    );
+    assert_eq!(
+        payload["parent_config"]["configurable"]["checkpoint_id"],
+        json!(meta.parent)
+    );
+    assert_eq!(
+        payload["tasks"][0]["id"], "ask",
+        "our task ids name the task"
+    );
+
+    let resume = Input::ResumeWith(Resume::value("y"));
+    let run = graph.run(resume).on_thread(&saver, "1");
+    let events = collect(run.stream([StreamMode::Debug, StreamMode::Tasks]));
+    let task_start =
+        json!({"name": "ask", "input": state(1, &["a"]), "triggers": ["branch:to:ask"]});
+    let done =
+        json!({"name": "ask", "error": null, "result": {"log": ["ask:y"]}, "interrupts": []});
+    assert_eq!(
+        without_run_ids(&events),
+        lines(vec![
+            checkpoint(
+                1,
+                "loop",
+                state(1, &["a"]),
+                &["ask"],
+                pending("ask", json!([{"value": "q?"}]))
+            ),
+            ("tasks", task_start),
+            task(2, "ask", state(1, &["a"])),
+            ("tasks", done),
+            result(2, "ask", json!({"log": ["ask:y"]}), json!([])),
+            checkpoint(2, "loop", state(1, &["a", "ask:y"]), &[], json!([])),
+        ])
+    );
+
+    let events = collect(
+        graph
+            .run(Input::Update(CountUpdate::new()))
+            .stream(StreamMode::Debug),
+    );
+    assert_eq!(
+        without_run_ids(&events),
+        lines(vec![
+            task(1, "a", state(0, &[])),
+            result(1, "a", json!({"n": 1, "log": ["a"]}), json!([])),
+            task(2, "ask", state(1, &["a"])),
+            result(2, "ask", json!({}), json!([{"value": "q?"}])),
+        ])
+    );
+}
+
+#[test]
+fn a_failed_tasks_error_shows_in_the_snapshot_beside_its_siblings_writes() {
+    // langgraph 1.2.22, a (n + 1, log "a") and bad (raises
+    // `ValueError("boom")`) after START; `stream({"n": 0, "log": []}, cfg,
+    // stream_mode=["tasks", "updates"])` (ids left out):
+    //    ('tasks', {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)})
+    //    ('tasks', {'name': 'bad', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:bad',)})
+    //    ('updates', {'a': {'n': 1, 'log': ['a']}})
+    //    ('tasks', {'name': 'a', 'error': None, 'result': {'n': 1, 'log': ['a']}, 'interrupts': []})
+    //    ('tasks', {'name': 'bad', 'error': ValueError('boom'), 'result': {}, 'interrupts': []})
+    //   then raises ValueError('boom'); get_state(cfg): values {'n': 1,
+    //   'log': ['a']}, next ('bad',), tasks (a: result {'n': 1, 'log':
+    //   ['a']}, bad: error "ValueError('boom')"), interrupts ().
+    //   A graph of bad alone: get_state shows next ('bad',) and its error;
+    //   once bad succeeds, that checkpoint (read by id) still shows it.
+    // Our error is the node's error's text ("boom"); Python's, its repr.
+    let fails = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let failing = std::sync::Arc::clone(&fails);
+    let bad = move |_: &Count| -> Result<CountUpdate, BoxError> {
+        std::thread::sleep(Duration::from_millis(50));
+        match failing.load(std::sync::atomic::Ordering::SeqCst) {
+            true => Err("boom".into()),
+            false => Ok(CountUpdate::new().log(vec!["bad".to_owned()])),
+        }
+    };
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", add_one)
+        .add_node("bad", bad.clone())
+        .add_edge(START, "a")
+        .add_edge(START, "bad")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    let events: Vec<_> = block_on(
+        run.stream([StreamMode::Tasks, StreamMode::Updates])
+            .collect::<Vec<_>>(),
+    );
+    let Some(Err(GraphError::Node { node, .. })) = events.last() else {
+        panic!("the run fails")
+    };
+    assert_eq!(node, "bad");
+    let events: Vec<_> = events.into_iter().filter_map(Result::ok).collect();
+    let state = json!({"n": 0, "log": []});
+    let start = |name: &str| {
+        (
+            "tasks",
+            json!({"name": name, "input": state, "triggers": [format!("branch:to:{name}")]}),
+        )
+    };
+    assert_eq!(
+        without_run_ids(&events),
+        lines(vec![
+            start("a"),
+            start("bad"),
+            ("updates", json!({"a": {"n": 1, "log": ["a"]}})),
+            (
+                "tasks",
+                json!({"name": "a", "error": null, "result": {"n": 1, "log": ["a"]}, "interrupts": []})
+            ),
+            (
+                "tasks",
+                json!({"name": "bad", "error": "boom", "result": {}, "interrupts": []})
+            ),
+        ])
+    );
+    let now = block_on(graph.get_state(&saver, "t")).unwrap();
+    assert_eq!(
+        (now.values.n, now.values.log.as_slice()),
+        (1, &["a".to_owned()][..])
+    );
+    assert_eq!(now.next, ["bad"]);
+    let tasks: Vec<_> = now
+        .tasks
+        .iter()
+        .map(|t| (t.id.as_str(), t.error.as_deref(), t.result.clone()))
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            ("a", None, Some(json!({"n": 1, "log": ["a"]}))),
+            ("bad", Some("boom"), None)
+        ]
+    );
+    assert!(now.interrupts.is_empty());
+
+    let alone = StateGraph::<Count>::new()
+        .add_node("bad", bad)
+        .add_edge(START, "bad")
+        .compile()
+        .unwrap();
+    let run = alone
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "alone");
+    assert!(block_on(run).is_err());
+    let now = block_on(alone.get_state(&saver, "alone")).unwrap();
+    assert_eq!(now.next, ["bad"]);
+    assert_eq!(now.tasks[0].error.as_deref(), Some("boom"));
+    let failed_at = now.checkpoint.unwrap().id;
+    fails.store(false, std::sync::atomic::Ordering::SeqCst);
+    let out = block_on(alone.run(Input::Resume).on_thread(&saver, "alone")).unwrap();
+    assert_eq!(out.state.log, ["bad"]);
+    assert!(block_on(alone.get_state(&saver, "alone"))
+        .unwrap()
+        .tasks
+        .is_empty());
+    let then = block_on(alone.get_state_at(&saver, "alone", failed_at)).unwrap();
+    assert_eq!(then.tasks[0].error.as_deref(), Some("boom"));
+
+    // Stored only at the end (`durability="exit"`): the error is kept with
+    // the checkpoint the run stores as it fails.
+    fails.store(true, std::sync::atomic::Ordering::SeqCst);
+    let run = alone.run(Input::Update(CountUpdate::new()));
+    let run = run.on_thread(&saver, "exit").durability(Durability::Exit);
+    assert!(block_on(run).is_err());
+    let now = block_on(alone.get_state(&saver, "exit")).unwrap();
+    assert_eq!(
+        (now.next.as_slice(), now.tasks[0].error.as_deref()),
+        (&["bad".to_owned()][..], Some("boom"))
+    );
+}
+
+/// `inc` (n + 1, counting its calls) in a loop that never ends.
+fn endless(limit: usize, calls: &Calls) -> Graph<Count> {
+    let calls = calls.clone();
+    StateGraph::<Count>::new()
+        .add_node("inc", move |s: &Count| {
+            calls.hit();
+            CountUpdate::new().n(s.n + 1)
+        })
+        .add_edge(START, "inc")
+        .add_edge("inc", "inc")
+        .with_recursion_limit(limit)
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn the_recursion_limit_runs_as_many_node_steps_as_langgraphs() {
+    // langgraph 1.2.22, inc (n + 1) looping, `recursion_limit` n:
+    //   invoke({"n": 0}) runs inc n times (n = 1, 2, 3), then raises
+    //   GraphRecursionError("Recursion limit of n reached without hitting a
+    //   stop condition. .."); every step is stored: the history is steps
+    //   n .. 0 (loop) and -1 (input), the head {'n': n} with next ('inc',);
+    //   the stream (values, updates, checkpoints) has each step's events,
+    //   the last checkpoint step n's. Without a checkpointer, n calls too.
+    //   invoke(None) on that thread then runs inc n + 2 times more before
+    //   raising (LangGraph's limit counts from the step the run starts at:
+    //   a run from an input spends two step numbers on its input).
+    for limit in [1usize, 2, 3] {
+        let calls = Calls::default();
+        let graph = endless(limit, &calls);
+        let saver = MemoryCheckpointer::new();
+        let run = graph
+            .run(Input::Update(CountUpdate::new()))
+            .on_thread(&saver, "t");
+        let events = block_on(run.stream(StreamMode::Checkpoints).collect::<Vec<_>>());
+        let Some(Err(error)) = events.last() else {
+            panic!("the run fails")
+        };
+        assert!(
+            matches!(error, GraphError::RecursionLimit { limit: l, next } if *l == limit && next == &["inc"]),
+            "{error}"
+        );
+        assert_eq!(calls.get(), limit);
+        let steps: Vec<i64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Ok(StreamEvent::Checkpoint { checkpoint, .. }) => Some(checkpoint.step),
+                _ => None,
+            })
+            .collect();
+        let all: Vec<i64> = (-1..=limit as i64).collect();
+        assert_eq!(steps, all, "limit {limit}");
+        let history = block_on(graph.state_history(&saver, "t", 100)).unwrap();
+        let stored: Vec<i64> = history
+            .iter()
+            .rev()
+            .map(|s| s.checkpoint.as_ref().unwrap().step)
+            .collect();
+        assert_eq!(stored, all);
+        let now = block_on(graph.get_state(&saver, "t")).unwrap();
+        assert_eq!(
+            (now.values.n as usize, now.next.as_slice()),
+            (limit, &["inc".to_owned()][..])
+        );
+
+        let again = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap_err();
+        assert!(
+            matches!(again, GraphError::RecursionLimit { .. }),
+            "{again}"
+        );
+        assert_eq!(calls.get(), limit + limit + 2, "limit {limit}, resumed");
+
+        let plain = Calls::default();
+        let error =
+            block_on(endless(limit, &plain).run(Input::Update(CountUpdate::new()))).unwrap_err();
+        assert!(
+            matches!(error, GraphError::RecursionLimit { .. }),
+            "{error}"
+        );
+        assert_eq!(plain.get(), limit, "limit {limit}, no checkpointer");
+    }
+}
+
+#[test]
+fn a_conflicting_paused_step_fails_as_langgraphs_does() {
+    // langgraph 1.2.22, a ({"n": 1}), b ({"n": 2}) and ask (interrupts)
+    // after START, `stream(.., stream_mode=["values", "updates"])`:
+    //    ('values', {'n': 0, 'log': []})
+    //    ('updates', {'a': {'n': 1}})
+    //    ('updates', {'__interrupt__': (Interrupt(value='q?', ..),)})
+    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='q?', ..),)})
+    //    ('updates', {'b': {'n': 2}})
+    //   then raises InvalidUpdateError("At key 'n': Can receive only one
+    //   value per step. .."), and so does `get_state(cfg)`.
+    //   Without a checkpointer, a ({"n": 1, "log": ["a"]}) beside ask:
+    //   invoke -> {'n': 1, 'log': ['a'], '__interrupt__': [Interrupt(value='q?', ..)]}
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", |_: &Count| CountUpdate::new().n(1))
+        .add_node("b", |_: &Count| {
+            std::thread::sleep(Duration::from_millis(150));
+            CountUpdate::new().n(2)
+        })
+        .add_node("ask", asks("ask", json!("q?"), Duration::from_millis(50)))
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let run = graph
+        .run(Input::Update(CountUpdate::new()))
+        .on_thread(&saver, "t");
+    let modes = [StreamMode::Values, StreamMode::Updates];
+    let events = block_on(run.stream(modes).collect::<Vec<_>>());
+    let Some(Err(GraphError::InvalidUpdate { nodes, error, .. })) = events.last() else {
+        panic!("the run fails: {:?}", events.last())
+    };
+    assert_eq!(nodes, &["a", "b"]);
+    assert!(error.to_string().contains("`n`"), "{error}");
+    let events: Vec<_> = events.into_iter().filter_map(Result::ok).collect();
+    let asked = json!([{"value": "q?"}]);
+    assert_eq!(
+        as_langgraph(&events),
+        lines(vec![
+            ("values", json!({"n": 0, "log": []})),
+            ("updates", json!({"a": {"n": 1}})),
+            ("updates", json!({"__interrupt__": asked})),
+            ("values", json!({"n": 0, "log": [], "__interrupt__": asked})),
+            ("updates", json!({"b": {"n": 2}})),
+        ])
+    );
+    let error = block_on(graph.get_state(&saver, "t")).unwrap_err();
+    assert!(matches!(error, GraphError::InvalidUpdate { .. }), "{error}");
+
+    let graph = StateGraph::<Count>::new()
+        .add_node("a", add_one)
+        .add_node("ask", asks("ask", json!("q?"), Duration::ZERO))
+        .add_edge(START, "a")
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    let out = block_on(graph.run(Input::Update(CountUpdate::new()))).unwrap();
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 1, "log": ["a"], "__interrupt__": [{"value": "q?"}]})
+    );
+    assert_eq!(out.next, ["ask"]);
 }

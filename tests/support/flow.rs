@@ -269,11 +269,14 @@ pub async fn parallel_interrupts_keep_finished_nodes<C: Checkpointer + ?Sized>(
         ["b_ask", "c_ask"]
     );
     assert_ne!(ids[0], ids[1]);
-    assert_eq!(
-        out.state.log,
-        Vec::<String>::new(),
-        "nothing of the step is applied"
-    );
+    // LangGraph's `invoke`: the finished node's writes shown (kept as
+    // pending writes, not stored as a step), only the paused nodes next.
+    assert_eq!(out.state.log, ["a"]);
+    assert_eq!(out.next, ["b_ask", "c_ask"]);
+    let stored = graph
+        .get_state_at(b, &t, out.checkpoint.unwrap().id)
+        .await?;
+    assert_eq!(stored.values.log, Vec::<String>::new(), "nothing stored");
 
     let err = graph
         .run(Input::ResumeWith(Resume::value("x")))
@@ -288,6 +291,8 @@ pub async fn parallel_interrupts_keep_finished_nodes<C: Checkpointer + ?Sized>(
         .run(Input::ResumeWith(Resume::new().answer(&ids[0], "yes")))
         .on_thread(b, &t)
         .await?;
+    assert_eq!(half.state.log, ["a", "b:yes"]);
+    assert_eq!(half.next, ["c_ask"]);
     assert_eq!(half.interrupts.len(), 1);
     assert_eq!(
         half.interrupts[0].id, ids[1],
@@ -396,9 +401,16 @@ pub async fn cancelling_mid_step_keeps_finished_tasks<C: Checkpointer + ?Sized>(
             futures::future::Either::Right(((), run)) => drop(run),
         }
     }
+    // As LangGraph's `get_state` shows it: the finished task's writes
+    // applied (kept as pending writes, not stored as a step), only the
+    // unfinished task next; the checkpoint itself holds the state before.
     let state = graph.get_state(b, &t).await?;
-    assert_eq!(state.values.log, ["in"], "nothing half-written");
-    assert_eq!(state.next, ["fast", "slow"]);
+    assert_eq!(state.values.log, ["in", "fast"]);
+    assert_eq!(state.next, ["slow"]);
+    let head = state.checkpoint.unwrap().id;
+    let stored = graph.get_state_at(b, &t, head).await?;
+    assert_eq!(stored.values.log, ["in"], "nothing half-written");
+    assert_eq!(stored.next, ["fast", "slow"]);
     release.store(true, Ordering::SeqCst);
     let out = graph.run(Input::Resume).on_thread(b, &t).await?;
     assert_eq!(out.state.log, ["in", "fast", "slow"]);

@@ -510,9 +510,10 @@ async fn a_killed_server_resumes_the_thread_with_nothing_lost_or_doubled() {
         ("values", &head["values"])
     );
     assert_eq!(after.last().unwrap().0, "end");
-    // The resumed run stores the steps after the head, each once.
+    // The resumed run streams the head it resumes from (as LangGraph's
+    // `checkpoints` mode does), then stores the steps after it, each once.
     let steps = checkpoint_steps(&after);
-    let want: Vec<i64> = (stored_step + 1..=stored_step + steps.len() as i64).collect();
+    let want: Vec<i64> = (stored_step..stored_step + steps.len() as i64).collect();
     assert_eq!(steps, want);
     // The message cut short streams again from its first token, whole.
     let by_id = streamed(&after);

@@ -198,7 +198,10 @@ impl<S: AgentState + 'static> StateGraph<S> {
         self
     }
 
-    /// Sets how many supersteps one run may take (default 10,000).
+    /// Sets how many node supersteps one run may take (default 10,000), as
+    /// LangGraph's `recursion_limit`: `limit` after a run's input (its
+    /// input steps not counted), `limit` + 2 for a run resuming a stored
+    /// step (LangGraph counts from the step the run starts at).
     #[must_use]
     pub fn with_recursion_limit(mut self, limit: usize) -> Self {
         self.recursion_limit = limit;

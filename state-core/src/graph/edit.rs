@@ -1,15 +1,26 @@
 //! Reading and editing a thread from outside a run: LangGraph's
 //! `get_state`, `update_state` and `get_state_history`.
 
+use serde_json::Value;
+
 use super::context::Interrupt;
-use super::resume::resume_point;
-use super::{Graph, GraphError, END, START};
+use super::pending::Pending;
+use super::resume::{resume_point, At};
+use super::stream::payload;
+use super::{Graph, GraphError, Task, END, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
-use crate::state::AgentState;
+use crate::state::{AgentState, StepRule};
 
 /// A thread as it stands at a checkpoint: LangGraph's `StateSnapshot`.
+///
+/// [`Graph::get_state`] shows the thread as it is now: the state with the
+/// writes of the tasks of its unfinished step that finished (kept as
+/// pending writes), what is still to run and the interrupts still waiting.
+/// A checkpoint read by id ([`Graph::get_state_at`],
+/// [`Graph::state_history`]) is a record of its step: the state it holds,
+/// every task of the step that follows it and every interrupt they raised.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StateSnapshot<S> {
     /// The state.
@@ -21,6 +32,59 @@ pub struct StateSnapshot<S> {
     pub interrupts: Vec<Interrupt>,
     /// The checkpoint; `None` for a thread with none.
     pub checkpoint: Option<CheckpointMeta>,
+    /// The tasks of the step that follows the checkpoint, in task order,
+    /// with what an attempt at them left.
+    pub tasks: Vec<SnapshotTask>,
+}
+
+/// A task of the step a thread runs next, as a [`StateSnapshot`] lists it:
+/// LangGraph's `StateSnapshot.tasks` (a `PregelTask`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotTask {
+    /// The task: its node's name, or `node[k]` for the `k`-th `Send` of the
+    /// step (what interrupt ids and the `tasks` stream name it by).
+    pub id: String,
+    /// Its node.
+    pub name: String,
+    /// The error of an attempt at it that failed.
+    pub error: Option<String>,
+    /// The interrupts it paused on: in [`Graph::get_state`], those still
+    /// waiting for an answer (none once it finished); read by id, every
+    /// one it raised.
+    pub interrupts: Vec<Interrupt>,
+    /// What it wrote, once an attempt finished: LangGraph's result,
+    /// `{field: value}`, a field written several times as
+    /// `{"$writes": [..]}`.
+    pub result: Option<Value>,
+}
+
+/// The tasks of a step as a snapshot (or a checkpoint's `debug` payload)
+/// lists them, with what an earlier attempt left in `pending`: every
+/// interrupt a task raised, or, `live`, those still waiting.
+pub(crate) fn snapshot_tasks<S: AgentState>(
+    graph: &Graph<S>,
+    tasks: &[Task],
+    pending: &Pending<S::Update>,
+    live: bool,
+) -> Vec<SnapshotTask> {
+    tasks
+        .iter()
+        .map(|task| {
+            let id = graph.task_key(task);
+            let done = pending.done.get(&id);
+            let interrupts = match pending.paused.get(&id) {
+                Some(paused) if !(live && done.is_some()) => paused.interrupts.clone(),
+                _ => Vec::new(),
+            };
+            SnapshotTask {
+                error: pending.errors.get(&id).cloned(),
+                result: done.map(|writes| payload::result(writes)),
+                name: graph.names[task.node].clone(),
+                interrupts,
+                id,
+            }
+        })
+        .collect()
 }
 
 impl<S> Graph<S>
@@ -37,11 +101,12 @@ where
         thread_id: &str,
     ) -> Result<StateSnapshot<S>, GraphError> {
         let thread = Thread::<S, C>::open(saver, thread_id).await?;
-        self.snapshot(thread).await
+        self.snapshot(thread, true).await
     }
 
-    /// The thread at checkpoint `id`, as [`get_state`](Self::get_state)
-    /// reads its head.
+    /// The thread at checkpoint `id`, as a record of its step: the state
+    /// it holds, every task of the step after it (`next`, finished ones
+    /// included) and every interrupt they raised.
     pub async fn get_state_at<C: Checkpointer + ?Sized>(
         &self,
         saver: &C,
@@ -49,7 +114,7 @@ where
         id: CheckpointId,
     ) -> Result<StateSnapshot<S>, GraphError> {
         let thread = Thread::<S, C>::open_at(saver, thread_id, id).await?;
-        self.snapshot(thread).await
+        self.snapshot(thread, false).await
     }
 
     /// Up to `limit` of the thread's checkpoints, newest first, each as
@@ -71,12 +136,17 @@ where
         Ok(out)
     }
 
+    /// The snapshot of the thread at its checkpoint: `live`, as it is now
+    /// (finished tasks' writes applied, only what is still to run),
+    /// otherwise as a record of the step.
     async fn snapshot<C: Checkpointer + ?Sized>(
         &self,
         thread: Thread<'_, S, C>,
+        live: bool,
     ) -> Result<StateSnapshot<S>, GraphError> {
         let at = resume_point(self, &thread).await?;
-        let interrupts = at.interrupts(self);
+        let tasks = snapshot_tasks(self, &at.tasks, &at.pending, live);
+        let interrupts = tasks.iter().flat_map(|t| t.interrupts.clone()).collect();
         // A run's `input` checkpoint holds the state before its input: what
         // runs next is `__start__`, as LangGraph shows it (an input not
         // applied yet, or a fork of one; not a thread stored before, whose
@@ -88,17 +158,55 @@ where
             }
             _ => false,
         };
-        let next = if start_next {
-            vec![START.to_owned()]
-        } else {
-            self.names_of(&at.tasks)
+        let next = match (start_next, live) {
+            (true, _) => vec![START.to_owned()],
+            (false, true) => self.names_of(&at.unfinished(self)),
+            (false, false) => self.names_of(&at.tasks),
         };
+        let checkpoint = thread.head().cloned();
+        let step = checkpoint.as_ref().map_or(0, |c| c.step + 1);
+        let mut values = thread.into_state();
+        if live {
+            self.apply_finished(&mut values, &at, step)?;
+        }
         Ok(StateSnapshot {
             next,
             interrupts,
-            checkpoint: thread.head().cloned(),
-            values: thread.into_state(),
+            checkpoint,
+            values,
+            tasks,
         })
+    }
+
+    /// Applies to `state` the writes of the tasks of step `step` that
+    /// finished (kept as pending writes), in task order, as the step would
+    /// apply them; writes that cannot apply together fail, naming their
+    /// tasks, as they would fail the step.
+    fn apply_finished(
+        &self,
+        state: &mut S,
+        at: &At<S::Update>,
+        step: i64,
+    ) -> Result<(), GraphError> {
+        let keys: Vec<String> = at.tasks.iter().map(|t| self.task_key(t)).collect();
+        let done: Vec<&NodeWrite<S::Update>> = keys
+            .iter()
+            .filter_map(|k| at.pending.done.get(k))
+            .flatten()
+            .collect();
+        if done.is_empty() {
+            return Ok(());
+        }
+        let updates = done.iter().map(|w| w.update.clone());
+        let staged = state.stage(updates, StepRule::Superstep).map_err(|error| {
+            GraphError::InvalidUpdate {
+                step,
+                nodes: done.iter().map(|w| w.node.clone()).collect(),
+                error,
+            }
+        })?;
+        state.commit(staged);
+        Ok(())
     }
 
     /// Edits the thread as if node `as_node` had written `update`

@@ -88,8 +88,10 @@ pub enum GraphError {
         /// The error, naming the field.
         error: StateError,
     },
-    /// The run took `limit` supersteps without reaching `END` (LangGraph's
-    /// `GraphRecursionError`). Every step so far is applied (and stored).
+    /// The run hit its recursion limit without reaching `END` (LangGraph's
+    /// `GraphRecursionError`): it ran `limit` node steps after its input
+    /// (resuming a stored step, `limit` + 2, as LangGraph counts). Every
+    /// step so far is applied (and stored).
     RecursionLimit {
         /// The limit.
         limit: usize,

@@ -20,7 +20,7 @@
 //!   those before it: `before_agent` in registration order, `after_agent`
 //!   in reverse (LangChain v1's order).
 //! * Streaming ([`Run::stream`]): LangGraph's stream modes (`values`,
-//!   `updates`, `messages`, `custom`, `checkpoints`, `tasks`) as a
+//!   `updates`, `messages`, `custom`, `checkpoints`, `tasks`, `debug`) as a
 //!   `futures::Stream`, with backpressure; dropping it cancels the run.
 //! * A recursion limit, a step callback, and per-thread runs over a
 //!   [`Checkpointer`](crate::checkpoint::Checkpointer) that resume after a
@@ -88,7 +88,7 @@ pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
-pub use edit::StateSnapshot;
+pub use edit::{SnapshotTask, StateSnapshot};
 pub use error::GraphError;
 pub use into_node::{form, IntoNode, Node, Sent};
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput, ParentCommand};
@@ -97,7 +97,7 @@ pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Durability, Input, Run, StepEvent};
 pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
-    TaskOutcome, UnknownStreamMode,
+    TaskInput, TaskOutcome, UnknownStreamMode,
 };
 pub use subgraph::Mapped;
 

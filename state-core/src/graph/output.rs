@@ -10,11 +10,15 @@ use crate::state::AgentState;
 /// What a run ended with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutput<S> {
-    /// The state.
+    /// The state. When the run paused on interrupts, with the writes of
+    /// the paused step's tasks that finished (as LangGraph's `invoke`
+    /// shows them; the thread keeps them as pending writes, applied with
+    /// the step when it is resumed).
     pub state: S,
     /// The nodes that would run next (a node once per task): empty when the
     /// graph reached `END`, else the run paused (interrupts, a breakpoint,
-    /// [`Run::stop_after`](super::Run::stop_after)) and can be resumed.
+    /// [`Run::stop_after`](super::Run::stop_after)) and can be resumed. On
+    /// interrupts, only the tasks still to run: those that paused.
     pub next: Vec<String>,
     /// Supersteps this run took, the input step included.
     pub steps: usize,

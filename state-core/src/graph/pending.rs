@@ -17,6 +17,8 @@ use crate::state::{AgentState, StateUpdate, Stored};
 pub(crate) const DONE: &str = "done";
 /// Key of a paused task's interrupts and the answers it had.
 pub(crate) const INTERRUPT: &str = "interrupt";
+/// Key of the error of a task's failed attempt.
+pub(crate) const ERROR: &str = "error";
 /// Prefix of the keys of `NodeContext::once` values.
 pub(crate) const ONCE: &str = "once:";
 /// The task under which a checkpoint keeps its joins' progress.
@@ -46,6 +48,8 @@ pub(crate) struct JoinEntry {
 pub(crate) struct Pending<U> {
     pub(crate) done: HashMap<String, Vec<NodeWrite<U>>>,
     pub(crate) paused: HashMap<String, PausedTask>,
+    /// The error of each task whose last failed attempt left one.
+    pub(crate) errors: HashMap<String, String>,
     pub(crate) memos: HashMap<String, HashMap<String, Value>>,
     pub(crate) joins: Option<JoinEntry>,
 }
@@ -55,6 +59,7 @@ impl<U> Default for Pending<U> {
         Self {
             done: HashMap::new(),
             paused: HashMap::new(),
+            errors: HashMap::new(),
             memos: HashMap::new(),
             joins: None,
         }
@@ -126,6 +131,9 @@ pub(crate) fn decode<S: AgentState>(
         } else if w.key == INTERRUPT {
             let paused = serde_json::from_value(value).map_err(|e| bad(&e))?;
             pending.paused.insert(w.task, paused);
+        } else if w.key == ERROR {
+            let error = serde_json::from_value(value).map_err(|e| bad(&e))?;
+            pending.errors.insert(w.task, error);
         } else if let Some(key) = w.key.strip_prefix(ONCE) {
             pending
                 .memos
@@ -197,6 +205,17 @@ pub(crate) fn paused_entry(task: &str, paused: &PausedTask) -> PendingWrite {
         task: task.to_owned(),
         key: INTERRUPT.to_owned(),
         value: serde_json::to_string(paused).expect("interrupts serialize"),
+    }
+}
+
+/// A failed task's entry: its error, shown by a snapshot of its
+/// checkpoint. U+0000 becomes U+FFFD: PostgreSQL's `jsonb` cannot hold it,
+/// and the text is only shown.
+pub(crate) fn error_entry(task: &str, error: &str) -> PendingWrite {
+    PendingWrite {
+        task: task.to_owned(),
+        key: ERROR.to_owned(),
+        value: Value::from(error.replace('\0', "\u{fffd}")).to_string(),
     }
 }
 

@@ -24,6 +24,15 @@ impl<U> At<U> {
         let keys: Vec<String> = self.tasks.iter().map(|t| graph.task_key(t)).collect();
         self.pending.interrupts(&keys)
     }
+
+    /// The tasks still to run: those no earlier attempt finished.
+    pub(crate) fn unfinished<S: AgentState<Update = U>>(&self, graph: &Graph<S>) -> Vec<Task> {
+        self.tasks
+            .iter()
+            .filter(|t| !self.pending.done.contains_key(&graph.task_key(t)))
+            .cloned()
+            .collect()
+    }
 }
 
 /// The resume point of a thread at its head: recomputed from the head step

@@ -11,23 +11,25 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::context::{Interrupt, Resume, RunContext, TaskScope};
+use super::edit::{snapshot_tasks, SnapshotTask};
 use super::joins::JoinState;
 use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
+use super::pending::{self, Pending};
 use super::policy::CancelToken;
 use super::resume::{resume_point, At};
 use super::route_cache::{Hop, LastRoute};
 use super::step::{
-    fast_outcome, fast_path, run_step, show_returned, Fast, Resumed, StepOut, StepPlan, Store,
+    fast_ended, fast_outcome, fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store,
 };
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, HeldInput, NodeWrite,
-    Source, Thread,
+    PendingWrite, Source, Thread,
 };
 use crate::error::StateError;
 use crate::graph::stream::channel::{Channel, StepNews};
-use crate::graph::stream::mode::{NodeSink, ReturnedBy, StreamMode};
+use crate::graph::stream::mode::{NodeSink, StreamMode};
 use crate::graph::stream::returned;
 use crate::state::{AgentState, StateUpdate, StepRule};
 
@@ -127,6 +129,29 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     stream: Option<Arc<Channel<S>>>,
     durability: Durability,
     context: Option<RunContext>,
+    /// The errors of the tasks that failed the run, kept with the thread's
+    /// head when it ends.
+    errors: Vec<PendingWrite>,
+}
+
+/// Where a run paused on interrupts, for what it returns.
+struct Paused<S> {
+    interrupts: Vec<Interrupt>,
+    /// The paused step's state with the writes of its tasks that finished,
+    /// when any did.
+    state: Option<Arc<S>>,
+    /// The tasks still to run.
+    next: Vec<String>,
+}
+
+impl<S> Default for Paused<S> {
+    fn default() -> Self {
+        Self {
+            interrupts: Vec::new(),
+            state: None,
+            next: Vec::new(),
+        }
+    }
 }
 
 /// When a run on a thread stores its steps (LangGraph's `durability`).
@@ -188,6 +213,7 @@ impl<S: GraphState> Graph<S> {
             stream: None,
             durability: Durability::Sync,
             context: None,
+            errors: Vec::new(),
         }
     }
 }
@@ -211,6 +237,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             stream: self.stream,
             durability: self.durability,
             context: self.context,
+            errors: self.errors,
         }
     }
 
@@ -499,6 +526,19 @@ where
         }
     }
 
+    /// Keeps `entries` as pending writes of the thread's head (nothing
+    /// for a plain run).
+    async fn keep_pending(&self, entries: Vec<PendingWrite>) -> Result<(), CheckpointError> {
+        let Sink::Saved(thread, _) = self else {
+            return Ok(());
+        };
+        let Some(head) = thread.head() else {
+            return Ok(());
+        };
+        let (saver, thread_id) = (thread.saver(), thread.thread_id());
+        saver.put_pending(thread_id, head.id, entries).await
+    }
+
     /// Keeps the joins' progress with the head, for a resume.
     async fn keep_joins(
         &mut self,
@@ -545,6 +585,9 @@ struct Progress<U> {
     tasks: Vec<Task>,
     joins: JoinState,
     steps: usize,
+    /// The last step number a node step may have: past it, the recursion
+    /// limit is hit (see [`recursion_stop`]).
+    stop: i64,
     /// The first step resumes a pause: its breakpoints are passed.
     resuming: bool,
     /// What the first step picks up, when it resumes a pause.
@@ -558,6 +601,7 @@ impl<U> Progress<U> {
             tasks: Vec::new(),
             joins: JoinState::new(graph),
             steps: 0,
+            stop: i64::MAX,
             resuming: false,
             resumed: None,
         }
@@ -588,10 +632,10 @@ where
         self.observer.is_none() && self.stream.is_none()
     }
 
-    /// Whether a step's writes are copied for the step callback or the
-    /// `updates` stream.
+    /// Whether a step's writes are copied for the step callback (the
+    /// `updates` stream gets each task's as it ends).
     fn observed(&self) -> bool {
-        self.observer.is_some() || self.streams(StreamMode::Updates)
+        self.observer.is_some()
     }
 
     /// The run in its `graph.run` span (thread id, steps, duration), when
@@ -623,19 +667,28 @@ where
         // `Durability::Exit`; nothing is left to store under `Sync`). A
         // failure to store is the run's error unless it failed already.
         let flushed = sink.flush().await;
-        let (at, interrupts) = ran?;
+        if flushed.is_ok() && !self.errors.is_empty() {
+            // The run fails with its task's error whether or not this is
+            // kept: only what a snapshot shows is lost.
+            if let Err(error) = sink.keep_pending(std::mem::take(&mut self.errors)).await {
+                tracing::warn!(%error, "the errors of the failed tasks were not kept");
+            }
+        }
+        let (at, paused) = ran?;
         flushed?;
-        Ok(self.output(sink, &at, interrupts))
+        Ok(self.output(sink, &at, paused))
     }
 
     /// The run's steps, from its input to where it ends: where it is then,
-    /// and the interrupts it paused on.
+    /// and where it paused on interrupts, if it did.
     async fn drive(
         &mut self,
         sink: &mut Sink<'a, S, C>,
-    ) -> Result<(Progress<S::Update>, Vec<Interrupt>), GraphError> {
+    ) -> Result<(Progress<S::Update>, Paused<S>), GraphError> {
         let input = std::mem::replace(&mut self.input, Input::Resume);
+        let stop = recursion_stop(sink.next_step(), self.graph.recursion_limit);
         let mut at = self.start(&mut *sink, input).await?;
+        at.stop = stop;
         if let (true, Some(channel)) = (self.streams(StreamMode::Messages), &self.stream) {
             let fields = returned::message_fields::<S>();
             channel.seen(returned::state_ids(sink.state(), &fields));
@@ -657,15 +710,18 @@ where
                     Direct::Yield => {}
                 }
             }
-            if !ran && self.stop_before_step(&at)? {
+            if !ran && self.stop_before_step(&at, sink.next_step())? {
                 if let (true, Some(channel)) = (self.at_breakpoint(&at), &self.stream) {
                     channel.at_breakpoint().await;
                 }
                 break;
             }
             let step = sink.next_step();
-            if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
-                channel.tasks_start(self.graph, step, &at.tasks).await;
+            if let Some(channel) = &self.stream {
+                let state = sink.shared();
+                channel
+                    .tasks_start(self.graph, step, &at.tasks, &state)
+                    .await;
             }
             let span = trace::Timed::new(trace::step_span(self.graph, step, &at.tasks));
             // A step of one plain sync node runs without a future of its own;
@@ -694,7 +750,7 @@ where
                         .await?;
                     match done {
                         Ok(done) => done,
-                        Err(interrupts) => return Ok((at, interrupts)),
+                        Err(paused) => return Ok((at, paused)),
                     }
                 }
             };
@@ -703,7 +759,7 @@ where
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
             if !self.shows_nothing() {
-                self.emit(&*sink, false, observed, &next).await;
+                self.emit(&*sink, observed, &next).await;
             }
             let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
             std::mem::swap(&mut at.tasks, &mut next);
@@ -715,7 +771,7 @@ where
                 break;
             }
         }
-        Ok((at, Vec::new()))
+        Ok((at, Paused::default()))
     }
 
     /// Runs the steps of one plain sync node (no retry, no `Send` input) of
@@ -738,7 +794,7 @@ where
             return Ok(Direct::Yield);
         };
         let limits = self.direct_limits();
-        let mut node = match self.direct_node(at, limits)? {
+        let mut node = match self.direct_node(at, *next_step, limits)? {
             Ok(node) => node,
             Err(left) => return Ok(left),
         };
@@ -773,7 +829,7 @@ where
             if graph.after[node] && !at.tasks.is_empty() {
                 return Ok(Direct::Stopped);
             }
-            node = match self.direct_node(at, limits)? {
+            node = match self.direct_node(at, *next_step, limits)? {
                 Ok(node) => node,
                 Err(left) => return Ok(left),
             };
@@ -782,14 +838,11 @@ where
 
     /// What [`stop_before_step`](Self::stop_before_step) checks that does
     /// not change while [`run_direct`](Self::run_direct) runs: the step
-    /// count it may not reach without a stop (`stop_after`, the recursion
-    /// limit) and whether any node has a breakpoint before it.
+    /// count it may not reach without a stop (`stop_after`) and whether any
+    /// node has a breakpoint before it.
     fn direct_limits(&self) -> (usize, bool) {
-        let graph = self.graph;
-        let limit = self
-            .stop_after
-            .map_or(graph.recursion_limit, |l| l.min(graph.recursion_limit));
-        (limit, graph.before.contains(&true))
+        let limit = self.stop_after.unwrap_or(usize::MAX);
+        (limit, self.graph.before.contains(&true))
     }
 
     /// The node of the next step if `run_direct` runs it (one plain sync
@@ -799,6 +852,7 @@ where
     fn direct_node(
         &self,
         at: &Progress<S::Update>,
+        step: i64,
         (limit, breakpoints): (usize, bool),
     ) -> Result<Result<usize, Direct>, GraphError> {
         let graph = self.graph;
@@ -815,8 +869,10 @@ where
         if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             return Err(GraphError::Cancelled);
         }
-        let may_stop = at.steps >= limit || (breakpoints && graph.before[node] && !at.resuming);
-        if may_stop && self.stop_before_step(at)? {
+        let may_stop = at.steps >= limit
+            || step > at.stop
+            || (breakpoints && graph.before[node] && !at.resuming);
+        if may_stop && self.stop_before_step(at, step)? {
             return Ok(Err(Direct::Stopped));
         }
         Ok(Ok(node))
@@ -859,7 +915,7 @@ where
 
     /// A step the fast path did not apply: its tasks run (unless the fast
     /// path ran its one node) in the step's span, then its writes apply.
-    /// `Ok(Err(..))`: the step paused on these interrupts instead.
+    /// `Ok(Err(..))`: the step paused on interrupts instead.
     async fn finish_step(
         &mut self,
         sink: &mut Sink<'a, S, C>,
@@ -867,17 +923,8 @@ where
         fast: Fast<S::Update>,
         out: &mut StepOut<S::Update>,
         span: &trace::Timed,
-    ) -> Result<Result<(Routing, Observed<S>), Vec<Interrupt>>, GraphError> {
-        let messages = self.streams(StreamMode::Messages);
-        if let (Fast::Ran, Some(channel), true) = (&fast, &self.stream, messages) {
-            let key = self.graph.task_key(&at.tasks[0]);
-            let task = ReturnedBy {
-                step: sink.next_step(),
-                node: &self.graph.names[at.tasks[0].node],
-                task: &key,
-            };
-            show_returned::<S>(Some(&**channel), task, &mut out.writes);
-        }
+    ) -> Result<Result<(Routing, Observed<S>), Paused<S>>, GraphError> {
+        let step = sink.next_step();
         if let Fast::No = fast {
             // What the step may leave pending is kept with a stored
             // checkpoint; any other step stays unsaved under `Exit`/`Async`.
@@ -885,11 +932,11 @@ where
                 sink.flush().await?;
             }
             let plan = StepPlan {
-                step: sink.next_step(),
+                step,
                 store: sink.store(),
                 resumed: at.resumed.take(),
                 cancel: self.cancel.clone(),
-                stream: self.stream.clone().map(|c| c as Arc<dyn NodeSink>),
+                stream: self.stream.clone(),
                 scope: TaskScope {
                     context: self.context.clone(),
                     remaining: self.graph.recursion_limit.saturating_sub(at.steps),
@@ -898,24 +945,22 @@ where
             run_step(self.graph, &at.tasks, sink.shared(), plan, out)
                 .instrument(span.span().clone())
                 .await?;
-        }
-        if let (true, Some(channel)) = (self.streams(StreamMode::Tasks), &self.stream) {
-            channel
-                .tasks_end(self.graph, sink.next_step(), &at.tasks, out)
-                .await;
+        } else if let Some(channel) = &self.stream {
+            fast_ended(
+                self.graph,
+                &at.tasks,
+                step,
+                Some(channel),
+                &sink.shared(),
+                out,
+            );
         }
         if let Some(error) = out.failed.take() {
+            self.keep_errors(sink, at, out);
             return Err(error);
         }
         if !out.interrupts.is_empty() {
-            let interrupts = std::mem::take(&mut out.interrupts);
-            if let Some(channel) = &self.stream {
-                let (step, state) = (sink.next_step(), sink.shared());
-                channel
-                    .paused(self.graph, step, &at.tasks, state, &interrupts)
-                    .await;
-            }
-            return Ok(Err(interrupts));
+            return self.pause(sink, at, out).await.map(Err);
         }
         let routing = self.routing(out)?;
         let observed = self.observed().then(|| out.writes.clone());
@@ -924,17 +969,80 @@ where
         Ok(Ok((routing, observed)))
     }
 
-    /// Whether the loop stops before running `at.tasks`: cancelled (an
-    /// error), at the step limit, at the recursion limit (an error), or at
-    /// a breakpoint.
-    fn stop_before_step(&self, at: &Progress<S::Update>) -> Result<bool, GraphError> {
+    /// A step some of whose tasks paused: what the run returns. Those that
+    /// finished are kept (as pending writes, on a thread) for the resume;
+    /// the output shows the state with their writes, and `next` only the
+    /// tasks still to run, as LangGraph's `invoke` and `values` show them.
+    async fn pause(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        at: &Progress<S::Update>,
+        out: &mut StepOut<S::Update>,
+    ) -> Result<Paused<S>, GraphError> {
+        let step = sink.next_step();
+        let next = (at.tasks.iter().enumerate())
+            .filter(|&(k, _)| out.task_writes(k).is_empty())
+            .map(|(_, t)| self.graph.names[t.node].clone())
+            .collect();
+        let interrupts = std::mem::take(&mut out.interrupts);
+        if out.writes.is_empty() {
+            let state = None;
+            return Ok(Paused {
+                interrupts,
+                state,
+                next,
+            });
+        }
+        let wrote = out.writes.iter().any(|w| !StateUpdate::is_empty(&w.update));
+        let mut state = sink.state().clone();
+        let updates = out.writes.iter_mut().map(|w| std::mem::take(&mut w.update));
+        let staged = state.stage(updates, StepRule::Superstep);
+        let staged = staged.map_err(|error| GraphError::InvalidUpdate {
+            step,
+            nodes: out.writes.iter().map(|w| w.node.clone()).collect(),
+            error,
+        })?;
+        state.commit(staged);
+        let state = Arc::new(state);
+        if let (true, Some(channel)) = (wrote, &self.stream) {
+            channel
+                .paused_with_writes(step - 1, Arc::clone(&state))
+                .await;
+        }
+        Ok(Paused {
+            interrupts,
+            state: Some(state),
+            next,
+        })
+    }
+
+    /// Notes the errors of a step's failed tasks, to keep with the thread's
+    /// head once the run has stored what it ran (a snapshot shows them).
+    fn keep_errors(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        at: &Progress<S::Update>,
+        out: &mut StepOut<S::Update>,
+    ) {
+        if let Sink::Saved(..) = sink {
+            let graph = self.graph;
+            self.errors = (out.errors.drain(..))
+                .map(|(k, error)| pending::error_entry(&graph.task_key(&at.tasks[k]), &error))
+                .collect();
+        }
+    }
+
+    /// Whether the loop stops before running `at.tasks` as step `step`:
+    /// cancelled (an error), at the step limit, at the recursion limit (an
+    /// error), or at a breakpoint.
+    fn stop_before_step(&self, at: &Progress<S::Update>, step: i64) -> Result<bool, GraphError> {
         if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             return Err(GraphError::Cancelled);
         }
         if self.stop_after.is_some_and(|limit| at.steps >= limit) {
             return Ok(true);
         }
-        if at.steps >= self.graph.recursion_limit {
+        if step > at.stop {
             return Err(GraphError::RecursionLimit {
                 limit: self.graph.recursion_limit,
                 next: self.graph.names_of(&at.tasks),
@@ -949,11 +1057,21 @@ where
         !at.resuming && at.tasks.iter().any(|t| self.graph.before[t.node])
     }
 
-    /// Tells the stream the state a stored thread resumes from.
-    async fn resumed(stream: &Option<Arc<Channel<S>>>, sink: &Sink<'a, S, C>) {
-        if let (Some(channel), Some(head)) = (stream, sink.head()) {
-            channel.resumed(head.step, sink.shared()).await;
-        }
+    /// Tells the stream the state a stored thread resumes from, and its
+    /// checkpoint with what an earlier attempt at its tasks left (that of
+    /// a fork is reported as the fork).
+    async fn resumed(&mut self, sink: &Sink<'a, S, C>, at: &Progress<S::Update>) {
+        let (Some(channel), Some(head)) = (&self.stream, sink.head()) else {
+            return;
+        };
+        let none = Pending::default();
+        let pending = at.resumed.as_ref().map_or(&none, |r| &r.pending);
+        let tasks = match self.from {
+            None => snapshot_tasks(self.graph, &at.tasks, pending, false),
+            Some(_) => Vec::new(),
+        };
+        let forked = self.from.is_some();
+        channel.resumed(head, sink.shared(), forked, tasks).await;
     }
 
     /// The gotos and `Send`s of each task's writes, checked; empty when
@@ -1071,7 +1189,7 @@ where
                 if let Some(resumed) = &mut at.resumed {
                     resumed.answers = answers;
                 }
-                Self::resumed(&self.stream, sink).await;
+                self.resumed(sink, &at).await;
                 self.report_fork(sink, graph).await?;
             }
         }
@@ -1101,7 +1219,7 @@ where
             return self.apply_held(sink, held).await;
         }
         let at = progress_from(resume_point(graph, thread).await?);
-        Self::resumed(&self.stream, sink).await;
+        self.resumed(sink, &at).await;
         self.report_fork(sink, graph).await?;
         Ok(at)
     }
@@ -1120,23 +1238,26 @@ where
         let Some(head) = thread.head().filter(|h| h.source == Source::Fork) else {
             return Ok(());
         };
-        let next = graph.names_of(&resume_point(graph, thread).await?.tasks);
-        self.report_checkpoint(sink, head.step, Source::Fork, Some(head), next)
+        let at = resume_point(graph, thread).await?;
+        let tasks = snapshot_tasks(graph, &at.tasks, &at.pending, false);
+        self.report_checkpoint(sink, head.step, Source::Fork, Some(head), tasks)
             .await;
         Ok(())
     }
 
     /// Tells the step callback and the `checkpoints` stream (when it was
     /// stored) about a checkpoint that no node wrote (a fork, a run's
-    /// input): its state and what runs next; no writes, no `values`.
+    /// input): its state and the tasks that run next; no writes, no
+    /// `values`.
     async fn report_checkpoint(
         &mut self,
         sink: &Sink<'a, S, C>,
         step: i64,
         source: Source,
         checkpoint: Option<&CheckpointMeta>,
-        next: Vec<String>,
+        tasks: Vec<SnapshotTask>,
     ) {
+        let next: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
         if let Some(observer) = &mut self.observer {
             observer(&StepEvent {
                 step,
@@ -1148,7 +1269,7 @@ where
             });
         }
         if let (Some(channel), Some(head)) = (&self.stream, checkpoint) {
-            channel.forked(head.clone(), sink.shared(), next).await;
+            channel.forked(head, sink.shared(), tasks).await;
         }
     }
 
@@ -1174,8 +1295,15 @@ where
                 other => other,
             })?;
         let step = sink.next_step() - 1;
-        let next = vec![START.to_owned()];
-        self.report_checkpoint(sink, step, Source::Input, sink.head(), next)
+        // LangGraph lists the input as a task of `__start__`.
+        let start = SnapshotTask {
+            id: START.to_owned(),
+            name: START.to_owned(),
+            error: None,
+            interrupts: Vec::new(),
+            result: None,
+        };
+        self.report_checkpoint(sink, step, Source::Input, sink.head(), vec![start])
             .await;
         Ok(())
     }
@@ -1250,7 +1378,7 @@ where
         graph.settle(&mut routed, &mut at.tasks);
         sink.keep_joins(graph, &at.joins, &[]).await?;
         at.steps = 1;
-        self.emit(sink, true, observed, &at.tasks).await;
+        self.emit(sink, observed, &at.tasks).await;
         Ok(())
     }
 
@@ -1319,7 +1447,7 @@ where
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
-        self.emit(sink, true, observed, &at.tasks).await;
+        self.emit(sink, observed, &at.tasks).await;
         Ok(at)
     }
 
@@ -1352,34 +1480,39 @@ where
         Ok(at)
     }
 
+    /// What the run returns: where it ended, or, paused on interrupts,
+    /// the state with the finished tasks' writes and the tasks still to run.
     fn output(
         &self,
         sink: Sink<'a, S, C>,
         at: &Progress<S::Update>,
-        interrupts: Vec<Interrupt>,
+        paused: Paused<S>,
     ) -> RunOutput<S> {
         let checkpoint = sink.head().cloned();
-        let next = self.graph.names_of(&at.tasks);
-        let state = match sink {
-            Sink::Plain { state, .. } => Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone()),
-            Sink::Saved(thread, _) => thread.into_state(),
+        let unwrap = |state: Arc<S>| Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone());
+        let next = match paused.interrupts.is_empty() {
+            true => self.graph.names_of(&at.tasks),
+            false => paused.next,
+        };
+        let state = match (paused.state, sink) {
+            (Some(state), _) => unwrap(state),
+            (None, Sink::Plain { state, .. }) => unwrap(state),
+            (None, Sink::Saved(thread, _)) => thread.into_state(),
         };
         RunOutput {
             state,
             next,
             steps: at.steps,
             checkpoint,
-            interrupts,
+            interrupts: paused.interrupts,
         }
     }
 
     /// Tells the step callback and the stream about the step just applied
-    /// (its writes, when they were copied for them); `input`: the run's
-    /// input, which streams no `updates` (it is no node's).
+    /// (its writes, when they were copied for the callback).
     async fn emit(
         &mut self,
         sink: &Sink<'a, S, C>,
-        input: bool,
         writes: Option<Vec<NodeWrite<S::Update>>>,
         next: &[Task],
     ) {
@@ -1398,8 +1531,6 @@ where
         if let Some(channel) = &self.stream {
             let news = StepNews {
                 step,
-                input,
-                writes,
                 state: sink.shared(),
                 checkpoint: sink.head(),
                 next,
@@ -1421,11 +1552,22 @@ enum Direct {
     Ran,
 }
 
+/// The last step number a run that starts at step `first` (the next step
+/// of its thread: -1 for a new one) may run a node step as, under recursion
+/// limit `limit`: LangGraph's `stop = step + recursion_limit + 1`. A run
+/// from an input thus runs `limit` node steps (its input takes two step
+/// numbers); a run resuming a stored step, `limit` + 2, as LangGraph's.
+fn recursion_stop(first: i64, limit: usize) -> i64 {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    first.saturating_add(limit).saturating_add(1)
+}
+
 fn progress_from<U>(point: At<U>) -> Progress<U> {
     Progress {
         tasks: point.tasks,
         joins: point.joins,
         steps: 0,
+        stop: i64::MAX,
         resuming: true,
         resumed: Some(Resumed {
             pending: point.pending,

@@ -2,7 +2,8 @@
 //! (inline when there is one), async nodes polled together, each with its
 //! retry policy and timeout; a finished task's writes kept as pending as
 //! soon as it finishes (on a thread, when the step has several tasks), a
-//! paused task's interrupt kept when it pauses; cancellation honoured.
+//! paused task's interrupt kept when it pauses, and each task's stream
+//! events sent as it ends; cancellation honoured.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,6 +19,7 @@ use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
 use super::{Graph, GraphError, Task};
 use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
+use crate::graph::stream::channel::{Channel, Ended, TaskAt};
 use crate::graph::stream::mode::{NodeSink, ReturnedBy, StreamMode};
 use crate::graph::stream::returned;
 use crate::state::{AgentState, StateUpdate};
@@ -51,27 +53,31 @@ pub(crate) struct Resumed<U> {
 }
 
 /// What a step runs with besides its tasks and state.
-pub(crate) struct StepPlan<'r, U> {
+pub(crate) struct StepPlan<'r, S: AgentState> {
     pub(crate) step: i64,
     pub(crate) store: Option<Store<'r>>,
-    pub(crate) resumed: Option<Resumed<U>>,
+    pub(crate) resumed: Option<Resumed<S::Update>>,
     pub(crate) cancel: Option<CancelToken>,
-    /// Where the tasks' contexts stream to, when the run is streamed.
-    pub(crate) stream: Option<Arc<dyn NodeSink>>,
+    /// Where the tasks' events go, when the run is streamed.
+    pub(crate) stream: Option<Arc<Channel<S>>>,
     /// The run's context and steps left, for every task.
     pub(crate) scope: TaskScope,
 }
 
 /// How a step's tasks ended, together.
 pub(crate) struct StepOut<U> {
-    /// Every task's writes, in task order, when all finished.
+    /// The writes of the tasks that finished, in task order.
     pub(crate) writes: Vec<NodeWrite<U>>,
-    /// The writes of task `k` are `writes[owners[k]..owners[k + 1]]`.
+    /// The writes of task `k` are `writes[owners[k]..owners[k + 1]]`: none
+    /// for a task that paused or failed (a finished one has one at least).
     pub(crate) owners: Vec<usize>,
     /// The interrupts of the tasks that paused, in task order.
     pub(crate) interrupts: Vec<super::Interrupt>,
     /// The first task (in task order) that failed.
     pub(crate) failed: Option<GraphError>,
+    /// Each failed task, by its index, with its error as a snapshot shows
+    /// it.
+    pub(crate) errors: Vec<(usize, String)>,
 }
 
 impl<U> Default for StepOut<U> {
@@ -81,6 +87,7 @@ impl<U> Default for StepOut<U> {
             owners: Vec::new(),
             interrupts: Vec::new(),
             failed: None,
+            errors: Vec::new(),
         }
     }
 }
@@ -91,19 +98,31 @@ impl<U> StepOut<U> {
         self.owners.clear();
         self.interrupts.clear();
         self.failed = None;
+        self.errors.clear();
     }
 
     /// Adds the next task's outcome.
     fn push(&mut self, result: TaskResult<U>) {
+        self.owners.push(self.writes.len());
         match result {
-            TaskResult::Writes(writes) => {
-                self.owners.push(self.writes.len());
-                self.writes.extend(writes);
-            }
+            TaskResult::Writes(writes) => self.writes.extend(writes),
             TaskResult::Paused(paused) => self.interrupts.extend(paused.interrupts),
-            TaskResult::Failed(error) => {
-                self.failed.get_or_insert(error);
-            }
+            TaskResult::Failed(error) => self.push_failure(error),
+        }
+    }
+
+    /// Records the failure of the task whose owner was pushed last.
+    fn push_failure(&mut self, error: GraphError) {
+        let k = self.owners.len() - 1;
+        self.errors.push((k, task_error(&error)));
+        self.failed.get_or_insert(error);
+    }
+
+    /// The writes of task `k`; empty unless it finished.
+    pub(crate) fn task_writes(&self, k: usize) -> &[NodeWrite<U>] {
+        match (self.owners.get(k), self.owners.get(k + 1)) {
+            (Some(&from), Some(&to)) => &self.writes[from..to],
+            _ => &[],
         }
     }
 
@@ -113,28 +132,59 @@ impl<U> StepOut<U> {
     }
 }
 
+/// A task's error as the `tasks` stream and a snapshot show it: a node's
+/// own error, else the runtime's.
+pub(crate) fn task_error(error: &GraphError) -> String {
+    match error {
+        GraphError::Node { error, .. } => error.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Turns a node's raw result into the task's outcome, reading its
-/// context's signals, and queues what is to be kept.
+/// context's signals, queues what is to be kept, and streams the task's
+/// events.
 struct Finisher<'g, S: AgentState> {
     graph: &'g Graph<S>,
+    tasks: &'g [Task],
     step: i64,
     keys: Vec<String>,
     ctxs: Vec<Option<NodeContext>>,
     queue: Option<Arc<PendingQueue>>,
     /// Keep each finished task's writes (the step has several tasks).
     keep_done: bool,
-    /// Where the messages a task returns stream (`messages` mode).
-    stream: Option<Arc<dyn NodeSink>>,
+    /// Where the tasks' events go, when the run is streamed.
+    stream: Option<Arc<Channel<S>>>,
+    /// The step's state, for the `values` of a paused task (only when
+    /// streamed).
+    state: Option<Arc<S>>,
 }
 
-impl<S: AgentState> Finisher<'_, S> {
-    fn finish(
-        &self,
-        i: usize,
-        node: usize,
-        result: NodeResult<S::Update>,
-    ) -> TaskResult<S::Update> {
-        let name = &self.graph.names[node];
+impl<S: AgentState> Finisher<'_, S>
+where
+    S: Clone + Send + Sync,
+    S::Update: Clone + Send,
+{
+    /// Task `i`'s outcome, and its events.
+    fn finish(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
+        let outcome = self.outcome(i, result);
+        if let Some(channel) = &self.stream {
+            let ended = match &outcome {
+                TaskResult::Writes(writes) => Ended::Wrote(writes),
+                TaskResult::Paused(paused) => Ended::Paused(&paused.interrupts),
+                TaskResult::Failed(error) => Ended::Failed(error),
+            };
+            let at = TaskAt {
+                step: self.step,
+                task: &self.tasks[i],
+            };
+            channel.task_ended(self.graph, at, self.state.as_ref(), ended);
+        }
+        outcome
+    }
+
+    fn outcome(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
+        let name = &self.graph.names[self.tasks[i].node];
         if let Some(ctx) = &self.ctxs[i] {
             if let Some(outcome) = self.signalled(ctx, name) {
                 if let (TaskResult::Paused(paused), Some(queue)) = (&outcome, &self.queue) {
@@ -160,7 +210,8 @@ impl<S: AgentState> Finisher<'_, S> {
             node: name,
             task: &self.keys[i],
         };
-        show_returned::<S>(self.stream.as_deref(), task, &mut writes);
+        let sink = self.stream.as_deref().map(|c| c as &dyn NodeSink);
+        show_returned::<S>(sink, task, &mut writes);
         if let (true, Some(queue)) = (self.keep_done, &self.queue) {
             match pending::done_entry(&self.keys[i], self.step, S::VERSION, &mut writes) {
                 Ok(entry) => queue.push(entry),
@@ -252,17 +303,17 @@ pub(crate) async fn run_step<'r, S>(
     graph: &'r Graph<S>,
     tasks: &'r [Task],
     state: Arc<S>,
-    plan: StepPlan<'r, S::Update>,
+    plan: StepPlan<'r, S>,
     out: &mut StepOut<S::Update>,
 ) -> Result<(), GraphError>
 where
-    S: AgentState + Send + Sync + 'static,
-    S::Update: Send,
+    S: AgentState + Clone + Send + Sync + 'static,
+    S::Update: Clone + Send,
 {
     out.clear();
     if plan.resumed.is_none() {
         if let Fast::Ran = fast_path(graph, tasks, &state, plan.step, out, false) {
-            show_fast_returned(graph, &tasks[0], &plan, out);
+            fast_ended(graph, tasks, plan.step, plan.stream.as_ref(), &state, out);
             return Ok(());
         }
     }
@@ -283,10 +334,15 @@ where
     });
     let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
+    let sink = stream.clone().map(|c| c as Arc<dyn NodeSink>);
     let mut results: Vec<Option<TaskResult<S::Update>>> = Vec::with_capacity(tasks.len());
     let mut ctxs = Vec::with_capacity(tasks.len());
     for (task, key) in tasks.iter().zip(&keys) {
         if let Some(writes) = pending.done.remove(key) {
+            if let Some(channel) = &stream {
+                let at = TaskAt { step, task };
+                channel.task_ended(graph, at, None, Ended::Cached(&writes));
+            }
             results.push(Some(TaskResult::Writes(writes)));
             ctxs.push(None);
             continue;
@@ -300,18 +356,20 @@ where
                 thread_id(&store),
             )
             .with_queue(queue.clone())
-            .with_stream(stream.clone())
+            .with_stream(sink.clone())
             .with_scope(scope.clone());
             task_context(ctx, key, &mut pending, &answers)
         }));
     }
     let finisher = Finisher {
         graph,
+        tasks,
         step,
         keys,
         ctxs,
         queue: queue.clone(),
         keep_done: tasks.len() > 1,
+        state: stream.as_ref().map(|_| Arc::clone(&state)),
         stream,
     };
     run_sync_tasks(graph, tasks, &state, &finisher, &mut results);
@@ -321,7 +379,6 @@ where
     let drive = Drive {
         futures,
         finisher: &finisher,
-        tasks,
         results,
         store,
         queue,
@@ -336,27 +393,35 @@ where
     Ok(())
 }
 
-/// `messages` mode after a step [`fast_path`] ran: what its one task
-/// returned.
-fn show_fast_returned<S: AgentState>(
+/// The events of the one task of a step [`fast_path`] ran: the messages
+/// it returned (`messages` mode), then how it ended.
+pub(crate) fn fast_ended<S>(
     graph: &Graph<S>,
-    task: &Task,
-    plan: &StepPlan<'_, S::Update>,
+    tasks: &[Task],
+    step: i64,
+    stream: Option<&Arc<Channel<S>>>,
+    state: &Arc<S>,
     out: &mut StepOut<S::Update>,
-) {
-    let messages = plan
-        .stream
-        .as_deref()
-        .filter(|s| s.modes().contains(StreamMode::Messages));
-    if let Some(sink) = messages {
+) where
+    S: AgentState + Clone + Send + Sync,
+    S::Update: Clone + Send,
+{
+    let Some(channel) = stream else { return };
+    let task = &tasks[0];
+    if channel.modes().contains(StreamMode::Messages) {
         let key = graph.task_key(task);
         let by = ReturnedBy {
-            step: plan.step,
+            step,
             node: &graph.names[task.node],
             task: &key,
         };
-        show_returned::<S>(Some(sink), by, &mut out.writes);
+        show_returned::<S>(Some(&**channel), by, &mut out.writes);
     }
+    let ended = match &out.failed {
+        Some(error) => Ended::Failed(error),
+        None => Ended::Wrote(&out.writes),
+    };
+    channel.task_ended(graph, TaskAt { step, task }, Some(state), ended);
 }
 
 fn thread_id<'r>(store: &Option<Store<'r>>) -> Option<&'r str> {
@@ -427,20 +492,17 @@ pub(crate) fn fast_outcome<U: Default>(
     out: &mut StepOut<U>,
 ) {
     out.clear();
+    out.owners.push(0);
     match output {
-        Ok(output) => {
-            out.owners.push(0);
-            push_writes(name, output, &mut out.writes);
-            out.close();
-        }
-        Err(error) => {
-            out.failed = Some(GraphError::Node {
-                node: name.to_owned(),
-                step,
-                error,
-            });
-        }
+        // Into the step's buffer as it is: no allocation of its own.
+        Ok(output) => push_writes(name, output, &mut out.writes),
+        Err(error) => out.push_failure(GraphError::Node {
+            node: name.to_owned(),
+            step,
+            error,
+        }),
     }
+    out.close();
 }
 
 /// A task's context with the answers it has: those it had before, plus
@@ -485,7 +547,9 @@ fn call_sync<S: AgentState>(
 }
 
 /// Runs the step's sync tasks: inline when there is one, else each on a
-/// scoped thread of its own (the first on this one).
+/// scoped thread of its own (the first on this one), each finished (its
+/// events streamed) on its thread as it returns, so they stream in the
+/// order they finish.
 fn run_sync_tasks<S>(
     graph: &Graph<S>,
     tasks: &[Task],
@@ -493,8 +557,8 @@ fn run_sync_tasks<S>(
     finisher: &Finisher<'_, S>,
     results: &mut [Option<TaskResult<S::Update>>],
 ) where
-    S: AgentState + Sync,
-    S::Update: Send,
+    S: AgentState + Clone + Send + Sync,
+    S::Update: Clone + Send,
 {
     let todo: Vec<usize> = (0..tasks.len())
         .filter(|&i| results[i].is_none() && runs_sync(graph, &tasks[i]))
@@ -502,30 +566,27 @@ fn run_sync_tasks<S>(
     let run = |i: usize| {
         let f = &graph.fns[tasks[i].node];
         let span = super::trace::node_span(&graph.names[tasks[i].node], finisher.step);
-        super::trace::in_span(span, || {
+        let result = super::trace::in_span(span, || {
             call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
-        })
+        });
+        finisher.finish(i, result)
     };
-    let raw: Vec<(usize, NodeResult<S::Update>)> = match todo.as_slice() {
-        [] => return,
-        [one] => vec![(*one, run(*one))],
+    match todo.as_slice() {
+        [] => {}
+        [one] => results[*one] = Some(run(*one)),
         [first, rest @ ..] => std::thread::scope(|scope| {
             let handles: Vec<_> = rest
                 .iter()
                 .map(|&i| (i, scope.spawn(move || run(i))))
                 .collect();
-            let mut raw = vec![(*first, run(*first))];
+            results[*first] = Some(run(*first));
             for (i, handle) in handles {
                 match handle.join() {
-                    Ok(result) => raw.push((i, result)),
+                    Ok(result) => results[i] = Some(result),
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
-            raw
         }),
-    };
-    for (i, result) in raw {
-        results[i] = Some(finisher.finish(i, tasks[i].node, result));
     }
 }
 
@@ -647,7 +708,6 @@ fn tracing_retry(node: &str, attempt: u32, error: &super::BoxError) {
 struct Drive<'r, 'f, S: AgentState> {
     futures: Vec<(usize, TaskFuture<'r, S::Update>)>,
     finisher: &'f Finisher<'r, S>,
-    tasks: &'r [Task],
     results: Vec<Option<TaskResult<S::Update>>>,
     store: Option<Store<'r>>,
     queue: Option<Arc<PendingQueue>>,
@@ -658,7 +718,11 @@ struct Drive<'r, 'f, S: AgentState> {
 
 impl<S: AgentState> Unpin for Drive<'_, '_, S> {}
 
-impl<S: AgentState> Drive<'_, '_, S> {
+impl<S> Drive<'_, '_, S>
+where
+    S: AgentState + Clone + Send + Sync,
+    S::Update: Clone + Send,
+{
     /// Advances the storing; whether anything moved.
     fn poll_store(&mut self, cx: &mut Context<'_>) -> bool {
         let (Some(store), Some(queue)) = (&self.store, &self.queue) else {
@@ -704,7 +768,7 @@ impl<S: AgentState> Drive<'_, '_, S> {
                 Poll::Pending => k += 1,
                 Poll::Ready(result) => {
                     let i = *i;
-                    let outcome = self.finisher.finish(i, self.tasks[i].node, result);
+                    let outcome = self.finisher.finish(i, result);
                     self.results[i] = Some(outcome);
                     drop(self.futures.swap_remove(k));
                     moved = true;
@@ -715,7 +779,11 @@ impl<S: AgentState> Drive<'_, '_, S> {
     }
 }
 
-impl<S: AgentState> Future for Drive<'_, '_, S> {
+impl<S> Future for Drive<'_, '_, S>
+where
+    S: AgentState + Clone + Send + Sync,
+    S::Update: Clone + Send,
+{
     type Output = Result<Vec<TaskResult<S::Update>>, GraphError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -11,13 +11,16 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
-use super::event::{StreamEvent, TaskOutcome};
+use super::event::{StreamEvent, TaskInput, TaskOutcome};
 use super::mode::{MessageEvent, NodeEvent, NodeSink, ReturnedBy, StreamMode, StreamModes};
 use super::returned::Seen;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
-use crate::graph::step::StepOut;
+use crate::graph::edit::{snapshot_tasks, SnapshotTask};
+use crate::graph::pending::Pending;
+use crate::graph::step::task_error;
 use crate::graph::{Graph, GraphError, GraphState, Task};
 use crate::message::{Message, MessageChunk};
 use crate::state::AgentState;
@@ -206,32 +209,38 @@ where
     }
 }
 
-/// What a streamed run sends after a step (or its input): `values`,
-/// `updates` and `checkpoints`, each if asked for.
+/// What a streamed run sends after a step (or its input): `values`, and
+/// `checkpoints` (or `debug`) when it was stored.
 pub(crate) struct StepNews<'s, S: AgentState> {
     pub(crate) step: i64,
-    /// The run's input applied (no node's update).
-    pub(crate) input: bool,
-    pub(crate) writes: Option<Vec<NodeWrite<S::Update>>>,
     pub(crate) state: Arc<S>,
     pub(crate) checkpoint: Option<&'s CheckpointMeta>,
     pub(crate) next: &'s [Task],
+}
+
+/// How a task ended, for the events it streams.
+pub(crate) enum Ended<'o, U> {
+    /// It finished with these writes.
+    Wrote(&'o [NodeWrite<U>]),
+    /// It finished in an earlier attempt at the step, with these writes.
+    Cached(&'o [NodeWrite<U>]),
+    /// It paused on these interrupts.
+    Paused(&'o [Interrupt]),
+    /// It failed.
+    Failed(&'o GraphError),
+}
+
+/// A task of a step, for its events.
+#[derive(Clone, Copy)]
+pub(crate) struct TaskAt<'t> {
+    pub(crate) step: i64,
+    pub(crate) task: &'t Task,
 }
 
 impl<S: GraphState> Channel<S> {
     /// Sends a step's events, waiting for room for each.
     pub(crate) async fn publish(&self, graph: &Graph<S>, news: StepNews<'_, S>) {
         let modes = self.modes();
-        // The input is no node's update: LangGraph streams none for it.
-        let updates = modes.contains(StreamMode::Updates) && !news.input;
-        if let (true, Some(writes)) = (updates, news.writes) {
-            self.send(StreamEvent::Updates {
-                step: news.step,
-                source: Source::Loop,
-                writes,
-            })
-            .await;
-        }
         if modes.contains(StreamMode::Values) {
             let state = Arc::clone(&news.state);
             self.send(StreamEvent::Values {
@@ -241,48 +250,98 @@ impl<S: GraphState> Channel<S> {
             })
             .await;
         }
-        if let (true, Some(meta)) = (modes.contains(StreamMode::Checkpoints), news.checkpoint) {
-            self.send(StreamEvent::Checkpoint {
-                checkpoint: meta.clone(),
-                state: news.state,
-                next: graph.names_of(news.next),
-            })
-            .await;
+        if let Some(meta) = news.checkpoint {
+            let tasks = || snapshot_tasks(graph, news.next, &Pending::default(), false);
+            let next = graph.names_of(news.next);
+            self.checkpoint(meta, news.state, next, tasks).await;
         }
-        if modes.contains(StreamMode::Values) || modes.contains(StreamMode::Checkpoints) {
+        if self.shows_states() {
             self.hand_over().await;
         }
     }
 
-    /// `checkpoints` alone, for a checkpoint that streams nothing else: the
-    /// `fork` of time travel, and a run's `input` checkpoint.
-    pub(crate) async fn forked(
+    /// Whether the consumer is shown states (`values`, `checkpoints`,
+    /// `debug`): then the run hands it the turn after each step.
+    fn shows_states(&self) -> bool {
+        let modes = self.modes();
+        [
+            StreamMode::Values,
+            StreamMode::Checkpoints,
+            StreamMode::Debug,
+        ]
+        .into_iter()
+        .any(|m| modes.contains(m))
+    }
+
+    /// `checkpoints` (and `debug`): checkpoint `meta`, holding `state`,
+    /// before `next` runs as `tasks`.
+    async fn checkpoint(
         &self,
-        checkpoint: CheckpointMeta,
+        meta: &CheckpointMeta,
         state: Arc<S>,
         next: Vec<String>,
+        tasks: impl FnOnce() -> Vec<SnapshotTask>,
     ) {
-        if self.modes().contains(StreamMode::Checkpoints) {
-            self.send(StreamEvent::Checkpoint {
-                checkpoint,
-                state,
-                next,
-            })
-            .await;
+        let modes = self.modes();
+        let debug = modes.contains(StreamMode::Debug);
+        if !modes.contains(StreamMode::Checkpoints) && !debug {
+            return;
+        }
+        let event = StreamEvent::Checkpoint {
+            checkpoint: meta.clone(),
+            state,
+            next,
+            tasks: tasks(),
+        };
+        // Each mode's event, then its `debug` one, as LangGraph sends them.
+        let debug = debug.then(|| debug_of(meta.step, event.clone()));
+        if modes.contains(StreamMode::Checkpoints) {
+            self.send(event).await;
+        }
+        if let Some(debug) = debug {
+            self.send(debug).await;
         }
     }
 
-    /// `values` when a run resumes a stored thread: the state it resumes
-    /// from, first, as LangGraph streams it.
-    pub(crate) async fn resumed(&self, step: i64, state: Arc<S>) {
+    /// `checkpoints` (and `debug`) alone, for a checkpoint that streams
+    /// nothing else: the `fork` of time travel, and a run's `input`
+    /// checkpoint.
+    pub(crate) async fn forked(
+        &self,
+        checkpoint: &CheckpointMeta,
+        state: Arc<S>,
+        tasks: Vec<SnapshotTask>,
+    ) {
+        let next = tasks.iter().map(|t| t.name.clone()).collect();
+        self.checkpoint(checkpoint, state, next, || tasks).await;
+    }
+
+    /// When a run resumes a stored thread, as LangGraph streams it: first
+    /// `values`, the state it resumes from, then `checkpoints` (and
+    /// `debug`), the checkpoint, its `tasks` showing what an earlier
+    /// attempt at them left (unless it is a fork, reported as such).
+    pub(crate) async fn resumed(
+        &self,
+        checkpoint: &CheckpointMeta,
+        state: Arc<S>,
+        forked: bool,
+        tasks: Vec<SnapshotTask>,
+    ) {
         if self.modes().contains(StreamMode::Values) {
             let interrupts = Vec::new();
             self.send(StreamEvent::Values {
-                step,
-                state,
+                step: checkpoint.step,
+                state: Arc::clone(&state),
                 interrupts,
             })
             .await;
+        }
+        // A fork is streamed as the run reports it.
+        if !forked {
+            let next = tasks.iter().map(|t| t.name.clone()).collect();
+            self.checkpoint(checkpoint, state, next, || tasks).await;
+        }
+        if self.shows_states() {
             self.hand_over().await;
         }
     }
@@ -296,100 +355,172 @@ impl<S: GraphState> Channel<S> {
         }
     }
 
-    /// When nodes pause, for each paused task in task order (as LangGraph
-    /// streams them): `updates` `{"__interrupt__": [..]}` with its
-    /// interrupts, then `values`, the state it paused on (that of the step
-    /// before `step`, the one paused) with them.
-    pub(crate) async fn paused(
+    /// `values` once a paused step's tasks are all in, when those that
+    /// finished wrote anything: the state of step `step` (the one before
+    /// the paused step) with their writes, as LangGraph streams it last.
+    pub(crate) async fn paused_with_writes(&self, step: i64, state: Arc<S>) {
+        if self.modes().contains(StreamMode::Values) {
+            let interrupts = Vec::new();
+            self.send(StreamEvent::Values {
+                step,
+                state,
+                interrupts,
+            })
+            .await;
+        }
+    }
+
+    /// `tasks` (and `debug`): a step's tasks start, on `state`: the `Send`
+    /// tasks first, then the others, as LangGraph lists them.
+    pub(crate) async fn tasks_start(
         &self,
         graph: &Graph<S>,
         step: i64,
         tasks: &[Task],
-        state: Arc<S>,
-        interrupts: &[Interrupt],
+        state: &Arc<S>,
     ) {
         let modes = self.modes();
-        let (updates, values) = (
-            modes.contains(StreamMode::Updates),
-            modes.contains(StreamMode::Values),
+        let (listed, debug) = (
+            modes.contains(StreamMode::Tasks),
+            modes.contains(StreamMode::Debug),
         );
-        if !updates && !values {
+        if !listed && !debug {
             return;
         }
-        for task in tasks {
-            let asked = task_interrupts(&graph.task_key(task), step, interrupts);
-            if asked.is_empty() {
-                continue;
+        let pushed = tasks.iter().filter(|t| t.send.is_some());
+        for task in pushed.chain(tasks.iter().filter(|t| t.send.is_none())) {
+            let event = task_start(graph, step, task, state);
+            let debug = debug.then(|| debug_of(step, event.clone()));
+            if listed {
+                self.send(event).await;
             }
-            if updates {
-                let interrupts = asked.clone();
-                self.send(StreamEvent::Interrupt { interrupts }).await;
+            if let Some(debug) = debug {
+                self.send(debug).await;
             }
-            if values {
-                let state = Arc::clone(&state);
-                let interrupts = asked;
-                self.send(StreamEvent::Values {
-                    step: step - 1,
-                    state,
-                    interrupts,
-                })
-                .await;
-            }
-        }
-    }
-
-    /// `tasks`: a step's tasks start.
-    pub(crate) async fn tasks_start(&self, graph: &Graph<S>, step: i64, tasks: &[Task]) {
-        for task in tasks {
-            self.send(StreamEvent::TaskStart {
-                step,
-                task: graph.task_key(task),
-                node: graph.names[task.node].clone(),
-            })
-            .await;
-        }
-    }
-
-    /// `tasks`: how a step's tasks ended, read from the step's outcome:
-    /// the failed task by its node, the paused ones by their interrupts,
-    /// the others finished.
-    pub(crate) async fn tasks_end(
-        &self,
-        graph: &Graph<S>,
-        step: i64,
-        tasks: &[Task],
-        out: &StepOut<S::Update>,
-    ) {
-        for task in tasks {
-            let key = graph.task_key(task);
-            let node = graph.names[task.node].clone();
-            let paused = task_interrupts(&key, step, &out.interrupts);
-            let outcome = match &out.failed {
-                Some(GraphError::Node { node: n, error, .. }) if *n == node => {
-                    TaskOutcome::Failed(error.to_string())
-                }
-                _ if !paused.is_empty() => TaskOutcome::Paused(paused),
-                _ => TaskOutcome::Finished,
-            };
-            self.send(StreamEvent::TaskEnd {
-                step,
-                task: key,
-                node,
-                outcome,
-            })
-            .await;
         }
     }
 }
 
-/// The interrupts of task `key` in `step` (their ids start with
-/// `key/step/`, or `key/step|` for a subgraph's).
-fn task_interrupts(key: &str, step: i64, interrupts: &[Interrupt]) -> Vec<Interrupt> {
-    let own = format!("{key}/{step}/");
-    let child = format!("{key}/{step}|");
-    interrupts
-        .iter()
-        .filter(|i| i.id.starts_with(&own) || i.id.starts_with(&child))
-        .cloned()
-        .collect()
+impl<S> Channel<S>
+where
+    S: AgentState + Clone,
+    S::Update: Clone,
+{
+    /// A task's events as it ends, as LangGraph's `output_writes` sends
+    /// them: `updates` (its writes, or the interrupts it paused on),
+    /// `values` (the state it paused on, with its interrupts, when
+    /// `paused_on` is given), then `tasks` and `debug` (its result; none
+    /// for a task finished in an earlier attempt). Queued without waiting:
+    /// a task ends in code that cannot wait, and a step's tasks are few.
+    pub(crate) fn task_ended(
+        &self,
+        graph: &Graph<S>,
+        at: TaskAt<'_>,
+        paused_on: Option<&Arc<S>>,
+        ended: Ended<'_, S::Update>,
+    ) {
+        let modes = self.modes();
+        let step = at.step;
+        match ended {
+            Ended::Wrote(writes) | Ended::Cached(writes) if modes.contains(StreamMode::Updates) => {
+                self.push(StreamEvent::Updates {
+                    step,
+                    source: Source::Loop,
+                    writes: writes.to_vec(),
+                    cached: matches!(ended, Ended::Cached(_)),
+                });
+            }
+            Ended::Paused(interrupts) => {
+                if modes.contains(StreamMode::Updates) {
+                    let interrupts = interrupts.to_vec();
+                    self.push(StreamEvent::Interrupt { interrupts });
+                }
+                if let (true, Some(state)) = (modes.contains(StreamMode::Values), paused_on) {
+                    self.push(StreamEvent::Values {
+                        step: step - 1,
+                        state: Arc::clone(state),
+                        interrupts: interrupts.to_vec(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        let (listed, debug) = (
+            modes.contains(StreamMode::Tasks),
+            modes.contains(StreamMode::Debug),
+        );
+        if matches!(ended, Ended::Cached(_)) || (!listed && !debug) {
+            return;
+        }
+        let event = task_end(graph, at, ended);
+        let debug = debug.then(|| debug_of(step, event.clone()));
+        if listed {
+            self.push(event);
+        }
+        if let Some(debug) = debug {
+            self.push(debug);
+        }
+    }
+}
+
+/// `event` in LangGraph's `debug` envelope, stamped now.
+fn debug_of<S: AgentState>(step: i64, event: StreamEvent<S>) -> StreamEvent<S> {
+    StreamEvent::Debug {
+        step,
+        timestamp: SystemTime::now(),
+        event: Box::new(event),
+    }
+}
+
+/// The `tasks` event of a task starting on `state`.
+fn task_start<S: AgentState>(
+    graph: &Graph<S>,
+    step: i64,
+    task: &Task,
+    state: &Arc<S>,
+) -> StreamEvent<S> {
+    let name = &graph.names[task.node];
+    let (input, triggers) = match &task.send {
+        Some((_, arg)) => (
+            TaskInput::Send(crate::send::Send::from_arg(name, arg.clone())),
+            vec!["__pregel_push".to_owned()],
+        ),
+        None => {
+            let joins = graph.joins.iter().filter(|j| j.target == task.node);
+            let triggers = std::iter::once(format!("branch:to:{name}"))
+                .chain(joins.map(|j| j.key.clone()))
+                .collect();
+            (TaskInput::State(Arc::clone(state)), triggers)
+        }
+    };
+    StreamEvent::TaskStart {
+        step,
+        task: graph.task_key(task),
+        node: name.clone(),
+        input,
+        triggers,
+    }
+}
+
+/// The `tasks` event of a task that ended.
+fn task_end<S: AgentState>(
+    graph: &Graph<S>,
+    at: TaskAt<'_>,
+    ended: Ended<'_, S::Update>,
+) -> StreamEvent<S>
+where
+    S::Update: Clone,
+{
+    let (outcome, writes) = match ended {
+        Ended::Wrote(writes) | Ended::Cached(writes) => (TaskOutcome::Finished, writes.to_vec()),
+        Ended::Paused(interrupts) => (TaskOutcome::Paused(interrupts.to_vec()), Vec::new()),
+        Ended::Failed(error) => (TaskOutcome::Failed(task_error(error)), Vec::new()),
+    };
+    StreamEvent::TaskEnd {
+        step: at.step,
+        task: graph.task_key(at.task),
+        node: graph.names[at.task.node].clone(),
+        outcome,
+        writes,
+    }
 }

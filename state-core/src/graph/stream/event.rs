@@ -2,14 +2,18 @@
 //! stream modes.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::mode::{CustomEvent, MessageEvent};
+use super::payload;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
+use crate::graph::edit::SnapshotTask;
 use crate::graph::output::{with_interrupts, RunOutput};
-use crate::state::{AgentState, StateUpdate};
+use crate::graph::Send;
+use crate::state::AgentState;
 
 /// How a task ended (`tasks` mode).
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +26,16 @@ pub enum TaskOutcome {
     Failed(String),
 }
 
+/// What a task starts from (`tasks` mode): the state, or a `Send`'s input.
+#[derive(Debug, Clone)]
+pub enum TaskInput<S> {
+    /// The state of the step (a node reached by an edge, a router or a
+    /// `Command`'s goto).
+    State(Arc<S>),
+    /// The `Send` that made the task, carrying its input.
+    Send(Send),
+}
+
 /// One event of a streamed run ([`Run::stream`](crate::graph::Run::stream)).
 /// Which ones come depends on the [`StreamModes`](super::StreamModes) asked for; the last is
 /// always [`End`](Self::End), unless the run failed (then the stream yields
@@ -31,10 +45,12 @@ pub enum StreamEvent<S: AgentState> {
     /// `values`: the state after a step; when a node pauses, the state
     /// it paused on once more with the interrupts, as LangGraph's
     /// `{..state, "__interrupt__": [..]}` (one such event per paused task;
-    /// none at a breakpoint).
+    /// none at a breakpoint), and, once the step's tasks are all in, the
+    /// state with the writes of those that finished, when they wrote any.
     Values {
         /// The step: 0 for a new thread's input applied (its `input`
-        /// checkpoint, -1, streams no values), then 1, 2, ...
+        /// checkpoint, -1, streams no values), then 1, 2, ...; for the
+        /// states a pause shows, the step before the paused one.
         step: i64,
         /// The state, shared: a copy is made only if the run changes it
         /// while the event is still held.
@@ -42,15 +58,20 @@ pub enum StreamEvent<S: AgentState> {
         /// The interrupts a task paused on; empty for a step's state.
         interrupts: Vec<Interrupt>,
     },
-    /// `updates`: the writes a step applied, in order (none for the
-    /// input, as in LangGraph).
+    /// `updates`: the writes of one task, as soon as it finished (none for
+    /// the input, as in LangGraph); the tasks of a step come in the order
+    /// they finished, each `Send` task on its own.
     Updates {
         /// The step.
         step: i64,
         /// What made it.
         source: Source,
-        /// Each node's write (update and routing).
+        /// The task's writes (update and routing): one, or one per
+        /// command of a node returning several.
         writes: Vec<NodeWrite<S::Update>>,
+        /// The task finished in an earlier attempt at the step (a run
+        /// resuming it): LangGraph's `"__metadata__": {"cached": true}`.
+        cached: bool,
     },
     /// `updates`: the run paused, on these interrupts (none: a
     /// breakpoint); LangGraph's `{"__interrupt__": [..]}`.
@@ -70,6 +91,9 @@ pub enum StreamEvent<S: AgentState> {
         state: Arc<S>,
         /// The nodes that run next; empty when the run is over.
         next: Vec<String>,
+        /// The tasks that run next, with what an earlier attempt at them
+        /// left (a checkpoint a run resumes from).
+        tasks: Vec<SnapshotTask>,
     },
     /// `tasks`: a task starts.
     TaskStart {
@@ -79,6 +103,12 @@ pub enum StreamEvent<S: AgentState> {
         task: String,
         /// Its node.
         node: String,
+        /// What it starts from.
+        input: TaskInput<S>,
+        /// What makes its node run, by LangGraph's channel names:
+        /// `branch:to:<node>` and the joins it ends (`join:a+b:<node>`), or
+        /// `__pregel_push` for a `Send`.
+        triggers: Vec<String>,
     },
     /// `tasks`: a task ended.
     TaskEnd {
@@ -90,6 +120,20 @@ pub enum StreamEvent<S: AgentState> {
         node: String,
         /// How it ended.
         outcome: TaskOutcome,
+        /// Its writes, when it finished.
+        writes: Vec<NodeWrite<S::Update>>,
+    },
+    /// `debug`: a [`Checkpoint`](Self::Checkpoint),
+    /// [`TaskStart`](Self::TaskStart) or [`TaskEnd`](Self::TaskEnd) event,
+    /// stamped, in LangGraph's `debug` envelope (`checkpoint`, `task`,
+    /// `task_result`).
+    Debug {
+        /// The step: the checkpoint's, or the one the task runs in.
+        step: i64,
+        /// When it happened.
+        timestamp: SystemTime,
+        /// The event.
+        event: Box<StreamEvent<S>>,
     },
     /// Always last: what the run ended with (its `next` and `interrupts`
     /// say whether it finished or paused).
@@ -98,8 +142,8 @@ pub enum StreamEvent<S: AgentState> {
 
 impl<S: AgentState> StreamEvent<S> {
     /// The mode that produced the event (`"values"`, `"updates"`,
-    /// `"messages"`, `"custom"`, `"checkpoints"`, `"tasks"`), or `"end"`:
-    /// an SSE event name.
+    /// `"messages"`, `"custom"`, `"checkpoints"`, `"tasks"`, `"debug"`),
+    /// or `"end"`: an SSE event name.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Values { .. } => "values",
@@ -108,22 +152,31 @@ impl<S: AgentState> StreamEvent<S> {
             Self::Custom(_) => "custom",
             Self::Checkpoint { .. } => "checkpoints",
             Self::TaskStart { .. } | Self::TaskEnd { .. } => "tasks",
+            Self::Debug { .. } => "debug",
             Self::End(_) => "end",
         }
     }
 
     /// The event's payload as LangGraph's server streams it: `values` the
-    /// state (with `__interrupt__` when a task paused); `updates` `{node: update}` (a node with several writes: a
-    /// list), or `{"__interrupt__": [..]}` when the run pauses; `messages` `[chunk, metadata]` (a returned message: `[message, metadata]`; `langgraph_node`,
-    /// `langgraph_step`, `langgraph_task`); `custom` the value;
-    /// `checkpoints` the checkpoint, its state and `next`; `tasks` the task;
+    /// state (with `__interrupt__` when a task paused); `updates`
+    /// `{node: update}` (`null` for a task that wrote nothing; a list of
+    /// one-field updates for a task writing a field several times; with
+    /// `"__metadata__": {"cached": true}` for a cached one), or
+    /// `{"__interrupt__": [..]}` when the run pauses; `messages`
+    /// `[chunk, metadata]` (a returned message: `[message, metadata]`;
+    /// `langgraph_node`, `langgraph_step`, `langgraph_task`); `custom` the
+    /// value; `checkpoints` the checkpoint, its state and `next`; `tasks`
+    /// `{id, name, input, triggers}` as a task starts and
+    /// `{id, name, error, result, interrupts}` as it ends; `debug`
+    /// `{type, step, timestamp, payload}` (LangGraph's checkpoint payload:
+    /// `config`, `parent_config`, `values`, `metadata`, `next`, `tasks`);
     /// `end` the run's `next`, `interrupts`, `steps` and checkpoint.
     pub fn to_json(&self) -> Value {
         match self {
             Self::Values {
                 state, interrupts, ..
             } => with_interrupts(state.to_json(), interrupts),
-            Self::Updates { writes, .. } => updates_json(writes),
+            Self::Updates { writes, cached, .. } => payload::updates(writes, *cached),
             Self::Interrupt { interrupts } => json!({"__interrupt__": interrupts}),
             Self::Message(m) => {
                 let meta = json!({"langgraph_node": m.node, "langgraph_step": m.step, "langgraph_task": m.task});
@@ -137,6 +190,7 @@ impl<S: AgentState> StreamEvent<S> {
                 checkpoint,
                 state,
                 next,
+                ..
             } => json!({
                 "thread_id": checkpoint.thread_id,
                 "checkpoint_id": checkpoint.id,
@@ -146,15 +200,25 @@ impl<S: AgentState> StreamEvent<S> {
                 "values": state.to_json(),
                 "next": next,
             }),
-            Self::TaskStart { step, task, node } => {
-                json!({"step": step, "id": task, "name": node})
-            }
+            Self::TaskStart {
+                task,
+                node,
+                input,
+                triggers,
+                ..
+            } => json!({"id": task, "name": node, "input": input.to_json(), "triggers": triggers}),
             Self::TaskEnd {
-                step,
                 task,
                 node,
                 outcome,
-            } => task_end_json(*step, task, node, outcome),
+                writes,
+                ..
+            } => payload::task_result(task, node, outcome, writes),
+            Self::Debug {
+                step,
+                timestamp,
+                event,
+            } => payload::debug(*step, *timestamp, event),
             Self::End(out) => json!({
                 "next": out.next,
                 "interrupts": out.interrupts,
@@ -165,28 +229,13 @@ impl<S: AgentState> StreamEvent<S> {
     }
 }
 
-fn updates_json<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Value {
-    let mut map = Map::new();
-    for write in writes {
-        let update = write.update.to_json();
-        match map.get_mut(&write.node) {
-            None => {
-                map.insert(write.node.clone(), update);
-            }
-            // An update's JSON is an object: an array is the list made here.
-            Some(Value::Array(list)) => list.push(update),
-            Some(first) => *first = Value::Array(vec![first.take(), update]),
+impl<S: AgentState> TaskInput<S> {
+    /// Its JSON: the state's, or the `Send`'s input (`null` if that does
+    /// not serialize; the task's run reports that).
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::State(state) => state.to_json(),
+            Self::Send(send) => send.arg_json().unwrap_or(Value::Null),
         }
     }
-    Value::Object(map)
-}
-
-fn task_end_json(step: i64, task: &str, node: &str, outcome: &TaskOutcome) -> Value {
-    let mut value = json!({"step": step, "id": task, "name": node});
-    match outcome {
-        TaskOutcome::Finished => value["error"] = Value::Null,
-        TaskOutcome::Paused(interrupts) => value["interrupts"] = json!(interrupts),
-        TaskOutcome::Failed(error) => value["error"] = Value::from(error.as_str()),
-    }
-    value
 }

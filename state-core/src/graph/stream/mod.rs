@@ -11,13 +11,15 @@
 //! Layered one way: `mode` (the modes, a node's events, the sink a node
 //! sends them to) and `writer` (a node's handle on the sink) sit below the
 //! node context; `event` (the events of every mode) below the run;
-//! `channel` (the bounded queue, and what a run sends after each step)
-//! beside the run, which sends into it; this module, the stream over a
-//! run, above the run.
+//! `channel` (the bounded queue, and what a run sends after each step and
+//! as each task ends) beside the run, which sends into it; `payload`
+//! (LangGraph's JSON for task results and `debug`) beside `event`; this
+//! module, the stream over a run, above the run.
 
 pub(crate) mod channel;
 pub(crate) mod event;
 pub(crate) mod mode;
+pub(crate) mod payload;
 pub(crate) mod returned;
 pub(crate) mod writer;
 
@@ -28,7 +30,7 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
-pub use event::{StreamEvent, TaskOutcome};
+pub use event::{StreamEvent, TaskInput, TaskOutcome};
 pub use mode::{CustomEvent, MessageEvent, StreamMode, StreamModes, UnknownStreamMode};
 pub use writer::StreamWriter;
 

@@ -26,7 +26,9 @@ pub enum StreamMode {
     Checkpoints,
     /// Each task as it starts and as it ends.
     Tasks,
-    /// `checkpoints` and `tasks` together, as LangGraph's `debug`.
+    /// What `checkpoints` and `tasks` show, each event stamped and wrapped
+    /// as LangGraph's `debug` mode wraps it
+    /// ([`StreamEvent::Debug`](super::StreamEvent::Debug)).
     Debug,
 }
 
@@ -55,10 +57,7 @@ impl StreamMode {
     }
 
     fn bits(self) -> u8 {
-        match self {
-            Self::Debug => Self::Checkpoints.bits() | Self::Tasks.bits(),
-            other => 1 << (other as u8),
-        }
+        1 << (self as u8)
     }
 }
 
