@@ -6,11 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+use agent_state::futures::StreamExt;
 use agent_state::graph::{
     self, BoxError, CachePolicy, Graph, GraphError, Input, Next, Node, NodeContext, Sent,
     StateGraph, END, START,
 };
+use agent_state::graph::{StreamEvent, StreamMode};
 use agent_state::AgentState;
+use serde_json::{json, Value};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Calc {
@@ -68,6 +71,34 @@ fn a_cached_node_runs_once_per_input() {
     )
     .unwrap();
     assert_eq!((out.state.out, count(&calls)), (vec![4], 2));
+}
+
+#[test]
+fn a_cached_tasks_update_is_marked_and_it_streams_no_task_result() {
+    // langgraph 1.2.22, the second `stream({"x": 1}, stream_mode=["updates",
+    // "tasks"])`: ('tasks', {id, name: 'slow', input, triggers}), then
+    // ('updates', {'slow': {'out': [2]}, '__metadata__': {'cached': True}})
+    // and no task result.
+    let (graph, calls) = doubling(CachePolicy::new());
+    run_x(&graph, 1);
+    let modes = [StreamMode::Updates, StreamMode::Tasks];
+    let stream = graph
+        .run(Input::Update(CalcUpdate::new().x(1)))
+        .stream(modes.as_slice());
+    let events: Vec<(String, Value)> = block_on(stream.collect::<Vec<_>>())
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| !matches!(e, StreamEvent::End(_)))
+        .map(|e| (e.name().to_owned(), e.to_json()))
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["tasks", "updates"], "{events:?}");
+    assert_eq!(events[0].1["name"], "slow");
+    assert_eq!(
+        events[1].1,
+        json!({"slow": {"out": [2]}, "__metadata__": {"cached": true}})
+    );
+    assert_eq!(count(&calls), 1);
 }
 
 #[test]

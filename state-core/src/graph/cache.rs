@@ -106,19 +106,20 @@ impl<U: Clone> Entries<U> {
         }
     }
 
-    /// The output for `key`: from the cache, or made by `run` and kept
-    /// (unless the node paused: its task's context says so).
+    /// The output for `key`: from the cache (marked so on the task's
+    /// context), or made by `run` and kept unless the node paused.
     fn sync(
         &self,
         key: String,
-        ctx: Option<&NodeContext>,
+        ctx: &NodeContext,
         run: impl FnOnce() -> NodeResult<U>,
     ) -> NodeResult<U> {
         if let Some(output) = self.get(&key) {
+            ctx.inner.mark_cached();
             return Ok(output);
         }
         let result = run();
-        if !ctx.is_some_and(paused) {
+        if !paused(ctx) {
             self.keep(key, &result);
         }
         result
@@ -128,20 +129,21 @@ impl<U: Clone> Entries<U> {
     fn future(
         self: &Arc<Self>,
         key: String,
-        ctx: Option<NodeContext>,
+        ctx: NodeContext,
         run: impl FnOnce() -> NodeFuture<U>,
     ) -> NodeFuture<U>
     where
         U: Send + 'static,
     {
         if let Some(output) = self.get(&key) {
+            ctx.inner.mark_cached();
             return Box::pin(async move { Ok(output) });
         }
         let fut = run();
         let entries = Arc::clone(self);
         Box::pin(async move {
             let result = fut.await;
-            if !ctx.as_ref().is_some_and(paused) {
+            if !paused(&ctx) {
                 entries.keep(key, &result);
             }
             result
@@ -177,24 +179,25 @@ where
     });
     let e = entries;
     Some(match f {
-        NodeFn::Sync(f) => NodeFn::Sync(Box::new(move |s: &S| {
-            e.sync(e.key(&s.to_json()), None, || f(s))
+        // A node without a context is given one: a hit is marked on it.
+        NodeFn::Sync(f) => NodeFn::SyncCtx(Box::new(move |s: &S, ctx| {
+            e.sync(e.key(&s.to_json()), ctx, || f(s))
         })),
         NodeFn::SyncCtx(f) => NodeFn::SyncCtx(Box::new(move |s: &S, ctx| {
-            e.sync(e.key(&s.to_json()), Some(ctx), || f(s, ctx))
+            e.sync(e.key(&s.to_json()), ctx, || f(s, ctx))
         })),
-        NodeFn::Async(f) => NodeFn::Async(Box::new(move |s: Arc<S>| {
-            e.future(e.key(&s.to_json()), None, || f(s))
+        NodeFn::Async(f) => NodeFn::AsyncCtx(Box::new(move |s: Arc<S>, ctx: NodeContext| {
+            e.future(e.key(&s.to_json()), ctx, || f(s))
         })),
         NodeFn::AsyncCtx(f) => NodeFn::AsyncCtx(Box::new(move |s: Arc<S>, ctx: NodeContext| {
-            e.future(e.key(&s.to_json()), Some(ctx.clone()), || f(s, ctx))
+            e.future(e.key(&s.to_json()), ctx.clone(), || f(s, ctx))
         })),
         NodeFn::SendSync(f) => NodeFn::SendSync(Box::new(move |arg: &SendArg, ctx| {
-            e.sync(e.key(&arg_key(arg)), Some(ctx), || f(arg, ctx))
+            e.sync(e.key(&arg_key(arg)), ctx, || f(arg, ctx))
         })),
         NodeFn::SendAsync(f) => {
             NodeFn::SendAsync(Box::new(move |arg: &SendArg, ctx: NodeContext| {
-                e.future(e.key(&arg_key(arg)), Some(ctx.clone()), || f(arg, ctx))
+                e.future(e.key(&arg_key(arg)), ctx.clone(), || f(arg, ctx))
             }))
         }
         NodeFn::Subgraph(_) => return None,

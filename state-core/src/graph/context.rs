@@ -5,7 +5,7 @@ use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
@@ -187,6 +187,8 @@ pub(crate) struct TaskCtx {
     /// is not streamed).
     writer: StreamWriter,
     pub(crate) scope: TaskScope,
+    /// The node's output came from its cache (`cache.rs`).
+    cached: AtomicBool,
 }
 
 impl TaskCtx {
@@ -204,7 +206,18 @@ impl TaskCtx {
             queue: None,
             writer: StreamWriter::default(),
             scope: TaskScope::default(),
+            cached: AtomicBool::new(false),
         }
+    }
+
+    /// Says the node's output came from its cache: its `updates` event is
+    /// marked so, as LangGraph marks a cached task's.
+    pub(crate) fn mark_cached(&self) {
+        self.cached.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn was_cached(&self) -> bool {
+        self.cached.load(Ordering::Relaxed)
     }
 
     pub(crate) fn with_scope(mut self, scope: TaskScope) -> Self {

@@ -169,7 +169,9 @@ where
     fn finish(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
         let outcome = self.outcome(i, result);
         if let Some(channel) = &self.stream {
+            let cached = self.ctxs[i].as_ref().is_some_and(|c| c.inner.was_cached());
             let ended = match &outcome {
+                TaskResult::Writes(writes) if cached => Ended::Cached(writes),
                 TaskResult::Writes(writes) => Ended::Wrote(writes),
                 TaskResult::Paused(paused) => Ended::Paused(&paused.interrupts),
                 TaskResult::Failed(error) => Ended::Failed(error),
