@@ -294,6 +294,8 @@ impl<S: AgentState + 'static> StateGraph<S> {
             after: policies.after,
             retry: policies.retry,
             timeout: policies.timeout,
+            has_deferred: policies.deferred.contains(&true),
+            deferred: policies.deferred,
             fixed: Vec::new(),
             drawing,
         };
@@ -566,6 +568,7 @@ struct Policies {
     after: Vec<bool>,
     retry: Vec<Option<RetryPolicy>>,
     timeout: Vec<Option<Duration>>,
+    deferred: Vec<bool>,
 }
 
 impl Policies {
@@ -592,6 +595,7 @@ impl Policies {
             after: vec![false; n],
             retry: vec![None; n],
             timeout: vec![None; n],
+            deferred: vec![false; n],
         };
         for name in before {
             out.before[find(name, "interrupt_before")?] = true;
@@ -610,6 +614,7 @@ impl Policies {
             }
             out.retry[i] = policy.retry;
             out.timeout[i] = policy.timeout;
+            out.deferred[i] = policy.defer;
         }
         Ok(out)
     }

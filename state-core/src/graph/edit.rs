@@ -285,7 +285,7 @@ where
             }
             Err(other) => return Err(other.into()),
         };
-        if !self.joins.is_empty() {
+        if self.keeps_progress() {
             let fired = joins.finish(self, self.index.get(&node).copied());
             let entry = super::pending::joins_entry(&joins.entry(self, &fired));
             saver.put_pending(thread_id, meta.id, vec![entry]).await?;

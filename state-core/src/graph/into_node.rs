@@ -74,6 +74,7 @@ pub(crate) struct NodePolicy {
     pub(crate) cache: Option<CachePolicy>,
     /// A cache was asked of a node that cannot have one (a subgraph).
     pub(crate) uncacheable: bool,
+    pub(crate) defer: bool,
 }
 
 impl<T> Node<T> {
@@ -112,6 +113,17 @@ impl<T> Node<T> {
     #[must_use]
     pub fn cache(mut self, policy: CachePolicy) -> Self {
         self.policy.cache = Some(policy);
+        self
+    }
+
+    /// Defers the node (LangGraph's `defer=True`): once reached, it runs
+    /// only when nothing else is left to run, and once however many
+    /// branches reached it, so it sees every branch's work (a summary
+    /// after a fan-out of uneven branches, say). A thread keeps it pending
+    /// across restarts.
+    #[must_use]
+    pub fn defer(mut self) -> Self {
+        self.policy.defer = true;
         self
     }
 }

@@ -2,13 +2,15 @@
 //! which sources have finished since each join's target last ran.
 
 use super::pending::JoinEntry;
-use super::Graph;
+use super::{Graph, Task};
 use crate::state::AgentState;
 
-/// Per join, a bit per source that finished since the target last ran.
+/// Per join, a bit per source that finished since the target last ran;
+/// and the deferred nodes reached, waiting for nothing else to run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct JoinState {
     waiting: Vec<u64>,
+    deferred: Vec<usize>,
 }
 
 impl JoinState {
@@ -16,7 +18,36 @@ impl JoinState {
     pub(crate) fn new<S: AgentState>(graph: &Graph<S>) -> Self {
         Self {
             waiting: vec![0; graph.joins.len()],
+            deferred: Vec::new(),
         }
+    }
+
+    /// Takes the deferred nodes out of the next step's `tasks` and holds
+    /// them; when nothing else is left to run, they are the step (once
+    /// each, in node-name order). Returns the nodes it lets run.
+    pub(crate) fn hold_deferred<S: AgentState>(
+        &mut self,
+        graph: &Graph<S>,
+        tasks: &mut Vec<Task>,
+    ) -> Vec<usize> {
+        if !graph.has_deferred {
+            return Vec::new();
+        }
+        let held = &mut self.deferred;
+        tasks.retain(|t| {
+            let defer = t.send.is_none() && graph.deferred[t.node];
+            if defer && !held.contains(&t.node) {
+                held.push(t.node);
+            }
+            !defer
+        });
+        if !tasks.is_empty() || held.is_empty() {
+            return Vec::new();
+        }
+        let mut released = std::mem::take(held);
+        released.sort_unstable_by_key(|&i| graph.rank[i]);
+        tasks.extend(released.iter().map(|&node| Task { node, send: None }));
+        released
     }
 
     /// Records that `writers` finished a step; returns the targets of the
@@ -68,6 +99,11 @@ impl JoinState {
             entry.waiting.insert(join.key.clone(), names);
         }
         entry.fired = fired.iter().map(|&t| graph.names[t].clone()).collect();
+        entry.deferred = self
+            .deferred
+            .iter()
+            .map(|&t| graph.names[t].clone())
+            .collect();
         entry
     }
 
@@ -88,11 +124,13 @@ impl JoinState {
                 }
             }
         }
-        let fired = entry
-            .fired
-            .iter()
-            .filter_map(|n| graph.index.get(n).copied())
-            .collect();
-        (state, fired)
+        let known = |names: &[String]| -> Vec<usize> {
+            names
+                .iter()
+                .filter_map(|n| graph.index.get(n).copied())
+                .collect()
+        };
+        state.deferred = known(&entry.deferred);
+        (state, known(&entry.fired))
     }
 }

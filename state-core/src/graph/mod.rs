@@ -254,6 +254,9 @@ pub struct Graph<S: AgentState> {
     after: Vec<bool>,
     retry: Vec<Option<RetryPolicy>>,
     timeout: Vec<Option<Duration>>,
+    /// Per node: whether it is deferred ([`Node::defer`]).
+    deferred: Vec<bool>,
+    has_deferred: bool,
     /// Per node whose edges are all plain (no router): the nodes that run
     /// after it, in task order, whatever the state.
     fixed: Vec<Option<Vec<usize>>>,
@@ -493,7 +496,7 @@ impl<S: AgentState> Graph<S> {
     /// stores the state it starts from first.
     pub(crate) fn may_leave_pending(&self, tasks: &[Task]) -> bool {
         tasks.len() > 1
-            || !self.joins.is_empty()
+            || self.keeps_progress()
             || tasks
                 .iter()
                 .any(|t| self.fns[t.node].wants_context() || self.retry[t.node].is_some())
@@ -504,10 +507,16 @@ impl<S: AgentState> Graph<S> {
     /// (no router, no join): what [`route_into`](Self::route_into) and
     /// [`settle`](Self::settle) would give, without their work.
     pub(crate) fn fixed_next(&self, node: usize) -> Option<&[usize]> {
-        if !self.joins.is_empty() {
+        if self.keeps_progress() {
             return None;
         }
         self.fixed[node].as_deref()
+    }
+
+    /// Whether runs keep progress beside the state: joins waiting, or
+    /// deferred nodes reached ([`JoinState`](joins::JoinState)).
+    pub(crate) fn keeps_progress(&self) -> bool {
+        !self.joins.is_empty() || self.has_deferred
     }
 
     /// The tasks of the next superstep: the nodes on the state in node-name

@@ -42,6 +42,9 @@ pub(crate) struct PausedTask {
 pub(crate) struct JoinEntry {
     pub(crate) waiting: std::collections::BTreeMap<String, Vec<String>>,
     pub(crate) fired: Vec<String>,
+    /// The deferred nodes reached and waiting for the rest to finish.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) deferred: Vec<String>,
 }
 
 /// The pending writes of one checkpoint, by task.

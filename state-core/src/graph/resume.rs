@@ -110,6 +110,7 @@ where
     route_record(graph, thread, &record, &mut routed)?;
     routed.pull.extend(fired);
     graph.settle(&mut routed, &mut at.tasks);
+    at.joins.hold_deferred(graph, &mut at.tasks);
     Ok(at)
 }
 

@@ -546,7 +546,7 @@ where
         joins: &JoinState,
         fired: &[usize],
     ) -> Result<(), GraphError> {
-        if graph.joins.is_empty() {
+        if !graph.keeps_progress() {
             return Ok(());
         }
         // The progress is kept with a stored checkpoint.
@@ -699,7 +699,7 @@ where
         // A plain run that shows nothing and has no joins: its steps of one
         // plain sync node run by `run_direct`, as the nodes would by hand.
         let plain = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
-        let direct = plain && self.graph.joins.is_empty();
+        let direct = plain && !self.graph.keeps_progress();
         while !at.tasks.is_empty() {
             let mut ran = false;
             if direct && at.resumed.is_none() {
@@ -755,7 +755,7 @@ where
                 }
             };
             let fired = self.route_step(&*sink, &mut at, &routing, &mut routed, &mut next)?;
-            if !self.graph.joins.is_empty() {
+            if self.graph.keeps_progress() {
                 sink.keep_joins(self.graph, &at.joins, &fired).await?;
             }
             if !self.shows_nothing() {
@@ -1118,7 +1118,7 @@ where
                 return Ok(Vec::new());
             }
         }
-        let fired = at.joins.finish(graph, at.tasks.iter().map(|t| t.node));
+        let mut fired = at.joins.finish(graph, at.tasks.iter().map(|t| t.node));
         routed.clear();
         for (k, task) in at.tasks.iter().enumerate() {
             let (goto, send) = routing
@@ -1128,6 +1128,8 @@ where
         }
         routed.pull.extend_from_slice(&fired);
         graph.settle(routed, next);
+        // Kept as fired: a resume of this step runs them again.
+        fired.extend(at.joins.hold_deferred(graph, next));
         at.steps += 1;
         Ok(fired)
     }
