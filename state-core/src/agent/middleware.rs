@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::model::ModelRequest;
 use super::tool::{Tool, ToolError, ToolFuture};
 use super::ModelFuture;
-use crate::graph::BoxError;
+use crate::graph::{BoxError, RunContext};
 use crate::message::ToolCall;
 use crate::state::AgentState;
 
@@ -115,6 +115,7 @@ pub struct ToolCallRequest<S: AgentState> {
     /// (a `wrap_tool_call` may answer it itself).
     pub tool: Option<Arc<dyn Tool<S>>>,
     pub(crate) state: Arc<S>,
+    pub(crate) context: Option<RunContext>,
 }
 
 impl<S: AgentState> Clone for ToolCallRequest<S> {
@@ -123,11 +124,18 @@ impl<S: AgentState> Clone for ToolCallRequest<S> {
             call: self.call.clone(),
             tool: self.tool.clone(),
             state: Arc::clone(&self.state),
+            context: self.context.clone(),
         }
     }
 }
 
 impl<S: AgentState> ToolCallRequest<S> {
+    /// The run's context of type `T` (`Run::context`, LangChain's
+    /// `runtime.context`); `None` when absent or of another type.
+    pub fn context<T: std::any::Any>(&self) -> Option<&T> {
+        self.context.as_deref()?.downcast_ref()
+    }
+
     /// The agent's state when the model made the call.
     pub fn state(&self) -> &S {
         &self.state

@@ -10,7 +10,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{json, Value};
 
 use crate::base::HasMessages;
-use crate::graph::{BoxError, StreamWriter};
+use crate::graph::{BoxError, RunContext, StreamWriter};
 use crate::message::{Message, MessageChunk, MessageType};
 
 /// A tool as the model sees it: its name, what it is for, and the JSON
@@ -62,6 +62,7 @@ pub struct ModelRequest<S> {
     tools: Arc<[ToolDefinition]>,
     settings: ModelSettings,
     writer: Option<StreamWriter>,
+    context: Option<RunContext>,
 }
 
 impl<S> Clone for ModelRequest<S> {
@@ -73,6 +74,7 @@ impl<S> Clone for ModelRequest<S> {
             tools: Arc::clone(&self.tools),
             settings: self.settings.clone(),
             writer: self.writer.clone(),
+            context: self.context.clone(),
         }
     }
 }
@@ -87,7 +89,21 @@ impl<S: HasMessages> ModelRequest<S> {
             tools: Arc::from(Vec::new()),
             settings: ModelSettings::default(),
             writer: None,
+            context: None,
         }
+    }
+
+    /// The run's context of type `T` (`Run::context`, LangChain's
+    /// `runtime.context`), for a `wrap_model_call` that depends on who
+    /// the run serves; `None` when absent or of another type.
+    pub fn context<T: std::any::Any>(&self) -> Option<&T> {
+        self.context.as_deref()?.downcast_ref()
+    }
+
+    /// Carries the run's context.
+    pub(crate) fn with_run_context(mut self, context: Option<RunContext>) -> Self {
+        self.context = context;
+        self
     }
 
     /// The messages sent to the model (without the system prompt): the

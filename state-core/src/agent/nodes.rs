@@ -141,13 +141,19 @@ where
     S::Update: Send,
 {
     fn run(&self, request: ToolCallRequest<S>) -> ToolFuture<'_, S> {
-        let ToolCallRequest { call, tool, state } = request;
+        let ToolCallRequest {
+            call,
+            tool,
+            state,
+            context,
+        } = request;
         let Some(tool) = tool else {
             let error = unknown_tool(&call.name, &self.names);
             return Box::pin(futures::future::ready(Err(error)));
         };
         Box::pin(async move {
-            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name);
+            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name)
+                .with_run_context(context);
             tool.call(call.args, runtime).await
         })
     }
@@ -238,7 +244,8 @@ where
                 Arc::clone(&self.definitions),
                 self.settings.clone(),
             )
-            .with_stream_writer(ctx.writer());
+            .with_stream_writer(ctx.writer())
+            .with_run_context(ctx.run_context());
         if let Some(history) = &repaired {
             request = request.with_messages(history.clone());
         }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::model::ToolDefinition;
 use crate::base::HasMessages;
-use crate::graph::{BoxError, Command};
+use crate::graph::{BoxError, Command, RunContext};
 use crate::message::{Content, Message, MessageType, ToolStatus};
 use crate::messages::MessageOp;
 use crate::state::AgentState;
@@ -24,6 +24,7 @@ pub struct ToolRuntime<S> {
     state: Arc<S>,
     call_id: String,
     tool: String,
+    context: Option<RunContext>,
 }
 
 impl<S> Clone for ToolRuntime<S> {
@@ -32,6 +33,7 @@ impl<S> Clone for ToolRuntime<S> {
             state: Arc::clone(&self.state),
             call_id: self.call_id.clone(),
             tool: self.tool.clone(),
+            context: self.context.clone(),
         }
     }
 }
@@ -42,7 +44,20 @@ impl<S> ToolRuntime<S> {
             state,
             call_id,
             tool,
+            context: None,
         }
+    }
+
+    pub(crate) fn with_run_context(mut self, context: Option<RunContext>) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The run's context of type `T` (`Run::context`, LangChain's
+    /// `ToolRuntime.context`): who the call is made for, a client; `None`
+    /// when absent or of another type.
+    pub fn context<T: std::any::Any>(&self) -> Option<&T> {
+        self.context.as_deref()?.downcast_ref()
     }
 
     /// The agent's state when the model made the call.

@@ -87,6 +87,7 @@ use std::time::Duration;
 pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
+pub(crate) use context::RunContext;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use edit::{SnapshotTask, StateSnapshot};
 pub use error::GraphError;
