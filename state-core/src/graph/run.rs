@@ -43,7 +43,9 @@ pub enum Input<S: AgentState> {
     /// last run finished, starts from `START` with it; a thread stopped
     /// midway (a breakpoint, `stop_after`, a failure, a crash) takes it and
     /// carries on where it stopped. A thread paused on interrupts refuses
-    /// it ([`GraphError::Paused`]): answer them first.
+    /// it ([`GraphError::Paused`]): answer them first. An update writing a
+    /// field the input may not set (`omit_from_input`, `private`) is
+    /// refused ([`GraphError::InvalidInput`]) before anything is stored.
     Update(S::Update),
     /// Nothing new: continue a thread from its last saved step (after a
     /// crash, a breakpoint or a [`stop_after`](Run::stop_after)). A
@@ -51,6 +53,7 @@ pub enum Input<S: AgentState> {
     /// again and pause again. An input stored but not applied (a crash
     /// came between its `input` checkpoint and the step applying it) is
     /// applied first, and the run goes on as the interrupted one would.
+    /// A thread never written is [`GraphError::NothingToResume`].
     Resume,
     /// Continue a thread paused on interrupts with values for them
     /// (LangGraph's `Command(resume=..)`): the paused nodes run again from
