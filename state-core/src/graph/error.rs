@@ -323,6 +323,16 @@ impl fmt::Display for GraphError {
                 "thread `{thread_id}` already exists: give it an update or resume it, not a whole new state"
             ),
             GraphError::Checkpoint(error) => error.fmt(f),
+            _ => self.fmt_build(f),
+        }
+    }
+}
+
+impl GraphError {
+    /// The messages of errors `compile` finds in a graph's wiring and
+    /// policies.
+    fn fmt_build(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             GraphError::EdgeToSendNode { node, from } => write!(
                 f,
                 "`{from}` routes to `{node}`, which takes its input from a Send: route to it with `Send::new(\"{node}\", input)`"
@@ -350,9 +360,7 @@ impl fmt::Display for GraphError {
             _ => self.fmt_run(f),
         }
     }
-}
 
-impl GraphError {
     /// The messages of errors of a run's pauses, resumes and edits.
     fn fmt_run(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -337,32 +337,24 @@ where
     let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
     let sink = stream.clone().map(|c| c as Arc<dyn NodeSink>);
-    let mut results: Vec<Option<TaskResult<S::Update>>> = Vec::with_capacity(tasks.len());
-    let mut ctxs = Vec::with_capacity(tasks.len());
-    for (task, key) in tasks.iter().zip(&keys) {
-        if let Some(writes) = pending.done.remove(key) {
-            if let Some(channel) = &stream {
-                let at = TaskAt { step, task };
-                channel.task_ended(graph, at, None, Ended::Cached(&writes));
-            }
-            results.push(Some(TaskResult::Writes(writes)));
-            ctxs.push(None);
-            continue;
-        }
-        results.push(None);
-        ctxs.push(graph.fns[task.node].wants_context().then(|| {
-            let ctx = TaskCtx::new(
-                &graph.names[task.node],
-                key.clone(),
-                step,
-                thread_id(&store),
-            )
-            .with_queue(queue.clone())
-            .with_stream(sink.clone())
-            .with_scope(scope.clone());
-            task_context(ctx, key, &mut pending, &answers)
-        }));
-    }
+    let new_ctx = |task: &Task, key: &String| {
+        TaskCtx::new(
+            &graph.names[task.node],
+            key.clone(),
+            step,
+            thread_id(&store),
+        )
+        .with_queue(queue.clone())
+        .with_stream(sink.clone())
+        .with_scope(scope.clone())
+    };
+    let done = Earlier {
+        pending: &mut pending,
+        answers: &answers,
+        stream: stream.as_ref(),
+        step,
+    };
+    let (mut results, ctxs) = prepare(graph, tasks, &keys, done, new_ctx);
     let finisher = Finisher {
         graph,
         tasks,
@@ -393,6 +385,53 @@ where
     }
     out.close();
     Ok(())
+}
+
+/// What an earlier attempt at a step left, as [`prepare`] reads it.
+struct Earlier<'e, S: AgentState> {
+    pending: &'e mut Pending<S::Update>,
+    answers: &'e HashMap<String, Value>,
+    stream: Option<&'e Arc<Channel<S>>>,
+    step: i64,
+}
+
+/// Per task: its writes when an earlier attempt finished it (streamed as
+/// cached), else nothing yet; and its context when its node takes one.
+#[allow(clippy::type_complexity)]
+fn prepare<S>(
+    graph: &Graph<S>,
+    tasks: &[Task],
+    keys: &[String],
+    earlier: Earlier<'_, S>,
+    new_ctx: impl Fn(&Task, &String) -> TaskCtx,
+) -> (Vec<Option<TaskResult<S::Update>>>, Vec<Option<NodeContext>>)
+where
+    S: AgentState + Clone + Send + Sync,
+    S::Update: Clone + Send,
+{
+    let mut results = Vec::with_capacity(tasks.len());
+    let mut ctxs = Vec::with_capacity(tasks.len());
+    for (task, key) in tasks.iter().zip(keys) {
+        if let Some(writes) = earlier.pending.done.remove(key) {
+            if let Some(channel) = earlier.stream {
+                let at = TaskAt {
+                    step: earlier.step,
+                    task,
+                };
+                channel.task_ended(graph, at, None, Ended::Cached(&writes));
+            }
+            results.push(Some(TaskResult::Writes(writes)));
+            ctxs.push(None);
+            continue;
+        }
+        results.push(None);
+        ctxs.push(
+            graph.fns[task.node]
+                .wants_context()
+                .then(|| task_context(new_ctx(task, key), key, earlier.pending, earlier.answers)),
+        );
+    }
+    (results, ctxs)
 }
 
 /// The events of the one task of a step [`fast_path`] ran: the messages
