@@ -1,13 +1,11 @@
 //! Reading and editing a thread from outside a run: LangGraph's
 //! `get_state`, `update_state` and `get_state_history`.
 
-use serde_json::Value;
+use super::tasks::{snapshot_tasks, SnapshotTask};
 
 use super::context::Interrupt;
-use super::pending::Pending;
 use super::resume::{resume_point, At};
-use super::stream::payload;
-use super::{Graph, GraphError, Task, END, START};
+use super::{Graph, GraphError, END, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
@@ -35,56 +33,6 @@ pub struct StateSnapshot<S> {
     /// The tasks of the step that follows the checkpoint, in task order,
     /// with what an attempt at them left.
     pub tasks: Vec<SnapshotTask>,
-}
-
-/// A task of the step a thread runs next, as a [`StateSnapshot`] lists it:
-/// LangGraph's `StateSnapshot.tasks` (a `PregelTask`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SnapshotTask {
-    /// The task: its node's name, or `node[k]` for the `k`-th `Send` of the
-    /// step (what interrupt ids and the `tasks` stream name it by).
-    pub id: String,
-    /// Its node.
-    pub name: String,
-    /// The error of an attempt at it that failed.
-    pub error: Option<String>,
-    /// The interrupts it paused on: in [`Graph::get_state`], those still
-    /// waiting for an answer (none once it finished); read by id, every
-    /// one it raised.
-    pub interrupts: Vec<Interrupt>,
-    /// What it wrote, once an attempt finished: LangGraph's result,
-    /// `{field: value}`, a field written several times as
-    /// `{"$writes": [..]}`.
-    pub result: Option<Value>,
-}
-
-/// The tasks of a step as a snapshot (or a checkpoint's `debug` payload)
-/// lists them, with what an earlier attempt left in `pending`: every
-/// interrupt a task raised, or, `live`, those still waiting.
-pub(crate) fn snapshot_tasks<S: AgentState>(
-    graph: &Graph<S>,
-    tasks: &[Task],
-    pending: &Pending<S::Update>,
-    live: bool,
-) -> Vec<SnapshotTask> {
-    tasks
-        .iter()
-        .map(|task| {
-            let id = graph.task_key(task);
-            let done = pending.done.get(&id);
-            let interrupts = match pending.paused.get(&id) {
-                Some(paused) if !(live && done.is_some()) => paused.interrupts.clone(),
-                _ => Vec::new(),
-            };
-            SnapshotTask {
-                error: pending.errors.get(&id).cloned(),
-                result: done.map(|writes| payload::result(writes)),
-                name: graph.names[task.node].clone(),
-                interrupts,
-                id,
-            }
-        })
-        .collect()
 }
 
 impl<S> Graph<S>

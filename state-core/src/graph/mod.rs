@@ -76,6 +76,7 @@ mod run;
 mod step;
 mod stream;
 mod subgraph;
+mod tasks;
 mod timer;
 pub(crate) mod trace;
 mod unknown;
@@ -89,7 +90,7 @@ pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
 pub(crate) use context::RunContext;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
-pub use edit::{SnapshotTask, StateSnapshot};
+pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use into_node::{form, IntoNode, Node, Sent};
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput, ParentCommand};
@@ -101,6 +102,7 @@ pub use stream::{
     TaskInput, TaskOutcome, UnknownStreamMode,
 };
 pub use subgraph::Mapped;
+pub use tasks::SnapshotTask;
 
 use crate::send::SendArg;
 use crate::state::AgentState;

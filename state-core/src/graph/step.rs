@@ -17,6 +17,7 @@ use super::context::{NodeContext, PendingQueue, Signal, TaskCtx, TaskScope};
 use super::node::{NodeFn, NodeOutput, NodeResult};
 use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
+use super::tasks::task_error;
 use super::{Graph, GraphError, Task};
 use crate::checkpoint::{BoxFuture, CheckpointError, CheckpointId, Checkpointer, NodeWrite};
 use crate::graph::stream::channel::{Channel, Ended, TaskAt};
@@ -129,15 +130,6 @@ impl<U> StepOut<U> {
     /// Closes the owners list once every task is in.
     fn close(&mut self) {
         self.owners.push(self.writes.len());
-    }
-}
-
-/// A task's error as the `tasks` stream and a snapshot show it: a node's
-/// own error, else the runtime's.
-pub(crate) fn task_error(error: &GraphError) -> String {
-    match error {
-        GraphError::Node { error, .. } => error.to_string(),
-        other => other.to_string(),
     }
 }
 

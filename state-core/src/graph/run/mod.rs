@@ -20,7 +20,6 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::context::{Interrupt, Resume, RunContext, TaskScope};
-use super::edit::{snapshot_tasks, SnapshotTask};
 use super::joins::JoinState;
 use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
@@ -31,6 +30,7 @@ use super::route_cache::{Hop, LastRoute};
 use super::step::{
     fast_ended, fast_outcome, fast_path, run_step, Fast, Resumed, StepOut, StepPlan, Store,
 };
+use super::tasks::{snapshot_tasks, SnapshotTask};
 use super::{trace, Graph, GraphError, GraphState, Routed, Task, START};
 use crate::checkpoint::{
     BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, HeldInput, NodeWrite,

@@ -18,9 +18,8 @@ use super::mode::{MessageEvent, NodeEvent, NodeSink, ReturnedBy, StreamMode, Str
 use super::returned::Seen;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
-use crate::graph::edit::{snapshot_tasks, SnapshotTask};
 use crate::graph::pending::Pending;
-use crate::graph::step::task_error;
+use crate::graph::tasks::{snapshot_tasks, task_error, SnapshotTask};
 use crate::graph::{Graph, GraphError, GraphState, Task};
 use crate::message::{Message, MessageChunk};
 use crate::state::AgentState;

@@ -10,21 +10,11 @@ use super::mode::{CustomEvent, MessageEvent};
 use super::payload;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
 use crate::graph::context::Interrupt;
-use crate::graph::edit::SnapshotTask;
 use crate::graph::output::{with_interrupts, RunOutput};
+use crate::graph::tasks::SnapshotTask;
+pub use crate::graph::tasks::TaskOutcome;
 use crate::graph::Send;
 use crate::state::AgentState;
-
-/// How a task ended (`tasks` mode).
-#[derive(Debug, Clone, PartialEq)]
-pub enum TaskOutcome {
-    /// It returned its writes (the step may still fail as a whole).
-    Finished,
-    /// It paused on these interrupts.
-    Paused(Vec<Interrupt>),
-    /// It failed, with this error.
-    Failed(String),
-}
 
 /// What a task starts from (`tasks` mode): the state, or a `Send`'s input.
 #[derive(Debug, Clone)]
@@ -218,7 +208,7 @@ impl<S: AgentState> StreamEvent<S> {
                 step,
                 timestamp,
                 event,
-            } => payload::debug(*step, *timestamp, event),
+            } => debug(*step, *timestamp, event),
             Self::End(out) => json!({
                 "next": out.next,
                 "interrupts": out.interrupts,
@@ -238,4 +228,31 @@ impl<S: AgentState> TaskInput<S> {
             Self::Send(send) => send.arg_json().unwrap_or(Value::Null),
         }
     }
+}
+
+/// LangGraph's `debug` envelope around a checkpoint or task event.
+pub(crate) fn debug<S: AgentState>(
+    step: i64,
+    timestamp: SystemTime,
+    event: &StreamEvent<S>,
+) -> Value {
+    let (kind, payload) = match event {
+        StreamEvent::Checkpoint {
+            checkpoint,
+            state,
+            next,
+            tasks,
+        } => (
+            "checkpoint",
+            payload::checkpoint_payload(checkpoint, state.to_json(), next, tasks),
+        ),
+        StreamEvent::TaskStart { .. } => ("task", event.to_json()),
+        other => ("task_result", other.to_json()),
+    };
+    json!({
+        "step": step,
+        "timestamp": payload::iso_timestamp(timestamp),
+        "type": kind,
+        "payload": payload,
+    })
 }

@@ -6,22 +6,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
-use super::event::{StreamEvent, TaskOutcome};
 use crate::checkpoint::{CheckpointId, CheckpointMeta, NodeWrite};
-use crate::graph::edit::SnapshotTask;
-use crate::state::{AgentState, StateUpdate};
-
-/// Every field a task's writes set, in the order written: LangGraph's
-/// `(channel, value)` writes.
-fn written<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    for write in writes {
-        if let Value::Object(map) = write.update.to_json() {
-            out.extend(map);
-        }
-    }
-    out
-}
+use crate::graph::tasks::{result, written, SnapshotTask, TaskOutcome};
+use crate::state::StateUpdate;
 
 /// One task's `updates` event, `{node: update}`: `null` when it wrote no
 /// field; a list of one-field objects when it wrote a field twice.
@@ -49,26 +36,6 @@ pub(crate) fn updates<U: StateUpdate>(writes: &[NodeWrite<U>], cached: bool) -> 
     Value::Object(event)
 }
 
-/// A finished task's result, `{field: value}`, a field written several
-/// times as `{"$writes": [..]}`: LangGraph's `map_task_result_writes`.
-pub(crate) fn result<U: StateUpdate>(writes: &[NodeWrite<U>]) -> Value {
-    let mut out = Map::new();
-    for (field, value) in written(writes) {
-        match out.get_mut(&field) {
-            None => {
-                out.insert(field, value);
-            }
-            Some(Value::Object(multi)) if multi.contains_key("$writes") => {
-                if let Some(Value::Array(list)) = multi.get_mut("$writes") {
-                    list.push(value);
-                }
-            }
-            Some(first) => *first = json!({"$writes": [first.take(), value]}),
-        }
-    }
-    Value::Object(out)
-}
-
 /// A `tasks` event as a task ends: `{id, name, error, result,
 /// interrupts}`.
 pub(crate) fn task_result<U: StateUpdate>(
@@ -91,35 +58,8 @@ pub(crate) fn task_result<U: StateUpdate>(
     })
 }
 
-/// LangGraph's `debug` envelope around a checkpoint or task event.
-pub(crate) fn debug<S: AgentState>(
-    step: i64,
-    timestamp: SystemTime,
-    event: &StreamEvent<S>,
-) -> Value {
-    let (kind, payload) = match event {
-        StreamEvent::Checkpoint {
-            checkpoint,
-            state,
-            next,
-            tasks,
-        } => (
-            "checkpoint",
-            checkpoint_payload(checkpoint, state.to_json(), next, tasks),
-        ),
-        StreamEvent::TaskStart { .. } => ("task", event.to_json()),
-        other => ("task_result", other.to_json()),
-    };
-    json!({
-        "step": step,
-        "timestamp": iso_timestamp(timestamp),
-        "type": kind,
-        "payload": payload,
-    })
-}
-
 /// A checkpoint as LangGraph's `checkpoints` and `debug` modes show it.
-fn checkpoint_payload(
+pub(crate) fn checkpoint_payload(
     meta: &CheckpointMeta,
     values: Value,
     next: &[String],
