@@ -1,0 +1,117 @@
+//! What every handler shares: the registered graphs as assistants, the
+//! store, the checkpointer, and which thread runs what.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use agent_state::checkpoint::Checkpointer;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::ids::is_uuid;
+use crate::served::ServedGraph;
+use crate::store::Store;
+
+/// A registered graph, served as an assistant.
+pub(crate) struct Assistant {
+    /// Its id: derived from the graph's name, so it survives restarts.
+    pub id: String,
+    /// The graph's name.
+    pub graph_id: String,
+    /// When it was first registered in this database.
+    pub created_at: String,
+    /// The graph.
+    pub graph: Arc<dyn ServedGraph>,
+}
+
+impl Assistant {
+    /// The assistant as the API shows it.
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "assistant_id": self.id,
+            "graph_id": self.graph_id,
+            "config": {},
+            "context": {},
+            "metadata": {"created_by": "system"},
+            "name": self.graph_id,
+            "created_at": self.created_at,
+            "updated_at": self.created_at,
+            "version": 1,
+            "description": null,
+        })
+    }
+}
+
+/// The shared state.
+pub(crate) struct App {
+    /// Assistants by graph name.
+    pub assistants: BTreeMap<String, Assistant>,
+    /// Threads, runs and assistants.
+    pub store: Store,
+    /// The threads' checkpoints.
+    pub saver: Arc<dyn Checkpointer>,
+    /// One lock per thread: the run holding it is the thread's.
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl App {
+    pub(crate) fn new(
+        assistants: BTreeMap<String, Assistant>,
+        store: Store,
+        saver: Arc<dyn Checkpointer>,
+    ) -> Self {
+        App {
+            assistants,
+            store,
+            saver,
+            locks: Mutex::default(),
+        }
+    }
+
+    /// The assistant with this id, or of the graph of this name.
+    pub(crate) fn find_assistant(&self, id: &str) -> Option<&Assistant> {
+        self.assistants
+            .get(id)
+            .or_else(|| self.assistants.values().find(|a| a.id == id))
+    }
+
+    /// The assistant a path names: an unknown UUID is 404, anything else
+    /// that is not a graph's name is 422 (as the official server answers).
+    pub(crate) fn path_assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
+        match self.find_assistant(id) {
+            Some(a) => Ok(a),
+            None if is_uuid(id) => Err(ApiError::NotFound("Not Found".to_owned())),
+            None => Err(ApiError::not_uuid("assistant")),
+        }
+    }
+
+    /// The assistant a run names: an unknown name is 422 listing the
+    /// graphs, an unknown UUID 404.
+    pub(crate) fn run_assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
+        match self.find_assistant(id) {
+            Some(a) => Ok(a),
+            None if is_uuid(id) => Err(ApiError::NotFound(
+                "Thread or assistant not found.".to_owned(),
+            )),
+            None => {
+                let names: Vec<&str> = self.assistants.keys().map(String::as_str).collect();
+                Err(ApiError::Invalid(format!(
+                    "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
+                    names.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The lock of a thread's runs.
+    pub(crate) fn thread_lock(&self, thread_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(locks.entry(thread_id.to_owned()).or_default())
+    }
+
+    /// Forgets a deleted thread's lock.
+    pub(crate) fn drop_lock(&self, thread_id: &str) {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        locks.remove(thread_id);
+    }
+}

@@ -1,0 +1,70 @@
+//! Serve [agent-state](https://docs.rs/agent-state) graphs over LangGraph's
+//! Agent Server API, so the clients LangGraph users already have (the
+//! Python and JS `langgraph-sdk`, `useStream`, Agent Chat UI, Studio) talk
+//! to a graph written in Rust, from one binary on one SQLite file.
+//!
+//! ```no_run
+//! use agent_state::graph::{StateGraph, START};
+//! use agent_state::AgentState;
+//! use agent_state_server::Server;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Count {
+//!     n: u32,
+//! }
+//!
+//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+//! let graph = StateGraph::<Count>::new()
+//!     .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+//!     .add_edge(START, "inc")
+//!     .compile()?;
+//! Server::new()
+//!     .database("threads.db")
+//!     .graph("count", graph)
+//!     .serve("127.0.0.1:2024")
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What a client meets:
+//!
+//! * one assistant per graph, its id derived from the graph's name as the
+//!   official server derives it, so it survives restarts; a run's
+//!   `assistant_id` may be the graph's name;
+//! * threads (create, read, patch, delete, search, state, history), their
+//!   status `idle | busy | interrupted | error` with the pending
+//!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
+//!   into its metadata;
+//! * runs streamed as server-sent events (`metadata` first, then the
+//!   `values`, `updates`, `messages-tuple`, `custom`, `tasks` and
+//!   `checkpoints` modes, `error` when the run fails), waited for, listed
+//!   and read; stateless runs on a thread of their own; an interrupt
+//!   answered with `command.resume`; `multitask_strategy` `reject` or
+//!   `enqueue`;
+//! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged.
+//!
+//! A run's input is read through the graph's input type: a client cannot
+//! set a `private` or `omit_from_input` field, and a bad value is a 422
+//! naming the field. Threads, runs and assistants are stored in the same
+//! SQLite file as the checkpoints; a run that was in flight when the
+//! process died is marked `error` at the next start.
+
+mod app;
+mod assistants;
+mod body;
+mod cors;
+mod error;
+mod events;
+mod ids;
+mod modes;
+mod runner;
+mod runs;
+mod served;
+mod server;
+mod snapshot;
+mod sse;
+mod store;
+mod threads;
+
+pub use server::{Listening, Server, ServerError};

@@ -1,0 +1,195 @@
+//! `/runs`: a thread's runs (streamed, waited for, listed, read) and
+//! stateless runs on a thread of their own.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::app::App;
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::ids::{is_uuid, new_id};
+use crate::runner::{start, Started};
+use crate::sse;
+use crate::store::RunRow;
+use crate::threads::{new_thread, path_thread};
+
+/// The routes.
+pub(crate) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads/{id}/runs", get(list))
+        .route("/threads/{id}/runs/stream", post(thread_stream))
+        .route("/threads/{id}/runs/wait", post(thread_wait))
+        .route("/threads/{id}/runs/{run_id}", get(one))
+        .route("/runs/stream", post(stateless_stream))
+        .route("/runs/wait", post(stateless_wait))
+}
+
+/// A run's body (`RunCreateStateful` / `RunCreateStateless`).
+#[derive(Deserialize)]
+pub(crate) struct RunCreate {
+    pub assistant_id: String,
+    #[serde(default)]
+    pub input: Option<Value>,
+    #[serde(default)]
+    pub command: Option<Command>,
+    #[serde(default)]
+    pub stream_mode: Value,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub multitask_strategy: Option<String>,
+    #[serde(default)]
+    pub if_not_exists: Option<String>,
+    #[serde(default)]
+    pub interrupt_before: Option<Value>,
+    #[serde(default)]
+    pub interrupt_after: Option<Value>,
+    #[serde(default)]
+    pub checkpoint_id: Option<Value>,
+}
+
+/// `command`: only `resume` is served yet.
+#[derive(Deserialize)]
+pub(crate) struct Command {
+    #[serde(default)]
+    pub resume: Option<Value>,
+    #[serde(default)]
+    pub update: Option<Value>,
+    #[serde(default)]
+    pub goto: Option<Value>,
+}
+
+/// The thread a run goes to: stored, or created when the body says
+/// `if_not_exists: "create"`.
+fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
+    if !is_uuid(id) {
+        return Err(ApiError::not_uuid("thread"));
+    }
+    if app.store.thread(id)?.is_some() {
+        return Ok(());
+    }
+    match body.if_not_exists.as_deref() {
+        Some("create") => {
+            app.store
+                .insert_thread(&new_thread(id.to_owned(), Map::new()))?;
+            Ok(())
+        }
+        _ => Err(ApiError::NotFound(
+            "Thread or assistant not found.".to_owned(),
+        )),
+    }
+}
+
+async fn thread_stream(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    run_thread(&app, &id, &body)?;
+    let started = start(&app, id.clone(), body, false, true)?;
+    let at = format!("/threads/{id}/runs/{}", started.run_id);
+    Ok(stream_response(started, &format!("{at}/stream"), &at))
+}
+
+async fn thread_wait(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    run_thread(&app, &id, &body)?;
+    let started = start(&app, id.clone(), body, false, false)?;
+    Ok(wait_response(started, &id).await)
+}
+
+async fn stateless_stream(
+    State(app): State<Arc<App>>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    let thread_id = new_id();
+    let started = start(&app, thread_id, body, true, true)?;
+    let at = format!("/runs/{}", started.run_id);
+    Ok(stream_response(started, &format!("{at}/stream"), &at))
+}
+
+async fn stateless_wait(
+    State(app): State<Arc<App>>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    let thread_id = new_id();
+    let started = start(&app, thread_id.clone(), body, true, false)?;
+    Ok(wait_response(started, &thread_id).await)
+}
+
+fn stream_response(started: Started, location: &str, content_location: &str) -> Response {
+    let frames = started
+        .frames
+        .unwrap_or_else(|| tokio::sync::mpsc::channel(1).1);
+    sse::response(frames, location, content_location)
+}
+
+/// The run's final output (or `{"__error__": ..}`), once it ends. A
+/// client that leaves does not stop the run.
+async fn wait_response(started: Started, thread_id: &str) -> Response {
+    let at = format!("/threads/{thread_id}/runs/{}", started.run_id);
+    let output = started.done.await.unwrap_or_else(|_| {
+        serde_json::json!({"__error__": {"error": "Cancelled", "message": "the run was dropped"}})
+    });
+    let mut response = Json(output).into_response();
+    let headers = response.headers_mut();
+    if let Ok(join) = HeaderValue::from_str(&format!("{at}/join")) {
+        headers.insert(header::LOCATION, join);
+    }
+    if let Ok(at) = HeaderValue::from_str(&at) {
+        headers.insert(header::CONTENT_LOCATION, at);
+    }
+    response
+}
+
+/// A run as the API shows it.
+pub(crate) fn run_json(r: &RunRow) -> Value {
+    serde_json::json!({
+        "run_id": r.run_id, "thread_id": r.thread_id, "assistant_id": r.assistant_id,
+        "metadata": r.metadata, "status": r.status, "kwargs": r.kwargs,
+        "multitask_strategy": r.multitask_strategy, "created_at": r.created_at,
+        "updated_at": r.updated_at,
+    })
+}
+
+/// `GET /threads/{id}/runs`'s query.
+#[derive(Deserialize)]
+struct Page {
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+async fn list(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(page): Query<Page>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    path_thread(&app, &id)?;
+    let runs = app
+        .store
+        .runs(&id, page.limit.unwrap_or(10), page.offset.unwrap_or(0))?;
+    Ok(Json(runs.iter().map(run_json).collect()))
+}
+
+async fn one(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    path_thread(&app, &id)?;
+    if !is_uuid(&run_id) {
+        return Err(ApiError::not_uuid("run"));
+    }
+    let run = app.store.run(&id, &run_id)?;
+    run.map(|r| Json(run_json(&r)))
+        .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
+}
