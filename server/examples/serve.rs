@@ -1,10 +1,16 @@
-//! A graph with a human approval, served over LangGraph's Agent Server
-//! API: `cargo run -p agent-state-server --example serve`, then point any
-//! LangGraph client at `http://127.0.0.1:2024` (graph `approval`).
+//! Two graphs served over LangGraph's Agent Server API: `approval` (a
+//! draft a person approves: an interrupt answered with `command.resume`)
+//! and `countdown` (a step every 200 ms, to watch a stream arrive).
+//!
+//! `cargo run -p agent-state-server --example serve`, then point any
+//! LangGraph client at `http://127.0.0.1:2024`.
 //!
 //! `--port N` and `--db PATH` change the address and the database file.
 
-use agent_state::graph::{BoxError, NodeContext, StateGraph, END, START};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_state::graph::{BoxError, Graph, NodeContext, StateGraph, END, START};
 use agent_state::AgentState;
 use agent_state_server::Server;
 
@@ -20,8 +26,11 @@ struct Approval {
     approved: bool,
 }
 
-fn draft(s: &Approval) -> ApprovalUpdate {
-    ApprovalUpdate::new().log(vec![format!("draft:{}", s.topic)])
+fn draft(s: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
+    // A `custom` stream event, for a client's progress display.
+    ctx.writer()
+        .write(serde_json::json!({"progress": "drafting"}))?;
+    Ok(ApprovalUpdate::new().log(vec![format!("draft:{}", s.topic)]))
 }
 
 fn review(_: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
@@ -29,6 +38,40 @@ fn review(_: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
     Ok(ApprovalUpdate::new()
         .log(vec!["review".to_owned()])
         .approved(ok))
+}
+
+/// A count down to zero.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Countdown {
+    /// Steps left.
+    n: u32,
+}
+
+async fn tick(s: Arc<Countdown>) -> CountdownUpdate {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    CountdownUpdate::new().n(s.n.saturating_sub(1))
+}
+
+fn countdown() -> Result<Graph<Countdown>, agent_state::graph::GraphError> {
+    StateGraph::<Countdown>::new()
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges_to(
+            "tick",
+            |s: &Countdown| if s.n > 0 { "tick" } else { END },
+            ["tick", END],
+        )
+        .compile()
+}
+
+fn approval() -> Result<Graph<Approval>, agent_state::graph::GraphError> {
+    StateGraph::<Approval>::new()
+        .add_node("draft", draft)
+        .add_node("review", review)
+        .add_edge(START, "draft")
+        .add_edge("draft", "review")
+        .add_edge("review", END)
+        .compile()
 }
 
 fn arg(name: &str) -> Option<String> {
@@ -40,18 +83,12 @@ fn arg(name: &str) -> Option<String> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt().init();
-    let graph = StateGraph::<Approval>::new()
-        .add_node("draft", draft)
-        .add_node("review", review)
-        .add_edge(START, "draft")
-        .add_edge("draft", "review")
-        .add_edge("review", END)
-        .compile()?;
     let port = arg("--port").unwrap_or_else(|| "2024".to_owned());
     let db = arg("--db").unwrap_or_else(|| "agent-state-server.db".to_owned());
     let listening = Server::new()
         .database(db)
-        .graph("approval", graph)
+        .graph("approval", approval()?)
+        .graph("countdown", countdown()?)
         .bind(format!("127.0.0.1:{port}"))
         .await?;
     println!("listening on http://{}", listening.local_addr());
