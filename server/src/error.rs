@@ -63,10 +63,20 @@ impl From<rusqlite::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let too_large = matches!(self, ApiError::TooLarge(_));
         let (status, detail) = self.status_and_detail();
         if status.is_client_error() {
             tracing::info!(status = status.as_u16(), %detail, "request refused");
         }
-        (status, Json(json!({ "detail": detail }))).into_response()
+        let mut response = (status, Json(json!({ "detail": detail }))).into_response();
+        if too_large {
+            // The rest of the body is never read: the connection cannot
+            // carry another request, so the client is told not to reuse it.
+            let close = axum::http::HeaderValue::from_static("close");
+            response
+                .headers_mut()
+                .insert(axum::http::header::CONNECTION, close);
+        }
+        response
     }
 }

@@ -2,6 +2,7 @@
 //! `event: NAME\r\ndata: JSON\r\n\r\n`, compact JSON on one line.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{header, HeaderValue};
@@ -36,12 +37,19 @@ pub(crate) fn response(
     response
 }
 
-/// The receiver as a body stream: it ends when the run's task drops its
-/// sender.
+/// How long a stream stays silent before a heartbeat comment (the
+/// official server's period), so proxies keep an idle connection open.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// The receiver as a body stream, with a `: heartbeat` comment after each
+/// silent period: it ends when the run's task drops its sender.
 fn frames(
     rx: mpsc::Receiver<String>,
 ) -> impl agent_state::futures::Stream<Item = Result<String, Infallible>> {
     agent_state::futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|frame| (Ok(frame), rx))
+        match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
+            Ok(frame) => frame.map(|frame| (Ok(frame), rx)),
+            Err(_) => Some((Ok(": heartbeat\r\n\r\n".to_owned()), rx)),
+        }
     })
 }

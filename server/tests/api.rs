@@ -352,7 +352,7 @@ async fn bad_requests_are_refused_before_the_stream_starts() {
     )
     .await;
     assert!(
-        detail.contains("registered graphs: approval, guarded, slow"),
+        detail.contains("registered graphs: approval, chat, guarded, slow"),
         "{detail}"
     );
     let unknown = json!({"assistant_id": "00000000-0000-0000-0000-000000000000"});
@@ -489,5 +489,84 @@ async fn a_restart_keeps_threads_runs_and_assistants() {
     let resume = json!({"assistant_id": "approval", "command": {"resume": false}});
     let (_, out) = post(&c, format!("{b}/threads/{THREAD}/runs/wait"), resume).await;
     assert_eq!(out["log"], json!(["draft:x", "review"]));
+    server.stop().await;
+}
+
+/// `messages-tuple`: `[chunk, metadata]` pairs as the official server sent
+/// them for the same tokens of a fake chat model, the last chunk marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_stream_as_the_official_servers_tuples() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "chat", "stream_mode": ["messages-tuple", "values"],
+                     "input": {"messages": [{"type": "human", "content": "hi"}]}});
+    let r = c
+        .post(format!("{b}/threads/{THREAD}/runs/stream"))
+        .json(&run)
+        .send()
+        .await
+        .unwrap();
+    let ours = frames(&r.text().await.unwrap());
+    let theirs = frames(include_str!("fixtures/official_stream_messages.sse"));
+    let names = |f: &[(String, Value)]| f.iter().map(|e| e.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs));
+    let chunks = |f: &[(String, Value)]| {
+        f.iter()
+            .filter(|e| e.0 == "messages")
+            .map(|e| e.1[0].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(chunks(&ours), chunks(&theirs));
+    let (our_meta, their_meta) = (&ours[2].1[1], &theirs[2].1[1]);
+    for key in [
+        "langgraph_node",
+        "graph_id",
+        "assistant_id",
+        "created_by",
+        "run_attempt",
+    ] {
+        assert_eq!(our_meta[key], their_meta[key], "{key}");
+    }
+    for key in [
+        "langgraph_step",
+        "langgraph_checkpoint_ns",
+        "thread_id",
+        "run_id",
+    ] {
+        assert!(!our_meta[key].is_null(), "{key} in {our_meta}");
+    }
+    assert_eq!(our_meta["thread_id"], THREAD);
+    server.stop().await;
+}
+
+/// A run the process died in (left `running` in the file) is marked
+/// `error` at the next start, its thread too: nothing stays busy forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_running_by_a_dead_process_is_marked_failed() {
+    let db = fresh_db();
+    let server = start(&db).await;
+    let (c, b) = (Client::new(), server.base.clone());
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "approval", "input": {"topic": "x"}});
+    post(&c, format!("{b}/threads/{THREAD}/runs/wait"), run).await;
+    server.stop().await;
+    // What a crash mid-run leaves behind.
+    let file = rusqlite::Connection::open(&db).unwrap();
+    file.execute_batch(
+        "UPDATE server_runs SET status = 'running'; UPDATE server_threads SET status = 'busy';",
+    )
+    .unwrap();
+    drop(file);
+    let server = start(&db).await;
+    let b = &server.base;
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}")).await.1["status"],
+        "error"
+    );
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}/runs")).await.1[0]["status"],
+        "error"
+    );
     server.stop().await;
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_state::graph::{BoxError, NodeContext, StateGraph, END, START};
-use agent_state::AgentState;
+use agent_state::{ai, AgentState, MessageChunk, Messages};
 use agent_state_server::Server;
 use tokio::sync::oneshot;
 
@@ -61,7 +61,26 @@ pub struct Guarded {
     pub language: Option<String>,
 }
 
-/// The server of the three graphs on `db`.
+/// A chat whose one node streams its answer token by token, as the
+/// official server's recording did with a fake chat model.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Chat {
+    #[reducer(messages)]
+    pub messages: Messages,
+}
+
+fn talk(_: &Chat, ctx: &NodeContext) -> ChatUpdate {
+    let pieces = ["hello", " ", "there", " ", "friend"];
+    let writer = ctx.writer();
+    for (i, piece) in pieces.iter().enumerate() {
+        let mut chunk = MessageChunk::ai(*piece).with_id("m1");
+        chunk.last = i + 1 == pieces.len();
+        writer.write_message(chunk);
+    }
+    ChatUpdate::new().message(ai("hello there friend").with_id("m1"))
+}
+
+/// The server of the test graphs on `db`.
 pub fn server(db: &PathBuf) -> Server {
     let approval = StateGraph::<Approval>::new()
         .add_node("draft", draft)
@@ -83,8 +102,14 @@ pub fn server(db: &PathBuf) -> Server {
         .add_edge(START, "echo")
         .compile()
         .expect("guarded graph");
+    let chat = StateGraph::<Chat>::new()
+        .add_node("talk", talk)
+        .add_edge(START, "talk")
+        .compile()
+        .expect("chat graph");
     Server::new()
         .database(db)
+        .graph("chat", chat)
         .graph("approval", approval)
         .graph("slow", slow)
         .graph("guarded", guarded)
