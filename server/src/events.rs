@@ -62,8 +62,13 @@ fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
 }
 
 /// A failed run's `{"error", "message"}`: the error's kind (its variant's
-/// name) and its text.
+/// name) and its text. A storage failure is logged whole and shown
+/// without its cause, which may name the server's files.
 pub(crate) fn error_json(error: &GraphError) -> Value {
+    if let GraphError::Checkpoint(cause) = error {
+        tracing::error!(%cause, "a run's step could not be stored");
+        return json!({"error": "Checkpoint", "message": "the run's state could not be stored"});
+    }
     let debug = format!("{error:?}");
     let kind: String = debug
         .chars()

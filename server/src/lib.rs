@@ -65,6 +65,7 @@ mod server;
 mod snapshot;
 mod sse;
 mod store;
+mod task;
 mod threads;
 
 pub use server::{Listening, Server, ServerError};

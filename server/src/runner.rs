@@ -5,20 +5,18 @@
 
 use std::sync::Arc;
 
-use agent_state::futures::stream::{BoxStream, StreamExt};
-use agent_state::graph::Interrupt;
+use agent_state::futures::stream::BoxStream;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot, Mutex, OwnedMutexGuard};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::app::{App, Assistant};
 use crate::error::ApiError;
-use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::{new_id, now};
 use crate::modes;
 use crate::runs::RunCreate;
 use crate::served::{RunEvent, RunSpec};
-use crate::sse::frame;
 use crate::store::RunRow;
+use crate::task::{drive, Job, Turn};
 use crate::threads::new_thread;
 
 /// A run that started: its id, its frames (a streamed run) and its final
@@ -27,21 +25,6 @@ pub(crate) struct Started {
     pub run_id: String,
     pub frames: Option<mpsc::Receiver<String>>,
     pub done: oneshot::Receiver<Value>,
-}
-
-/// How the run gets its thread: it holds it already (`reject` found it
-/// free), or waits its turn (`enqueue`).
-enum Turn {
-    Held(OwnedMutexGuard<()>),
-    Wait(Arc<Mutex<()>>),
-}
-
-/// What the run's task needs to know.
-struct Job {
-    app: Arc<App>,
-    run_id: String,
-    thread_id: String,
-    temporary: bool,
 }
 
 /// Checks the request, records the run and starts it. Every refusal
@@ -57,6 +40,7 @@ pub(crate) fn start(
     let assistant = app.run_assistant(&body.assistant_id)?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
     refuse_unserved(&body)?;
+    let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
     let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
     let run_id = new_id();
     let spec = RunSpec {
@@ -78,20 +62,18 @@ pub(crate) fn start(
     let row = run_row(assistant, &thread_id, &run_id, &body, mode_names, temporary);
     app.store.insert_run(&row)?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
-    Ok(spawn(
-        app, run_id, thread_id, temporary, events, turn, stream,
-    ))
+    let job = Job {
+        app: Arc::clone(app),
+        run_id,
+        thread_id,
+        temporary,
+        cancel_on_disconnect,
+    };
+    Ok(spawn(job, events, turn, stream))
 }
 
-fn spawn(
-    app: &Arc<App>,
-    run_id: String,
-    thread_id: String,
-    temporary: bool,
-    events: BoxStream<'static, RunEvent>,
-    turn: Turn,
-    stream: bool,
-) -> Started {
+fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: bool) -> Started {
+    let run_id = job.run_id.clone();
     let (frames, rx) = if stream {
         let (tx, rx) = mpsc::channel(64);
         // Written by hand to keep the official key order (`run_id` first).
@@ -104,17 +86,23 @@ fn spawn(
         (None, None)
     };
     let (done_tx, done) = oneshot::channel();
-    let job = Job {
-        app: Arc::clone(app),
-        run_id: run_id.clone(),
-        thread_id,
-        temporary,
-    };
     tokio::spawn(drive(job, events, turn, frames, done_tx));
     Started {
         run_id,
         frames: rx,
         done,
+    }
+}
+
+/// Whether the run stops when its client leaves: `on_disconnect`
+/// `"cancel"`, or `"continue"` (the default).
+fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
+    match value.unwrap_or("continue") {
+        "continue" => Ok(false),
+        "cancel" => Ok(true),
+        other => Err(ApiError::Invalid(format!(
+            "on_disconnect: `{other}` is not one of \"cancel\", \"continue\""
+        ))),
     }
 }
 
@@ -229,123 +217,5 @@ fn run_row(
         multitask_strategy: body.multitask_strategy.clone().unwrap_or("enqueue".into()),
         created_at: stamp.clone(),
         updated_at: stamp,
-    }
-}
-
-/// The run's task: waits its turn, runs, frames each event for the
-/// client while it listens, and records how the run ended.
-async fn drive(
-    job: Job,
-    mut events: BoxStream<'static, RunEvent>,
-    turn: Turn,
-    mut frames: Option<mpsc::Sender<String>>,
-    done: oneshot::Sender<Value>,
-) {
-    let _turn = match turn {
-        Turn::Held(guard) => guard,
-        Turn::Wait(lock) => lock.lock_owned().await,
-    };
-    job.record_status("running");
-    let mut output =
-        json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
-    while let Some(event) = events.next().await {
-        let data = match event {
-            RunEvent::Event(name, data) => frame(name, &data),
-            RunEvent::Done {
-                output: state,
-                next,
-                interrupts,
-            } => {
-                output = with_interrupts(state.clone(), &interrupts);
-                job.finished(state, &next, &interrupts);
-                continue;
-            }
-            RunEvent::Failed(error) => {
-                job.failed(&error);
-                output = json!({ "__error__": error });
-                frame("error", &error)
-            }
-        };
-        // A client that left no longer gets frames; the run goes on.
-        if let Some(tx) = &frames {
-            if tx.send(data).await.is_err() {
-                frames = None;
-            }
-        }
-    }
-    job.cleanup().await;
-    let _ = done.send(output);
-}
-
-impl Job {
-    fn record_status(&self, status: &str) {
-        if let Err(e) = self.app.store.set_run_status(&self.run_id, status) {
-            tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
-        }
-    }
-
-    /// The run reached its end or paused: the thread holds its output.
-    fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
-        let mut by_task = Map::new();
-        for i in interrupts {
-            let list = by_task.entry(i.node.clone()).or_insert_with(|| json!([]));
-            if let Value::Array(list) = list {
-                list.extend(
-                    state_interrupts(std::slice::from_ref(i))
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-            }
-        }
-        let paused = !interrupts.is_empty() || !next.is_empty();
-        let status = if paused { "interrupted" } else { "idle" };
-        self.update_thread(status, Some(values), None, Value::Object(by_task));
-        self.record_status("success");
-        tracing::info!(run_id = %self.run_id, status, "run finished");
-    }
-
-    /// The run failed: the thread keeps its last state and shows the error.
-    fn failed(&self, error: &Value) {
-        self.update_thread("error", None, Some(error.clone()), json!({}));
-        self.record_status("error");
-        tracing::warn!(run_id = %self.run_id, %error, "run failed");
-    }
-
-    fn update_thread(
-        &self,
-        status: &str,
-        values: Option<Value>,
-        error: Option<Value>,
-        interrupts: Value,
-    ) {
-        let store = &self.app.store;
-        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
-            return;
-        };
-        let stamp = now();
-        if values.is_some() {
-            thread.values = values;
-        }
-        thread.status = status.to_owned();
-        thread.error = error;
-        thread.interrupts = interrupts;
-        thread.state_updated_at = stamp.clone();
-        thread.updated_at = stamp;
-        if let Err(e) = store.save_thread(&thread) {
-            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
-        }
-    }
-
-    /// A stateless run's thread goes once the run ends.
-    async fn cleanup(&self) {
-        if !self.temporary {
-            return;
-        }
-        let _ = self.app.store.delete_thread(&self.thread_id);
-        if let Err(e) = self.app.saver.delete_thread(&self.thread_id).await {
-            tracing::error!(thread_id = %self.thread_id, error = %e, "could not delete a stateless run's thread");
-        }
-        self.app.drop_lock(&self.thread_id);
     }
 }

@@ -53,6 +53,8 @@ pub(crate) struct RunCreate {
     pub interrupt_after: Option<Value>,
     #[serde(default)]
     pub checkpoint_id: Option<Value>,
+    #[serde(default)]
+    pub on_disconnect: Option<String>,
 }
 
 /// `command`: only `resume` is served yet.

@@ -352,7 +352,7 @@ async fn bad_requests_are_refused_before_the_stream_starts() {
     )
     .await;
     assert!(
-        detail.contains("registered graphs: approval, chat, guarded, slow"),
+        detail.contains("registered graphs: approval, chat, countdown, guarded, slow"),
         "{detail}"
     );
     let unknown = json!({"assistant_id": "00000000-0000-0000-0000-000000000000"});
@@ -453,6 +453,25 @@ async fn a_busy_thread_rejects_a_run_with_reject_and_queues_one_by_default() {
     assert_eq!(first.await.unwrap().1, json!({"n": 2}));
     assert_eq!(queued.1, json!({"n": 11}));
     server.stop().await;
+}
+
+/// Posts `body` to `path` over a connection of its own, reads the start
+/// of the answer, and closes the connection: a client that leaves.
+async fn read_then_leave(addr: std::net::SocketAddr, path: String, body: Value) -> String {
+    use std::io::{Read, Write};
+    let body = body.to_string();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let read = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        s.write_all(req.as_bytes()).expect("write");
+        let mut start = vec![0; 4096];
+        let n = s.read(&mut start).expect("read");
+        String::from_utf8_lossy(&start[..n]).into_owned()
+    });
+    read.await.expect("request")
 }
 
 async fn post_owned(url: String, body: Value) -> (StatusCode, Value) {
@@ -568,5 +587,41 @@ async fn a_run_left_running_by_a_dead_process_is_marked_failed() {
         get(&c, format!("{b}/threads/{THREAD}/runs")).await.1[0]["status"],
         "error"
     );
+    server.stop().await;
+}
+
+/// `on_disconnect: "cancel"` (what `useStream` sends) stops the run when
+/// its client leaves (seen at the next event or heartbeat that cannot be
+/// delivered), the thread at its last stored step; by default the run
+/// goes on to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stops_with_its_client_only_when_asked_to() {
+    let server = start(&fresh_db()).await;
+    let b = &server.base;
+    for on_disconnect in ["cancel", "continue"] {
+        let c = Client::new();
+        let (_, t) = post(&c, format!("{b}/threads"), json!({})).await;
+        let tid = t["thread_id"].as_str().unwrap().to_owned();
+        let run = json!({"assistant_id": "countdown", "input": {"n": 20}, "on_disconnect": on_disconnect});
+        let path = format!("/threads/{tid}/runs/stream");
+        let first = read_then_leave(server.addr, path, run).await;
+        assert!(first.contains("event: metadata"), "{first}");
+        tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+        let c = Client::new();
+        let (_, runs) = get(&c, format!("{b}/threads/{tid}/runs")).await;
+        let (_, state) = get(&c, format!("{b}/threads/{tid}/state")).await;
+        // A run cancelled before its input was stored leaves no state.
+        let n = state["values"]["n"].as_u64().unwrap_or(20);
+        if on_disconnect == "cancel" {
+            assert_eq!(runs[0]["status"], "interrupted");
+            assert!(n > 0, "the run stopped midway");
+            assert_eq!(
+                get(&c, format!("{b}/threads/{tid}")).await.1["status"],
+                "idle"
+            );
+        } else {
+            assert_eq!((runs[0]["status"].as_str(), n), (Some("success"), 0));
+        }
+    }
     server.stop().await;
 }

@@ -51,6 +51,17 @@ async fn sleepy(s: Arc<Slow>) -> SlowUpdate {
     SlowUpdate::new().n(s.n + 1)
 }
 
+/// A count down to zero, a step every 100 ms: a stream that keeps coming.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Countdown {
+    pub n: u32,
+}
+
+async fn tick(s: Arc<Countdown>) -> CountdownUpdate {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    CountdownUpdate::new().n(s.n.saturating_sub(1))
+}
+
 /// A state with fields a client may not set.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Guarded {
@@ -107,8 +118,19 @@ pub fn server(db: &PathBuf) -> Server {
         .add_edge(START, "talk")
         .compile()
         .expect("chat graph");
+    let countdown = StateGraph::<Countdown>::new()
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges_to(
+            "tick",
+            |s: &Countdown| if s.n > 0 { "tick" } else { END },
+            ["tick", END],
+        )
+        .compile()
+        .expect("countdown graph");
     Server::new()
         .database(db)
+        .graph("countdown", countdown)
         .graph("chat", chat)
         .graph("approval", approval)
         .graph("slow", slow)

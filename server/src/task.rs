@@ -1,0 +1,183 @@
+//! A run's task: waits for its thread, drives the run, frames each event
+//! for the client while it listens, and records how the run ended.
+
+use std::sync::Arc;
+
+use agent_state::futures::stream::{BoxStream, StreamExt};
+use agent_state::graph::Interrupt;
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, oneshot, Mutex, OwnedMutexGuard};
+
+use crate::app::App;
+use crate::events::{state_interrupts, with_interrupts};
+use crate::ids::now;
+use crate::served::RunEvent;
+use crate::sse::frame;
+
+/// How the run gets its thread: it holds it already (`reject` found it
+/// free), or waits its turn (`enqueue`).
+pub(crate) enum Turn {
+    Held(OwnedMutexGuard<()>),
+    Wait(Arc<Mutex<()>>),
+}
+
+/// What the run's task needs to know.
+pub(crate) struct Job {
+    pub app: Arc<App>,
+    pub run_id: String,
+    pub thread_id: String,
+    pub temporary: bool,
+    /// Whether the run stops when its streaming client leaves
+    /// (`on_disconnect: "cancel"`).
+    pub cancel_on_disconnect: bool,
+}
+
+/// The run's task: waits its turn, runs, frames each event for the
+/// client while it listens, and records how the run ended.
+pub(crate) async fn drive(
+    job: Job,
+    mut events: BoxStream<'static, RunEvent>,
+    turn: Turn,
+    mut frames: Option<mpsc::Sender<String>>,
+    done: oneshot::Sender<Value>,
+) {
+    let _turn = match turn {
+        Turn::Held(guard) => guard,
+        Turn::Wait(lock) => lock.lock_owned().await,
+    };
+    job.record_status("running");
+    let mut output =
+        json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
+    while let Some(event) = job.next(&mut events, &frames).await {
+        let data = match event {
+            RunEvent::Event(name, data) => frame(name, &data),
+            RunEvent::Done {
+                output: state,
+                next,
+                interrupts,
+            } => {
+                output = with_interrupts(state.clone(), &interrupts);
+                job.finished(state, &next, &interrupts);
+                continue;
+            }
+            RunEvent::Failed(error) => {
+                job.failed(&error);
+                output = json!({ "__error__": error });
+                frame("error", &error)
+            }
+        };
+        // A client that left no longer gets frames; the run goes on
+        // unless it is to stop with the client.
+        let Some(tx) = &frames else { continue };
+        if tx.send(data).await.is_err() {
+            if job.cancel_on_disconnect {
+                job.cancelled();
+                break;
+            }
+            frames = None;
+        }
+    }
+    job.cleanup().await;
+    let _ = done.send(output);
+}
+
+impl Job {
+    /// The run's next event; `None` when it ended, or when its client left
+    /// and it is to stop then: dropping the run's stream cancels it, the
+    /// thread staying at its last stored step.
+    async fn next(
+        &self,
+        events: &mut BoxStream<'static, RunEvent>,
+        frames: &Option<mpsc::Sender<String>>,
+    ) -> Option<RunEvent> {
+        let watched = frames.as_ref().filter(|_| self.cancel_on_disconnect);
+        let Some(tx) = watched else {
+            return events.next().await;
+        };
+        tokio::select! {
+            event = events.next() => event,
+            () = tx.closed() => {
+                self.cancelled();
+                None
+            }
+        }
+    }
+
+    /// The client left a run that stops with it.
+    fn cancelled(&self) {
+        self.update_thread("idle", None, None, json!({}));
+        self.record_status("interrupted");
+        tracing::info!(run_id = %self.run_id, "run cancelled: its client left");
+    }
+
+    fn record_status(&self, status: &str) {
+        if let Err(e) = self.app.store.set_run_status(&self.run_id, status) {
+            tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
+        }
+    }
+
+    /// The run reached its end or paused: the thread holds its output.
+    fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
+        let mut by_task = Map::new();
+        for i in interrupts {
+            let list = by_task.entry(i.node.clone()).or_insert_with(|| json!([]));
+            if let Value::Array(list) = list {
+                list.extend(
+                    state_interrupts(std::slice::from_ref(i))
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default(),
+                );
+            }
+        }
+        let paused = !interrupts.is_empty() || !next.is_empty();
+        let status = if paused { "interrupted" } else { "idle" };
+        self.update_thread(status, Some(values), None, Value::Object(by_task));
+        self.record_status("success");
+        tracing::info!(run_id = %self.run_id, status, "run finished");
+    }
+
+    /// The run failed: the thread keeps its last state and shows the error.
+    fn failed(&self, error: &Value) {
+        self.update_thread("error", None, Some(error.clone()), json!({}));
+        self.record_status("error");
+        tracing::warn!(run_id = %self.run_id, %error, "run failed");
+    }
+
+    fn update_thread(
+        &self,
+        status: &str,
+        values: Option<Value>,
+        error: Option<Value>,
+        interrupts: Value,
+    ) {
+        let store = &self.app.store;
+        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
+            return;
+        };
+        let stamp = now();
+        if values.is_some() {
+            thread.values = values;
+        }
+        thread.status = status.to_owned();
+        thread.error = error;
+        thread.interrupts = interrupts;
+        thread.state_updated_at = stamp.clone();
+        thread.updated_at = stamp;
+        if let Err(e) = store.save_thread(&thread) {
+            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
+        }
+    }
+
+    /// A stateless run's thread goes once the run ends.
+    async fn cleanup(&self) {
+        if !self.temporary {
+            return;
+        }
+        let _ = self.app.store.delete_thread(&self.thread_id);
+        if let Err(e) = self.app.saver.delete_thread(&self.thread_id).await {
+            tracing::error!(thread_id = %self.thread_id, error = %e, "could not delete a stateless run's thread");
+        }
+        self.app.drop_lock(&self.thread_id);
+    }
+}
