@@ -52,7 +52,14 @@ pub(crate) struct App {
     pub saver: Arc<dyn Checkpointer>,
     /// One lock per thread: the run holding it is the thread's.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The runs of this process that have not ended, by id: what a join
+    /// waits on.
+    running: Mutex<HashMap<String, Outcome>>,
 }
+
+/// A run's final output (what `runs/wait` and `join` answer), `None`
+/// until it ends.
+pub(crate) type Outcome = tokio::sync::watch::Receiver<Option<Value>>;
 
 impl App {
     pub(crate) fn new(
@@ -65,6 +72,7 @@ impl App {
             store,
             saver,
             locks: Mutex::default(),
+            running: Mutex::default(),
         }
     }
 
@@ -107,6 +115,24 @@ impl App {
     pub(crate) fn thread_lock(&self, thread_id: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(locks.entry(thread_id.to_owned()).or_default())
+    }
+
+    /// Notes a run that started.
+    pub(crate) fn register_run(&self, run_id: &str, outcome: Outcome) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.insert(run_id.to_owned(), outcome);
+    }
+
+    /// Forgets a run that ended.
+    pub(crate) fn forget_run(&self, run_id: &str) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.remove(run_id);
+    }
+
+    /// The outcome of a run of this process that has not ended.
+    pub(crate) fn running_run(&self, run_id: &str) -> Option<Outcome> {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.get(run_id).cloned()
     }
 
     /// Forgets a deleted thread's lock.

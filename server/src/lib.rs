@@ -32,16 +32,18 @@
 //! * one assistant per graph, its id derived from the graph's name as the
 //!   official server derives it, so it survives restarts; a run's
 //!   `assistant_id` may be the graph's name;
-//! * threads (create, read, patch, delete, search, state, history), their
+//! * threads (create, read, patch, delete, search, count, state, history), their
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
 //! * runs streamed as server-sent events (`metadata` first, then the
 //!   `values`, `updates`, `messages-tuple`, `custom`, `tasks` and
 //!   `checkpoints` modes, `error` when the run fails), waited for, listed
-//!   and read; stateless runs on a thread of their own; an interrupt
-//!   answered with `command.resume`; `multitask_strategy` `reject` or
-//!   `enqueue`;
+//!   and read, or started in the background and joined; stateless runs on
+//!   a thread of their own; an interrupt answered with `command.resume`;
+//!   `multitask_strategy` `reject` or `enqueue`; `on_disconnect` `cancel`
+//!   (the run stops at the first event or heartbeat its client cannot
+//!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged.
 //!
 //! A run's input is read through the graph's input type: a client cannot

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use agent_state::futures::stream::BoxStream;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, watch};
 
-use crate::app::{App, Assistant};
+use crate::app::{App, Assistant, Outcome};
 use crate::error::ApiError;
 use crate::ids::{new_id, now};
 use crate::modes;
@@ -24,7 +24,7 @@ use crate::threads::new_thread;
 pub(crate) struct Started {
     pub run_id: String,
     pub frames: Option<mpsc::Receiver<String>>,
-    pub done: oneshot::Receiver<Value>,
+    pub done: Outcome,
 }
 
 /// Checks the request, records the run and starts it. Every refusal
@@ -85,7 +85,8 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
     } else {
         (None, None)
     };
-    let (done_tx, done) = oneshot::channel();
+    let (done_tx, done) = watch::channel(None);
+    job.app.register_run(&run_id, done.clone());
     tokio::spawn(drive(job, events, turn, frames, done_tx));
     Started {
         run_id,

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
-use crate::app::App;
+use crate::app::{App, Outcome};
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::ids::{is_uuid, new_id};
@@ -23,7 +23,8 @@ use crate::threads::{new_thread, path_thread};
 /// The routes.
 pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
-        .route("/threads/{id}/runs", get(list))
+        .route("/threads/{id}/runs", get(list).post(background))
+        .route("/threads/{id}/runs/{run_id}/join", get(join))
         .route("/threads/{id}/runs/stream", post(thread_stream))
         .route("/threads/{id}/runs/wait", post(thread_wait))
         .route("/threads/{id}/runs/{run_id}", get(one))
@@ -140,18 +141,66 @@ fn stream_response(started: Started, location: &str, content_location: &str) -> 
 /// client that leaves does not stop the run.
 async fn wait_response(started: Started, thread_id: &str) -> Response {
     let at = format!("/threads/{thread_id}/runs/{}", started.run_id);
-    let output = started.done.await.unwrap_or_else(|_| {
-        serde_json::json!({"__error__": {"error": "Cancelled", "message": "the run was dropped"}})
-    });
-    let mut response = Json(output).into_response();
+    let output = outcome(started.done).await;
+    with_locations(Json(output).into_response(), &at)
+}
+
+/// The run's output once it ends.
+async fn outcome(mut done: Outcome) -> Value {
+    match done.wait_for(Option::is_some).await {
+        Ok(output) => output.clone().unwrap_or_default(),
+        Err(_) => json!({"__error__": {"error": "Cancelled", "message": "the run was dropped"}}),
+    }
+}
+
+/// `Location` (the run's join) and `Content-Location` (the run).
+fn with_locations(mut response: Response, at: &str) -> Response {
     let headers = response.headers_mut();
     if let Ok(join) = HeaderValue::from_str(&format!("{at}/join")) {
         headers.insert(header::LOCATION, join);
     }
-    if let Ok(at) = HeaderValue::from_str(&at) {
+    if let Ok(at) = HeaderValue::from_str(at) {
         headers.insert(header::CONTENT_LOCATION, at);
     }
     response
+}
+
+/// `POST /threads/{id}/runs`: a run in the background, answered with its
+/// record (`pending`); `join` waits for it.
+async fn background(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    run_thread(&app, &id, &body)?;
+    let started = start(&app, id.clone(), body, false, false)?;
+    let run = app.store.run(&id, &started.run_id)?;
+    let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
+    let at = format!("/threads/{id}/runs/{}", started.run_id);
+    let mut response = Json(run_json(&run)).into_response();
+    if let Ok(at) = HeaderValue::from_str(&at) {
+        response.headers_mut().insert(header::CONTENT_LOCATION, at);
+    }
+    Ok(response)
+}
+
+/// `GET /threads/{id}/runs/{run_id}/join`: the run's output once it ends;
+/// for a run that ended, the thread's values. An unknown run is answered
+/// 200 with `__error__`, as the official server answers it.
+async fn join(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    let at = format!("/threads/{id}/runs/{run_id}");
+    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id)?) {
+        (Some(done), _) => outcome(done).await,
+        (None, Some(_)) => thread.values.unwrap_or_else(|| json!({})),
+        (None, None) => {
+            json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}})
+        }
+    };
+    Ok(with_locations(Json(output).into_response(), &at))
 }
 
 /// A run as the API shows it.

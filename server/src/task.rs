@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::Interrupt;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot, Mutex, OwnedMutexGuard};
+use tokio::sync::{mpsc, watch, Mutex, OwnedMutexGuard};
 
 use crate::app::App;
 use crate::events::{state_interrupts, with_interrupts};
@@ -39,7 +39,7 @@ pub(crate) async fn drive(
     mut events: BoxStream<'static, RunEvent>,
     turn: Turn,
     mut frames: Option<mpsc::Sender<String>>,
-    done: oneshot::Sender<Value>,
+    done: watch::Sender<Option<Value>>,
 ) {
     let _turn = match turn {
         Turn::Held(guard) => guard,
@@ -78,7 +78,8 @@ pub(crate) async fn drive(
         }
     }
     job.cleanup().await;
-    let _ = done.send(output);
+    done.send_replace(Some(output));
+    job.app.forget_run(&job.run_id);
 }
 
 impl Job {

@@ -25,6 +25,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/threads", post(create))
         .route("/threads/search", post(search))
+        .route("/threads/count", post(count))
         .route("/threads/{id}", get(one).patch(patch).delete(delete))
         .route("/threads/{id}/state", get(state).post(update_state))
         .route("/threads/{id}/history", post(history))
@@ -158,28 +159,36 @@ struct Search {
     offset: Option<usize>,
 }
 
-async fn search(
-    State(app): State<Arc<App>>,
-    JsonBody(q): JsonBody<Search>,
-) -> Result<Response, ApiError> {
+/// The stored threads a search or a count matches, newest first.
+fn matching(app: &App, q: &Search) -> Result<Vec<ThreadRow>, ApiError> {
     let matches = |t: &ThreadRow| {
         q.status.as_ref().is_none_or(|s| *s == t.status)
             && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
     };
-    let found: Vec<Value> = app
-        .store
-        .threads()?
-        .iter()
-        .filter(|t| matches(t))
-        .map(thread_json)
-        .collect();
+    Ok(app.store.threads()?.into_iter().filter(matches).collect())
+}
+
+async fn search(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Response, ApiError> {
+    let found = matching(&app, &q)?;
     let total = found.len();
     let page = found
-        .into_iter()
+        .iter()
         .skip(q.offset.unwrap_or(0))
         .take(q.limit.unwrap_or(10))
+        .map(thread_json)
         .collect();
     Ok(paginated(page, total))
+}
+
+/// `POST /threads/count`: how many threads a search would find.
+async fn count(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Json<usize>, ApiError> {
+    Ok(Json(matching(&app, &q)?.len()))
 }
 
 /// The graph a thread ran on, from the `graph_id` its first run stamped.

@@ -117,6 +117,13 @@ async fn threads_are_created_read_patched_searched_and_deleted() {
         1
     );
     assert_eq!(search(json!({"status": "busy"})).await.1, json!([]));
+    let count = post(
+        &c,
+        format!("{b}/threads/count"),
+        json!({"metadata": {"user": "a"}}),
+    )
+    .await;
+    assert_eq!(count, (StatusCode::OK, json!(1)));
     let (_, state) = get(&c, format!("{b}/threads/{THREAD}/state")).await;
     assert_eq!(
         (&state["values"], &state["checkpoint"]),
@@ -623,5 +630,38 @@ async fn a_run_stops_with_its_client_only_when_asked_to() {
             assert_eq!((runs[0]["status"].as_str(), n), (Some("success"), 0));
         }
     }
+    server.stop().await;
+}
+
+/// `POST /threads/{id}/runs` answers the run's record at once; `join`
+/// waits for its output, and answers the thread's values once it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_run_is_joined() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "countdown", "input": {"n": 3}});
+    let r = c
+        .post(format!("{b}/threads/{THREAD}/runs"))
+        .json(&run)
+        .send()
+        .await
+        .unwrap();
+    let at = r.headers()["content-location"].to_str().unwrap().to_owned();
+    let created: Value = r.json().await.unwrap();
+    assert_eq!(created["status"], "pending");
+    assert_eq!(
+        at,
+        format!(
+            "/threads/{THREAD}/runs/{}",
+            created["run_id"].as_str().unwrap()
+        )
+    );
+    let (status, out) = get(&c, format!("{b}{at}/join")).await;
+    assert_eq!((status, out), (StatusCode::OK, json!({"n": 0})));
+    assert_eq!(get(&c, format!("{b}{at}")).await.1["status"], "success");
+    assert_eq!(get(&c, format!("{b}{at}/join")).await.1, json!({"n": 0}));
+    let unknown = format!("{b}/threads/{THREAD}/runs/00000000-0000-0000-0000-000000000000/join");
+    assert!(get(&c, unknown).await.1["__error__"].is_object());
     server.stop().await;
 }
