@@ -54,7 +54,17 @@ pub(crate) struct App {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
-    running: Mutex<HashMap<String, Outcome>>,
+    running: Mutex<HashMap<String, Running>>,
+}
+
+/// A run of this process that has not ended.
+pub(crate) struct Running {
+    /// Its thread.
+    pub thread_id: String,
+    /// Its output, once it ends.
+    pub outcome: Outcome,
+    /// Stops it.
+    pub cancel: Arc<tokio::sync::Notify>,
 }
 
 /// A run's final output (what `runs/wait` and `join` answer), `None`
@@ -118,21 +128,38 @@ impl App {
     }
 
     /// Notes a run that started.
-    pub(crate) fn register_run(&self, run_id: &str, outcome: Outcome) {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.insert(run_id.to_owned(), outcome);
+    pub(crate) fn register_run(&self, run_id: &str, run: Running) {
+        self.running().insert(run_id.to_owned(), run);
     }
 
     /// Forgets a run that ended.
     pub(crate) fn forget_run(&self, run_id: &str) {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.remove(run_id);
+        self.running().remove(run_id);
     }
 
     /// The outcome of a run of this process that has not ended.
     pub(crate) fn running_run(&self, run_id: &str) -> Option<Outcome> {
-        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.get(run_id).cloned()
+        self.running().get(run_id).map(|r| r.outcome.clone())
+    }
+
+    /// Stops a run of the thread that has not ended; `false` when there is
+    /// none by that id.
+    pub(crate) fn cancel_run(&self, thread_id: &str, run_id: &str) -> bool {
+        let running = self.running();
+        let run = running.get(run_id).filter(|r| r.thread_id == thread_id);
+        run.inspect(|r| r.cancel.notify_one()).is_some()
+    }
+
+    /// Stops every run of the thread that has not ended (the `interrupt`
+    /// strategy): how many.
+    pub(crate) fn cancel_thread_runs(&self, thread_id: &str) -> usize {
+        let running = self.running();
+        let mine = running.values().filter(|r| r.thread_id == thread_id);
+        mine.inspect(|r| r.cancel.notify_one()).count()
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Forgets a deleted thread's lock.

@@ -41,7 +41,8 @@
 //!   `checkpoints` modes, `error` when the run fails), waited for, listed
 //!   and read, or started in the background and joined; stateless runs on
 //!   a thread of their own; an interrupt answered with `command.resume`;
-//!   `multitask_strategy` `reject` or `enqueue`; `on_disconnect` `cancel`
+//!   cancelled (`POST .../runs/{run_id}/cancel`); `multitask_strategy`
+//!   `reject`, `enqueue` or `interrupt`; `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged.

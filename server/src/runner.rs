@@ -9,7 +9,7 @@ use agent_state::futures::stream::BoxStream;
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch};
 
-use crate::app::{App, Assistant, Outcome};
+use crate::app::{App, Assistant, Outcome, Running};
 use crate::error::ApiError;
 use crate::ids::{new_id, now};
 use crate::modes;
@@ -62,8 +62,14 @@ pub(crate) fn start(
     let row = run_row(assistant, &thread_id, &run_id, &body, mode_names, temporary);
     app.store.insert_run(&row)?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
+    if body.multitask_strategy.as_deref() == Some("interrupt") {
+        // The runs holding the thread stop at their next event.
+        app.cancel_thread_runs(&thread_id);
+    }
     let job = Job {
         app: Arc::clone(app),
+        graph: Arc::clone(&assistant.graph),
+        cancel: Arc::default(),
         run_id,
         thread_id,
         temporary,
@@ -86,7 +92,12 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         (None, None)
     };
     let (done_tx, done) = watch::channel(None);
-    job.app.register_run(&run_id, done.clone());
+    let running = Running {
+        thread_id: job.thread_id.clone(),
+        outcome: done.clone(),
+        cancel: Arc::clone(&job.cancel),
+    };
+    job.app.register_run(&run_id, running);
     tokio::spawn(drive(job, events, turn, frames, done_tx));
     Started {
         run_id,
@@ -147,7 +158,10 @@ fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn,
                     .to_owned(),
             )
         }),
-        "interrupt" | "rollback" => Err(ApiError::Invalid(format!(
+        // The runs holding the thread are stopped once this one is
+        // recorded (`start`), then it takes the thread.
+        "interrupt" => Ok(Turn::Wait(lock)),
+        "rollback" => Err(ApiError::Invalid(format!(
             "multitask_strategy: `{}` is not supported by this server yet",
             strategy.unwrap_or_default()
         ))),

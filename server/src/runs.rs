@@ -25,6 +25,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/threads/{id}/runs", get(list).post(background))
         .route("/threads/{id}/runs/{run_id}/join", get(join))
+        .route("/threads/{id}/runs/{run_id}/cancel", post(cancel))
         .route("/threads/{id}/runs/stream", post(thread_stream))
         .route("/threads/{id}/runs/wait", post(thread_wait))
         .route("/threads/{id}/runs/{run_id}", get(one))
@@ -141,12 +142,12 @@ fn stream_response(started: Started, location: &str, content_location: &str) -> 
 /// client that leaves does not stop the run.
 async fn wait_response(started: Started, thread_id: &str) -> Response {
     let at = format!("/threads/{thread_id}/runs/{}", started.run_id);
-    let output = outcome(started.done).await;
+    let output = outcome_of(started.done).await;
     with_locations(Json(output).into_response(), &at)
 }
 
 /// The run's output once it ends.
-async fn outcome(mut done: Outcome) -> Value {
+async fn outcome_of(mut done: Outcome) -> Value {
     match done.wait_for(Option::is_some).await {
         Ok(output) => output.clone().unwrap_or_default(),
         Err(_) => json!({"__error__": {"error": "Cancelled", "message": "the run was dropped"}}),
@@ -194,7 +195,7 @@ async fn join(
     let thread = path_thread(&app, &id)?;
     let at = format!("/threads/{id}/runs/{run_id}");
     let output = match (app.running_run(&run_id), app.store.run(&id, &run_id)?) {
-        (Some(done), _) => outcome(done).await,
+        (Some(done), _) => outcome_of(done).await,
         (None, Some(_)) => thread.values.unwrap_or_else(|| json!({})),
         (None, None) => {
             json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}})
@@ -243,4 +244,41 @@ async fn one(
     let run = app.store.run(&id, &run_id)?;
     run.map(|r| Json(run_json(&r)))
         .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
+}
+
+/// `cancel`'s query.
+#[derive(Deserialize)]
+struct CancelQuery {
+    #[serde(default)]
+    wait: bool,
+    action: Option<String>,
+}
+
+/// `POST /threads/{id}/runs/{run_id}/cancel`: the run stops at its next
+/// event (or before it starts, if queued), the thread at its last stored
+/// step; 202. With `wait=true`, answered once it stopped.
+async fn cancel(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+    Query(q): Query<CancelQuery>,
+) -> Result<Response, ApiError> {
+    path_thread(&app, &id)?;
+    match q.action.as_deref().unwrap_or("interrupt") {
+        "interrupt" => {}
+        other => {
+            return Err(ApiError::Invalid(format!(
+                "action: `{other}` is not supported by this server yet; use \"interrupt\""
+            )))
+        }
+    }
+    let outcome = app.running_run(&run_id);
+    if !app.cancel_run(&id, &run_id) {
+        return Err(ApiError::NotFound(format!(
+            "Run {run_id} of thread {id} is not running: it ended, or was never started"
+        )));
+    }
+    if let (true, Some(done)) = (q.wait, outcome) {
+        outcome_of(done).await;
+    }
+    Ok(axum::http::StatusCode::ACCEPTED.into_response())
 }

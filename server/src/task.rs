@@ -6,12 +6,12 @@ use std::sync::Arc;
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::Interrupt;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, watch, Mutex, OwnedMutexGuard};
+use tokio::sync::{mpsc, watch, Mutex, Notify, OwnedMutexGuard};
 
 use crate::app::App;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
-use crate::served::RunEvent;
+use crate::served::{RunEvent, ServedGraph};
 use crate::sse::frame;
 
 /// How the run gets its thread: it holds it already (`reject` found it
@@ -24,12 +24,23 @@ pub(crate) enum Turn {
 /// What the run's task needs to know.
 pub(crate) struct Job {
     pub app: Arc<App>,
+    pub graph: Arc<dyn ServedGraph>,
     pub run_id: String,
     pub thread_id: String,
     pub temporary: bool,
     /// Whether the run stops when its streaming client leaves
     /// (`on_disconnect: "cancel"`).
     pub cancel_on_disconnect: bool,
+    /// Told when the run is to stop (a cancel, or a run of the
+    /// `interrupt` strategy); a permit is kept if it is not listening yet.
+    pub cancel: Arc<Notify>,
+}
+
+/// What the run does next.
+enum Next {
+    Event(RunEvent),
+    End,
+    Stop(&'static str),
 }
 
 /// The run's task: waits its turn, runs, frames each event for the
@@ -41,14 +52,20 @@ pub(crate) async fn drive(
     mut frames: Option<mpsc::Sender<String>>,
     done: watch::Sender<Option<Value>>,
 ) {
-    let _turn = match turn {
-        Turn::Held(guard) => guard,
-        Turn::Wait(lock) => lock.lock_owned().await,
-    };
-    job.record_status("running");
     let mut output =
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
-    while let Some(event) = job.next(&mut events, &frames).await {
+    let Some(_turn) = job.wait_turn(turn).await else {
+        job.finish(&done, output, Some("cancelled while queued"))
+            .await;
+        return;
+    };
+    job.record_status("running");
+    let stop = loop {
+        let event = match job.next(&mut events, &frames).await {
+            Next::Event(event) => event,
+            Next::End => break None,
+            Next::Stop(why) => break Some(why),
+        };
         let data = match event {
             RunEvent::Event(name, data) => frame(name, &data),
             RunEvent::Done {
@@ -71,44 +88,76 @@ pub(crate) async fn drive(
         let Some(tx) = &frames else { continue };
         if tx.send(data).await.is_err() {
             if job.cancel_on_disconnect {
-                job.cancelled();
-                break;
+                break Some("its client left");
             }
             frames = None;
         }
-    }
-    job.cleanup().await;
-    done.send_replace(Some(output));
-    job.app.forget_run(&job.run_id);
+    };
+    // Dropping the run's stream cancels it: the thread stays at its last
+    // stored step.
+    drop(events);
+    job.finish(&done, output, stop).await;
 }
 
 impl Job {
-    /// The run's next event; `None` when it ended, or when its client left
-    /// and it is to stop then: dropping the run's stream cancels it, the
-    /// thread staying at its last stored step.
+    /// The thread, once its earlier runs are done; `None` when this run
+    /// was cancelled while it waited.
+    async fn wait_turn(&self, turn: Turn) -> Option<OwnedMutexGuard<()>> {
+        match turn {
+            Turn::Held(guard) => Some(guard),
+            Turn::Wait(lock) => tokio::select! {
+                guard = lock.lock_owned() => Some(guard),
+                () = self.cancel.notified() => None,
+            },
+        }
+    }
+
+    /// The run's next event, or why it is to stop.
     async fn next(
         &self,
         events: &mut BoxStream<'static, RunEvent>,
         frames: &Option<mpsc::Sender<String>>,
-    ) -> Option<RunEvent> {
+    ) -> Next {
         let watched = frames.as_ref().filter(|_| self.cancel_on_disconnect);
-        let Some(tx) = watched else {
-            return events.next().await;
+        let client_left = async {
+            match watched {
+                Some(tx) => tx.closed().await,
+                None => std::future::pending().await,
+            }
         };
         tokio::select! {
-            event = events.next() => event,
-            () = tx.closed() => {
-                self.cancelled();
-                None
-            }
+            event = events.next() => event.map_or(Next::End, Next::Event),
+            () = client_left => Next::Stop("its client left"),
+            () = self.cancel.notified() => Next::Stop("cancelled"),
         }
     }
 
-    /// The client left a run that stops with it.
-    fn cancelled(&self) {
-        self.update_thread("idle", None, None, json!({}));
+    /// Records a run that was stopped, and its thread as the run left it.
+    async fn stopped(&self, why: &str) {
+        let snapshot = self.graph.state(&*self.app.saver, &self.thread_id).await;
+        match snapshot {
+            Ok(s) if s.checkpoint.is_some() => {
+                let status = if s.next.is_empty() {
+                    "idle"
+                } else {
+                    "interrupted"
+                };
+                self.update_thread(status, Some(s.values), None, json!({}));
+            }
+            _ => self.update_thread("idle", None, None, json!({})),
+        }
         self.record_status("interrupted");
-        tracing::info!(run_id = %self.run_id, "run cancelled: its client left");
+        tracing::info!(run_id = %self.run_id, why, "run stopped");
+    }
+
+    /// The run is over: its record, its thread, whoever waits for it.
+    async fn finish(&self, done: &watch::Sender<Option<Value>>, output: Value, stop: Option<&str>) {
+        if let Some(why) = stop {
+            self.stopped(why).await;
+        }
+        self.cleanup().await;
+        done.send_replace(Some(output));
+        self.app.forget_run(&self.run_id);
     }
 
     fn record_status(&self, status: &str) {

@@ -622,10 +622,10 @@ async fn a_run_stops_with_its_client_only_when_asked_to() {
         if on_disconnect == "cancel" {
             assert_eq!(runs[0]["status"], "interrupted");
             assert!(n > 0, "the run stopped midway");
-            assert_eq!(
-                get(&c, format!("{b}/threads/{tid}")).await.1["status"],
-                "idle"
-            );
+            // Where the run stopped: `interrupted` midway, as the official
+            // server shows a cancelled run's thread.
+            let thread = get(&c, format!("{b}/threads/{tid}")).await.1;
+            assert_ne!(thread["status"], "busy", "{thread}");
         } else {
             assert_eq!((runs[0]["status"].as_str(), n), (Some("success"), 0));
         }
@@ -663,5 +663,46 @@ async fn a_background_run_is_joined() {
     assert_eq!(get(&c, format!("{b}{at}/join")).await.1, json!({"n": 0}));
     let unknown = format!("{b}/threads/{THREAD}/runs/00000000-0000-0000-0000-000000000000/join");
     assert!(get(&c, unknown).await.1["__error__"].is_object());
+    server.stop().await;
+}
+
+/// A cancelled run stops at its next event, the thread where it stopped;
+/// a run of the `interrupt` strategy stops the one holding the thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_cancelled_and_interrupted() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let long = json!({"assistant_id": "countdown", "input": {"n": 30}});
+    let (_, run) = post(&c, format!("{b}/threads/{THREAD}/runs"), long.clone()).await;
+    let at = format!(
+        "{b}/threads/{THREAD}/runs/{}",
+        run["run_id"].as_str().unwrap()
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let r = c
+        .post(format!("{at}/cancel?wait=true"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    assert_eq!(get(&c, at.clone()).await.1["status"], "interrupted");
+    let (_, t) = get(&c, format!("{b}/threads/{THREAD}")).await;
+    let n = t["values"]["n"].as_u64().unwrap();
+    assert!(t["status"] == "interrupted" && n > 0 && n < 30, "{t}");
+    let again = c.post(format!("{at}/cancel")).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    // `interrupt`: the new run stops the one holding the thread.
+    let (_, first) = post(&c, format!("{b}/threads/{THREAD}/runs"), long).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let short =
+        json!({"assistant_id": "countdown", "input": {"n": 2}, "multitask_strategy": "interrupt"});
+    let (_, out) = post(&c, format!("{b}/threads/{THREAD}/runs/wait"), short).await;
+    assert_eq!(out, json!({"n": 0}));
+    let first = format!(
+        "{b}/threads/{THREAD}/runs/{}",
+        first["run_id"].as_str().unwrap()
+    );
+    assert_eq!(get(&c, first).await.1["status"], "interrupted");
     server.stop().await;
 }
