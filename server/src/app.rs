@@ -50,6 +50,8 @@ pub(crate) struct App {
     pub store: Store,
     /// The threads' checkpoints.
     pub saver: Arc<dyn Checkpointer>,
+    /// How long a request's body may take to arrive.
+    pub read_timeout: std::time::Duration,
     /// One lock per thread: the run holding it is the thread's.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// The runs of this process that have not ended, by id: what a join
@@ -81,6 +83,7 @@ impl App {
             assistants,
             store,
             saver,
+            read_timeout: std::time::Duration::from_secs(30),
             locks: Mutex::default(),
             running: Mutex::default(),
         }

@@ -6,6 +6,9 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
+use std::sync::Arc;
+
+use crate::app::App;
 use crate::error::ApiError;
 
 /// The largest body a request may carry (the server's own limit; the
@@ -15,11 +18,17 @@ pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
 /// A JSON body of type `T`; an empty body reads as `{}`.
 pub(crate) struct JsonBody<T>(pub(crate) T);
 
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+impl<T: DeserializeOwned> FromRequest<Arc<App>> for JsonBody<T> {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+    async fn from_request(req: Request, app: &Arc<App>) -> Result<Self, Self::Rejection> {
+        // A `Content-Length` larger than what is sent would hold the
+        // request (and its task) forever.
+        let read = tokio::time::timeout(app.read_timeout, Bytes::from_request(req, app));
+        let read = read
+            .await
+            .map_err(|_| ApiError::Timeout(app.read_timeout))?;
+        let bytes = read.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::TooLarge(BODY_LIMIT)
             } else {

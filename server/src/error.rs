@@ -19,6 +19,8 @@ pub(crate) enum ApiError {
     BadRequest(String),
     /// 413: a body over the limit.
     TooLarge(usize),
+    /// 408: a body that did not arrive in time.
+    Timeout(std::time::Duration),
     /// 500: the store failed; the cause is logged, not shown.
     Internal(String),
 }
@@ -44,6 +46,10 @@ impl ApiError {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("Request body too large: the limit is {limit} bytes"),
             ),
+            ApiError::Timeout(limit) => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("Request body not received within {} s", limit.as_secs_f64()),
+            ),
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "request failed in the store");
                 (
@@ -63,13 +69,13 @@ impl From<rusqlite::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let too_large = matches!(self, ApiError::TooLarge(_));
+        let cut_short = matches!(self, ApiError::TooLarge(_) | ApiError::Timeout(_));
         let (status, detail) = self.status_and_detail();
         if status.is_client_error() {
             tracing::info!(status = status.as_u16(), %detail, "request refused");
         }
         let mut response = (status, Json(json!({ "detail": detail }))).into_response();
-        if too_large {
+        if cut_short {
             // The rest of the body is never read: the connection cannot
             // carry another request, so the client is told not to reuse it.
             let close = axum::http::HeaderValue::from_static("close");

@@ -45,7 +45,9 @@
 //!   `reject`, `enqueue` or `interrupt`; `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
-//! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged.
+//! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged;
+//!   a body over 2 MiB is refused, and a client slower than
+//!   [`Server::read_timeout`] to send its headers or its body is cut off.
 //!
 //! A run's input is read through the graph's input type: a client cannot
 //! set a `private` or `omit_from_input` field, and a bad value is a 422
@@ -60,6 +62,7 @@ mod cors;
 mod error;
 mod events;
 mod ids;
+mod listen;
 mod modes;
 mod runner;
 mod runs;

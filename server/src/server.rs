@@ -6,6 +6,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::CheckpointError;
@@ -19,7 +20,7 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use crate::app::{App, Assistant};
 use crate::served::{Erased, ServedGraph};
 use crate::store::Store;
-use crate::{assistants, body, cors, ids, runs, threads};
+use crate::{assistants, body, cors, ids, listen, runs, threads};
 
 /// A server of graphs: register them by name, pick the database file,
 /// then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
@@ -27,6 +28,7 @@ use crate::{assistants, body, cors, ids, runs, threads};
 pub struct Server {
     graphs: Vec<(String, Arc<dyn ServedGraph>)>,
     database: PathBuf,
+    read_timeout: Duration,
 }
 
 impl Default for Server {
@@ -90,6 +92,7 @@ impl Server {
         Server {
             graphs: Vec::new(),
             database: PathBuf::from("agent-state.db"),
+            read_timeout: Duration::from_secs(30),
         }
     }
 
@@ -98,6 +101,16 @@ impl Server {
     #[must_use]
     pub fn database(mut self, path: impl Into<PathBuf>) -> Self {
         self.database = path.into();
+        self
+    }
+
+    /// How long a client may take to send a request's headers, then its
+    /// body (30 s each by default): a client that takes longer, or leaves
+    /// a connection idle that long, is disconnected (headers) or answered
+    /// 408 (body).
+    #[must_use]
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
         self
     }
 
@@ -113,7 +126,8 @@ impl Server {
         self
     }
 
-    /// Opens the database and makes the routes.
+    /// Opens the database and makes the routes, to serve them another way
+    /// (under a prefix of a larger app, say).
     pub fn router(self) -> Result<Router, ServerError> {
         let saver = SqliteCheckpointer::open(&self.database).map_err(ServerError::Checkpoint)?;
         let store = Store::open(&self.database).map_err(ServerError::Store)?;
@@ -133,7 +147,9 @@ impl Server {
                 return Err(ServerError::DuplicateGraph(name));
             }
         }
-        let app = Arc::new(App::new(assistants, store, Arc::new(saver)));
+        let mut app = App::new(assistants, store, Arc::new(saver));
+        app.read_timeout = self.read_timeout;
+        let app = Arc::new(app);
         Ok(routes(app))
     }
 
@@ -141,9 +157,14 @@ impl Server {
     /// [`Listening::serve`]. Port 0 binds a free port:
     /// [`Listening::local_addr`] says which.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Listening, ServerError> {
+        let read_timeout = self.read_timeout;
         let router = self.router()?;
         let listener = TcpListener::bind(addr).await.map_err(ServerError::Io)?;
-        Ok(Listening { listener, router })
+        Ok(Listening {
+            listener,
+            router,
+            read_timeout,
+        })
     }
 
     /// Binds `addr` and serves until Ctrl-C.
@@ -179,6 +200,7 @@ async fn info() -> Json<Value> {
 pub struct Listening {
     listener: TcpListener,
     router: Router,
+    read_timeout: Duration,
 }
 
 impl Listening {
@@ -205,8 +227,7 @@ impl Listening {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
         tracing::info!(addr = %self.local_addr(), "serving");
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
+        listen::serve(self.listener, self.router, self.read_timeout, shutdown)
             .await
             .map_err(ServerError::Io)
     }

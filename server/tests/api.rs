@@ -4,9 +4,11 @@
 
 mod support;
 
+use std::time::{Duration, Instant};
+
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
-use support::{frames, fresh_db, start};
+use support::{frames, fresh_db, start, start_with};
 
 const THREAD: &str = "11111111-1111-1111-1111-111111111111";
 /// The official server's id for a graph named `approval`.
@@ -704,5 +706,44 @@ async fn runs_are_cancelled_and_interrupted() {
         first["run_id"].as_str().unwrap()
     );
     assert_eq!(get(&c, first).await.1["status"], "interrupted");
+    server.stop().await;
+}
+
+/// What a client that sends `request` and then nothing more gets within
+/// five seconds, and how long it took.
+async fn stall(addr: std::net::SocketAddr, request: &'static str) -> (String, Duration) {
+    use std::io::{Read, Write};
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let started = Instant::now();
+        s.write_all(request.as_bytes()).expect("write");
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        (
+            String::from_utf8_lossy(&out).into_owned(),
+            started.elapsed(),
+        )
+    });
+    answer.await.expect("request")
+}
+
+/// Half-sent headers are cut off, a body shorter than its
+/// `Content-Length` is answered 408: a slow client holds nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_are_cut_off() {
+    let db = fresh_db();
+    let server = start_with(&db, |s| s.read_timeout(Duration::from_millis(500))).await;
+    let (answer, took) = stall(server.addr, "GET /ok HTTP/1.1\r\nHost: x\r\n").await;
+    assert!(
+        took < Duration::from_secs(3),
+        "closed after {took:?}: {answer}"
+    );
+    assert!(!answer.contains("200 OK"), "{answer}");
+    let short = "POST /threads HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{}";
+    let (answer, took) = stall(server.addr, short).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(took < Duration::from_secs(3), "answered after {took:?}");
     server.stop().await;
 }

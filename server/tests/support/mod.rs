@@ -166,7 +166,15 @@ impl Running {
 
 /// Starts the test server on a free port of 127.0.0.1.
 pub async fn start(db: &PathBuf) -> Running {
-    let listening = server(db).bind("127.0.0.1:0").await.expect("bind");
+    start_with(db, |s| s).await
+}
+
+/// Starts the test server, set up by `configure`.
+pub async fn start_with(db: &PathBuf, configure: impl FnOnce(Server) -> Server) -> Running {
+    let listening = configure(server(db))
+        .bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listening.local_addr();
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
