@@ -32,7 +32,8 @@
 //! * one assistant per graph, its id derived from the graph's name as the
 //!   official server derives it, so it survives restarts; a run's
 //!   `assistant_id` may be the graph's name;
-//! * threads (create, read, patch, delete, search, count, state, history), their
+//! * threads (create, read, patch, delete, search, count, state, state at
+//!   a checkpoint, history), their
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;

@@ -117,7 +117,9 @@ async fn stateless_stream(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
-    let started = start(&app, thread_id, body, true, true)?;
+    // A refused stateless run leaves no lock behind for its thread.
+    let started = start(&app, thread_id.clone(), body, true, true)
+        .inspect_err(|_| app.drop_lock(&thread_id))?;
     let at = format!("/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
 }
@@ -127,7 +129,8 @@ async fn stateless_wait(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
-    let started = start(&app, thread_id.clone(), body, true, false)?;
+    let started = start(&app, thread_id.clone(), body, true, false)
+        .inspect_err(|_| app.drop_lock(&thread_id))?;
     Ok(wait_response(started, &thread_id).await)
 }
 

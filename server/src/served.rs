@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agent_state::checkpoint::{CheckpointMeta, Checkpointer};
+use agent_state::checkpoint::{CheckpointId, CheckpointMeta, Checkpointer};
 use agent_state::futures::future::BoxFuture;
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::{
@@ -59,6 +59,14 @@ pub(crate) trait ServedGraph: Send + Sync {
         &'a self,
         saver: &'a dyn Checkpointer,
         thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Snapshot, GraphError>>;
+
+    /// The thread's state at checkpoint `id`.
+    fn state_at<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        id: CheckpointId,
     ) -> BoxFuture<'a, Result<Snapshot, GraphError>>;
 
     /// Up to `limit` of the thread's states, newest first.
@@ -160,6 +168,18 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Snapshot, GraphError>> {
         Box::pin(async move { Ok(snapshot_json(self.0.get_state(saver, thread_id).await?)) })
+    }
+
+    fn state_at<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Snapshot, GraphError>> {
+        Box::pin(async move {
+            let at = self.0.get_state_at(saver, thread_id, id).await?;
+            Ok(snapshot_json(at))
+        })
     }
 
     fn history<'a>(

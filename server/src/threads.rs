@@ -11,6 +11,9 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use agent_state::checkpoint::CheckpointId;
+use agent_state::graph::GraphError;
+
 use crate::app::App;
 use crate::assistants::paginated;
 use crate::body::JsonBody;
@@ -28,6 +31,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/count", post(count))
         .route("/threads/{id}", get(one).patch(patch).delete(delete))
         .route("/threads/{id}/state", get(state).post(update_state))
+        .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
         .route("/threads/{id}/history", post(history))
 }
 
@@ -213,6 +217,33 @@ async fn state(
     Ok(Json(snapshot::to_json(&snap, &thread.metadata)))
 }
 
+/// `GET /threads/{id}/state/{checkpoint_id}`: the thread at one of its
+/// checkpoints (ids as `/history` lists them).
+async fn state_at(
+    State(app): State<Arc<App>>,
+    Path((id, checkpoint_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    let unknown = || {
+        ApiError::NotFound(format!(
+            "Checkpoint {checkpoint_id} not found in thread {id}"
+        ))
+    };
+    let cp = checkpoint_id
+        .parse()
+        .map(CheckpointId)
+        .map_err(|_| unknown())?;
+    let assistant = thread_graph(&app, &thread).ok_or_else(unknown)?;
+    let snap = assistant.graph.state_at(&*app.saver, &id, cp).await;
+    match snap {
+        Ok(snap) if snap.checkpoint.is_some() => {
+            Ok(Json(snapshot::to_json(&snap, &thread.metadata)))
+        }
+        Ok(_) | Err(GraphError::Checkpoint(_)) => Err(unknown()),
+        Err(e) => Err(ApiError::Internal(e.to_string())),
+    }
+}
+
 /// `POST /threads/{id}/state`'s body.
 #[derive(Deserialize)]
 struct UpdateState {
@@ -260,6 +291,10 @@ async fn update_state(
 #[derive(Deserialize)]
 struct History {
     limit: Option<usize>,
+    #[serde(default)]
+    before: Value,
+    #[serde(default)]
+    metadata: Map<String, Value>,
 }
 
 async fn history(
@@ -268,6 +303,11 @@ async fn history(
     JsonBody(body): JsonBody<History>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let thread = path_thread(&app, &id)?;
+    if !body.before.is_null() || !body.metadata.is_empty() {
+        return Err(ApiError::Invalid(
+            "history: `before` and `metadata` are not supported by this server yet".to_owned(),
+        ));
+    }
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Ok(Json(Vec::new()));
     };

@@ -256,6 +256,17 @@ async fn an_interrupt_is_answered_with_command_resume() {
     .await;
     assert_eq!(history.as_array().unwrap().len(), 2);
     assert_eq!(history[0]["values"]["approved"], true);
+    let older = history[1]["checkpoint_id"].as_str().unwrap();
+    let (status, at) = get(&c, format!("{b}/threads/{THREAD}/state/{older}")).await;
+    assert_eq!(
+        (status, &at["values"]),
+        (StatusCode::OK, &history[1]["values"])
+    );
+    assert_eq!(at["checkpoint_id"], older);
+    for unknown in ["999", "abc"] {
+        let (status, _) = get(&c, format!("{b}/threads/{THREAD}/state/{unknown}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{unknown}");
+    }
     let by_graph = json!({"metadata": {"graph_id": "approval"}});
     assert_eq!(
         post(&c, format!("{b}/threads/search"), by_graph).await.1[0]["thread_id"],
