@@ -16,6 +16,7 @@ use agent_state_server::Server;
 
 /// A draft that a person approves or not.
 #[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
 struct Approval {
     /// What the draft is about.
     topic: String,
@@ -42,6 +43,7 @@ fn review(_: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
 
 /// A count down to zero.
 #[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
 struct Countdown {
     /// Steps left.
     n: u32,
@@ -87,8 +89,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = arg("--db").unwrap_or_else(|| "agent-state-server.db".to_owned());
     let listening = Server::new()
         .database(db)
-        .graph("approval", approval()?)
-        .graph("countdown", countdown()?)
+        .graph_with_schemas("approval", approval()?)
+        .graph_with_schemas("countdown", countdown()?)
         .bind(format!("127.0.0.1:{port}"))
         .await?;
     println!("listening on http://{}", listening.local_addr());

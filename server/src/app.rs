@@ -22,6 +22,9 @@ pub(crate) struct Assistant {
     pub created_at: String,
     /// The graph.
     pub graph: Arc<dyn ServedGraph>,
+    /// Its input, output and state JSON Schemas, when registered with
+    /// them.
+    pub schemas: Option<Value>,
 }
 
 impl Assistant {

@@ -77,18 +77,19 @@ async fn graph(
     Ok(Json(app.path_assistant(&id)?.graph.drawing()))
 }
 
-/// The schemas: not derived yet for served graphs, so each is `null`
-/// (clients then build no form from them).
+/// The input, output and state JSON Schemas of a graph registered with
+/// them; `null` each otherwise (clients then build no form).
 async fn schemas(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let a = app.path_assistant(&id)?;
+    let of = |key: &str| a.schemas.as_ref().map_or(Value::Null, |s| s[key].clone());
     Ok(Json(json!({
         "graph_id": a.graph_id,
-        "input_schema": null,
-        "output_schema": null,
-        "state_schema": null,
+        "input_schema": of("input_schema"),
+        "output_schema": of("output_schema"),
+        "state_schema": of("state_schema"),
         "config_schema": {},
         "context_schema": null,
     })))

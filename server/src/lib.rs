@@ -31,7 +31,10 @@
 //!
 //! * one assistant per graph, its id derived from the graph's name as the
 //!   official server derives it, so it survives restarts; a run's
-//!   `assistant_id` may be the graph's name;
+//!   `assistant_id` may be the graph's name; its `/graph` (nodes and
+//!   edges) and, for a graph registered with
+//!   [`Server::graph_with_schemas`], its input, output and state JSON
+//!   Schemas;
 //! * threads (create, read, patch, delete, search, count, state, state at
 //!   a checkpoint, history), their
 //!   status `idle | busy | interrupted | error` with the pending

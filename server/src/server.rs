@@ -11,6 +11,8 @@ use std::time::Duration;
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::CheckpointError;
 use agent_state::graph::{Graph, GraphState};
+use agent_state::json_schema::{schema_of, schemars::JsonSchema, StateJsonSchema};
+use agent_state::Output;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -26,9 +28,16 @@ use crate::{assistants, body, cors, ids, listen, runs, threads};
 /// then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
 /// address, as tests do with port 0).
 pub struct Server {
-    graphs: Vec<(String, Arc<dyn ServedGraph>)>,
+    graphs: Vec<Registered>,
     database: PathBuf,
     read_timeout: Duration,
+}
+
+/// A graph as registered: its name, the graph, its JSON Schemas if given.
+struct Registered {
+    name: String,
+    graph: Arc<dyn ServedGraph>,
+    schemas: Option<Value>,
 }
 
 impl Default for Server {
@@ -39,7 +48,7 @@ impl Default for Server {
 
 impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.graphs.iter().map(|g| g.0.as_str()).collect();
+        let names: Vec<&str> = self.graphs.iter().map(|g| g.name.as_str()).collect();
         f.debug_struct("Server")
             .field("graphs", &names)
             .field("database", &self.database)
@@ -114,15 +123,47 @@ impl Server {
         self
     }
 
-    /// Serves `graph` as the assistant of graph id `name`.
+    /// Serves `graph` as the assistant of graph id `name`. Its
+    /// `/schemas` are `null`; see
+    /// [`graph_with_schemas`](Self::graph_with_schemas).
     #[must_use]
     pub fn graph<S: GraphState>(
         mut self,
         name: impl Into<String>,
         graph: impl Into<Arc<Graph<S>>>,
     ) -> Self {
-        self.graphs
-            .push((name.into(), Arc::new(Erased(graph.into()))));
+        self.graphs.push(Registered {
+            name: name.into(),
+            graph: Arc::new(Erased(graph.into())),
+            schemas: None,
+        });
+        self
+    }
+
+    /// Serves `graph` as [`graph`](Self::graph) does, and answers
+    /// `/assistants/{id}/schemas` with the JSON Schemas of its state's
+    /// input, output and whole state (a state with
+    /// `#[state(json_schema)]`), which LangGraph Studio builds its input
+    /// form from.
+    #[must_use]
+    pub fn graph_with_schemas<S>(
+        mut self,
+        name: impl Into<String>,
+        graph: impl Into<Arc<Graph<S>>>,
+    ) -> Self
+    where
+        S: GraphState + StateJsonSchema + JsonSchema,
+        S::Input: JsonSchema,
+    {
+        let schemas = json!({
+            "input_schema": schema_of::<S::Input>(),
+            "output_schema": schema_of::<Output<'static, S>>(),
+            "state_schema": schema_of::<S>(),
+        });
+        self = self.graph(name, graph);
+        if let Some(last) = self.graphs.last_mut() {
+            last.schemas = Some(schemas);
+        }
         self
     }
 
@@ -132,7 +173,12 @@ impl Server {
         let saver = SqliteCheckpointer::open(&self.database).map_err(ServerError::Checkpoint)?;
         let store = Store::open(&self.database).map_err(ServerError::Store)?;
         let mut assistants = BTreeMap::new();
-        for (name, graph) in self.graphs {
+        for Registered {
+            name,
+            graph,
+            schemas,
+        } in self.graphs
+        {
             let id = ids::assistant_id(&name);
             let created_at = store
                 .assistant_created_at(&id, &name)
@@ -142,6 +188,7 @@ impl Server {
                 graph_id: name.clone(),
                 created_at,
                 graph,
+                schemas,
             };
             if assistants.insert(name.clone(), assistant).is_some() {
                 return Err(ServerError::DuplicateGraph(name));

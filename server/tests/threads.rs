@@ -36,8 +36,20 @@ async fn assistants_are_the_registered_graphs_with_the_official_ids() {
                {"source": "review", "target": "__end__"}])
     );
     assert_eq!(graph["nodes"][3], json!({"id": "__end__"}));
-    let (status, _) = get(&c, format!("{b}/assistants/{APPROVAL}/schemas")).await;
-    assert_eq!(status, StatusCode::OK);
+    let (status, none) = get(&c, format!("{b}/assistants/{APPROVAL}/schemas")).await;
+    assert_eq!(
+        (status, &none["input_schema"]),
+        (StatusCode::OK, &Value::Null)
+    );
+    // A state's schemas honour its fields' visibility.
+    let (_, schemas) = get(&c, format!("{b}/assistants/guarded/schemas")).await;
+    let keys = |s: &str| {
+        let props = schemas[s]["properties"].as_object().expect("properties");
+        props.keys().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(keys("input_schema"), ["topic"]);
+    assert_eq!(keys("output_schema"), ["language", "topic"]);
+    assert_eq!(keys("state_schema"), ["language", "token", "topic"]);
     let unknown = "00000000-0000-0000-0000-000000000000";
     assert_eq!(
         get(&c, format!("{b}/assistants/{unknown}")).await.0,

@@ -46,6 +46,7 @@ async def assistants(client):
     assert {"source": "draft", "target": "review"} in graph["edges"], graph
     schemas = await client.assistants.get_schemas(APPROVAL)
     assert schemas["graph_id"] == "approval", schemas
+    assert "topic" in schemas["input_schema"]["properties"], schemas
 
 
 @check

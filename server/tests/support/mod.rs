@@ -64,8 +64,9 @@ async fn tick(s: Arc<Countdown>) -> CountdownUpdate {
     CountdownUpdate::new().n(s.n.saturating_sub(1))
 }
 
-/// A state with fields a client may not set.
+/// A state with fields a client may not set, and its JSON Schemas.
 #[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
 pub struct Guarded {
     pub topic: String,
     #[state(private)]
@@ -136,7 +137,7 @@ pub fn server(db: &PathBuf) -> Server {
         .graph("chat", chat)
         .graph("approval", approval)
         .graph("slow", slow)
-        .graph("guarded", guarded)
+        .graph_with_schemas("guarded", guarded)
 }
 
 /// A fresh database path under the system's temporary directory.
