@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use agent_state::checkpoint::{CheckpointId, CheckpointMeta, Checkpointer};
-use agent_state::futures::future::BoxFuture;
-use agent_state::futures::stream::{BoxStream, StreamExt};
+use agent_state::futures::future::{self, BoxFuture};
+use agent_state::futures::stream::{self, BoxStream, StreamExt};
 use agent_state::graph::{
     Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, StateSnapshot, StreamEvent,
     StreamModes, END, START,
@@ -144,6 +144,50 @@ fn run_event<S: GraphState>(
     }
 }
 
+/// A run of a new input. On a thread paused on interrupts the official
+/// server drops the pause and runs the input from the start; here the
+/// input is written as `START`'s update (which routes as an input does)
+/// and the thread goes on from it.
+fn new_input<S: GraphState>(
+    graph: Arc<Graph<S>>,
+    saver: Arc<dyn Checkpointer>,
+    thread_id: String,
+    update: S::Update,
+    modes: StreamModes,
+) -> BoxStream<'static, Result<StreamEvent<S>, GraphError>> {
+    let opening = async move {
+        let paused = !graph
+            .get_state(&*saver, &thread_id)
+            .await?
+            .interrupts
+            .is_empty();
+        let input = if paused {
+            graph
+                .update_state(&*saver, &thread_id, update, Some(START))
+                .await?;
+            Input::Resume
+        } else {
+            Input::Update(update)
+        };
+        Ok(RunStream::shared(
+            graph,
+            saver,
+            thread_id,
+            input,
+            modes,
+            |r| r,
+        ))
+    };
+    stream::once(opening)
+        .flat_map(
+            |opened: Result<RunStream<'static, S>, GraphError>| match opened {
+                Ok(run) => run.boxed(),
+                Err(error) => stream::once(future::ready(Err(error))).boxed(),
+            },
+        )
+        .boxed()
+}
+
 fn node_json(name: &str) -> Value {
     json!({"id": name, "type": "runnable", "data": {"name": name}})
 }
@@ -157,8 +201,11 @@ impl<S: GraphState> ServedGraph for Erased<S> {
     ) -> Result<BoxStream<'static, RunEvent>, String> {
         let input = read_input::<S>(&mut spec)?;
         let graph = Arc::clone(&self.0);
-        let stream = RunStream::shared(graph, saver, thread_id, input, spec.modes, |r| r);
-        let meta = spec.meta;
+        let (modes, meta) = (spec.modes, spec.meta);
+        let stream = match input {
+            Input::Update(update) => new_input(graph, saver, thread_id, update, modes),
+            input => RunStream::shared(graph, saver, thread_id, input, modes, |r| r).boxed(),
+        };
         Ok(stream.map(move |event| run_event(event, &meta)).boxed())
     }
 

@@ -356,3 +356,29 @@ async fn a_run_stops_with_its_client_only_when_asked_to() {
     }
     server.stop().await;
 }
+
+/// A new input on a thread paused on an interrupt runs from the start, as
+/// the official server runs it (it answered `log: ["draft:x", "draft:y"]`
+/// and the pause again), rather than failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_input_on_a_paused_thread_runs_from_the_start() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let wait = format!("{b}/threads/{THREAD}/runs/wait");
+    let first = json!({"assistant_id": "approval", "input": {"topic": "x"}});
+    post(&c, wait.clone(), first).await;
+    let second = json!({"assistant_id": "approval", "input": {"topic": "y"}});
+    let (_, out) = post(&c, wait.clone(), second).await;
+    assert_eq!(out["log"], json!(["draft:x", "draft:y"]), "{out}");
+    assert_eq!(
+        out["__interrupt__"][0]["value"],
+        json!({"question": "approve?"})
+    );
+    let (_, t) = get(&c, format!("{b}/threads/{THREAD}")).await;
+    assert_eq!(t["status"], "interrupted");
+    let resume = json!({"assistant_id": "approval", "command": {"resume": true}});
+    let (_, out) = post(&c, wait, resume).await;
+    assert_eq!(out["log"], json!(["draft:x", "draft:y", "review"]));
+    server.stop().await;
+}
