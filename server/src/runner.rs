@@ -38,6 +38,7 @@ pub(crate) fn start(
     stream: bool,
 ) -> Result<Started, ApiError> {
     let assistant = app.run_assistant(&body.assistant_id)?;
+    same_graph(app, &thread_id, assistant)?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
     refuse_unserved(&body)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
@@ -103,6 +104,23 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         run_id,
         frames: rx,
         done,
+    }
+}
+
+/// A thread that ran holds the typed state of its graph: a run of another
+/// graph is refused (409) rather than failing on a state it cannot read.
+/// The official server, whose states are dicts, lets it run.
+fn same_graph(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(thread) = app.store.thread(thread_id)? else {
+        return Ok(());
+    };
+    let ran = thread.values.is_some();
+    match thread.metadata.get("graph_id").and_then(Value::as_str) {
+        Some(graph) if ran && graph != a.graph_id => Err(ApiError::Conflict(format!(
+            "Thread {thread_id} holds the state of graph `{graph}`: it cannot run graph `{}`",
+            a.graph_id
+        ))),
+        _ => Ok(()),
     }
 }
 

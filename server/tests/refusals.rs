@@ -108,3 +108,31 @@ async fn slow_clients_are_cut_off() {
     assert!(took < Duration::from_secs(3), "answered after {took:?}");
     server.stop().await;
 }
+
+/// A thread that ran one graph holds that graph's typed state: a run of
+/// another graph on it is refused before it starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_runs_one_graph() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let wait = format!("{b}/threads/{THREAD}/runs/wait");
+    post(
+        &c,
+        wait.clone(),
+        json!({"assistant_id": "countdown", "input": {"n": 1}}),
+    )
+    .await;
+    let other = json!({"assistant_id": "approval", "input": {"topic": "y"}});
+    let detail = refused(&wait, StatusCode::CONFLICT, other).await;
+    assert!(
+        detail.contains("`countdown`") && detail.contains("`approval`"),
+        "{detail}"
+    );
+    let (_, t) = get(&c, format!("{b}/threads/{THREAD}")).await;
+    assert_eq!(
+        (t["status"].as_str(), &t["values"]),
+        (Some("idle"), &json!({"n": 0}))
+    );
+    server.stop().await;
+}
