@@ -1,6 +1,8 @@
-//! Two graphs served over LangGraph's Agent Server API: `approval` (a
-//! draft a person approves: an interrupt answered with `command.resume`)
-//! and `countdown` (a step every 200 ms, to watch a stream arrive).
+//! Three graphs served over LangGraph's Agent Server API: `chat` (a
+//! conversation whose answer streams word by word, what Agent Chat UI and
+//! `useStream` show), `approval` (a draft a person approves: an interrupt
+//! answered with `command.resume`) and `countdown` (a step every 200 ms,
+//! to watch a stream arrive).
 //!
 //! `cargo run -p agent-state-server --example serve`, then point any
 //! LangGraph client at `http://127.0.0.1:2024`.
@@ -11,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_state::graph::{BoxError, Graph, NodeContext, StateGraph, END, START};
-use agent_state::AgentState;
+use agent_state::{ai, new_message_id, AgentState, MessageChunk, Messages};
 use agent_state_server::Server;
 
 /// A draft that a person approves or not.
@@ -39,6 +41,39 @@ fn review(_: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
     Ok(ApprovalUpdate::new()
         .log(vec!["review".to_owned()])
         .approved(ok))
+}
+
+/// A conversation, in LangChain's message format.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+struct Chat {
+    /// What was said, in order.
+    #[reducer(messages)]
+    messages: Messages,
+}
+
+/// Answers the last message by echoing it, a word every 50 ms, as a model
+/// streams its tokens (a real model: the `agent` module's loop).
+async fn echo(s: Arc<Chat>, ctx: NodeContext) -> ChatUpdate {
+    let heard = s.messages.last().map(|m| m.text()).unwrap_or_default();
+    let reply = format!("You said: {heard}");
+    let id = new_message_id();
+    let writer = ctx.writer();
+    let words: Vec<&str> = reply.split_inclusive(' ').collect();
+    for (i, word) in words.iter().enumerate() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut chunk = MessageChunk::ai(*word).with_id(id.clone());
+        chunk.last = i + 1 == words.len();
+        writer.message(chunk).await;
+    }
+    ChatUpdate::new().message(ai(reply).with_id(id))
+}
+
+fn chat() -> Result<Graph<Chat>, agent_state::graph::GraphError> {
+    StateGraph::<Chat>::new()
+        .add_node("echo", echo)
+        .add_edge(START, "echo")
+        .compile()
 }
 
 /// A count down to zero.
@@ -89,6 +124,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = arg("--db").unwrap_or_else(|| "agent-state-server.db".to_owned());
     let listening = Server::new()
         .database(db)
+        .graph_with_schemas("chat", chat()?)
         .graph_with_schemas("approval", approval()?)
         .graph_with_schemas("countdown", countdown()?)
         .bind(format!("127.0.0.1:{port}"))

@@ -96,6 +96,39 @@ async def stream_interrupt_and_resume(client):
 
 
 @check
+async def use_stream_sequence(client):
+    """What useStream sends for a chat turn, in order."""
+    thread = await client.threads.create(metadata={"graph_id": "chat"})
+    tid = thread["thread_id"]
+    parts = [
+        p
+        async for p in client.runs.stream(
+            tid,
+            "chat",
+            input={"messages": [{"type": "human", "content": "hello there"}]},
+            stream_mode=["messages-tuple", "values"],
+            on_disconnect="cancel",
+        )
+    ]
+    run_id = parts[0].data["run_id"]
+    chunks = [p.data[0] for p in parts if p.event == "messages"]
+    assert chunks and all(c["id"] == chunks[0]["id"] for c in chunks), chunks
+    assert chunks[-1]["chunk_position"] == "last", chunks[-1]
+    text = "".join(c["content"] for c in chunks)
+    assert text == "You said: hello there", text
+    meta = next(p.data[1] for p in parts if p.event == "messages")
+    assert (meta["langgraph_node"], meta["thread_id"], meta["run_id"]) == ("echo", tid, run_id), meta
+    last = [p.data for p in parts if p.event == "values"][-1]
+    assert [m["type"] for m in last["messages"]] == ["human", "ai"], last
+    run = await client.runs.get(tid, run_id)
+    assert run["status"] == "success", run
+    history = await client.threads.get_history(tid, limit=10)
+    assert history[0]["values"]["messages"][-1]["content"] == text, history[0]
+    found = await client.threads.search(metadata={"graph_id": "chat"}, limit=100)
+    assert tid in [t["thread_id"] for t in found], found
+
+
+@check
 async def update_state(client):
     tid = (await client.threads.create())["thread_id"]
     await client.runs.wait(tid, "approval", input={"topic": "y"})
