@@ -59,6 +59,8 @@
 //! SQLite file as the checkpoints; a run that was in flight when the
 //! process died is marked `error` at the next start.
 
+#![warn(missing_docs)]
+
 mod app;
 mod assistants;
 mod body;
