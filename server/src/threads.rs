@@ -136,14 +136,13 @@ async fn patch(
     Ok(Json(thread_json(&thread)))
 }
 
+/// `DELETE /threads/{id}`: its runs are stopped first (each at its next
+/// event), then the thread, its runs and its checkpoints are deleted; 204.
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     path_thread(&app, &id)?;
+    app.cancel_thread_runs(&id);
     let lock = app.thread_lock(&id);
-    let Ok(_held) = lock.try_lock() else {
-        return Err(ApiError::Conflict(format!(
-            "Thread with ID {id} is running a run"
-        )));
-    };
+    let _held = lock.lock().await;
     app.store.delete_thread(&id)?;
     app.saver
         .delete_thread(&id)

@@ -382,3 +382,35 @@ async fn a_new_input_on_a_paused_thread_runs_from_the_start() {
     assert_eq!(out["log"], json!(["draft:x", "draft:y", "review"]));
     server.stop().await;
 }
+
+/// Deleting a thread stops its run first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_thread_stops_its_run() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let long = json!({"assistant_id": "countdown", "input": {"n": 50}});
+    let (_, run) = post(&c, format!("{b}/threads/{THREAD}/runs"), long).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let r = c
+        .delete(format!("{b}/threads/{THREAD}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the run was stopped, not waited for"
+    );
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let join = format!(
+        "{b}/threads/{THREAD}/runs/{}/join",
+        run["run_id"].as_str().unwrap()
+    );
+    assert_eq!(get(&c, join).await.0, StatusCode::NOT_FOUND);
+    server.stop().await;
+}
