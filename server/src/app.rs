@@ -70,6 +70,8 @@ pub(crate) struct Running {
     pub outcome: Outcome,
     /// Stops it.
     pub cancel: Arc<tokio::sync::Notify>,
+    /// Its events so far, for clients that join its stream.
+    pub log: Arc<crate::log::RunLog>,
 }
 
 /// A run's final output (what `runs/wait` and `join` answer), `None`
@@ -146,6 +148,11 @@ impl App {
     /// The outcome of a run of this process that has not ended.
     pub(crate) fn running_run(&self, run_id: &str) -> Option<Outcome> {
         self.running().get(run_id).map(|r| r.outcome.clone())
+    }
+
+    /// The events of a run of this process that has not ended.
+    pub(crate) fn running_log(&self, run_id: &str) -> Option<Arc<crate::log::RunLog>> {
+        self.running().get(run_id).map(|r| Arc::clone(&r.log))
     }
 
     /// Stops a run of the thread that has not ended; `false` when there is

@@ -43,7 +43,10 @@
 //! * runs streamed as server-sent events (`metadata` first, then the
 //!   `values`, `updates`, `messages-tuple`, `custom`, `tasks` and
 //!   `checkpoints` modes, `error` when the run fails), waited for, listed
-//!   and read, or started in the background and joined; stateless runs on
+//!   and read, or started in the background and joined (its output, or
+//!   its stream: from the start, or after the `Last-Event-ID` a client
+//!   reconnects with; `stream_resumable` numbers a stream's events);
+//!   stateless runs on
 //!   a thread of their own; an interrupt answered with `command.resume`;
 //!   cancelled (`POST .../runs/{run_id}/cancel`); `multitask_strategy`
 //!   `reject`, `enqueue` or `interrupt`; `on_disconnect` `cancel`
@@ -69,6 +72,7 @@ mod error;
 mod events;
 mod ids;
 mod listen;
+mod log;
 mod modes;
 mod runner;
 mod runs;

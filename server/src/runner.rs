@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use crate::app::{App, Assistant, Outcome, Running};
 use crate::error::ApiError;
 use crate::ids::{new_id, now};
+use crate::log::RunLog;
 use crate::modes;
 use crate::runs::RunCreate;
 use crate::served::{RunEvent, RunSpec};
@@ -42,6 +43,7 @@ pub(crate) fn start(
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
     refuse_unserved(&body)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
+    let resumable = body.stream_resumable.unwrap_or(false);
     let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
     let run_id = new_id();
     let spec = RunSpec {
@@ -75,17 +77,19 @@ pub(crate) fn start(
         thread_id,
         temporary,
         cancel_on_disconnect,
+        log: RunLog::new(),
+        resumable,
     };
     Ok(spawn(job, events, turn, stream))
 }
 
 fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: bool) -> Started {
     let run_id = job.run_id.clone();
+    // Written by hand to keep the official key order (`run_id` first).
+    let meta = format!("{{\"run_id\":\"{run_id}\",\"attempt\":1}}");
+    let first = job.emit("metadata", meta);
     let (frames, rx) = if stream {
         let (tx, rx) = mpsc::channel(64);
-        // Written by hand to keep the official key order (`run_id` first).
-        let meta = format!("{{\"run_id\":\"{run_id}\",\"attempt\":1}}");
-        let first = format!("event: metadata\r\ndata: {meta}\r\n\r\n");
         // The channel is new and has room: the first frame always fits.
         let _ = tx.try_send(first);
         (Some(tx), Some(rx))
@@ -97,6 +101,7 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         thread_id: job.thread_id.clone(),
         outcome: done.clone(),
         cancel: Arc::clone(&job.cancel),
+        log: Arc::clone(&job.log),
     };
     job.app.register_run(&run_id, running);
     tokio::spawn(drive(job, events, turn, frames, done_tx));

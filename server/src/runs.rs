@@ -26,6 +26,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/runs", get(list).post(background))
         .route("/threads/{id}/runs/{run_id}/join", get(join))
         .route("/threads/{id}/runs/{run_id}/cancel", post(cancel))
+        .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
         .route("/threads/{id}/runs/stream", post(thread_stream))
         .route("/threads/{id}/runs/wait", post(thread_wait))
         .route("/threads/{id}/runs/{run_id}", get(one))
@@ -57,6 +58,8 @@ pub(crate) struct RunCreate {
     pub checkpoint_id: Option<Value>,
     #[serde(default)]
     pub on_disconnect: Option<String>,
+    #[serde(default)]
+    pub stream_resumable: Option<bool>,
 }
 
 /// `command`: only `resume` is served yet.
@@ -217,22 +220,14 @@ pub(crate) fn run_json(r: &RunRow) -> Value {
     })
 }
 
-/// `GET /threads/{id}/runs`'s query.
-#[derive(Deserialize)]
-struct Page {
-    limit: Option<i64>,
-    offset: Option<i64>,
-}
-
 async fn list(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(page): Query<Page>,
+    q: QueryMap,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     path_thread(&app, &id)?;
-    let runs = app
-        .store
-        .runs(&id, page.limit.unwrap_or(10), page.offset.unwrap_or(0))?;
+    let (limit, offset) = (number(&q, "limit", 10)?, number(&q, "offset", 0)?);
+    let runs = app.store.runs(&id, limit, offset)?;
     Ok(Json(runs.iter().map(run_json).collect()))
 }
 
@@ -249,12 +244,27 @@ async fn one(
         .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
 }
 
-/// `cancel`'s query.
-#[derive(Deserialize)]
-struct CancelQuery {
-    #[serde(default)]
-    wait: bool,
-    action: Option<String>,
+/// A query string's values by name (read by hand: clients send booleans
+/// as `1` and `true`, and a bad value is a 422 naming it).
+type QueryMap = Query<std::collections::HashMap<String, String>>;
+
+/// A boolean query value: `true`/`1` or `false`/`0`.
+fn flag(q: &QueryMap, name: &str) -> Result<bool, ApiError> {
+    match q.get(name).map(String::as_str) {
+        None | Some("false" | "0") => Ok(false),
+        Some("true" | "1") => Ok(true),
+        Some(other) => Err(ApiError::Invalid(format!(
+            "{name}: `{other}` is not a boolean"
+        ))),
+    }
+}
+
+/// A number in the query, or `default`.
+fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
+    q.get(name).map_or(Ok(default), |v| {
+        v.parse()
+            .map_err(|_| ApiError::Invalid(format!("{name}: `{v}` is not a number")))
+    })
 }
 
 /// `POST /threads/{id}/runs/{run_id}/cancel`: the run stops at its next
@@ -263,10 +273,11 @@ struct CancelQuery {
 async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
-    Query(q): Query<CancelQuery>,
+    q: QueryMap,
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id)?;
-    match q.action.as_deref().unwrap_or("interrupt") {
+    let wait = flag(&q, "wait")?;
+    match q.get("action").map_or("interrupt", String::as_str) {
         "interrupt" => {}
         other => {
             return Err(ApiError::Invalid(format!(
@@ -280,8 +291,34 @@ async fn cancel(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));
     }
-    if let (true, Some(done)) = (q.wait, outcome) {
+    if let (true, Some(done)) = (wait, outcome) {
         outcome_of(done).await;
     }
     Ok(axum::http::StatusCode::ACCEPTED.into_response())
+}
+
+/// `GET /threads/{id}/runs/{run_id}/stream`: a run's events from the
+/// start (or after the `Last-Event-ID` a reconnecting client sends), each
+/// with its id, then each new one until the run ends. A run that ended
+/// streams nothing, as the official server answers it.
+async fn join_stream(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    path_thread(&app, &id)?;
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    match app.running_log(&run_id) {
+        Some(log) => {
+            let after = headers
+                .get("last-event-id")
+                .and_then(|v| v.to_str().ok()?.trim().parse().ok())
+                .unwrap_or(0);
+            log.follow(after, tx);
+        }
+        None if app.store.run(&id, &run_id)?.is_some() => drop(tx),
+        None => return Err(ApiError::NotFound("Not Found".to_owned())),
+    }
+    let at = format!("/threads/{id}/runs/{run_id}");
+    Ok(sse::response(rx, &format!("{at}/stream"), &at))
 }

@@ -9,9 +9,15 @@ use axum::http::{header, HeaderValue};
 use axum::response::Response;
 use tokio::sync::mpsc;
 
-/// One frame.
-pub(crate) fn frame(event: &str, data: &serde_json::Value) -> String {
+/// One frame; `data` is compact JSON.
+pub(crate) fn frame(event: &str, data: &str) -> String {
     format!("event: {event}\r\ndata: {data}\r\n\r\n")
+}
+
+/// One frame with its `id:` line (after the data, where the official
+/// server writes it), for streams a client may resume.
+pub(crate) fn frame_with_id(event: &str, data: &str, id: usize) -> String {
+    format!("event: {event}\r\ndata: {data}\r\nid: {id}\r\n\r\n")
 }
 
 /// A streamed response of the frames `rx` yields, with the headers the

@@ -11,8 +11,9 @@ use tokio::sync::{mpsc, watch, Mutex, Notify, OwnedMutexGuard};
 use crate::app::App;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
+use crate::log::RunLog;
 use crate::served::{RunEvent, ServedGraph};
-use crate::sse::frame;
+use crate::sse::{frame, frame_with_id};
 
 /// How the run gets its thread: it holds it already (`reject` found it
 /// free), or waits its turn (`enqueue`).
@@ -34,6 +35,10 @@ pub(crate) struct Job {
     /// Told when the run is to stop (a cancel, or a run of the
     /// `interrupt` strategy); a permit is kept if it is not listening yet.
     pub cancel: Arc<Notify>,
+    /// Its events, for clients that join its stream.
+    pub log: Arc<RunLog>,
+    /// Whether its client's frames carry ids (`stream_resumable`).
+    pub resumable: bool,
 }
 
 /// What the run does next.
@@ -67,7 +72,7 @@ pub(crate) async fn drive(
             Next::Stop(why) => break Some(why),
         };
         let data = match event {
-            RunEvent::Event(name, data) => frame(name, &data),
+            RunEvent::Event(name, data) => job.emit(name, data.to_string()),
             RunEvent::Done {
                 output: state,
                 next,
@@ -79,8 +84,9 @@ pub(crate) async fn drive(
             }
             RunEvent::Failed(error) => {
                 job.failed(&error);
+                let framed = job.emit("error", error.to_string());
                 output = json!({ "__error__": error });
-                frame("error", &error)
+                framed
             }
         };
         // A client that left no longer gets frames; the run goes on
@@ -100,6 +106,17 @@ pub(crate) async fn drive(
 }
 
 impl Job {
+    /// Logs an event and frames it for the run's client: with its id when
+    /// the stream is resumable.
+    pub(crate) fn emit(&self, event: &'static str, data: String) -> String {
+        let id = self.log.push(event, data);
+        let framed = |data: &str| match self.resumable {
+            true => frame_with_id(event, data, id),
+            false => frame(event, data),
+        };
+        self.log.with_data(id, framed)
+    }
+
     /// The thread, once its earlier runs are done; `None` when this run
     /// was cancelled while it waited.
     async fn wait_turn(&self, turn: Turn) -> Option<OwnedMutexGuard<()>> {
@@ -156,6 +173,7 @@ impl Job {
             self.stopped(why).await;
         }
         self.cleanup().await;
+        self.log.close();
         done.send_replace(Some(output));
         self.app.forget_run(&self.run_id);
     }

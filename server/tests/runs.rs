@@ -414,3 +414,59 @@ async fn deleting_a_thread_stops_its_run() {
     assert_eq!(get(&c, join).await.0, StatusCode::NOT_FOUND);
     server.stop().await;
 }
+
+/// The ids of an SSE body's frames (`id:` lines).
+fn ids(body: &str) -> Vec<usize> {
+    body.split("\r\n")
+        .filter_map(|l| l.strip_prefix("id: ")?.parse().ok())
+        .collect()
+}
+
+/// A resumable stream numbers its events; a client joins a live run's
+/// stream from the start, or after the `Last-Event-ID` it reconnects
+/// with; a run that ended streams nothing (as the official server).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_stream_is_joined_and_resumed() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), server.base.clone());
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "countdown", "input": {"n": 2}, "stream_resumable": true});
+    let r = c
+        .post(format!("{b}/threads/{THREAD}/runs/stream"))
+        .json(&run)
+        .send()
+        .await
+        .unwrap();
+    let body = r.text().await.unwrap();
+    assert_eq!(ids(&body), [1, 2, 3, 4]);
+    assert!(body.starts_with("event: metadata\r\ndata: {\"run_id\""));
+    let long = json!({"assistant_id": "countdown", "input": {"n": 10}});
+    let (_, created) = post(&c, format!("{b}/threads/{THREAD}/runs"), long).await;
+    let at = format!(
+        "{b}/threads/{THREAD}/runs/{}/stream",
+        created["run_id"].as_str().unwrap()
+    );
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let whole = c.get(&at).send();
+    let rest = c.get(&at).header("Last-Event-ID", "3").send();
+    let (whole, rest) = tokio::join!(whole, rest);
+    let (whole, rest) = (
+        whole.unwrap().text().await.unwrap(),
+        rest.unwrap().text().await.unwrap(),
+    );
+    assert_eq!(
+        ids(&whole),
+        (1..=12).collect::<Vec<_>>(),
+        "metadata and 11 values"
+    );
+    assert_eq!(ids(&rest), (4..=12).collect::<Vec<_>>());
+    let events = frames(&whole);
+    assert_eq!(
+        (events[0].0.as_str(), &events[11].1),
+        ("metadata", &json!({"n": 0}))
+    );
+    let ended = c.get(&at).send().await.unwrap();
+    assert_eq!(ended.status(), StatusCode::OK);
+    assert_eq!(ended.text().await.unwrap(), "");
+    server.stop().await;
+}

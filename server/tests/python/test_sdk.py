@@ -146,6 +146,20 @@ async def stateless_runs(client):
 
 
 @check
+async def background_run_joined(client):
+    tid = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(tid, "countdown", input={"n": 3})
+    assert run["status"] == "pending", run
+    parts = [p async for p in client.runs.join_stream(tid, run["run_id"])]
+    assert [p.data for p in parts if p.event == "values"][-1] == {"n": 0}, parts
+    assert await client.runs.join(tid, run["run_id"]) == {"n": 0}
+    await client.runs.create(tid, "countdown", input={"n": 30})
+    running = await client.runs.list(tid, limit=1)
+    await client.runs.cancel(tid, running[0]["run_id"], wait=True)
+    assert (await client.runs.get(tid, running[0]["run_id"]))["status"] == "interrupted"
+
+
+@check
 async def bad_inputs(client):
     tid = (await client.threads.create())["thread_id"]
     unknown = str(uuid.uuid4())
