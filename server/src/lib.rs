@@ -61,6 +61,25 @@
 //! naming the field. Threads, runs and assistants are stored in the same
 //! SQLite file as the checkpoints; a run that was in flight when the
 //! process died is marked `error` at the next start.
+//!
+//! # Where it differs from LangGraph's own server
+//!
+//! On purpose: a run's input is checked against the graph's input type
+//! before the run starts (the official server runs it and fails inside a
+//! node); bodies over 2 MiB are refused (413) and slow clients cut off; a
+//! thread that ran one graph refuses a run of another (409: its state is
+//! typed); `GET /assistants/{id}` also takes the graph's name; a state's
+//! values hold every field, defaults included (LangGraph leaves out
+//! channels never written); interrupt and checkpoint ids are the
+//! runtime's (opaque either way); a thread's `interrupts` are keyed by
+//! node; a join stream replays a live run from its start.
+//!
+//! Not served yet (refused with a 422 naming the option, never ignored):
+//! the `messages`, `events` and `debug` stream modes, `command.update` and
+//! `command.goto`, `interrupt_before` / `interrupt_after`, runs from a
+//! `checkpoint_id`, the `rollback` strategy and cancel action, and
+//! history's `before` / `metadata` filters. Assistants are one per graph
+//! (no create or update), and there are no crons, store or thread copy.
 
 #![warn(missing_docs)]
 
