@@ -46,9 +46,9 @@
 //!   and read, or started in the background and joined (its output, or
 //!   its stream: from the start, or after the `Last-Event-ID` a client
 //!   reconnects with; `stream_resumable` numbers a stream's events);
-//!   stateless runs on
-//!   a thread of their own; an interrupt answered with `command.resume`;
-//!   cancelled (`POST .../runs/{run_id}/cancel`); `multitask_strategy`
+//!   stateless runs on a thread of their own; an interrupt answered with
+//!   `command.resume`; cancelled (`POST .../runs/{run_id}/cancel`);
+//!   a new input on a paused thread run from the start; `multitask_strategy`
 //!   `reject`, `enqueue` or `interrupt`; `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
