@@ -83,6 +83,7 @@
 
 #![warn(missing_docs)]
 
+mod access;
 mod app;
 mod assistants;
 mod body;

@@ -22,7 +22,7 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use crate::app::{App, Assistant};
 use crate::served::{Erased, ServedGraph};
 use crate::store::Store;
-use crate::{assistants, body, cors, ids, listen, runs, threads};
+use crate::{access, assistants, body, cors, ids, listen, runs, threads};
 
 /// A server of graphs: register them by name, pick the database file,
 /// then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
@@ -231,6 +231,7 @@ fn routes(app: Arc<App>) -> Router {
         .method_not_allowed_fallback(cors::method_not_allowed)
         .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
         .layer(axum::middleware::from_fn(cors::cors))
+        .layer(axum::middleware::from_fn(access::log))
         .with_state(app)
 }
 
