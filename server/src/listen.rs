@@ -1,4 +1,5 @@
-//! The accept loop: each connection served by hyper with a deadline on
+//! The accept loop: each connection served by hyper (HTTP/1.1, as
+//! `axum::serve` with axum's `http1` feature) with a deadline on
 //! its request headers, and a graceful stop that lets requests in progress
 //! finish.
 
@@ -6,8 +7,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
+use hyper::server::conn::http1::Builder;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -22,9 +23,8 @@ pub(crate) async fn serve(
     read_timeout: Duration,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let mut builder = Builder::new(TokioExecutor::new());
+    let mut builder = Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(read_timeout);
     let graceful = GracefulShutdown::new();
@@ -45,8 +45,8 @@ pub(crate) async fn serve(
         };
         // A router serves any body hyper reads (`Incoming`) as it is.
         let service = TowerToHyperService::new(router.clone());
-        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection.into_owned());
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%peer, %error, "connection closed");
