@@ -41,8 +41,18 @@ pub(crate) enum RunEvent {
     Failed(Value),
 }
 
-/// A thread's state at a checkpoint, the state as output JSON.
-pub(crate) type Snapshot = StateSnapshot<Value>;
+/// A thread's state at a checkpoint, the state as output JSON (the fields
+/// of the runtime's `StateSnapshot` the server shows).
+pub(crate) struct Snapshot {
+    /// The graph's output view of the state.
+    pub values: Value,
+    /// The nodes that run next.
+    pub next: Vec<String>,
+    /// The interrupts the thread is paused on.
+    pub interrupts: Vec<Interrupt>,
+    /// The checkpoint; `None` for a thread with none.
+    pub checkpoint: Option<CheckpointMeta>,
+}
 
 /// A graph the server serves, whatever its state type.
 pub(crate) trait ServedGraph: Send + Sync {
@@ -118,7 +128,7 @@ fn read_input<S: GraphState>(spec: &mut RunSpec) -> Result<Input<S>, String> {
 }
 
 fn snapshot_json<S: GraphState>(s: StateSnapshot<S>) -> Snapshot {
-    StateSnapshot {
+    Snapshot {
         values: s.values.to_output_json(),
         next: s.next,
         interrupts: s.interrupts,
