@@ -15,9 +15,10 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/pip" install --quiet -r "$here/requirements.txt"
 fi
 cargo build --quiet -p agent-state-server --example serve --manifest-path "$root/Cargo.toml"
+target="${CARGO_TARGET_DIR:-$root/target}"
 work="$(mktemp -d)"
 log="$work/server.log"
-"$root/target/debug/examples/serve" --port 0 --db "$work/server.db" > "$log" 2>&1 &
+"$target/debug/examples/serve" --port 0 --db "$work/server.db" > "$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 url=""
