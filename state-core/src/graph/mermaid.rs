@@ -114,6 +114,13 @@ impl<S: AgentState> Graph<S> {
         out
     }
 
+    /// The edges [`to_mermaid`](Self::to_mermaid) draws, as data: `(source,
+    /// target, conditional)`, sorted, `START` and `END` by their names. What
+    /// a server's graph endpoint lists.
+    pub fn edges(&self) -> Vec<(String, String, bool)> {
+        self.lines()
+    }
+
     /// Every edge sorted by (source, target, conditional), one per pair
     /// (a static edge wins over a conditional one to the same node), then
     /// a solid edge to `END` from each node that is entered but never left

@@ -1,0 +1,135 @@
+//! Three graphs served over LangGraph's Agent Server API: `chat` (a
+//! conversation whose answer streams word by word, what Agent Chat UI and
+//! `useStream` show), `approval` (a draft a person approves: an interrupt
+//! answered with `command.resume`) and `countdown` (a step every 200 ms,
+//! to watch a stream arrive).
+//!
+//! `cargo run -p agent-state-server --example serve`, then point any
+//! LangGraph client at `http://127.0.0.1:2024`.
+//!
+//! `--port N` and `--db PATH` change the address and the database file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_state::graph::{BoxError, Graph, NodeContext, StateGraph, END, START};
+use agent_state::{ai, new_message_id, AgentState, MessageChunk, Messages};
+use agent_state_server::Server;
+
+/// A draft that a person approves or not.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+struct Approval {
+    /// What the draft is about.
+    topic: String,
+    /// What happened, in order.
+    #[reducer(append)]
+    log: Vec<String>,
+    /// The person's answer.
+    approved: bool,
+}
+
+fn draft(s: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
+    // A `custom` stream event, for a client's progress display.
+    ctx.writer()
+        .write(serde_json::json!({"progress": "drafting"}))?;
+    Ok(ApprovalUpdate::new().log(vec![format!("draft:{}", s.topic)]))
+}
+
+fn review(_: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
+    let ok: bool = ctx.interrupt(serde_json::json!({"question": "approve?"}))?;
+    Ok(ApprovalUpdate::new()
+        .log(vec!["review".to_owned()])
+        .approved(ok))
+}
+
+/// A conversation, in LangChain's message format.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+struct Chat {
+    /// What was said, in order.
+    #[reducer(messages)]
+    messages: Messages,
+}
+
+/// Answers the last message by echoing it, a word every 50 ms, as a model
+/// streams its tokens (a real model: the `agent` module's loop).
+async fn echo(s: Arc<Chat>, ctx: NodeContext) -> ChatUpdate {
+    let heard = s.messages.last().map(|m| m.text()).unwrap_or_default();
+    let reply = format!("You said: {heard}");
+    let id = new_message_id();
+    let writer = ctx.writer();
+    let words: Vec<&str> = reply.split_inclusive(' ').collect();
+    for (i, word) in words.iter().enumerate() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut chunk = MessageChunk::ai(*word).with_id(id.clone());
+        chunk.last = i + 1 == words.len();
+        writer.message(chunk).await;
+    }
+    ChatUpdate::new().message(ai(reply).with_id(id))
+}
+
+fn chat() -> Result<Graph<Chat>, agent_state::graph::GraphError> {
+    StateGraph::<Chat>::new()
+        .add_node("echo", echo)
+        .add_edge(START, "echo")
+        .compile()
+}
+
+/// A count down to zero.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+struct Countdown {
+    /// Steps left.
+    n: u32,
+}
+
+async fn tick(s: Arc<Countdown>) -> CountdownUpdate {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    CountdownUpdate::new().n(s.n.saturating_sub(1))
+}
+
+fn countdown() -> Result<Graph<Countdown>, agent_state::graph::GraphError> {
+    StateGraph::<Countdown>::new()
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges_to(
+            "tick",
+            |s: &Countdown| if s.n > 0 { "tick" } else { END },
+            ["tick", END],
+        )
+        .compile()
+}
+
+fn approval() -> Result<Graph<Approval>, agent_state::graph::GraphError> {
+    StateGraph::<Approval>::new()
+        .add_node("draft", draft)
+        .add_node("review", review)
+        .add_edge(START, "draft")
+        .add_edge("draft", "review")
+        .add_edge("review", END)
+        .compile()
+}
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == name)?;
+    args.get(at + 1).cloned()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt().init();
+    let port = arg("--port").unwrap_or_else(|| "2024".to_owned());
+    let db = arg("--db").unwrap_or_else(|| "agent-state-server.db".to_owned());
+    let listening = Server::new()
+        .database(db)
+        .graph_with_schemas("chat", chat()?)
+        .graph_with_schemas("approval", approval()?)
+        .graph_with_schemas("countdown", countdown()?)
+        .bind(format!("127.0.0.1:{port}"))
+        .await?;
+    println!("listening on http://{}", listening.local_addr());
+    listening.serve().await?;
+    Ok(())
+}

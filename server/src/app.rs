@@ -1,0 +1,183 @@
+//! What every handler shares: the registered graphs as assistants, the
+//! store, the checkpointer, and which thread runs what.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use agent_state::checkpoint::Checkpointer;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::ids::is_uuid;
+use crate::served::ServedGraph;
+use crate::store::Store;
+
+/// A registered graph, served as an assistant.
+pub(crate) struct Assistant {
+    /// Its id: derived from the graph's name, so it survives restarts.
+    pub id: String,
+    /// The graph's name.
+    pub graph_id: String,
+    /// When it was first registered in this database.
+    pub created_at: String,
+    /// The graph.
+    pub graph: Arc<dyn ServedGraph>,
+    /// Its input, output and state JSON Schemas, when registered with
+    /// them.
+    pub schemas: Option<Value>,
+}
+
+impl Assistant {
+    /// The assistant as the API shows it.
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "assistant_id": self.id,
+            "graph_id": self.graph_id,
+            "config": {},
+            "context": {},
+            "metadata": {"created_by": "system"},
+            "name": self.graph_id,
+            "created_at": self.created_at,
+            "updated_at": self.created_at,
+            "version": 1,
+            "description": null,
+        })
+    }
+}
+
+/// The shared state.
+pub(crate) struct App {
+    /// Assistants by graph name.
+    pub assistants: BTreeMap<String, Assistant>,
+    /// Threads, runs and assistants.
+    pub store: Store,
+    /// The threads' checkpoints.
+    pub saver: Arc<dyn Checkpointer>,
+    /// How long a request's body may take to arrive.
+    pub read_timeout: std::time::Duration,
+    /// One lock per thread: the run holding it is the thread's.
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The runs of this process that have not ended, by id: what a join
+    /// waits on.
+    running: Mutex<HashMap<String, Running>>,
+}
+
+/// A run of this process that has not ended.
+pub(crate) struct Running {
+    /// Its thread.
+    pub thread_id: String,
+    /// Its output, once it ends.
+    pub outcome: Outcome,
+    /// Stops it.
+    pub cancel: Arc<tokio::sync::Notify>,
+    /// Its events so far, for clients that join its stream.
+    pub log: Arc<crate::log::RunLog>,
+}
+
+/// A run's final output (what `runs/wait` and `join` answer), `None`
+/// until it ends.
+pub(crate) type Outcome = tokio::sync::watch::Receiver<Option<Value>>;
+
+impl App {
+    pub(crate) fn new(
+        assistants: BTreeMap<String, Assistant>,
+        store: Store,
+        saver: Arc<dyn Checkpointer>,
+    ) -> Self {
+        App {
+            assistants,
+            store,
+            saver,
+            read_timeout: std::time::Duration::from_secs(30),
+            locks: Mutex::default(),
+            running: Mutex::default(),
+        }
+    }
+
+    /// The assistant with this id, or of the graph of this name.
+    pub(crate) fn find_assistant(&self, id: &str) -> Option<&Assistant> {
+        self.assistants
+            .get(id)
+            .or_else(|| self.assistants.values().find(|a| a.id == id))
+    }
+
+    /// The assistant a path names: an unknown UUID is 404, anything else
+    /// that is not a graph's name is 422 (as the official server answers).
+    pub(crate) fn path_assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
+        match self.find_assistant(id) {
+            Some(a) => Ok(a),
+            None if is_uuid(id) => Err(ApiError::NotFound("Not Found".to_owned())),
+            None => Err(ApiError::not_uuid("assistant")),
+        }
+    }
+
+    /// The assistant a run names: an unknown name is 422 listing the
+    /// graphs, an unknown UUID 404.
+    pub(crate) fn run_assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
+        match self.find_assistant(id) {
+            Some(a) => Ok(a),
+            None if is_uuid(id) => Err(ApiError::NotFound(
+                "Thread or assistant not found.".to_owned(),
+            )),
+            None => {
+                let names: Vec<&str> = self.assistants.keys().map(String::as_str).collect();
+                Err(ApiError::Invalid(format!(
+                    "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
+                    names.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The lock of a thread's runs.
+    pub(crate) fn thread_lock(&self, thread_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(locks.entry(thread_id.to_owned()).or_default())
+    }
+
+    /// Notes a run that started.
+    pub(crate) fn register_run(&self, run_id: &str, run: Running) {
+        self.running().insert(run_id.to_owned(), run);
+    }
+
+    /// Forgets a run that ended.
+    pub(crate) fn forget_run(&self, run_id: &str) {
+        self.running().remove(run_id);
+    }
+
+    /// The outcome of a run of this process that has not ended.
+    pub(crate) fn running_run(&self, run_id: &str) -> Option<Outcome> {
+        self.running().get(run_id).map(|r| r.outcome.clone())
+    }
+
+    /// The events of a run of this process that has not ended.
+    pub(crate) fn running_log(&self, run_id: &str) -> Option<Arc<crate::log::RunLog>> {
+        self.running().get(run_id).map(|r| Arc::clone(&r.log))
+    }
+
+    /// Stops a run of the thread that has not ended; `false` when there is
+    /// none by that id.
+    pub(crate) fn cancel_run(&self, thread_id: &str, run_id: &str) -> bool {
+        let running = self.running();
+        let run = running.get(run_id).filter(|r| r.thread_id == thread_id);
+        run.inspect(|r| r.cancel.notify_one()).is_some()
+    }
+
+    /// Stops every run of the thread that has not ended (the `interrupt`
+    /// strategy): how many.
+    pub(crate) fn cancel_thread_runs(&self, thread_id: &str) -> usize {
+        let running = self.running();
+        let mine = running.values().filter(|r| r.thread_id == thread_id);
+        mine.inspect(|r| r.cancel.notify_one()).count()
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets a deleted thread's lock.
+    pub(crate) fn drop_lock(&self, thread_id: &str) {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        locks.remove(thread_id);
+    }
+}

@@ -1,0 +1,88 @@
+//! Refusals, answered as the official server answers them: a status and
+//! `{"detail": ..}`, each logged.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+/// Why a request was refused.
+#[derive(Debug)]
+pub(crate) enum ApiError {
+    /// 404: no such thread, run, assistant or route.
+    NotFound(String),
+    /// 409: a thread that exists, or is busy.
+    Conflict(String),
+    /// 422: a body or an id that does not validate.
+    Invalid(String),
+    /// 400: a request the graph refuses (an unknown `as_node`, ...).
+    BadRequest(String),
+    /// 413: a body over the limit.
+    TooLarge(usize),
+    /// 408: a body that did not arrive in time.
+    Timeout(std::time::Duration),
+    /// 500: the store failed; the cause is logged, not shown.
+    Internal(String),
+}
+
+impl ApiError {
+    /// The 422 for a path id that is not a UUID (`..` included).
+    pub(crate) fn not_uuid(what: &str) -> Self {
+        ApiError::Invalid(format!("Invalid {what} ID: must be a UUID"))
+    }
+
+    /// The 404 for a thread.
+    pub(crate) fn no_thread(id: &str) -> Self {
+        ApiError::NotFound(format!("Thread with ID {id} not found"))
+    }
+
+    fn status_and_detail(self) -> (StatusCode, String) {
+        match self {
+            ApiError::NotFound(d) => (StatusCode::NOT_FOUND, d),
+            ApiError::Conflict(d) => (StatusCode::CONFLICT, d),
+            ApiError::Invalid(d) => (StatusCode::UNPROCESSABLE_ENTITY, d),
+            ApiError::BadRequest(d) => (StatusCode::BAD_REQUEST, d),
+            ApiError::TooLarge(limit) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Request body too large: the limit is {limit} bytes"),
+            ),
+            ApiError::Timeout(limit) => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("Request body not received within {} s", limit.as_secs_f64()),
+            ),
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "request failed in the store");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Internal server error".to_owned(),
+                )
+            }
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(error: rusqlite::Error) -> Self {
+        ApiError::Internal(error.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let cut_short = matches!(self, ApiError::TooLarge(_) | ApiError::Timeout(_));
+        let (status, detail) = self.status_and_detail();
+        if status.is_client_error() {
+            tracing::info!(status = status.as_u16(), %detail, "request refused");
+        }
+        let mut response = (status, Json(json!({ "detail": detail }))).into_response();
+        if cut_short {
+            // The rest of the body is never read: the connection cannot
+            // carry another request, so the client is told not to reuse it.
+            let close = axum::http::HeaderValue::from_static("close");
+            response
+                .headers_mut()
+                .insert(axum::http::header::CONNECTION, close);
+        }
+        response
+    }
+}

@@ -1,0 +1,78 @@
+//! A run's events as the official server writes them on the wire.
+
+use agent_state::graph::{GraphError, Interrupt, StreamEvent};
+use agent_state::AgentState;
+use serde_json::{json, Map, Value};
+
+/// Interrupts as a stream shows them (`values`, `updates`, `runs/wait`).
+pub(crate) fn stream_interrupts(interrupts: &[Interrupt]) -> Value {
+    interrupts
+        .iter()
+        .map(|i| json!({"value": i.value, "id": i.id, "response_schema": null}))
+        .collect()
+}
+
+/// Interrupts as a thread's state shows them.
+pub(crate) fn state_interrupts(interrupts: &[Interrupt]) -> Value {
+    interrupts
+        .iter()
+        .map(|i| json!({"id": i.id, "value": i.value}))
+        .collect()
+}
+
+/// The graph's output with `__interrupt__` when it paused on some.
+pub(crate) fn with_interrupts(mut output: Value, interrupts: &[Interrupt]) -> Value {
+    if let (false, Value::Object(map)) = (interrupts.is_empty(), &mut output) {
+        map.insert("__interrupt__".to_owned(), stream_interrupts(interrupts));
+    }
+    output
+}
+
+/// An event's SSE name and data; `None` for the last event, which the
+/// runner handles. `meta` is merged into the metadata of `messages`.
+pub(crate) fn wire<S: AgentState>(
+    event: &StreamEvent<S>,
+    meta: &Map<String, Value>,
+) -> Option<(&'static str, Value)> {
+    let data = match event {
+        StreamEvent::End(_) => return None,
+        StreamEvent::Values {
+            state, interrupts, ..
+        } => with_interrupts(state.to_output_json(), interrupts),
+        StreamEvent::Interrupt { interrupts } => {
+            json!({"__interrupt__": stream_interrupts(interrupts)})
+        }
+        StreamEvent::Message(_) => message_with_meta(event.to_json(), meta),
+        other => other.to_json(),
+    };
+    Some((event.name(), data))
+}
+
+/// `[chunk, metadata]` with the run's keys (`thread_id`, `run_id`,
+/// `graph_id`, ...) in the metadata, as clients read them.
+fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
+    if let Some(Value::Object(m)) = pair.get_mut(1) {
+        for (k, v) in meta {
+            m.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        let node = m.get("langgraph_node").cloned().unwrap_or(Value::Null);
+        m.entry("langgraph_checkpoint_ns").or_insert(node);
+    }
+    pair
+}
+
+/// A failed run's `{"error", "message"}`: the error's kind (its variant's
+/// name) and its text. A storage failure is logged whole and shown
+/// without its cause, which may name the server's files.
+pub(crate) fn error_json(error: &GraphError) -> Value {
+    if let GraphError::Checkpoint(cause) = error {
+        tracing::error!(%cause, "a run's step could not be stored");
+        return json!({"error": "Checkpoint", "message": "the run's state could not be stored"});
+    }
+    let debug = format!("{error:?}");
+    let kind: String = debug
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
+    json!({"error": kind, "message": error.to_string()})
+}

@@ -1,0 +1,259 @@
+//! A run's life: checked and recorded before the response starts, then
+//! driven by a task of its own (so it finishes, and its thread is
+//! updated, even when the client leaves), its events framed for the
+//! client as they come.
+
+use std::sync::Arc;
+
+use agent_state::futures::stream::BoxStream;
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, watch};
+
+use crate::app::{App, Assistant, Outcome, Running};
+use crate::error::ApiError;
+use crate::ids::{new_id, now};
+use crate::log::RunLog;
+use crate::modes;
+use crate::runs::RunCreate;
+use crate::served::{RunEvent, RunSpec};
+use crate::store::RunRow;
+use crate::task::{drive, Job, Turn};
+use crate::threads::new_thread;
+
+/// A run that started: its id, its frames (a streamed run) and its final
+/// output (what `runs/wait` answers).
+pub(crate) struct Started {
+    pub run_id: String,
+    pub frames: Option<mpsc::Receiver<String>>,
+    pub done: Outcome,
+}
+
+/// Checks the request, records the run and starts it. Every refusal
+/// (unknown assistant, bad mode or input, busy thread) comes before
+/// anything is stored.
+pub(crate) fn start(
+    app: &Arc<App>,
+    thread_id: String,
+    body: RunCreate,
+    temporary: bool,
+    stream: bool,
+) -> Result<Started, ApiError> {
+    let assistant = app.run_assistant(&body.assistant_id)?;
+    same_graph(app, &thread_id, assistant)?;
+    let (modes, mode_names) = modes::parse(&body.stream_mode)?;
+    refuse_unserved(&body)?;
+    let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
+    let resumable = body.stream_resumable.unwrap_or(false);
+    let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
+    let run_id = new_id();
+    let spec = RunSpec {
+        input: body.input.clone(),
+        resume: body.command.as_ref().and_then(|c| c.resume.clone()),
+        modes,
+        meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
+    };
+    let saver = Arc::clone(&app.saver);
+    let events = assistant
+        .graph
+        .start(saver, thread_id.clone(), spec)
+        .map_err(ApiError::Invalid)?;
+    if temporary {
+        app.store
+            .insert_thread(&new_thread(thread_id.clone(), Map::new()))?;
+    }
+    stamp_thread(app, &thread_id, assistant)?;
+    let row = run_row(assistant, &thread_id, &run_id, &body, mode_names, temporary);
+    app.store.insert_run(&row)?;
+    tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
+    if body.multitask_strategy.as_deref() == Some("interrupt") {
+        // The runs holding the thread stop at their next event.
+        app.cancel_thread_runs(&thread_id);
+    }
+    let job = Job {
+        app: Arc::clone(app),
+        graph: Arc::clone(&assistant.graph),
+        cancel: Arc::default(),
+        run_id,
+        thread_id,
+        temporary,
+        cancel_on_disconnect,
+        log: RunLog::new(),
+        resumable,
+    };
+    Ok(spawn(job, events, turn, stream))
+}
+
+fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: bool) -> Started {
+    let run_id = job.run_id.clone();
+    // Written by hand to keep the official key order (`run_id` first).
+    let meta = format!("{{\"run_id\":\"{run_id}\",\"attempt\":1}}");
+    let first = job.emit("metadata", meta);
+    let (frames, rx) = if stream {
+        let (tx, rx) = mpsc::channel(64);
+        // The channel is new and has room: the first frame always fits.
+        let _ = tx.try_send(first);
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let (done_tx, done) = watch::channel(None);
+    let running = Running {
+        thread_id: job.thread_id.clone(),
+        outcome: done.clone(),
+        cancel: Arc::clone(&job.cancel),
+        log: Arc::clone(&job.log),
+    };
+    job.app.register_run(&run_id, running);
+    tokio::spawn(drive(job, events, turn, frames, done_tx));
+    Started {
+        run_id,
+        frames: rx,
+        done,
+    }
+}
+
+/// A thread that ran holds the typed state of its graph: a run of another
+/// graph is refused (409) rather than failing on a state it cannot read.
+/// The official server, whose states are dicts, lets it run.
+fn same_graph(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(thread) = app.store.thread(thread_id)? else {
+        return Ok(());
+    };
+    let ran = thread.values.is_some();
+    match thread.metadata.get("graph_id").and_then(Value::as_str) {
+        Some(graph) if ran && graph != a.graph_id => Err(ApiError::Conflict(format!(
+            "Thread {thread_id} holds the state of graph `{graph}`: it cannot run graph `{}`",
+            a.graph_id
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the run stops when its client leaves: `on_disconnect`
+/// `"cancel"`, or `"continue"` (the default).
+fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
+    match value.unwrap_or("continue") {
+        "continue" => Ok(false),
+        "cancel" => Ok(true),
+        other => Err(ApiError::Invalid(format!(
+            "on_disconnect: `{other}` is not one of \"cancel\", \"continue\""
+        ))),
+    }
+}
+
+/// Refuses what a request asks and this server does not do yet, rather
+/// than ignoring it.
+fn refuse_unserved(body: &RunCreate) -> Result<(), ApiError> {
+    let unserved = |what: &str| {
+        Err(ApiError::Invalid(format!(
+            "{what} is not supported by this server yet"
+        )))
+    };
+    if let Some(c) = &body.command {
+        if c.update.as_ref().is_some_and(|v| !v.is_null()) {
+            return unserved("command.update");
+        }
+        if c.goto.as_ref().is_some_and(|v| !v.is_null()) {
+            return unserved("command.goto");
+        }
+    }
+    for (name, value) in [
+        ("interrupt_before", &body.interrupt_before),
+        ("interrupt_after", &body.interrupt_after),
+        ("checkpoint_id", &body.checkpoint_id),
+    ] {
+        if value.as_ref().is_some_and(|v| !v.is_null()) {
+            return unserved(name);
+        }
+    }
+    Ok(())
+}
+
+/// The thread for this run under `multitask_strategy`: `reject` (409 when
+/// another run holds it) or `enqueue` (the default: wait for it).
+fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
+    let lock = app.thread_lock(thread_id);
+    match strategy.unwrap_or("enqueue") {
+        "enqueue" => Ok(Turn::Wait(lock)),
+        "reject" => lock.try_lock_owned().map(Turn::Held).map_err(|_| {
+            ApiError::Conflict(
+                "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+                    .to_owned(),
+            )
+        }),
+        // The runs holding the thread are stopped once this one is
+        // recorded (`start`), then it takes the thread.
+        "interrupt" => Ok(Turn::Wait(lock)),
+        "rollback" => Err(ApiError::Invalid(format!(
+            "multitask_strategy: `{}` is not supported by this server yet",
+            strategy.unwrap_or_default()
+        ))),
+        other => Err(ApiError::Invalid(format!(
+            "multitask_strategy: `{other}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
+        ))),
+    }
+}
+
+/// The keys a run adds to its `messages` events' metadata.
+fn run_metadata(
+    a: &Assistant,
+    thread_id: &str,
+    run_id: &str,
+    extra: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut meta = extra.clone();
+    meta.insert("created_by".into(), json!("system"));
+    meta.insert("graph_id".into(), json!(a.graph_id));
+    meta.insert("assistant_id".into(), json!(a.id));
+    meta.insert("run_attempt".into(), json!(1));
+    meta.insert("thread_id".into(), json!(thread_id));
+    meta.insert("run_id".into(), json!(run_id));
+    meta
+}
+
+/// Marks the thread busy, and stamps `graph_id` and `assistant_id` into
+/// its metadata at its first run (thread lists filter on them).
+fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(mut thread) = app.store.thread(thread_id)? else {
+        return Err(ApiError::no_thread(thread_id));
+    };
+    let meta = &mut thread.metadata;
+    meta.entry("graph_id").or_insert_with(|| json!(a.graph_id));
+    meta.entry("assistant_id").or_insert_with(|| json!(a.id));
+    thread.status = "busy".to_owned();
+    thread.updated_at = now();
+    app.store.save_thread(&thread)?;
+    Ok(())
+}
+
+fn run_row(
+    a: &Assistant,
+    thread_id: &str,
+    run_id: &str,
+    body: &RunCreate,
+    stream_mode: Vec<String>,
+    temporary: bool,
+) -> RunRow {
+    let mut metadata = body.metadata.clone();
+    metadata.insert("graph_id".into(), json!(a.graph_id));
+    metadata.insert("assistant_id".into(), json!(a.id));
+    let configurable = json!({"run_id": run_id, "thread_id": thread_id, "graph_id": a.graph_id, "assistant_id": a.id});
+    let kwargs = json!({
+        "input": body.input, "command": body.command.as_ref().map(|c| json!({"resume": c.resume})),
+        "config": {"configurable": configurable}, "context": {}, "stream_mode": stream_mode,
+        "interrupt_before": null, "interrupt_after": null, "temporary": temporary,
+        "subgraphs": false, "resumable": false, "durability": "async",
+    });
+    let stamp = now();
+    RunRow {
+        run_id: run_id.to_owned(),
+        thread_id: thread_id.to_owned(),
+        assistant_id: a.id.clone(),
+        metadata: Value::Object(metadata),
+        status: "pending".to_owned(),
+        kwargs,
+        multitask_strategy: body.multitask_strategy.clone().unwrap_or("enqueue".into()),
+        created_at: stamp.clone(),
+        updated_at: stamp,
+    }
+}

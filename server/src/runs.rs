@@ -1,0 +1,324 @@
+//! `/runs`: a thread's runs (streamed, waited for, listed, read) and
+//! stateless runs on a thread of their own.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::app::{App, Outcome};
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::ids::{is_uuid, new_id};
+use crate::runner::{start, Started};
+use crate::sse;
+use crate::store::RunRow;
+use crate::threads::{new_thread, path_thread};
+
+/// The routes.
+pub(crate) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads/{id}/runs", get(list).post(background))
+        .route("/threads/{id}/runs/{run_id}/join", get(join))
+        .route("/threads/{id}/runs/{run_id}/cancel", post(cancel))
+        .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
+        .route("/threads/{id}/runs/stream", post(thread_stream))
+        .route("/threads/{id}/runs/wait", post(thread_wait))
+        .route("/threads/{id}/runs/{run_id}", get(one))
+        .route("/runs/stream", post(stateless_stream))
+        .route("/runs/wait", post(stateless_wait))
+}
+
+/// A run's body (`RunCreateStateful` / `RunCreateStateless`).
+#[derive(Deserialize)]
+pub(crate) struct RunCreate {
+    pub assistant_id: String,
+    #[serde(default)]
+    pub input: Option<Value>,
+    #[serde(default)]
+    pub command: Option<Command>,
+    #[serde(default)]
+    pub stream_mode: Value,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub multitask_strategy: Option<String>,
+    #[serde(default)]
+    pub if_not_exists: Option<String>,
+    #[serde(default)]
+    pub interrupt_before: Option<Value>,
+    #[serde(default)]
+    pub interrupt_after: Option<Value>,
+    #[serde(default)]
+    pub checkpoint_id: Option<Value>,
+    #[serde(default)]
+    pub on_disconnect: Option<String>,
+    #[serde(default)]
+    pub stream_resumable: Option<bool>,
+}
+
+/// `command`: only `resume` is served yet.
+#[derive(Deserialize)]
+pub(crate) struct Command {
+    #[serde(default)]
+    pub resume: Option<Value>,
+    #[serde(default)]
+    pub update: Option<Value>,
+    #[serde(default)]
+    pub goto: Option<Value>,
+}
+
+/// The thread a run goes to: stored, or created when the body says
+/// `if_not_exists: "create"`.
+fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
+    if !is_uuid(id) {
+        return Err(ApiError::not_uuid("thread"));
+    }
+    if app.store.thread(id)?.is_some() {
+        return Ok(());
+    }
+    match body.if_not_exists.as_deref() {
+        Some("create") => {
+            app.store
+                .insert_thread(&new_thread(id.to_owned(), Map::new()))?;
+            Ok(())
+        }
+        _ => Err(ApiError::NotFound(
+            "Thread or assistant not found.".to_owned(),
+        )),
+    }
+}
+
+async fn thread_stream(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    run_thread(&app, &id, &body)?;
+    let started = start(&app, id.clone(), body, false, true)?;
+    let at = format!("/threads/{id}/runs/{}", started.run_id);
+    Ok(stream_response(started, &format!("{at}/stream"), &at))
+}
+
+async fn thread_wait(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    run_thread(&app, &id, &body)?;
+    let started = start(&app, id.clone(), body, false, false)?;
+    Ok(wait_response(started, &id).await)
+}
+
+async fn stateless_stream(
+    State(app): State<Arc<App>>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    let thread_id = new_id();
+    // A refused stateless run leaves no lock behind for its thread.
+    let started = start(&app, thread_id.clone(), body, true, true)
+        .inspect_err(|_| app.drop_lock(&thread_id))?;
+    let at = format!("/runs/{}", started.run_id);
+    Ok(stream_response(started, &format!("{at}/stream"), &at))
+}
+
+async fn stateless_wait(
+    State(app): State<Arc<App>>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    let thread_id = new_id();
+    let started = start(&app, thread_id.clone(), body, true, false)
+        .inspect_err(|_| app.drop_lock(&thread_id))?;
+    Ok(wait_response(started, &thread_id).await)
+}
+
+fn stream_response(started: Started, location: &str, content_location: &str) -> Response {
+    let frames = started
+        .frames
+        .unwrap_or_else(|| tokio::sync::mpsc::channel(1).1);
+    sse::response(frames, location, content_location)
+}
+
+/// The run's final output (or `{"__error__": ..}`), once it ends. A
+/// client that leaves does not stop the run.
+async fn wait_response(started: Started, thread_id: &str) -> Response {
+    let at = format!("/threads/{thread_id}/runs/{}", started.run_id);
+    let output = outcome_of(started.done).await;
+    with_locations(Json(output).into_response(), &at)
+}
+
+/// The run's output once it ends.
+async fn outcome_of(mut done: Outcome) -> Value {
+    match done.wait_for(Option::is_some).await {
+        Ok(output) => output.clone().unwrap_or_default(),
+        Err(_) => json!({"__error__": {"error": "Cancelled", "message": "the run was dropped"}}),
+    }
+}
+
+/// `Location` (the run's join) and `Content-Location` (the run).
+fn with_locations(mut response: Response, at: &str) -> Response {
+    let headers = response.headers_mut();
+    if let Ok(join) = HeaderValue::from_str(&format!("{at}/join")) {
+        headers.insert(header::LOCATION, join);
+    }
+    if let Ok(at) = HeaderValue::from_str(at) {
+        headers.insert(header::CONTENT_LOCATION, at);
+    }
+    response
+}
+
+/// `POST /threads/{id}/runs`: a run in the background, answered with its
+/// record (`pending`); `join` waits for it.
+async fn background(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RunCreate>,
+) -> Result<Response, ApiError> {
+    run_thread(&app, &id, &body)?;
+    let started = start(&app, id.clone(), body, false, false)?;
+    let run = app.store.run(&id, &started.run_id)?;
+    let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
+    let at = format!("/threads/{id}/runs/{}", started.run_id);
+    let mut response = Json(run_json(&run)).into_response();
+    if let Ok(at) = HeaderValue::from_str(&at) {
+        response.headers_mut().insert(header::CONTENT_LOCATION, at);
+    }
+    Ok(response)
+}
+
+/// `GET /threads/{id}/runs/{run_id}/join`: the run's output once it ends;
+/// for a run that ended, the thread's values. An unknown run is answered
+/// 200 with `__error__`, as the official server answers it.
+async fn join(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    let at = format!("/threads/{id}/runs/{run_id}");
+    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id)?) {
+        (Some(done), _) => outcome_of(done).await,
+        (None, Some(_)) => thread.values.unwrap_or_else(|| json!({})),
+        (None, None) => {
+            json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}})
+        }
+    };
+    Ok(with_locations(Json(output).into_response(), &at))
+}
+
+/// A run as the API shows it.
+pub(crate) fn run_json(r: &RunRow) -> Value {
+    serde_json::json!({
+        "run_id": r.run_id, "thread_id": r.thread_id, "assistant_id": r.assistant_id,
+        "metadata": r.metadata, "status": r.status, "kwargs": r.kwargs,
+        "multitask_strategy": r.multitask_strategy, "created_at": r.created_at,
+        "updated_at": r.updated_at,
+    })
+}
+
+async fn list(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    q: QueryMap,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    path_thread(&app, &id)?;
+    let (limit, offset) = (number(&q, "limit", 10)?, number(&q, "offset", 0)?);
+    let runs = app.store.runs(&id, limit, offset)?;
+    Ok(Json(runs.iter().map(run_json).collect()))
+}
+
+async fn one(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    path_thread(&app, &id)?;
+    if !is_uuid(&run_id) {
+        return Err(ApiError::not_uuid("run"));
+    }
+    let run = app.store.run(&id, &run_id)?;
+    run.map(|r| Json(run_json(&r)))
+        .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
+}
+
+/// A query string's values by name (read by hand: clients send booleans
+/// as `1` and `true`, and a bad value is a 422 naming it).
+type QueryMap = Query<std::collections::HashMap<String, String>>;
+
+/// A boolean query value: `true`/`1` or `false`/`0`.
+fn flag(q: &QueryMap, name: &str) -> Result<bool, ApiError> {
+    match q.get(name).map(String::as_str) {
+        None | Some("false" | "0") => Ok(false),
+        Some("true" | "1") => Ok(true),
+        Some(other) => Err(ApiError::Invalid(format!(
+            "{name}: `{other}` is not a boolean"
+        ))),
+    }
+}
+
+/// A number in the query, or `default`.
+fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
+    q.get(name).map_or(Ok(default), |v| {
+        v.parse()
+            .map_err(|_| ApiError::Invalid(format!("{name}: `{v}` is not a number")))
+    })
+}
+
+/// `POST /threads/{id}/runs/{run_id}/cancel`: the run stops at its next
+/// event (or before it starts, if queued), the thread at its last stored
+/// step; 202. With `wait=true`, answered once it stopped.
+async fn cancel(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+    q: QueryMap,
+) -> Result<Response, ApiError> {
+    path_thread(&app, &id)?;
+    let wait = flag(&q, "wait")?;
+    match q.get("action").map_or("interrupt", String::as_str) {
+        "interrupt" => {}
+        other => {
+            return Err(ApiError::Invalid(format!(
+                "action: `{other}` is not supported by this server yet; use \"interrupt\""
+            )))
+        }
+    }
+    let outcome = app.running_run(&run_id);
+    if !app.cancel_run(&id, &run_id) {
+        return Err(ApiError::NotFound(format!(
+            "Run {run_id} of thread {id} is not running: it ended, or was never started"
+        )));
+    }
+    if let (true, Some(done)) = (wait, outcome) {
+        outcome_of(done).await;
+    }
+    Ok(axum::http::StatusCode::ACCEPTED.into_response())
+}
+
+/// `GET /threads/{id}/runs/{run_id}/stream`: a run's events from the
+/// start (or after the `Last-Event-ID` a reconnecting client sends), each
+/// with its id, then each new one until the run ends. A run that ended
+/// streams nothing, as the official server answers it.
+async fn join_stream(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    path_thread(&app, &id)?;
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    match app.running_log(&run_id) {
+        Some(log) => {
+            let after = headers
+                .get("last-event-id")
+                .and_then(|v| v.to_str().ok()?.trim().parse().ok())
+                .unwrap_or(0);
+            log.follow(after, tx);
+        }
+        None if app.store.run(&id, &run_id)?.is_some() => drop(tx),
+        None => return Err(ApiError::NotFound("Not Found".to_owned())),
+    }
+    let at = format!("/threads/{id}/runs/{run_id}");
+    Ok(sse::response(rx, &format!("{at}/stream"), &at))
+}

@@ -1,0 +1,288 @@
+//! A compiled graph behind a trait object that speaks JSON: what lets one
+//! server hold graphs of different state types.
+
+use std::sync::Arc;
+
+use agent_state::checkpoint::{CheckpointId, CheckpointMeta, Checkpointer};
+use agent_state::futures::future::{self, BoxFuture};
+use agent_state::futures::stream::{self, BoxStream, StreamExt};
+use agent_state::graph::{
+    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, StateSnapshot, StreamEvent,
+    StreamModes, END, START,
+};
+use agent_state::{StateInput, StateUpdate};
+use serde_json::{json, Map, Value};
+
+use crate::events::{error_json, wire};
+
+/// What a run is asked to do.
+pub(crate) struct RunSpec {
+    /// `input`: read through the graph's input type.
+    pub input: Option<Value>,
+    /// `command.resume`: the value for the pending interrupt.
+    pub resume: Option<Value>,
+    /// The stream modes.
+    pub modes: StreamModes,
+    /// Keys added to each `messages` event's metadata.
+    pub meta: Map<String, Value>,
+}
+
+/// What a running graph yields.
+pub(crate) enum RunEvent {
+    /// An SSE event: its name and data.
+    Event(&'static str, Value),
+    /// The run ended: its output and its interrupts.
+    Done {
+        output: Value,
+        next: Vec<String>,
+        interrupts: Vec<Interrupt>,
+    },
+    /// The run failed: `{"error", "message"}`.
+    Failed(Value),
+}
+
+/// A thread's state at a checkpoint, the state as output JSON (the fields
+/// of the runtime's `StateSnapshot` the server shows).
+pub(crate) struct Snapshot {
+    /// The graph's output view of the state.
+    pub values: Value,
+    /// The nodes that run next.
+    pub next: Vec<String>,
+    /// The interrupts the thread is paused on.
+    pub interrupts: Vec<Interrupt>,
+    /// The checkpoint; `None` for a thread with none.
+    pub checkpoint: Option<CheckpointMeta>,
+}
+
+/// A graph the server serves, whatever its state type.
+pub(crate) trait ServedGraph: Send + Sync {
+    /// Starts a run on a thread; a bad input is an error naming the field.
+    fn start(
+        &self,
+        saver: Arc<dyn Checkpointer>,
+        thread_id: String,
+        spec: RunSpec,
+    ) -> Result<BoxStream<'static, RunEvent>, String>;
+
+    /// The thread's latest state.
+    fn state<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Snapshot, GraphError>>;
+
+    /// The thread's state at checkpoint `id`.
+    fn state_at<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Snapshot, GraphError>>;
+
+    /// Up to `limit` of the thread's states, newest first.
+    fn history<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<Snapshot>, GraphError>>;
+
+    /// Writes `values` (an update) as node `as_node` would have.
+    fn update_state<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        values: Value,
+        as_node: Option<String>,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>>;
+
+    /// The nodes and edges, as `/assistants/{id}/graph` lists them.
+    fn drawing(&self) -> Value;
+}
+
+/// Why a state update was refused.
+pub(crate) enum UpdateError {
+    /// The values are not an update of the state.
+    Values(String),
+    /// The graph refused it (an unknown `as_node`, ...).
+    Graph(GraphError),
+}
+
+/// The type-erasing wrapper.
+pub(crate) struct Erased<S: GraphState>(pub(crate) Arc<Graph<S>>);
+
+/// The run's input: a resume value, an input read through the graph's
+/// input type (so `private` and `omit_from_input` fields are refused), or
+/// nothing (continue the thread).
+fn read_input<S: GraphState>(spec: &mut RunSpec) -> Result<Input<S>, String> {
+    if let Some(value) = spec.resume.take() {
+        return Ok(Input::ResumeWith(Resume::value(value)));
+    }
+    match spec.input.take() {
+        None | Some(Value::Null) => Ok(Input::Resume),
+        Some(value) => {
+            let input = S::Input::from_json(value).map_err(|e| format!("input: {e}"))?;
+            Ok(Input::Update(input.into()))
+        }
+    }
+}
+
+fn snapshot_json<S: GraphState>(s: StateSnapshot<S>) -> Snapshot {
+    Snapshot {
+        values: s.values.to_output_json(),
+        next: s.next,
+        interrupts: s.interrupts,
+        checkpoint: s.checkpoint,
+    }
+}
+
+fn run_event<S: GraphState>(
+    event: Result<StreamEvent<S>, GraphError>,
+    meta: &Map<String, Value>,
+) -> RunEvent {
+    match event {
+        Ok(StreamEvent::End(out)) => RunEvent::Done {
+            output: out.state.to_output_json(),
+            next: out.next,
+            interrupts: out.interrupts,
+        },
+        Ok(event) => match wire(&event, meta) {
+            Some((name, data)) => RunEvent::Event(name, data),
+            None => RunEvent::Event("end", Value::Null),
+        },
+        Err(error) => RunEvent::Failed(error_json(&error)),
+    }
+}
+
+/// A run of a new input. On a thread paused on interrupts the official
+/// server drops the pause and runs the input from the start; here the
+/// input is written as `START`'s update (which routes as an input does)
+/// and the thread goes on from it.
+fn new_input<S: GraphState>(
+    graph: Arc<Graph<S>>,
+    saver: Arc<dyn Checkpointer>,
+    thread_id: String,
+    update: S::Update,
+    modes: StreamModes,
+) -> BoxStream<'static, Result<StreamEvent<S>, GraphError>> {
+    let opening = async move {
+        let paused = !graph
+            .get_state(&*saver, &thread_id)
+            .await?
+            .interrupts
+            .is_empty();
+        let input = if paused {
+            graph
+                .update_state(&*saver, &thread_id, update, Some(START))
+                .await?;
+            Input::Resume
+        } else {
+            Input::Update(update)
+        };
+        Ok(RunStream::shared(
+            graph,
+            saver,
+            thread_id,
+            input,
+            modes,
+            |r| r,
+        ))
+    };
+    stream::once(opening)
+        .flat_map(
+            |opened: Result<RunStream<'static, S>, GraphError>| match opened {
+                Ok(run) => run.boxed(),
+                Err(error) => stream::once(future::ready(Err(error))).boxed(),
+            },
+        )
+        .boxed()
+}
+
+fn node_json(name: &str) -> Value {
+    json!({"id": name, "type": "runnable", "data": {"name": name}})
+}
+
+impl<S: GraphState> ServedGraph for Erased<S> {
+    fn start(
+        &self,
+        saver: Arc<dyn Checkpointer>,
+        thread_id: String,
+        mut spec: RunSpec,
+    ) -> Result<BoxStream<'static, RunEvent>, String> {
+        let input = read_input::<S>(&mut spec)?;
+        let graph = Arc::clone(&self.0);
+        let (modes, meta) = (spec.modes, spec.meta);
+        let stream = match input {
+            Input::Update(update) => new_input(graph, saver, thread_id, update, modes),
+            input => RunStream::shared(graph, saver, thread_id, input, modes, |r| r).boxed(),
+        };
+        Ok(stream.map(move |event| run_event(event, &meta)).boxed())
+    }
+
+    fn state<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Snapshot, GraphError>> {
+        Box::pin(async move { Ok(snapshot_json(self.0.get_state(saver, thread_id).await?)) })
+    }
+
+    fn state_at<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Snapshot, GraphError>> {
+        Box::pin(async move {
+            let at = self.0.get_state_at(saver, thread_id, id).await?;
+            Ok(snapshot_json(at))
+        })
+    }
+
+    fn history<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<Snapshot>, GraphError>> {
+        Box::pin(async move {
+            let all = self.0.state_history(saver, thread_id, limit).await?;
+            Ok(all.into_iter().map(snapshot_json).collect())
+        })
+    }
+
+    fn update_state<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        values: Value,
+        as_node: Option<String>,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>> {
+        Box::pin(async move {
+            let update =
+                S::Update::from_json(values).map_err(|e| UpdateError::Values(e.to_string()))?;
+            let graph = &self.0;
+            graph
+                .update_state(saver, thread_id, update, as_node.as_deref())
+                .await
+                .map_err(UpdateError::Graph)
+        })
+    }
+
+    fn drawing(&self) -> Value {
+        let mut nodes = vec![node_json(START)];
+        nodes.extend(self.0.node_names().map(node_json));
+        let edges = self.0.edges();
+        if edges.iter().any(|e| e.1 == END) {
+            nodes.push(json!({ "id": END }));
+        }
+        let edges: Vec<Value> = edges
+            .into_iter()
+            .map(|(source, target, conditional)| match conditional {
+                true => json!({"source": source, "target": target, "conditional": true}),
+                false => json!({"source": source, "target": target}),
+            })
+            .collect();
+        json!({"nodes": nodes, "edges": edges})
+    }
+}

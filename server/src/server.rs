@@ -1,0 +1,282 @@
+//! The builder: graphs by name, the database file, and serving.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+use agent_state::checkpoint::CheckpointError;
+use agent_state::graph::{Graph, GraphState};
+use agent_state::json_schema::{schema_of, schemars::JsonSchema, StateJsonSchema};
+use agent_state::Output;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use tokio::net::{TcpListener, ToSocketAddrs};
+
+use crate::app::{App, Assistant};
+use crate::served::{Erased, ServedGraph};
+use crate::store::Store;
+use crate::{access, assistants, body, cors, ids, listen, runs, threads};
+
+/// A server of graphs: register them by name, pick the database file,
+/// then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
+/// address, as tests do with port 0).
+pub struct Server {
+    graphs: Vec<Registered>,
+    database: PathBuf,
+    read_timeout: Duration,
+}
+
+/// A graph as registered: its name, the graph, its JSON Schemas if given.
+struct Registered {
+    name: String,
+    graph: Arc<dyn ServedGraph>,
+    schemas: Option<Value>,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.graphs.iter().map(|g| g.name.as_str()).collect();
+        f.debug_struct("Server")
+            .field("graphs", &names)
+            .field("database", &self.database)
+            .finish()
+    }
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// Two graphs were registered under one name.
+    DuplicateGraph(String),
+    /// The database file could not be opened as a checkpointer.
+    Checkpoint(CheckpointError),
+    /// The server's tables in the database file could not be set up.
+    Store(rusqlite::Error),
+    /// Binding the address or serving failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerError::DuplicateGraph(name) => {
+                write!(f, "two graphs are registered under the name `{name}`")
+            }
+            ServerError::Checkpoint(e) => write!(f, "cannot open the checkpoints: {e}"),
+            ServerError::Store(e) => write!(f, "cannot set up the server's tables: {e}"),
+            ServerError::Io(e) => write!(f, "cannot serve: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServerError::DuplicateGraph(_) => None,
+            ServerError::Checkpoint(e) => Some(e),
+            ServerError::Store(e) => Some(e),
+            ServerError::Io(e) => Some(e),
+        }
+    }
+}
+
+impl Server {
+    /// No graph yet; the database is `agent-state.db` in the working
+    /// directory.
+    pub fn new() -> Self {
+        Server {
+            graphs: Vec::new(),
+            database: PathBuf::from("agent-state.db"),
+            read_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// The SQLite file that holds checkpoints, threads, runs and
+    /// assistants (created with its directory if missing).
+    #[must_use]
+    pub fn database(mut self, path: impl Into<PathBuf>) -> Self {
+        self.database = path.into();
+        self
+    }
+
+    /// How long a client may take to send a request's headers, then its
+    /// body (30 s each by default): a client that takes longer, or leaves
+    /// a connection idle that long, is disconnected (headers) or answered
+    /// 408 (body).
+    #[must_use]
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
+        self
+    }
+
+    /// Serves `graph` as the assistant of graph id `name`. Its
+    /// `/schemas` are `null`; see
+    /// [`graph_with_schemas`](Self::graph_with_schemas).
+    #[must_use]
+    pub fn graph<S: GraphState>(
+        mut self,
+        name: impl Into<String>,
+        graph: impl Into<Arc<Graph<S>>>,
+    ) -> Self {
+        self.graphs.push(Registered {
+            name: name.into(),
+            graph: Arc::new(Erased(graph.into())),
+            schemas: None,
+        });
+        self
+    }
+
+    /// Serves `graph` as [`graph`](Self::graph) does, and answers
+    /// `/assistants/{id}/schemas` with the JSON Schemas of its state's
+    /// input, output and whole state (a state with
+    /// `#[state(json_schema)]`), which LangGraph Studio builds its input
+    /// form from.
+    #[must_use]
+    pub fn graph_with_schemas<S>(
+        mut self,
+        name: impl Into<String>,
+        graph: impl Into<Arc<Graph<S>>>,
+    ) -> Self
+    where
+        S: GraphState + StateJsonSchema + JsonSchema,
+        S::Input: JsonSchema,
+    {
+        let schemas = json!({
+            "input_schema": schema_of::<S::Input>(),
+            "output_schema": schema_of::<Output<'static, S>>(),
+            "state_schema": schema_of::<S>(),
+        });
+        self = self.graph(name, graph);
+        if let Some(last) = self.graphs.last_mut() {
+            last.schemas = Some(schemas);
+        }
+        self
+    }
+
+    /// Opens the database and makes the routes, to serve them another way
+    /// (under a prefix of a larger app, say).
+    pub fn router(self) -> Result<Router, ServerError> {
+        let saver = SqliteCheckpointer::open(&self.database).map_err(ServerError::Checkpoint)?;
+        let store = Store::open(&self.database).map_err(ServerError::Store)?;
+        let mut assistants = BTreeMap::new();
+        for Registered {
+            name,
+            graph,
+            schemas,
+        } in self.graphs
+        {
+            let id = ids::assistant_id(&name);
+            let created_at = store
+                .assistant_created_at(&id, &name)
+                .map_err(ServerError::Store)?;
+            let assistant = Assistant {
+                id,
+                graph_id: name.clone(),
+                created_at,
+                graph,
+                schemas,
+            };
+            if assistants.insert(name.clone(), assistant).is_some() {
+                return Err(ServerError::DuplicateGraph(name));
+            }
+        }
+        let mut app = App::new(assistants, store, Arc::new(saver));
+        app.read_timeout = self.read_timeout;
+        let app = Arc::new(app);
+        Ok(routes(app))
+    }
+
+    /// Opens the database and binds `addr`; serve with
+    /// [`Listening::serve`]. Port 0 binds a free port:
+    /// [`Listening::local_addr`] says which.
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Listening, ServerError> {
+        let read_timeout = self.read_timeout;
+        let router = self.router()?;
+        let listener = TcpListener::bind(addr).await.map_err(ServerError::Io)?;
+        Ok(Listening {
+            listener,
+            router,
+            read_timeout,
+        })
+    }
+
+    /// Binds `addr` and serves until Ctrl-C.
+    pub async fn serve(self, addr: impl ToSocketAddrs) -> Result<(), ServerError> {
+        self.bind(addr).await?.serve().await
+    }
+}
+
+fn routes(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/ok", get(|| async { Json(json!({"ok": true})) }))
+        .route("/info", get(info))
+        .merge(assistants::routes())
+        .merge(threads::routes())
+        .merge(runs::routes())
+        .fallback(cors::not_found)
+        .method_not_allowed_fallback(cors::method_not_allowed)
+        .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
+        .layer(axum::middleware::from_fn(cors::cors))
+        .layer(axum::middleware::from_fn(access::log))
+        .with_state(app)
+}
+
+async fn info() -> Json<Value> {
+    Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "flags": {"assistants": true, "crons": false, "langsmith": false},
+        "host": {"kind": "self-hosted", "project_id": null, "revision_id": null},
+    }))
+}
+
+/// A server bound to its address, not serving yet.
+#[derive(Debug)]
+pub struct Listening {
+    listener: TcpListener,
+    router: Router,
+    read_timeout: Duration,
+}
+
+impl Listening {
+    /// The address it listens on (the port the system chose for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        // A bound listener always has an address.
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Serves until Ctrl-C.
+    pub async fn serve(self) -> Result<(), ServerError> {
+        self.serve_until(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+    }
+
+    /// Serves until `shutdown` completes, then lets the requests in
+    /// progress finish.
+    pub async fn serve_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        tracing::info!(addr = %self.local_addr(), "serving");
+        listen::serve(self.listener, self.router, self.read_timeout, shutdown)
+            .await
+            .map_err(ServerError::Io)
+    }
+}

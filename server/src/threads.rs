@@ -1,0 +1,324 @@
+//! `/threads`: create, read, patch, delete, search, and a thread's state
+//! and history.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use agent_state::checkpoint::CheckpointId;
+use agent_state::graph::GraphError;
+
+use crate::app::App;
+use crate::assistants::paginated;
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::ids::{is_uuid, new_id, now};
+use crate::served::UpdateError;
+use crate::snapshot;
+use crate::store::ThreadRow;
+
+/// The routes.
+pub(crate) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads", post(create))
+        .route("/threads/search", post(search))
+        .route("/threads/count", post(count))
+        .route("/threads/{id}", get(one).patch(patch).delete(delete))
+        .route("/threads/{id}/state", get(state).post(update_state))
+        .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
+        .route("/threads/{id}/history", post(history))
+}
+
+/// A thread as the API shows it: `error` and `interrupts` once it ran.
+pub(crate) fn thread_json(t: &ThreadRow) -> Value {
+    let mut value = json!({
+        "thread_id": t.thread_id, "created_at": t.created_at, "updated_at": t.updated_at,
+        "state_updated_at": t.state_updated_at, "metadata": t.metadata, "status": t.status,
+        "config": t.config, "values": t.values,
+    });
+    if t.values.is_some() {
+        value["error"] = t.error.clone().unwrap_or(Value::Null);
+        value["interrupts"] = t.interrupts.clone();
+    }
+    value
+}
+
+/// A new idle thread.
+pub(crate) fn new_thread(id: String, metadata: Map<String, Value>) -> ThreadRow {
+    let stamp = now();
+    ThreadRow {
+        thread_id: id,
+        created_at: stamp.clone(),
+        updated_at: stamp.clone(),
+        state_updated_at: stamp,
+        metadata,
+        status: "idle".to_owned(),
+        config: json!({}),
+        values: None,
+        error: None,
+        interrupts: json!({}),
+    }
+}
+
+/// The stored thread a path names: 422 for an id that is not a UUID
+/// (`.` and `..` included), 404 for an unknown one.
+pub(crate) fn path_thread(app: &App, id: &str) -> Result<ThreadRow, ApiError> {
+    if !is_uuid(id) {
+        return Err(ApiError::not_uuid("thread"));
+    }
+    app.store.thread(id)?.ok_or_else(|| ApiError::no_thread(id))
+}
+
+/// `POST /threads`'s body.
+#[derive(Deserialize)]
+struct Create {
+    thread_id: Option<String>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    if_exists: Option<String>,
+}
+
+async fn create(
+    State(app): State<Arc<App>>,
+    JsonBody(body): JsonBody<Create>,
+) -> Result<Json<Value>, ApiError> {
+    let do_nothing = match body.if_exists.as_deref() {
+        None | Some("raise") => false,
+        Some("do_nothing") => true,
+        Some(other) => {
+            return Err(ApiError::Invalid(format!(
+                "if_exists: `{other}` is not one of \"raise\", \"do_nothing\""
+            )))
+        }
+    };
+    let id = body.thread_id.unwrap_or_else(new_id);
+    if !is_uuid(&id) {
+        return Err(ApiError::not_uuid("thread"));
+    }
+    let thread = new_thread(id.clone(), body.metadata);
+    if app.store.insert_thread(&thread)? {
+        return Ok(Json(thread_json(&thread)));
+    }
+    match (do_nothing, app.store.thread(&id)?) {
+        (true, Some(existing)) => Ok(Json(thread_json(&existing))),
+        _ => Err(ApiError::Conflict(format!(
+            "Thread with ID {id} already exists"
+        ))),
+    }
+}
+
+async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(thread_json(&path_thread(&app, &id)?)))
+}
+
+/// `PATCH /threads/{id}`'s body.
+#[derive(Deserialize)]
+struct Patch {
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+async fn patch(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<Patch>,
+) -> Result<Json<Value>, ApiError> {
+    let mut thread = path_thread(&app, &id)?;
+    thread.metadata.extend(body.metadata);
+    thread.updated_at = now();
+    app.store.save_thread(&thread)?;
+    Ok(Json(thread_json(&thread)))
+}
+
+/// `DELETE /threads/{id}`: its runs are stopped first (each at its next
+/// event), then the thread, its runs and its checkpoints are deleted; 204.
+async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    path_thread(&app, &id)?;
+    app.cancel_thread_runs(&id);
+    let lock = app.thread_lock(&id);
+    let _held = lock.lock().await;
+    app.store.delete_thread(&id)?;
+    app.saver
+        .delete_thread(&id)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    app.drop_lock(&id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /threads/search`'s body.
+#[derive(Deserialize)]
+struct Search {
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    status: Option<String>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+/// The stored threads a search or a count matches, newest first.
+fn matching(app: &App, q: &Search) -> Result<Vec<ThreadRow>, ApiError> {
+    let matches = |t: &ThreadRow| {
+        q.status.as_ref().is_none_or(|s| *s == t.status)
+            && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
+    };
+    Ok(app.store.threads()?.into_iter().filter(matches).collect())
+}
+
+async fn search(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Response, ApiError> {
+    let found = matching(&app, &q)?;
+    let total = found.len();
+    let page = found
+        .iter()
+        .skip(q.offset.unwrap_or(0))
+        .take(q.limit.unwrap_or(10))
+        .map(thread_json)
+        .collect();
+    Ok(paginated(page, total))
+}
+
+/// `POST /threads/count`: how many threads a search would find.
+async fn count(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Json<usize>, ApiError> {
+    Ok(Json(matching(&app, &q)?.len()))
+}
+
+/// The graph a thread ran on, from the `graph_id` its first run stamped.
+fn thread_graph<'a>(app: &'a App, t: &ThreadRow) -> Option<&'a crate::app::Assistant> {
+    let graph_id = t.metadata.get("graph_id")?.as_str()?;
+    app.assistants.get(graph_id)
+}
+
+async fn state(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    let Some(assistant) = thread_graph(&app, &thread) else {
+        return Ok(Json(snapshot::empty()));
+    };
+    let snap = assistant
+        .graph
+        .state(&*app.saver, &id)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(snapshot::to_json(&snap, &thread.metadata)))
+}
+
+/// `GET /threads/{id}/state/{checkpoint_id}`: the thread at one of its
+/// checkpoints (ids as `/history` lists them).
+async fn state_at(
+    State(app): State<Arc<App>>,
+    Path((id, checkpoint_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    let unknown = || {
+        ApiError::NotFound(format!(
+            "Checkpoint {checkpoint_id} not found in thread {id}"
+        ))
+    };
+    let cp = checkpoint_id
+        .parse()
+        .map(CheckpointId)
+        .map_err(|_| unknown())?;
+    let assistant = thread_graph(&app, &thread).ok_or_else(unknown)?;
+    let snap = assistant.graph.state_at(&*app.saver, &id, cp).await;
+    match snap {
+        Ok(snap) if snap.checkpoint.is_some() => {
+            Ok(Json(snapshot::to_json(&snap, &thread.metadata)))
+        }
+        Ok(_) | Err(GraphError::Checkpoint(_)) => Err(unknown()),
+        Err(e) => Err(ApiError::Internal(e.to_string())),
+    }
+}
+
+/// `POST /threads/{id}/state`'s body.
+#[derive(Deserialize)]
+struct UpdateState {
+    #[serde(default)]
+    values: Value,
+    as_node: Option<String>,
+}
+
+async fn update_state(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<UpdateState>,
+) -> Result<Json<Value>, ApiError> {
+    let mut thread = path_thread(&app, &id)?;
+    let Some(assistant) = thread_graph(&app, &thread) else {
+        return Err(ApiError::BadRequest(
+            "Thread has no graph yet: run it once before updating its state".to_owned(),
+        ));
+    };
+    let values = if body.values.is_null() {
+        json!({})
+    } else {
+        body.values
+    };
+    let saver = &*app.saver;
+    let cp = match assistant
+        .graph
+        .update_state(saver, &id, values, body.as_node)
+        .await
+    {
+        Ok(cp) => cp,
+        Err(UpdateError::Values(e)) => return Err(ApiError::Invalid(format!("values: {e}"))),
+        Err(UpdateError::Graph(e)) => return Err(ApiError::BadRequest(e.to_string())),
+    };
+    if let Ok(snap) = assistant.graph.state(saver, &id).await {
+        thread.values = Some(snap.values);
+        thread.state_updated_at = now();
+        thread.updated_at = thread.state_updated_at.clone();
+        app.store.save_thread(&thread)?;
+    }
+    Ok(Json(snapshot::updated(&cp)))
+}
+
+/// `POST /threads/{id}/history`'s body.
+#[derive(Deserialize)]
+struct History {
+    limit: Option<usize>,
+    #[serde(default)]
+    before: Value,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+async fn history(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<History>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    if !body.before.is_null() || !body.metadata.is_empty() {
+        return Err(ApiError::Invalid(
+            "history: `before` and `metadata` are not supported by this server yet".to_owned(),
+        ));
+    }
+    let Some(assistant) = thread_graph(&app, &thread) else {
+        return Ok(Json(Vec::new()));
+    };
+    let limit = body.limit.unwrap_or(10);
+    let all = assistant
+        .graph
+        .history(&*app.saver, &id, limit)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(
+        all.iter()
+            .map(|s| snapshot::to_json(s, &thread.metadata))
+            .collect(),
+    ))
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The official Python client (langgraph-sdk, pinned in requirements.txt)
+# against the real server: builds the `serve` example, starts it on a free
+# port of 127.0.0.1 with a fresh database, runs test_sdk.py, stops it.
+# Prints "N passed, N failed"; exits non-zero on a failure.
+#
+# SDK_VENV=path uses (or creates) the virtualenv there; by default
+# target/server-sdk-venv.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+here="$root/server/tests/python"
+venv="${SDK_VENV:-$root/target/server-sdk-venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet -r "$here/requirements.txt"
+fi
+cargo build --quiet -p agent-state-server --example serve --manifest-path "$root/Cargo.toml"
+target="${CARGO_TARGET_DIR:-$root/target}"
+work="$(mktemp -d)"
+log="$work/server.log"
+"$target/debug/examples/serve" --port 0 --db "$work/server.db" > "$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+url=""
+for _ in $(seq 1 100); do
+    url="$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$log" | head -n 1)"
+    [ -n "$url" ] && break
+    sleep 0.1
+done
+if [ -z "$url" ]; then
+    echo "the server did not start:" >&2
+    cat "$log" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+"$venv/bin/python" "$here/test_sdk.py" "$url"

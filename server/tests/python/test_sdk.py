@@ -1,0 +1,211 @@
+"""The official Python client (langgraph-sdk) against agent-state-server.
+
+Run by run.sh against the `serve` example (graphs `approval` and
+`countdown`): python test_sdk.py http://127.0.0.1:PORT
+Prints one line per check, then "N passed, N failed"; exits 1 on a failure.
+"""
+
+import asyncio
+import sys
+import traceback
+import uuid
+
+from langgraph_sdk import get_client
+import httpx
+
+# The official server's assistant id for a graph named "approval".
+APPROVAL = "e234584d-b7bf-527f-9d06-ba77f8f5172d"
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+async def refused(status, awaitable):
+    """The call fails with this HTTP status (the SDK's typed errors, such
+    as NotFoundError, are httpx.HTTPStatusError too)."""
+    try:
+        await awaitable
+    except httpx.HTTPStatusError as e:
+        assert e.response.status_code == status, (e.response.status_code, e.response.text)
+        assert "detail" in e.response.json(), e.response.text
+        return
+    raise AssertionError(f"expected a {status}")
+
+
+@check
+async def assistants(client):
+    found = await client.assistants.search(graph_id="approval")
+    assert [a["assistant_id"] for a in found] == [APPROVAL], found
+    one = await client.assistants.get(APPROVAL)
+    assert one["graph_id"] == "approval", one
+    graph = await client.assistants.get_graph(APPROVAL)
+    assert {"source": "draft", "target": "review"} in graph["edges"], graph
+    schemas = await client.assistants.get_schemas(APPROVAL)
+    assert schemas["graph_id"] == "approval", schemas
+    assert "topic" in schemas["input_schema"]["properties"], schemas
+
+
+@check
+async def threads(client):
+    tid = str(uuid.uuid4())
+    t = await client.threads.create(thread_id=tid, metadata={"user": "sdk"})
+    assert (t["thread_id"], t["status"]) == (tid, "idle"), t
+    await refused(409, client.threads.create(thread_id=tid))
+    same = await client.threads.create(thread_id=tid, if_exists="do_nothing")
+    assert same["metadata"] == {"user": "sdk"}, same
+    patched = await client.threads.update(tid, metadata={"k": "v"})
+    assert patched["metadata"] == {"user": "sdk", "k": "v"}, patched
+    found = await client.threads.search(metadata={"k": "v"}, status="idle", limit=5)
+    assert [x["thread_id"] for x in found] == [tid], found
+    await client.threads.delete(tid)
+    await refused(404, client.threads.get(tid))
+
+
+@check
+async def stream_interrupt_and_resume(client):
+    t = await client.threads.create()
+    tid = t["thread_id"]
+    parts = [
+        p
+        async for p in client.runs.stream(
+            tid, "approval", input={"topic": "x"}, stream_mode=["values", "updates", "custom"]
+        )
+    ]
+    names = [p.event for p in parts]
+    assert names == ["metadata", "values", "custom", "updates", "values", "updates", "values"], names
+    assert parts[0].data["attempt"] == 1, parts[0]
+    assert parts[5].data["__interrupt__"][0]["value"] == {"question": "approve?"}, parts[5]
+    t = await client.threads.get(tid)
+    assert t["status"] == "interrupted", t
+    assert t["metadata"]["graph_id"] == "approval", t
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["review"], state
+    out = await client.runs.wait(tid, "approval", command={"resume": True})
+    assert out == {"topic": "x", "log": ["draft:x", "review"], "approved": True}, out
+    assert (await client.threads.get(tid))["status"] == "idle"
+    runs = await client.runs.list(tid)
+    assert [r["status"] for r in runs] == ["success", "success"], runs
+    run = await client.runs.get(tid, runs[0]["run_id"])
+    assert run["thread_id"] == tid, run
+    history = await client.threads.get_history(tid, limit=3)
+    assert len(history) == 3 and history[0]["values"]["approved"] is True, history
+
+
+@check
+async def use_stream_sequence(client):
+    """What useStream sends for a chat turn, in order."""
+    thread = await client.threads.create(metadata={"graph_id": "chat"})
+    tid = thread["thread_id"]
+    parts = [
+        p
+        async for p in client.runs.stream(
+            tid,
+            "chat",
+            input={"messages": [{"type": "human", "content": "hello there"}]},
+            stream_mode=["messages-tuple", "values"],
+            on_disconnect="cancel",
+        )
+    ]
+    run_id = parts[0].data["run_id"]
+    chunks = [p.data[0] for p in parts if p.event == "messages"]
+    assert chunks and all(c["id"] == chunks[0]["id"] for c in chunks), chunks
+    assert chunks[-1]["chunk_position"] == "last", chunks[-1]
+    text = "".join(c["content"] for c in chunks)
+    assert text == "You said: hello there", text
+    meta = next(p.data[1] for p in parts if p.event == "messages")
+    assert (meta["langgraph_node"], meta["thread_id"], meta["run_id"]) == ("echo", tid, run_id), meta
+    last = [p.data for p in parts if p.event == "values"][-1]
+    assert [m["type"] for m in last["messages"]] == ["human", "ai"], last
+    run = await client.runs.get(tid, run_id)
+    assert run["status"] == "success", run
+    history = await client.threads.get_history(tid, limit=10)
+    assert history[0]["values"]["messages"][-1]["content"] == text, history[0]
+    found = await client.threads.search(metadata={"graph_id": "chat"}, limit=100)
+    assert tid in [t["thread_id"] for t in found], found
+
+
+@check
+async def update_state(client):
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "approval", input={"topic": "y"})
+    await client.threads.update_state(tid, {"log": ["by hand"]}, as_node="draft")
+    state = await client.threads.get_state(tid)
+    assert state["values"]["log"] == ["draft:y", "by hand"], state
+
+
+@check
+async def stateless_runs(client):
+    out = await client.runs.wait(None, "countdown", input={"n": 2})
+    assert out == {"n": 0}, out
+    parts = [p async for p in client.runs.stream(None, "countdown", input={"n": 2})]
+    assert [p.data for p in parts[1:]] == [{"n": 2}, {"n": 1}, {"n": 0}], parts
+
+
+@check
+async def background_run_joined(client):
+    tid = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(tid, "countdown", input={"n": 3})
+    assert run["status"] == "pending", run
+    parts = [p async for p in client.runs.join_stream(tid, run["run_id"])]
+    assert [p.data for p in parts if p.event == "values"][-1] == {"n": 0}, parts
+    assert await client.runs.join(tid, run["run_id"]) == {"n": 0}
+    await client.runs.create(tid, "countdown", input={"n": 30})
+    running = await client.runs.list(tid, limit=1)
+    await client.runs.cancel(tid, running[0]["run_id"], wait=True)
+    assert (await client.runs.get(tid, running[0]["run_id"]))["status"] == "interrupted"
+
+
+@check
+async def bad_inputs(client):
+    tid = (await client.threads.create())["thread_id"]
+    unknown = str(uuid.uuid4())
+    await refused(404, client.runs.wait(unknown, "approval", input={"topic": "x"}))
+    await refused(422, client.runs.wait(tid, "nope", input={}))
+    await refused(422, client.runs.wait(tid, "approval", input={"topic": 5}))
+    await refused(422, client.threads.get(".."))
+    stream = client.runs.stream(tid, "approval", input={"topic": "x"}, stream_mode="bogus")
+    await refused(422, anext(stream))
+
+
+@check
+async def busy_thread_rejects(client):
+    tid = (await client.threads.create())["thread_id"]
+    first = asyncio.create_task(client.runs.wait(tid, "countdown", input={"n": 5}))
+    await asyncio.sleep(0.3)
+    assert (await client.threads.get(tid))["status"] == "busy"
+    await refused(
+        409,
+        client.runs.wait(tid, "countdown", input={"n": 1}, multitask_strategy="reject"),
+    )
+    assert await first == {"n": 0}
+
+
+@check
+async def oversized_body(client):
+    tid = (await client.threads.create())["thread_id"]
+    big = "a" * (3 << 20)
+    await refused(413, client.runs.wait(tid, "approval", input={"topic": big}))
+
+
+async def main(url):
+    client = get_client(url=url)
+    passed = failed = 0
+    for fn in CHECKS:
+        try:
+            await fn(client)
+            passed += 1
+            print(f"ok   {fn.__name__}")
+        except Exception:
+            failed += 1
+            print(f"FAIL {fn.__name__}")
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return failed == 0
+
+
+if __name__ == "__main__":
+    sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)

@@ -1,0 +1,73 @@
+//! What a restart keeps: threads, runs and assistants in the database file,
+//! and no run left `running` by a process that died.
+
+mod support;
+
+use reqwest::Client;
+use serde_json::json;
+use support::http::{get, post, APPROVAL, THREAD};
+use support::{fresh_db, start};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_keeps_threads_runs_and_assistants() {
+    let db = fresh_db();
+    let server = start(&db).await;
+    let (c, b) = (Client::new(), server.base.clone());
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "approval", "input": {"topic": "x"}});
+    post(&c, format!("{b}/threads/{THREAD}/runs/wait"), run).await;
+    let (_, before) = get(&c, format!("{b}/assistants/{APPROVAL}")).await;
+    server.stop().await;
+    let server = start(&db).await;
+    let b = &server.base;
+    let (_, t) = get(&c, format!("{b}/threads/{THREAD}")).await;
+    assert_eq!(t["status"], "interrupted");
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}/runs"))
+            .await
+            .1
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        get(&c, format!("{b}/assistants/{APPROVAL}")).await.1,
+        before
+    );
+    let resume = json!({"assistant_id": "approval", "command": {"resume": false}});
+    let (_, out) = post(&c, format!("{b}/threads/{THREAD}/runs/wait"), resume).await;
+    assert_eq!(out["log"], json!(["draft:x", "review"]));
+    server.stop().await;
+}
+
+/// A run the process died in (left `running` in the file) is marked
+/// `error` at the next start, its thread too: nothing stays busy forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_running_by_a_dead_process_is_marked_failed() {
+    let db = fresh_db();
+    let server = start(&db).await;
+    let (c, b) = (Client::new(), server.base.clone());
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "approval", "input": {"topic": "x"}});
+    post(&c, format!("{b}/threads/{THREAD}/runs/wait"), run).await;
+    server.stop().await;
+    // What a crash mid-run leaves behind.
+    let file = rusqlite::Connection::open(&db).unwrap();
+    file.execute_batch(
+        "UPDATE server_runs SET status = 'running'; UPDATE server_threads SET status = 'busy';",
+    )
+    .unwrap();
+    drop(file);
+    let server = start(&db).await;
+    let b = &server.base;
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}")).await.1["status"],
+        "error"
+    );
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}/runs")).await.1[0]["status"],
+        "error"
+    );
+    server.stop().await;
+}

@@ -1,0 +1,213 @@
+//! The graphs the tests serve, and a server on a free port with a fresh
+//! database.
+
+#![allow(dead_code)]
+
+pub mod http;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_state::graph::{BoxError, NodeContext, StateGraph, END, START};
+use agent_state::{ai, AgentState, MessageChunk, Messages};
+use agent_state_server::Server;
+use tokio::sync::oneshot;
+
+/// A draft a person approves: `draft` writes a custom event, `review`
+/// pauses on an interrupt. A topic of `boom` fails the run.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Approval {
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<String>,
+    pub approved: bool,
+}
+
+fn draft(s: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
+    if s.topic == "boom" {
+        return Err("the draft failed".into());
+    }
+    ctx.writer()
+        .write(serde_json::json!({"progress": "drafting"}))?;
+    Ok(ApprovalUpdate::new().log(vec![format!("draft:{}", s.topic)]))
+}
+
+fn review(_: &Approval, ctx: &NodeContext) -> Result<ApprovalUpdate, BoxError> {
+    let ok: bool = ctx.interrupt(serde_json::json!({"question": "approve?"}))?;
+    Ok(ApprovalUpdate::new()
+        .log(vec!["review".to_owned()])
+        .approved(ok))
+}
+
+/// A counter whose one node takes a while: a thread that stays busy.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Slow {
+    pub n: u32,
+}
+
+async fn sleepy(s: Arc<Slow>) -> SlowUpdate {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    SlowUpdate::new().n(s.n + 1)
+}
+
+/// A count down to zero, a step every 100 ms: a stream that keeps coming.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Countdown {
+    pub n: u32,
+}
+
+async fn tick(s: Arc<Countdown>) -> CountdownUpdate {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    CountdownUpdate::new().n(s.n.saturating_sub(1))
+}
+
+/// A state with fields a client may not set, and its JSON Schemas.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+pub struct Guarded {
+    pub topic: String,
+    #[state(private)]
+    pub token: String,
+    #[state(omit_from_input)]
+    pub language: Option<String>,
+}
+
+/// A chat whose one node streams its answer token by token, as the
+/// official server's recording did with a fake chat model.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Chat {
+    #[reducer(messages)]
+    pub messages: Messages,
+}
+
+fn talk(_: &Chat, ctx: &NodeContext) -> ChatUpdate {
+    let pieces = ["hello", " ", "there", " ", "friend"];
+    let writer = ctx.writer();
+    for (i, piece) in pieces.iter().enumerate() {
+        let mut chunk = MessageChunk::ai(*piece).with_id("m1");
+        chunk.last = i + 1 == pieces.len();
+        writer.write_message(chunk);
+    }
+    ChatUpdate::new().message(ai("hello there friend").with_id("m1"))
+}
+
+/// The server of the test graphs on `db`.
+pub fn server(db: &PathBuf) -> Server {
+    let approval = StateGraph::<Approval>::new()
+        .add_node("draft", draft)
+        .add_node("review", review)
+        .add_edge(START, "draft")
+        .add_edge("draft", "review")
+        .add_edge("review", END)
+        .compile()
+        .expect("approval graph");
+    let slow = StateGraph::<Slow>::new()
+        .add_node("sleepy", sleepy)
+        .add_edge(START, "sleepy")
+        .compile()
+        .expect("slow graph");
+    let guarded = StateGraph::<Guarded>::new()
+        .add_node("echo", |s: &Guarded| {
+            GuardedUpdate::new().topic(s.topic.to_uppercase())
+        })
+        .add_edge(START, "echo")
+        .compile()
+        .expect("guarded graph");
+    let chat = StateGraph::<Chat>::new()
+        .add_node("talk", talk)
+        .add_edge(START, "talk")
+        .compile()
+        .expect("chat graph");
+    let countdown = StateGraph::<Countdown>::new()
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges_to(
+            "tick",
+            |s: &Countdown| if s.n > 0 { "tick" } else { END },
+            ["tick", END],
+        )
+        .compile()
+        .expect("countdown graph");
+    Server::new()
+        .database(db)
+        .graph("countdown", countdown)
+        .graph("chat", chat)
+        .graph("approval", approval)
+        .graph("slow", slow)
+        .graph_with_schemas("guarded", guarded)
+}
+
+/// A fresh database path under the system's temporary directory.
+pub fn fresh_db() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("agent-state-server-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir.join("server.db")
+}
+
+/// A running server: its base URL, and a way to stop it.
+pub struct Running {
+    pub base: String,
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops the server and waits until it has.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Starts the test server on a free port of 127.0.0.1.
+pub async fn start(db: &PathBuf) -> Running {
+    start_with(db, |s| s).await
+}
+
+/// Starts the test server, set up by `configure`.
+pub async fn start_with(db: &PathBuf, configure: impl FnOnce(Server) -> Server) -> Running {
+    let listening = configure(server(db))
+        .bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listening.local_addr();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let until = async {
+            let _ = stopped.await;
+        };
+        listening.serve_until(until).await.expect("serve");
+    });
+    Running {
+        base: format!("http://{addr}"),
+        addr,
+        stop: Some(stop),
+        task,
+    }
+}
+
+/// The `(event, data)` pairs of an SSE body framed with `\r\n`.
+pub fn frames(body: &str) -> Vec<(String, serde_json::Value)> {
+    body.split("\r\n\r\n")
+        .filter(|f| !f.trim().is_empty())
+        .map(|f| {
+            let mut lines = f.split("\r\n");
+            let event = lines.next().unwrap_or_default();
+            let data = lines.next().unwrap_or_default();
+            let event = event
+                .strip_prefix("event: ")
+                .expect("event line")
+                .to_owned();
+            let data = data.strip_prefix("data: ").expect("data line");
+            (event, serde_json::from_str(data).expect("data is JSON"))
+        })
+        .collect()
+}
