@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::context::Interrupt;
+use super::node::NodeFn;
 use super::pending::Pending;
 use super::resume::{resume_point, At};
 use super::stream::payload;
@@ -56,6 +57,47 @@ pub struct SnapshotTask {
     /// `{field: value}`, a field written several times as
     /// `{"$writes": [..]}`.
     pub result: Option<Value>,
+    /// For a subgraph's task, read by
+    /// [`Graph::get_state_with_subgraphs`]: the subgraph's own snapshot as
+    /// it stands (paused inside, say), its values as JSON, its interrupt
+    /// ids those the parent resumes them by (LangGraph's
+    /// `StateSnapshot.tasks[i].state` with `subgraphs=True`). `None`
+    /// otherwise.
+    pub state: Option<Box<StateSnapshot<Value>>>,
+}
+
+impl<S: AgentState> StateSnapshot<S> {
+    /// The snapshot of a subgraph as its parent's task shows it: values as
+    /// JSON, interrupt ids (its own and its subgraphs') after `prefix`,
+    /// the id the parent gives them.
+    pub(crate) fn into_task_state(self, prefix: &str) -> StateSnapshot<Value> {
+        let mut snapshot = StateSnapshot {
+            values: self.values.to_json(),
+            next: self.next,
+            interrupts: self.interrupts,
+            checkpoint: self.checkpoint,
+            tasks: self.tasks,
+        };
+        snapshot.prefix_interrupt_ids(prefix);
+        snapshot
+    }
+}
+
+impl StateSnapshot<Value> {
+    fn prefix_interrupt_ids(&mut self, prefix: &str) {
+        let prefixed = |list: &mut Vec<Interrupt>| {
+            for interrupt in list {
+                interrupt.id.insert_str(0, prefix);
+            }
+        };
+        prefixed(&mut self.interrupts);
+        for task in &mut self.tasks {
+            prefixed(&mut task.interrupts);
+            if let Some(inside) = &mut task.state {
+                inside.prefix_interrupt_ids(prefix);
+            }
+        }
+    }
 }
 
 /// The tasks of a step as a snapshot (or a checkpoint's `debug` payload)
@@ -82,6 +124,7 @@ pub(crate) fn snapshot_tasks<S: AgentState>(
                 name: graph.names[task.node].clone(),
                 interrupts,
                 id,
+                state: None,
             }
         })
         .collect()
@@ -102,6 +145,73 @@ where
     ) -> Result<StateSnapshot<S>, GraphError> {
         let thread = Thread::<S, C>::open(saver, thread_id).await?;
         self.snapshot(thread, true).await
+    }
+
+    /// [`get_state`](Self::get_state), each task of a subgraph node with
+    /// the subgraph's own snapshot in its [`state`](SnapshotTask::state),
+    /// and so on down (LangGraph's `get_state(config, subgraphs=True)`): a
+    /// subgraph paused inside shows where, with what it has written so
+    /// far. A subgraph the task has not started yet shows its default
+    /// state with nothing next and no checkpoint.
+    ///
+    /// ```
+    /// use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+    /// use agent_state::graph::{BoxError, Input, NodeContext, StateGraph, START};
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Review { approved: bool }
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Post {
+    ///     #[state(flatten)]
+    ///     review: Review,
+    /// }
+    ///
+    /// let child = StateGraph::<Review>::new()
+    ///     .add_node("ask", |_: &Review, ctx: &NodeContext| -> Result<ReviewUpdate, BoxError> {
+    ///         Ok(ReviewUpdate::new().approved(ctx.interrupt("ok?")?))
+    ///     })
+    ///     .add_edge(START, "ask")
+    ///     .compile()?;
+    /// let parent = StateGraph::<Post>::new()
+    ///     .add_node("review", child)
+    ///     .add_edge(START, "review")
+    ///     .compile()?;
+    /// let saver = MemoryCheckpointer::new();
+    /// block_on(parent.run(Input::Update(PostUpdate::new())).on_thread(&saver, "t"))?;
+    ///
+    /// let snapshot = block_on(parent.get_state_with_subgraphs(&saver, "t"))?;
+    /// let inside = snapshot.tasks[0].state.as_ref().expect("a subgraph's task");
+    /// assert_eq!(inside.next, ["ask"]);
+    /// // The interrupt, by the id the parent is resumed with.
+    /// assert_eq!(inside.interrupts[0].id, snapshot.interrupts[0].id);
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    pub async fn get_state_with_subgraphs<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        let mut snapshot = self.get_state(saver, thread_id).await?;
+        // The step the tasks run in, whose number names their subgraphs'
+        // threads.
+        let step = snapshot.checkpoint.as_ref().map_or(0, |c| c.step + 1);
+        for task in &mut snapshot.tasks {
+            let Some(&node) = self.index.get(&task.name) else {
+                continue;
+            };
+            let NodeFn::Subgraph(runner) = &self.fns[node] else {
+                continue;
+            };
+            let prefix = format!("{}/{step}|", task.id);
+            let child_thread = format!("{thread_id}|{}", prefix.trim_end_matches('|'));
+            let inside = runner
+                .snapshot(saver.as_dyn(), child_thread, prefix)
+                .await?;
+            task.state = Some(Box::new(inside));
+        }
+        Ok(snapshot)
     }
 
     /// The thread at checkpoint `id`, as a record of its step: the state

@@ -97,7 +97,7 @@ pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Durability, Input, Run, StepEvent};
 pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
-    TaskInput, TaskOutcome, UnknownStreamMode,
+    SubgraphEvent, TaskInput, TaskOutcome, UnknownStreamMode,
 };
 pub use subgraph::Mapped;
 
