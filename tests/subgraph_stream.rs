@@ -15,7 +15,7 @@ use agent_state::graph::{
     BoxError, Graph, GraphState, Input, NodeContext, Resume, RunStream, StateGraph, StreamEvent,
     StreamMode, END, START,
 };
-use agent_state::{ai, AgentState};
+use agent_state::{ai, AgentState, MessageChunk};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -861,5 +861,63 @@ fn a_slow_consumer_holds_a_subgraphs_node_back() {
     assert!(
         written.load(Ordering::SeqCst) < 60,
         "dropping the stream stopped the child's node"
+    );
+}
+
+#[test]
+fn a_subgraphs_streamed_tokens_stream_under_its_namespace_or_not_at_all() {
+    // langgraph 1.2.22, MessagesState graphs: child (c1 calls a fake chat
+    // model streaming AIMessage("he llo", id="m1") in three chunks and
+    // returns it); `stream(.., stream_mode=["messages"], subgraphs=True)`,
+    // each as (namespace, class, content, id, langgraph_node, step):
+    //   (('child:b899..',), AIMessageChunk, 'he', m1, c1, 1)
+    //   (('child:b899..',), AIMessageChunk, ' ', m1, c1, 1)
+    //   (('child:b899..',), AIMessageChunk, 'llo', m1, c1, 1)   (chunk_position 'last')
+    //  (the message c1 returns, and the parent's node returns, not again);
+    //  without `subgraphs`, no token, the message from the parent's node:
+    //   ((), AIMessage, 'he llo', m1, child, 1)
+    let child = StateGraph::<MessagesState>::new()
+        .add_node("c1", |_: &MessagesState, ctx: &NodeContext| {
+            let writer = ctx.writer();
+            for piece in ["he", " ", "llo"] {
+                writer.write_message(MessageChunk::ai(piece).with_id("m1"));
+            }
+            says("he llo", "m1")
+        })
+        .add_edge(START, "c1")
+        .compile()
+        .unwrap();
+    let graph = StateGraph::<Chat>::new()
+        .add_node("child", child)
+        .add_edge(START, "child")
+        .compile()
+        .unwrap();
+    let shown = |subgraphs: bool| -> Vec<Value> {
+        let input = Input::Update(ChatUpdate::new());
+        let stream = graph
+            .run(input)
+            .stream(StreamMode::Messages)
+            .subgraphs(subgraphs);
+        as_langgraph(&collect(stream))
+            .into_iter()
+            .map(|(namespace, _, payload)| {
+                let (message, meta) = (&payload[0], &payload[1]);
+                json!([
+                    namespace,
+                    message["type"],
+                    message["content"],
+                    message["id"],
+                    meta["langgraph_node"],
+                    meta["langgraph_step"]
+                ])
+            })
+            .collect()
+    };
+    let chunk = |piece: &str| json!([["child:<id>"], "AIMessageChunk", piece, "m1", "c1", 1]);
+    assert_eq!(shown(true), [chunk("he"), chunk(" "), chunk("llo")]);
+    let none: [&str; 0] = [];
+    assert_eq!(
+        shown(false),
+        [json!([none, "ai", "he llo", "m1", "child", 1])]
     );
 }
