@@ -1,39 +1,14 @@
 //! Reading and editing a thread from outside a run: LangGraph's
 //! `get_state`, `update_state` and `get_state_history`.
 
-use super::tasks::{snapshot_tasks, SnapshotTask};
-
-use super::context::Interrupt;
+use super::node::NodeFn;
 use super::resume::{resume_point, At};
+use super::tasks::{snapshot_tasks, StateSnapshot};
 use super::{Graph, GraphError, END, START};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
 };
 use crate::state::{AgentState, StepRule};
-
-/// A thread as it stands at a checkpoint: LangGraph's `StateSnapshot`.
-///
-/// [`Graph::get_state`] shows the thread as it is now: the state with the
-/// writes of the tasks of its unfinished step that finished (kept as
-/// pending writes), what is still to run and the interrupts still waiting.
-/// A checkpoint read by id ([`Graph::get_state_at`],
-/// [`Graph::state_history`]) is a record of its step: the state it holds,
-/// every task of the step that follows it and every interrupt they raised.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StateSnapshot<S> {
-    /// The state.
-    pub values: S,
-    /// The nodes that run next, once per task: empty when the thread's run
-    /// finished (or it has none).
-    pub next: Vec<String>,
-    /// The interrupts the thread is paused on.
-    pub interrupts: Vec<Interrupt>,
-    /// The checkpoint; `None` for a thread with none.
-    pub checkpoint: Option<CheckpointMeta>,
-    /// The tasks of the step that follows the checkpoint, in task order,
-    /// with what an attempt at them left.
-    pub tasks: Vec<SnapshotTask>,
-}
 
 impl<S> Graph<S>
 where
@@ -50,6 +25,73 @@ where
     ) -> Result<StateSnapshot<S>, GraphError> {
         let thread = Thread::<S, C>::open(saver, thread_id).await?;
         self.snapshot(thread, true).await
+    }
+
+    /// [`get_state`](Self::get_state), each task of a subgraph node with
+    /// the subgraph's own snapshot in its [`state`](SnapshotTask::state),
+    /// and so on down (LangGraph's `get_state(config, subgraphs=True)`): a
+    /// subgraph paused inside shows where, with what it has written so
+    /// far. A subgraph the task has not started yet shows its default
+    /// state with nothing next and no checkpoint.
+    ///
+    /// ```
+    /// use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+    /// use agent_state::graph::{BoxError, Input, NodeContext, StateGraph, START};
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Review { approved: bool }
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Post {
+    ///     #[state(flatten)]
+    ///     review: Review,
+    /// }
+    ///
+    /// let child = StateGraph::<Review>::new()
+    ///     .add_node("ask", |_: &Review, ctx: &NodeContext| -> Result<ReviewUpdate, BoxError> {
+    ///         Ok(ReviewUpdate::new().approved(ctx.interrupt("ok?")?))
+    ///     })
+    ///     .add_edge(START, "ask")
+    ///     .compile()?;
+    /// let parent = StateGraph::<Post>::new()
+    ///     .add_node("review", child)
+    ///     .add_edge(START, "review")
+    ///     .compile()?;
+    /// let saver = MemoryCheckpointer::new();
+    /// block_on(parent.run(Input::Update(PostUpdate::new())).on_thread(&saver, "t"))?;
+    ///
+    /// let snapshot = block_on(parent.get_state_with_subgraphs(&saver, "t"))?;
+    /// let inside = snapshot.tasks[0].state.as_ref().expect("a subgraph's task");
+    /// assert_eq!(inside.next, ["ask"]);
+    /// // The interrupt, by the id the parent is resumed with.
+    /// assert_eq!(inside.interrupts[0].id, snapshot.interrupts[0].id);
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    pub async fn get_state_with_subgraphs<C: Checkpointer + ?Sized>(
+        &self,
+        saver: &C,
+        thread_id: &str,
+    ) -> Result<StateSnapshot<S>, GraphError> {
+        let mut snapshot = self.get_state(saver, thread_id).await?;
+        // The step the tasks run in, whose number names their subgraphs'
+        // threads.
+        let step = snapshot.checkpoint.as_ref().map_or(0, |c| c.step + 1);
+        for task in &mut snapshot.tasks {
+            let Some(&node) = self.index.get(&task.name) else {
+                continue;
+            };
+            let NodeFn::Subgraph(runner) = &self.fns[node] else {
+                continue;
+            };
+            let prefix = format!("{}/{step}|", task.id);
+            let child_thread = format!("{thread_id}|{}", prefix.trim_end_matches('|'));
+            let inside = runner
+                .snapshot(saver.as_dyn(), child_thread, prefix)
+                .await?;
+            task.state = Some(Box::new(inside));
+        }
+        Ok(snapshot)
     }
 
     /// The thread at checkpoint `id`, as a record of its step: the state

@@ -90,7 +90,6 @@ pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
 pub(crate) use context::RunContext;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
-pub use edit::StateSnapshot;
 pub use error::GraphError;
 pub use into_node::{form, IntoNode, Node, Sent};
 pub use node::{BoxError, Command, IntoNodeResult, Next, NodeOutput, ParentCommand};
@@ -99,10 +98,11 @@ pub use policy::{CancelToken, NodeTimeout, RetryPolicy};
 pub use run::{Durability, Input, Run, StepEvent};
 pub use stream::{
     CustomEvent, MessageEvent, RunStream, StreamEvent, StreamMode, StreamModes, StreamWriter,
-    TaskInput, TaskOutcome, UnknownStreamMode,
+    SubgraphEvent, TaskInput, TaskOutcome, UnknownStreamMode,
 };
 pub use subgraph::Mapped;
 pub use tasks::SnapshotTask;
+pub use tasks::StateSnapshot;
 
 use crate::send::SendArg;
 use crate::state::AgentState;

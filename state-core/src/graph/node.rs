@@ -398,4 +398,22 @@ pub(crate) trait SubgraphRunner<S, U>: std::marker::Send + Sync {
         ctx: NodeContext,
         saver: Option<&'a dyn Checkpointer>,
     ) -> Pin<Box<dyn Future<Output = NodeResult<U>> + std::marker::Send + 'a>>;
+
+    /// The child's snapshot on its thread `thread_id`, subgraphs included,
+    /// its interrupt ids after `prefix` (the parent task's).
+    fn snapshot<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: String,
+        prefix: String,
+    ) -> SnapshotFuture<'a>;
 }
+
+/// A subgraph's snapshot on its way, its values as JSON.
+pub(crate) type SnapshotFuture<'a> = Pin<
+    Box<
+        dyn Future<Output = Result<super::StateSnapshot<serde_json::Value>, super::GraphError>>
+            + std::marker::Send
+            + 'a,
+    >,
+>;

@@ -12,8 +12,13 @@ use serde_json::{Map, Value};
 
 use super::context::{Interrupt, NodeContext, Resume, Signal};
 use super::into_node::{form, BuiltNode, IntoNode};
-use super::node::{BoxError, Command, NodeOutput, NodeResult, ParentCommand, SubgraphRunner};
-use super::{Graph, GraphError, GraphState, Input, NodeFn, RunOutput};
+use super::node::{
+    BoxError, Command, NodeOutput, NodeResult, ParentCommand, SnapshotFuture, SubgraphRunner,
+};
+use super::stream::channel::Channel;
+use super::stream::mode::NodeSink;
+use super::stream::StreamModes;
+use super::{Graph, GraphError, GraphState, Input, NodeFn, Run, RunOutput, StateSnapshot};
 use crate::checkpoint::{Checkpointer, Thread};
 use crate::part::HasPart;
 use crate::schema::ReducerKind;
@@ -168,6 +173,35 @@ where
             }
         })
     }
+
+    fn snapshot<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: String,
+        prefix: String,
+    ) -> SnapshotFuture<'a> {
+        Box::pin(async move { self.child_snapshot(saver, &thread_id, &prefix).await })
+    }
+}
+
+impl<S, C> Subgraph<S, C>
+where
+    S: AgentState,
+    C: GraphState,
+{
+    /// The child's snapshot on `thread_id`, as its parent's task shows it.
+    async fn child_snapshot(
+        &self,
+        saver: &dyn Checkpointer,
+        thread_id: &str,
+        prefix: &str,
+    ) -> Result<StateSnapshot<Value>, GraphError> {
+        let snapshot = self
+            .child
+            .get_state_with_subgraphs(saver, thread_id)
+            .await?;
+        Ok(snapshot.into_task_state(prefix))
+    }
 }
 
 /// The child's failure as the parent node's result: a
@@ -231,15 +265,15 @@ where
     ) -> Result<(RunOutput<C>, Vec<C::Update>), BoxError> {
         let writes = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&writes);
-        let out = self
+        let run = self
             .child
             .run(Input::State(first))
             .shared_context(ctx.inner.scope.context.clone())
             .on_step(move |e| {
                 let mut w = sink.lock().unwrap_or_else(PoisonError::into_inner);
                 w.extend(e.writes.iter().map(|w| w.update.clone()));
-            })
-            .await?;
+            });
+        let out = streamed(run, ctx).await?;
         let writes = std::mem::take(&mut *writes.lock().unwrap_or_else(PoisonError::into_inner));
         Ok((out, writes))
     }
@@ -265,12 +299,12 @@ where
                 ..Resume::default()
             })
         };
-        let out = self
+        let run = self
             .child
             .run(input)
             .shared_context(ctx.inner.scope.context.clone())
-            .on_thread(saver, thread_id)
-            .await?;
+            .on_thread(saver, thread_id);
+        let out = streamed(run, ctx).await?;
         if matches!(self.mapping, Mapping::Mapped { .. }) {
             return Ok((out, Vec::new()));
         }
@@ -283,6 +317,24 @@ where
             .collect();
         Ok((out, writes))
     }
+}
+
+/// The child's run, streaming into its parent's stream when the parent's
+/// consumer asked for subgraphs' events: under `node:task`, the interrupt
+/// ids as the parent resumes them.
+async fn streamed<C, D>(run: Run<'_, C, D>, ctx: &NodeContext) -> Result<RunOutput<C>, GraphError>
+where
+    C: GraphState,
+    D: Checkpointer + ?Sized,
+{
+    let writer = ctx.writer();
+    let wanted = |s: &&Arc<dyn NodeSink>| s.subgraphs() && s.modes() != StreamModes::none();
+    let Some(parent) = writer.sink().filter(wanted) else {
+        return run.await;
+    };
+    let entry = format!("{}:{}", ctx.node(), ctx.task());
+    let channel = Channel::forwarding(Arc::clone(parent), entry, ctx.inner.child_prefix());
+    run.streaming(Arc::new(channel)).traced().await
 }
 
 /// The child's writes as updates of the parent: each field the child

@@ -1,6 +1,7 @@
-//! What a snapshot and a stream say of a step's tasks: how each ended,
-//! what it wrote, its error; below the stream, the run and the editing
-//! functions, which all show them.
+//! What a snapshot of a thread and a stream say of it and of a step's
+//! tasks: how each ended, what it wrote, its error, a subgraph's own
+//! snapshot; below the stream, the run and the editing functions, which
+//! all show them.
 
 use serde_json::{json, Map, Value};
 
@@ -8,7 +9,7 @@ use super::context::Interrupt;
 use super::error::GraphError;
 use super::pending::Pending;
 use super::{Graph, Task};
-use crate::checkpoint::NodeWrite;
+use crate::checkpoint::{CheckpointMeta, NodeWrite};
 use crate::state::{AgentState, StateUpdate};
 
 /// How a task ended (`tasks` mode).
@@ -22,7 +23,31 @@ pub enum TaskOutcome {
     Failed(String),
 }
 
-/// A task of the step a thread runs next, as a [`StateSnapshot`](super::StateSnapshot) lists it:
+/// A thread as it stands at a checkpoint: LangGraph's `StateSnapshot`.
+///
+/// [`Graph::get_state`](super::Graph::get_state) shows the thread as it is now: the state with the
+/// writes of the tasks of its unfinished step that finished (kept as
+/// pending writes), what is still to run and the interrupts still waiting.
+/// A checkpoint read by id ([`Graph::get_state_at`](super::Graph::get_state_at),
+/// [`Graph::state_history`](super::Graph::state_history)) is a record of its step: the state it holds,
+/// every task of the step that follows it and every interrupt they raised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSnapshot<S> {
+    /// The state.
+    pub values: S,
+    /// The nodes that run next, once per task: empty when the thread's run
+    /// finished (or it has none).
+    pub next: Vec<String>,
+    /// The interrupts the thread is paused on.
+    pub interrupts: Vec<Interrupt>,
+    /// The checkpoint; `None` for a thread with none.
+    pub checkpoint: Option<CheckpointMeta>,
+    /// The tasks of the step that follows the checkpoint, in task order,
+    /// with what an attempt at them left.
+    pub tasks: Vec<SnapshotTask>,
+}
+
+/// A task of the step a thread runs next, as a [`StateSnapshot`] lists it:
 /// LangGraph's `StateSnapshot.tasks` (a `PregelTask`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotTask {
@@ -41,6 +66,47 @@ pub struct SnapshotTask {
     /// `{field: value}`, a field written several times as
     /// `{"$writes": [..]}`.
     pub result: Option<Value>,
+    /// For a subgraph's task, read by
+    /// [`Graph::get_state_with_subgraphs`](super::Graph::get_state_with_subgraphs): the subgraph's own snapshot as
+    /// it stands (paused inside, say), its values as JSON, its interrupt
+    /// ids those the parent resumes them by (LangGraph's
+    /// `StateSnapshot.tasks[i].state` with `subgraphs=True`). `None`
+    /// otherwise.
+    pub state: Option<Box<StateSnapshot<Value>>>,
+}
+
+impl<S: AgentState> StateSnapshot<S> {
+    /// The snapshot of a subgraph as its parent's task shows it: values as
+    /// JSON, interrupt ids (its own and its subgraphs') after `prefix`,
+    /// the id the parent gives them.
+    pub(crate) fn into_task_state(self, prefix: &str) -> StateSnapshot<Value> {
+        let mut snapshot = StateSnapshot {
+            values: self.values.to_json(),
+            next: self.next,
+            interrupts: self.interrupts,
+            checkpoint: self.checkpoint,
+            tasks: self.tasks,
+        };
+        snapshot.prefix_interrupt_ids(prefix);
+        snapshot
+    }
+}
+
+impl StateSnapshot<Value> {
+    fn prefix_interrupt_ids(&mut self, prefix: &str) {
+        let prefixed = |list: &mut Vec<Interrupt>| {
+            for interrupt in list {
+                interrupt.id.insert_str(0, prefix);
+            }
+        };
+        prefixed(&mut self.interrupts);
+        for task in &mut self.tasks {
+            prefixed(&mut task.interrupts);
+            if let Some(inside) = &mut task.state {
+                inside.prefix_interrupt_ids(prefix);
+            }
+        }
+    }
 }
 
 /// The tasks of a step as a snapshot (or a checkpoint's `debug` payload)
@@ -67,6 +133,7 @@ pub(crate) fn snapshot_tasks<S: AgentState>(
                 name: graph.names[task.node].clone(),
                 interrupts,
                 id,
+                state: None,
             }
         })
         .collect()

@@ -178,6 +178,7 @@ where
             error: None,
             interrupts: Vec::new(),
             result: None,
+            state: None,
         };
         self.report_checkpoint(sink, step, Source::Input, sink.head(), vec![start])
             .await;

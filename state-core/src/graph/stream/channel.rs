@@ -6,13 +6,14 @@
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::child::SubgraphEvent;
 use super::event::{StreamEvent, TaskInput, TaskOutcome};
 use super::mode::{MessageEvent, NodeEvent, NodeSink, ReturnedBy, StreamMode, StreamModes};
 use super::returned::Seen;
@@ -39,7 +40,22 @@ pub(crate) struct Channel<S: AgentState> {
     capacity: AtomicUsize,
     queue: Mutex<Queue<StreamEvent<S>>>,
     /// `messages` mode: the message ids shown or started from.
-    seen: Mutex<Seen>,
+    seen: Arc<Mutex<Seen>>,
+    /// Whether subgraphs' events stream too.
+    subgraphs: AtomicBool,
+    /// A subgraph's channel: where its events go instead of the queue.
+    forward: Option<Forward<S>>,
+}
+
+/// A subgraph's events on their way into its parent's stream.
+struct Forward<S: AgentState> {
+    parent: Arc<dyn NodeSink>,
+    /// The parent's task that runs the subgraph, `node:task`.
+    entry: String,
+    /// What the parent puts before the subgraph's interrupt ids.
+    prefix: String,
+    /// The event as the parent's, typed where the child's type is known.
+    wrap: fn(StreamEvent<S>, &str, &str) -> Option<SubgraphEvent>,
 }
 
 impl<S: AgentState> Channel<S> {
@@ -52,12 +68,20 @@ impl<S: AgentState> Channel<S> {
                 consumer: None,
                 producers: Vec::new(),
             }),
-            seen: Mutex::new(Seen::default()),
+            seen: Arc::default(),
+            subgraphs: AtomicBool::new(false),
+            forward: None,
         }
     }
 
-    fn seen_ids(&self) -> MutexGuard<'_, Seen> {
+    fn seen_lock(&self) -> MutexGuard<'_, Seen> {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether subgraphs' events stream too (LangGraph's
+    /// `subgraphs=True`).
+    pub(crate) fn set_subgraphs(&self, on: bool) {
+        self.subgraphs.store(on, Ordering::Relaxed);
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue<StreamEvent<S>>> {
@@ -76,8 +100,15 @@ impl<S: AgentState> Channel<S> {
         self.capacity.load(Ordering::Relaxed)
     }
 
-    /// Queues `event` whether or not there is room.
+    /// Queues `event` whether or not there is room (a subgraph's channel
+    /// sends it to its parent's stream instead).
     pub(crate) fn push(&self, event: StreamEvent<S>) {
+        if let Some(forward) = &self.forward {
+            if let Some(event) = (forward.wrap)(event, &forward.entry, &forward.prefix) {
+                forward.parent.push_node(NodeEvent::Subgraph(event));
+            }
+            return;
+        }
         let waker = {
             let mut queue = self.lock();
             queue.events.push_back(event);
@@ -90,6 +121,9 @@ impl<S: AgentState> Channel<S> {
 
     /// Ready when the queue has room for one more event.
     pub(crate) fn poll_room(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(forward) = &self.forward {
+            return forward.parent.poll_node_room(cx);
+        }
         let mut queue = self.lock();
         if queue.events.len() < self.capacity() {
             return Poll::Ready(());
@@ -167,15 +201,24 @@ where
         self.modes
     }
 
+    fn subgraphs(&self) -> bool {
+        self.subgraphs.load(Ordering::Relaxed)
+    }
+
+    fn seen_ids(&self) -> Arc<Mutex<Seen>> {
+        Arc::clone(&self.seen)
+    }
+
     fn push_node(&self, event: NodeEvent) {
         self.push(match event {
             NodeEvent::Message(m) => {
                 if let Some(id) = &m.chunk.id {
-                    self.seen_ids().insert(id);
+                    self.seen_lock().insert(id);
                 }
                 StreamEvent::Message(m)
             }
             NodeEvent::Custom(c) => StreamEvent::Custom(c),
+            NodeEvent::Subgraph(sub) => StreamEvent::Subgraph(sub),
         });
     }
 
@@ -184,12 +227,12 @@ where
     }
 
     fn seen(&self, ids: Vec<String>) {
-        self.seen_ids().extend(ids);
+        self.seen_lock().extend(ids);
     }
 
     fn returned(&self, by: ReturnedBy<'_>, messages: Vec<Message>, overwritten: Vec<String>) {
         let fresh: Vec<Message> = {
-            let mut seen = self.seen_ids();
+            let mut seen = self.seen_lock();
             seen.extend(overwritten);
             messages
                 .into_iter()
@@ -237,6 +280,23 @@ pub(crate) struct TaskAt<'t> {
 }
 
 impl<S: GraphState> Channel<S> {
+    /// The channel of a subgraph run by a task of a streamed run: its
+    /// events go into `parent`'s stream under `entry` (`node:task`), their
+    /// interrupt ids after `prefix`, in the modes `parent` streams; the
+    /// messages it shows are those `parent` shows.
+    pub(crate) fn forwarding(parent: Arc<dyn NodeSink>, entry: String, prefix: String) -> Self {
+        let mut channel = Self::new(parent.modes());
+        channel.seen = parent.seen_ids();
+        channel.set_subgraphs(true);
+        channel.forward = Some(Forward {
+            parent,
+            entry,
+            prefix,
+            wrap: as_parents::<S>,
+        });
+        channel
+    }
+
     /// Sends a step's events, waiting for room for each.
     pub(crate) async fn publish(&self, graph: &Graph<S>, news: StepNews<'_, S>) {
         let modes = self.modes();
@@ -458,6 +518,24 @@ where
         }
         if let Some(debug) = debug {
             self.push(debug);
+        }
+    }
+}
+
+/// A subgraph's event as its parent's stream holds it: its own, or one
+/// of a subgraph of its own, one level deeper; the `End` of its run is
+/// none (the parent's task reports how it ended).
+fn as_parents<S: GraphState>(
+    event: StreamEvent<S>,
+    entry: &str,
+    prefix: &str,
+) -> Option<SubgraphEvent> {
+    match event {
+        StreamEvent::End(_) => None,
+        StreamEvent::Subgraph(sub) => Some(sub.nested(entry, prefix)),
+        mut event => {
+            event.prefix_interrupt_ids(prefix);
+            Some(SubgraphEvent::new(entry.to_owned(), event))
         }
     }
 }

@@ -1,11 +1,14 @@
 //! What a streamed run yields: one event type for all of LangGraph's
 //! stream modes.
 
+use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::{json, Value};
 
+use super::child::{ChildEvent, SubgraphEvent};
 use super::mode::{CustomEvent, MessageEvent};
 use super::payload;
 use crate::checkpoint::{CheckpointMeta, NodeWrite, Source};
@@ -13,7 +16,7 @@ use crate::graph::context::Interrupt;
 use crate::graph::output::{with_interrupts, RunOutput};
 use crate::graph::tasks::SnapshotTask;
 pub use crate::graph::tasks::TaskOutcome;
-use crate::graph::Send;
+use crate::graph::{GraphState, Send};
 use crate::state::AgentState;
 
 /// What a task starts from (`tasks` mode): the state, or a `Send`'s input.
@@ -125,6 +128,10 @@ pub enum StreamEvent<S: AgentState> {
         /// The event.
         event: Box<StreamEvent<S>>,
     },
+    /// An event of a subgraph's run, under the namespace of the task that
+    /// ran it (streams with [`RunStream::subgraphs`](super::RunStream::subgraphs)
+    /// on only): LangGraph's `(namespace, mode, chunk)` with `subgraphs=True`.
+    Subgraph(SubgraphEvent),
     /// Always last: what the run ended with (its `next` and `interrupts`
     /// say whether it finished or paused).
     End(RunOutput<S>),
@@ -143,7 +150,30 @@ impl<S: AgentState> StreamEvent<S> {
             Self::Checkpoint { .. } => "checkpoints",
             Self::TaskStart { .. } | Self::TaskEnd { .. } => "tasks",
             Self::Debug { .. } => "debug",
+            Self::Subgraph(sub) => sub.name(),
             Self::End(_) => "end",
+        }
+    }
+
+    /// Where the event comes from: empty for the run's own graph; for a
+    /// subgraph's, one `node:task` per level, outermost first (the task
+    /// that ran the subgraph, then the task inside it that ran the next
+    /// one, ...), LangGraph's namespace tuple (`("child:<task id>",)`).
+    pub fn namespace(&self) -> &[String] {
+        match self {
+            Self::Subgraph(sub) => sub.namespace(),
+            _ => &[],
+        }
+    }
+
+    /// The event's SSE name as LangGraph's server writes it: the
+    /// [`name`](Self::name), then each entry of its
+    /// [`namespace`](Self::namespace) after a `|`
+    /// (`updates|child:child`); the name alone for the run's own graph.
+    pub fn sse_name(&self) -> Cow<'static, str> {
+        match self.namespace() {
+            [] => Cow::Borrowed(self.name()),
+            namespace => Cow::Owned(format!("{}|{}", self.name(), namespace.join("|"))),
         }
     }
 
@@ -160,7 +190,8 @@ impl<S: AgentState> StreamEvent<S> {
     /// `{id, name, error, result, interrupts}` as it ends; `debug`
     /// `{type, step, timestamp, payload}` (LangGraph's checkpoint payload:
     /// `config`, `parent_config`, `values`, `metadata`, `next`, `tasks`);
-    /// `end` the run's `next`, `interrupts`, `steps` and checkpoint.
+    /// `end` the run's `next`, `interrupts`, `steps` and checkpoint; a
+    /// subgraph's event, its own (the namespace is not in it).
     pub fn to_json(&self) -> Value {
         match self {
             Self::Values {
@@ -209,6 +240,7 @@ impl<S: AgentState> StreamEvent<S> {
                 timestamp,
                 event,
             } => debug(*step, *timestamp, event),
+            Self::Subgraph(sub) => sub.to_json(),
             Self::End(out) => json!({
                 "next": out.next,
                 "interrupts": out.interrupts,
@@ -255,4 +287,91 @@ pub(crate) fn debug<S: AgentState>(
         "type": kind,
         "payload": payload,
     })
+}
+
+impl SubgraphEvent {
+    /// `event` of the subgraph run by the task `entry` (`node:task`).
+    pub(crate) fn new<C: GraphState>(entry: String, event: StreamEvent<C>) -> Self
+    where
+        StreamEvent<C>: std::marker::Send + Sync,
+    {
+        Self {
+            namespace: vec![entry],
+            event: Arc::new(event),
+        }
+    }
+
+    /// The event itself, when the subgraph that sent it has state `C`
+    /// (the innermost graph of the namespace); `None` for another type.
+    pub fn event<C: AgentState + 'static>(&self) -> Option<&StreamEvent<C>> {
+        self.event.as_any().downcast_ref()
+    }
+}
+
+impl<C: GraphState> ChildEvent for StreamEvent<C>
+where
+    StreamEvent<C>: std::marker::Send + Sync,
+{
+    fn name(&self) -> &'static str {
+        StreamEvent::name(self)
+    }
+
+    fn to_json(&self) -> Value {
+        StreamEvent::to_json(self)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn with_id_prefix(&self, prefix: &str) -> Option<Arc<dyn ChildEvent>> {
+        if !self.has_interrupts() {
+            return None;
+        }
+        let mut copy = self.clone();
+        copy.prefix_interrupt_ids(prefix);
+        Some(Arc::new(copy))
+    }
+}
+
+impl<S: AgentState> StreamEvent<S> {
+    /// Whether the event names an interrupt.
+    fn has_interrupts(&self) -> bool {
+        match self {
+            Self::Values { interrupts, .. } | Self::Interrupt { interrupts } => {
+                !interrupts.is_empty()
+            }
+            Self::TaskEnd { outcome, .. } => {
+                matches!(outcome, TaskOutcome::Paused(i) if !i.is_empty())
+            }
+            Self::Checkpoint { tasks, .. } => tasks.iter().any(|t| !t.interrupts.is_empty()),
+            Self::Debug { event, .. } => event.has_interrupts(),
+            _ => false,
+        }
+    }
+
+    /// Puts `prefix` before every interrupt id the event names: a
+    /// subgraph's events carry the ids its parent resumes them by, as the
+    /// parent's own events do.
+    pub(crate) fn prefix_interrupt_ids(&mut self, prefix: &str) {
+        let prefixed = |list: &mut Vec<Interrupt>| {
+            for interrupt in list {
+                interrupt.id.insert_str(0, prefix);
+            }
+        };
+        match self {
+            Self::Values { interrupts, .. } | Self::Interrupt { interrupts } => {
+                prefixed(interrupts)
+            }
+            Self::TaskEnd {
+                outcome: TaskOutcome::Paused(interrupts),
+                ..
+            } => prefixed(interrupts),
+            Self::Checkpoint { tasks, .. } => {
+                tasks.iter_mut().for_each(|t| prefixed(&mut t.interrupts));
+            }
+            Self::Debug { event, .. } => event.prefix_interrupt_ids(prefix),
+            _ => {}
+        }
+    }
 }

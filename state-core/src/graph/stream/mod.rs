@@ -17,6 +17,7 @@
 //! module, the stream over a run, above the run.
 
 pub(crate) mod channel;
+pub(crate) mod child;
 pub(crate) mod event;
 pub(crate) mod mode;
 pub(crate) mod payload;
@@ -30,6 +31,7 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
+pub use child::SubgraphEvent;
 pub use event::{StreamEvent, TaskInput, TaskOutcome};
 pub use mode::{CustomEvent, MessageEvent, StreamMode, StreamModes, UnknownStreamMode};
 pub use writer::StreamWriter;
@@ -109,6 +111,51 @@ impl<'a, S: GraphState> RunStream<'a, S> {
     /// one node writes in one call.
     pub fn buffer(self, events: usize) -> Self {
         self.channel.set_capacity(events);
+        self
+    }
+
+    /// Whether the events of subgraphs stream too (LangGraph's
+    /// `stream(.., subgraphs=True)`; off by default): a subgraph's events,
+    /// in every mode the stream has, come as [`StreamEvent::Subgraph`] as
+    /// they happen, under the namespace of the task that ran it
+    /// ([`StreamEvent::namespace`], `["node:task"]`, one entry per level
+    /// for a subgraph's subgraphs), their interrupt ids those the run is
+    /// resumed by. Set it before the stream is first polled.
+    ///
+    /// ```
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::futures::StreamExt;
+    /// use agent_state::graph::{Input, StateGraph, StreamMode, START};
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Count { n: u32 }
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Outer {
+    ///     #[state(flatten)]
+    ///     count: Count,
+    /// }
+    ///
+    /// let child = StateGraph::<Count>::new()
+    ///     .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+    ///     .add_edge(START, "inc")
+    ///     .compile()?;
+    /// let parent = StateGraph::<Outer>::new()
+    ///     .add_node("child", child)
+    ///     .add_edge(START, "child")
+    ///     .compile()?;
+    /// let stream = parent.run(Input::Update(OuterUpdate::new())).stream(StreamMode::Updates);
+    /// let names: Vec<_> = block_on(stream.subgraphs(true).collect::<Vec<_>>())
+    ///     .into_iter()
+    ///     .map(|e| e.map(|e| e.sse_name().into_owned()))
+    ///     .collect::<Result<_, _>>()?;
+    /// // The child's node, then the parent's, then the end of the run.
+    /// assert_eq!(names, ["updates|child:child", "updates", "end"]);
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    pub fn subgraphs(self, on: bool) -> Self {
+        self.channel.set_subgraphs(on);
         self
     }
 }

@@ -5,10 +5,13 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use serde_json::Value;
 
+use super::child::SubgraphEvent;
+use super::returned::Seen;
 use crate::message::{Message, MessageChunk};
 
 /// One of LangGraph's stream modes (`stream_mode=`).
@@ -197,6 +200,8 @@ pub struct CustomEvent {
 pub(crate) enum NodeEvent {
     Message(MessageEvent),
     Custom(CustomEvent),
+    /// An event of a subgraph the node runs.
+    Subgraph(SubgraphEvent),
 }
 
 /// Where a node's context sends what it streams: the run's channel, seen
@@ -204,6 +209,12 @@ pub(crate) enum NodeEvent {
 pub(crate) trait NodeSink: Send + Sync {
     /// The modes the consumer asked for.
     fn modes(&self) -> StreamModes;
+    /// Whether the consumer asked for the events of subgraphs too.
+    fn subgraphs(&self) -> bool;
+    /// The message ids the run's `messages` stream has shown, shared with
+    /// the subgraphs it streams: a message a subgraph streamed is not
+    /// streamed again when its parent's node returns it.
+    fn seen_ids(&self) -> Arc<Mutex<Seen>>;
     /// Queues a node's event whether or not there is room.
     fn push_node(&self, event: NodeEvent);
     /// Ready when there is room for one more event.

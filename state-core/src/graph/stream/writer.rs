@@ -81,6 +81,11 @@ impl StreamWriter {
         Self { target }
     }
 
+    /// The stream it sends to, when the run is streamed.
+    pub(crate) fn sink(&self) -> Option<&Arc<dyn NodeSink>> {
+        self.target.as_ref().map(|t| &t.sink)
+    }
+
     /// Whether the run's consumer asked for `mode`: a node may skip the
     /// work of making what nobody reads.
     pub fn is_on(&self, mode: StreamMode) -> bool {
