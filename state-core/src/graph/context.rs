@@ -372,6 +372,7 @@ impl NodeContext {
 
     /// The run's context as given, to hand to what the node calls (the
     /// agent's tools and middleware).
+    #[cfg(feature = "agent")]
     pub(crate) fn run_context(&self) -> Option<RunContext> {
         self.inner.scope.context.clone()
     }

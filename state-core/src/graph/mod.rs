@@ -88,6 +88,7 @@ use std::time::Duration;
 pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
+#[cfg(feature = "agent")]
 pub(crate) use context::RunContext;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use error::GraphError;
