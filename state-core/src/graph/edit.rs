@@ -28,7 +28,7 @@ where
     }
 
     /// [`get_state`](Self::get_state), each task of a subgraph node with
-    /// the subgraph's own snapshot in its [`state`](SnapshotTask::state),
+    /// the subgraph's own snapshot in its [`state`](super::SnapshotTask::state),
     /// and so on down (LangGraph's `get_state(config, subgraphs=True)`): a
     /// subgraph paused inside shows where, with what it has written so
     /// far. A subgraph the task has not started yet shows its default
