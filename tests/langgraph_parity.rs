@@ -1647,6 +1647,68 @@ fn a_task_that_writes_no_field_updates_with_null() {
     assert_eq!(without_run_ids(&events), lines(expected));
 }
 
+/// a (n + 1, log "a") -> ask (`interrupt("q?")`, log "ask:<answer>").
+fn a_then_ask() -> Graph<Count> {
+    StateGraph::<Count>::new()
+        .add_node("a", add_one)
+        .add_node("ask", asks("ask", json!("q?"), Duration::ZERO))
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .compile()
+        .unwrap()
+}
+
+/// A `Count` state as LangGraph's JSON.
+fn count_state(n: u32, log: &[&str]) -> Value {
+    json!({"n": n, "log": log})
+}
+
+/// LangGraph's `debug` checkpoint event on thread "1" (ids left out).
+fn debug_checkpoint(
+    step: i64,
+    source: &str,
+    values: Value,
+    next: &[&str],
+    tasks: Value,
+) -> (&'static str, Value) {
+    let config = json!({"configurable": {"checkpoint_ns": "", "thread_id": "1"}});
+    let parent = if step == -1 {
+        json!(null)
+    } else {
+        config.clone()
+    };
+    let metadata = json!({"source": source, "step": step, "parents": {}});
+    let payload = json!({"config": config, "parent_config": parent, "values": values,
+        "metadata": metadata, "next": next, "tasks": tasks});
+    (
+        "debug",
+        json!({"step": step, "type": "checkpoint", "payload": payload}),
+    )
+}
+
+/// A checkpoint's one pending task, as its `debug` payload lists it.
+fn debug_pending(name: &str, interrupts: Value) -> Value {
+    json!([{"name": name, "interrupts": interrupts, "state": null}])
+}
+
+/// LangGraph's `debug` event of a task starting.
+fn debug_task(step: i64, name: &str, input: Value) -> (&'static str, Value) {
+    let payload = json!({"name": name, "input": input, "triggers": [format!("branch:to:{name}")]});
+    (
+        "debug",
+        json!({"step": step, "type": "task", "payload": payload}),
+    )
+}
+
+/// LangGraph's `debug` event of a task's result.
+fn debug_result(step: i64, name: &str, result: Value, interrupts: Value) -> (&'static str, Value) {
+    let payload = json!({"name": name, "error": null, "result": result, "interrupts": interrupts});
+    (
+        "debug",
+        json!({"step": step, "type": "task_result", "payload": payload}),
+    )
+}
+
 #[test]
 fn debug_mode_is_langgraphs_envelope_of_checkpoints_and_tasks() {
     // langgraph 1.2.22, a (n + 1, log "a") -> ask (`interrupt("q?")`, log
@@ -1668,47 +1730,10 @@ fn debug_mode_is_langgraphs_envelope_of_checkpoints_and_tasks() {
     //    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []}})
     //    ('debug', {'step': 2, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a', 'ask:y']}, 'metadata': {'source': 'loop', 'step': 2, 'parents': {}}, 'next': [], 'tasks': []}})
     //   Without a checkpointer, only the four task events.
-    let graph = StateGraph::<Count>::new()
-        .add_node("a", add_one)
-        .add_node("ask", asks("ask", json!("q?"), Duration::ZERO))
-        .add_edge(START, "a")
-        .add_edge("a", "ask")
-        .compile()
-        .unwrap();
+    let graph = a_then_ask();
     let saver = MemoryCheckpointer::new();
-    let config = json!({"configurable": {"checkpoint_ns": "", "thread_id": "1"}});
-    let checkpoint = |step: i64, source: &str, values: Value, next: &[&str], tasks: Value| {
-        let parent = if step == -1 {
-            json!(null)
-        } else {
-            config.clone()
-        };
-        let metadata = json!({"source": source, "step": step, "parents": {}});
-        let payload = json!({"config": config, "parent_config": parent, "values": values,
-            "metadata": metadata, "next": next, "tasks": tasks});
-        (
-            "debug",
-            json!({"step": step, "type": "checkpoint", "payload": payload}),
-        )
-    };
-    let pending = |name: &str, interrupts: Value| json!([{"name": name, "interrupts": interrupts, "state": null}]);
-    let task = |step: i64, name: &str, input: Value| {
-        let payload =
-            json!({"name": name, "input": input, "triggers": [format!("branch:to:{name}")]});
-        (
-            "debug",
-            json!({"step": step, "type": "task", "payload": payload}),
-        )
-    };
-    let result = |step: i64, name: &str, result: Value, interrupts: Value| {
-        let payload =
-            json!({"name": name, "error": null, "result": result, "interrupts": interrupts});
-        (
-            "debug",
-            json!({"step": step, "type": "task_result", "payload": payload}),
-        )
-    };
-    let state = |n: u32, log: &[&str]| json!({"n": n, "log": log});
+    let (checkpoint, pending) = (debug_checkpoint, debug_pending);
+    let (task, result, state) = (debug_task, debug_result, count_state);
     let run = graph
         .run(Input::Update(CountUpdate::new()))
         .on_thread(&saver, "1");
@@ -1797,19 +1822,24 @@ fn debug_mode_is_langgraphs_envelope_of_checkpoints_and_tasks() {
             checkpoint(2, "loop", state(1, &["a", "ask:y"]), &[], json!([])),
         ])
     );
+}
 
+#[test]
+fn debug_mode_without_a_checkpointer_shows_the_task_events_alone() {
+    // langgraph 1.2.22, the graph of the test above without a
+    // checkpointer: only its four task events.
     let events = collect(
-        graph
+        a_then_ask()
             .run(Input::Update(CountUpdate::new()))
             .stream(StreamMode::Debug),
     );
     assert_eq!(
         without_run_ids(&events),
         lines(vec![
-            task(1, "a", state(0, &[])),
-            result(1, "a", json!({"n": 1, "log": ["a"]}), json!([])),
-            task(2, "ask", state(1, &["a"])),
-            result(2, "ask", json!({}), json!([{"value": "q?"}])),
+            debug_task(1, "a", count_state(0, &[])),
+            debug_result(1, "a", json!({"n": 1, "log": ["a"]}), json!([])),
+            debug_task(2, "ask", count_state(1, &["a"])),
+            debug_result(2, "ask", json!({}), json!([{"value": "q?"}])),
         ])
     );
 }
