@@ -986,8 +986,13 @@ fn plain_runs_match_runs_on_a_thread_step_for_step() {
         (out.state.round, out.next.as_slice()),
         (2, &["halt".to_owned()][..])
     );
+}
 
-    // The recursion limit stops both after as many node steps.
+/// The recursion limit stops a plain run and a run on a thread after as
+/// many node steps.
+#[test]
+fn plain_runs_and_runs_on_a_thread_stop_at_the_same_recursion_limit() {
+    let saver = MemoryCheckpointer::new();
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
     let counted = std::sync::Arc::clone(&calls);
     let looping = StateGraph::<Debate>::new()

@@ -1226,28 +1226,28 @@ fn asks(
 }
 
 #[test]
+// langgraph 1.2.22, a (n + 1, log "a") and ask (`interrupt({"q":
+// "ok?"})`, log "ask:<answer>") both after START, then c (log "c"):
+//   invoke({"n": 0, "log": []}, cfg) ->
+//    {'n': 1, 'log': ['a'], '__interrupt__': [Interrupt(value={'q': 'ok?'}, ..)]}
+//   get_state(cfg): values {'n': 1, 'log': ['a']}, next ('ask',), tasks
+//    (a: result {'n': 1, 'log': ['a']}, no interrupts;
+//     ask: no result, interrupts (Interrupt(value={'q': 'ok?'}),))
+//   stream(Command(resume="yes"), cfg, stream_mode=["values", "updates"]):
+//    ('values', {'n': 0, 'log': []})
+//    ('updates', {'a': {'n': 1, 'log': ['a']}, '__metadata__': {'cached': True}})
+//    ('updates', {'ask': {'log': ['ask:yes']}})
+//    ('values', {'n': 1, 'log': ['a', 'ask:yes']})
+//    ('updates', {'c': {'log': ['c']}})
+//    ('values', {'n': 1, 'log': ['a', 'ask:yes', 'c']})
+//   a ran once in all.
+//   The first run, streamed (`stream_mode=["values", "updates"]`):
+//    ('values', {'n': 0, 'log': []})
+//    ('updates', {'a': {'n': 1, 'log': ['a']}})
+//    ('updates', {'__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
+//    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
+//    ('values', {'n': 1, 'log': ['a']})
 fn a_paused_steps_finished_sibling_shows_in_the_output_and_does_not_run_again() {
-    // langgraph 1.2.22, a (n + 1, log "a") and ask (`interrupt({"q":
-    // "ok?"})`, log "ask:<answer>") both after START, then c (log "c"):
-    //   invoke({"n": 0, "log": []}, cfg) ->
-    //    {'n': 1, 'log': ['a'], '__interrupt__': [Interrupt(value={'q': 'ok?'}, ..)]}
-    //   get_state(cfg): values {'n': 1, 'log': ['a']}, next ('ask',), tasks
-    //    (a: result {'n': 1, 'log': ['a']}, no interrupts;
-    //     ask: no result, interrupts (Interrupt(value={'q': 'ok?'}),))
-    //   stream(Command(resume="yes"), cfg, stream_mode=["values", "updates"]):
-    //    ('values', {'n': 0, 'log': []})
-    //    ('updates', {'a': {'n': 1, 'log': ['a']}, '__metadata__': {'cached': True}})
-    //    ('updates', {'ask': {'log': ['ask:yes']}})
-    //    ('values', {'n': 1, 'log': ['a', 'ask:yes']})
-    //    ('updates', {'c': {'log': ['c']}})
-    //    ('values', {'n': 1, 'log': ['a', 'ask:yes', 'c']})
-    //   a ran once in all.
-    //   The first run, streamed (`stream_mode=["values", "updates"]`):
-    //    ('values', {'n': 0, 'log': []})
-    //    ('updates', {'a': {'n': 1, 'log': ['a']}})
-    //    ('updates', {'__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
-    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value={'q': 'ok?'}, ..),)})
-    //    ('values', {'n': 1, 'log': ['a']})
     let a_calls = Calls::default();
     let counted = a_calls.clone();
     let graph = StateGraph::<Count>::new()
@@ -1338,30 +1338,12 @@ fn a_paused_steps_finished_sibling_shows_in_the_output_and_does_not_run_again() 
     );
 }
 
-#[test]
-fn resuming_one_of_two_parallel_interrupts_keeps_both_finished_tasks() {
-    // langgraph 1.2.22, a_done (log "a"), b_ask and c_ask (each
-    // `interrupt("<x>?")`, log "<x>:<answer>"), all after START:
-    //   invoke -> {'n': 0, 'log': ['a'], '__interrupt__': [Interrupt(value='b?'), Interrupt(value='c?')]}
-    //   get_state: values {'n': 0, 'log': ['a']}, next ('b_ask', 'c_ask')
-    //   stream(Command(resume={<b's id>: "yes"}), stream_mode=["values", "updates"]):
-    //    ('values', {'n': 0, 'log': []})
-    //    ('updates', {'a_done': {'log': ['a']}, '__metadata__': {'cached': True}})
-    //    ('updates', {'b_ask': {'log': ['b:yes']}})
-    //    ('updates', {'__interrupt__': (Interrupt(value='c?', id=<c's id>),)})
-    //    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='c?', ..),)})
-    //    ('values', {'n': 0, 'log': ['a', 'b:yes']})
-    //   get_state: values {'n': 0, 'log': ['a', 'b:yes']}, next ('c_ask',),
-    //    tasks a_done (result), b_ask (result, no interrupts: answered),
-    //    c_ask (its interrupt); the same checkpoint read by id (as
-    //    `get_state_history` does): values {'n': 0, 'log': []}, next
-    //    ('a_done', 'b_ask', 'c_ask'), b_ask showing its interrupt too.
-    //   invoke(Command(resume={<c's id>: "no"})) -> {'n': 0, 'log': ['a', 'b:yes', 'c:no']}
-    let a_calls = Calls::default();
-    let counted = a_calls.clone();
-    let graph = StateGraph::<Count>::new()
+/// a_done (logs "a", counted), b_ask and c_ask (each asks, after 50 and
+/// 150 ms), all after START.
+fn done_and_two_asking(a_calls: Calls) -> Graph<Count> {
+    StateGraph::<Count>::new()
         .add_node("a_done", move |_: &Count| {
-            counted.hit();
+            a_calls.hit();
             CountUpdate::new().log(vec!["a".to_owned()])
         })
         .add_node("b_ask", asks("b", json!("b?"), Duration::from_millis(50)))
@@ -1370,7 +1352,42 @@ fn resuming_one_of_two_parallel_interrupts_keeps_both_finished_tasks() {
         .add_edge(START, "b_ask")
         .add_edge(START, "c_ask")
         .compile()
-        .unwrap();
+        .unwrap()
+}
+
+/// A snapshot's tasks as (id, finished, interrupts shown).
+fn task_rows(s: &agent_state::graph::StateSnapshot<Count>) -> Vec<(String, bool, usize)> {
+    s.tasks
+        .iter()
+        .map(|t| (t.id.clone(), t.result.is_some(), t.interrupts.len()))
+        .collect()
+}
+
+fn task_row(id: &str, done: bool, asked: usize) -> (String, bool, usize) {
+    (id.to_owned(), done, asked)
+}
+
+#[test]
+// langgraph 1.2.22, a_done (log "a"), b_ask and c_ask (each
+// `interrupt("<x>?")`, log "<x>:<answer>"), all after START:
+//   invoke -> {'n': 0, 'log': ['a'], '__interrupt__': [Interrupt(value='b?'), Interrupt(value='c?')]}
+//   get_state: values {'n': 0, 'log': ['a']}, next ('b_ask', 'c_ask')
+//   stream(Command(resume={<b's id>: "yes"}), stream_mode=["values", "updates"]):
+//    ('values', {'n': 0, 'log': []})
+//    ('updates', {'a_done': {'log': ['a']}, '__metadata__': {'cached': True}})
+//    ('updates', {'b_ask': {'log': ['b:yes']}})
+//    ('updates', {'__interrupt__': (Interrupt(value='c?', id=<c's id>),)})
+//    ('values', {'n': 0, 'log': [], '__interrupt__': (Interrupt(value='c?', ..),)})
+//    ('values', {'n': 0, 'log': ['a', 'b:yes']})
+//   get_state: values {'n': 0, 'log': ['a', 'b:yes']}, next ('c_ask',),
+//    tasks a_done (result), b_ask (result, no interrupts: answered),
+//    c_ask (its interrupt); the same checkpoint read by id (as
+//    `get_state_history` does): values {'n': 0, 'log': []}, next
+//    ('a_done', 'b_ask', 'c_ask'), b_ask showing its interrupt too.
+//   invoke(Command(resume={<c's id>: "no"})) -> {'n': 0, 'log': ['a', 'b:yes', 'c:no']}
+fn resuming_one_of_two_parallel_interrupts_keeps_both_finished_tasks() {
+    let a_calls = Calls::default();
+    let graph = done_and_two_asking(a_calls.clone());
     let saver = MemoryCheckpointer::new();
     let run = graph.run(Input::Update(CountUpdate::new()));
     let out = block_on(run.on_thread(&saver, "t")).unwrap();
@@ -1419,13 +1436,7 @@ fn resuming_one_of_two_parallel_interrupts_keeps_both_finished_tasks() {
             &["c_ask".to_owned()][..]
         )
     );
-    let shown = |s: &agent_state::graph::StateSnapshot<Count>| -> Vec<(String, bool, usize)> {
-        s.tasks
-            .iter()
-            .map(|t| (t.id.clone(), t.result.is_some(), t.interrupts.len()))
-            .collect()
-    };
-    let row = |id: &str, done: bool, asked: usize| (id.to_owned(), done, asked);
+    let (shown, row) = (task_rows, task_row);
     assert_eq!(
         shown(&now),
         [
@@ -1710,26 +1721,26 @@ fn debug_result(step: i64, name: &str, result: Value, interrupts: Value) -> (&'s
 }
 
 #[test]
+// langgraph 1.2.22, a (n + 1, log "a") -> ask (`interrupt("q?")`, log
+// "ask:<answer>"), InMemorySaver, thread "1", `stream({"n": 0, "log":
+// []}, cfg, stream_mode=["debug"])` (ids and timestamps left out; an
+// interrupt as its value):
+//    ('debug', {'step': -1, 'type': 'checkpoint', 'payload': {'config': {'configurable': {'checkpoint_ns': '', 'thread_id': '1'}}, 'parent_config': None, 'values': {'log': []}, 'metadata': {'source': 'input', 'step': -1, 'parents': {}}, 'next': ['__start__'], 'tasks': [{'name': '__start__', 'interrupts': (), 'state': None}]}})
+//    ('debug', {'step': 0, 'type': 'checkpoint', 'payload': {'config': {..}, 'parent_config': {'configurable': {'checkpoint_ns': '', 'thread_id': '1'}}, 'values': {'n': 0, 'log': []}, 'metadata': {'source': 'loop', 'step': 0, 'parents': {}}, 'next': ['a'], 'tasks': [{'name': 'a', 'interrupts': (), 'state': None}]}})
+//    ('debug', {'step': 1, 'type': 'task', 'payload': {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)}})
+//    ('debug', {'step': 1, 'type': 'task_result', 'payload': {'name': 'a', 'error': None, 'result': {'n': 1, 'log': ['a']}, 'interrupts': []}})
+//    ('debug', {'step': 1, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a']}, 'metadata': {'source': 'loop', 'step': 1, 'parents': {}}, 'next': ['ask'], 'tasks': [{'name': 'ask', 'interrupts': (), 'state': None}]}})
+//    ('debug', {'step': 2, 'type': 'task', 'payload': {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)}})
+//    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {}, 'interrupts': [{'value': 'q?'}]}})
+//   then `stream(Command(resume="y"), cfg, stream_mode=["debug", "tasks"])`:
+//    ('debug', {'step': 1, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a']}, 'metadata': {'source': 'loop', 'step': 1, 'parents': {}}, 'next': ['ask'], 'tasks': [{'name': 'ask', 'interrupts': ({'value': 'q?'},), 'state': None}]}})
+//    ('tasks', {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)})
+//    ('debug', {'step': 2, 'type': 'task', 'payload': {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)}})
+//    ('tasks', {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []})
+//    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []}})
+//    ('debug', {'step': 2, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a', 'ask:y']}, 'metadata': {'source': 'loop', 'step': 2, 'parents': {}}, 'next': [], 'tasks': []}})
+//   Without a checkpointer, only the four task events.
 fn debug_mode_is_langgraphs_envelope_of_checkpoints_and_tasks() {
-    // langgraph 1.2.22, a (n + 1, log "a") -> ask (`interrupt("q?")`, log
-    // "ask:<answer>"), InMemorySaver, thread "1", `stream({"n": 0, "log":
-    // []}, cfg, stream_mode=["debug"])` (ids and timestamps left out; an
-    // interrupt as its value):
-    //    ('debug', {'step': -1, 'type': 'checkpoint', 'payload': {'config': {'configurable': {'checkpoint_ns': '', 'thread_id': '1'}}, 'parent_config': None, 'values': {'log': []}, 'metadata': {'source': 'input', 'step': -1, 'parents': {}}, 'next': ['__start__'], 'tasks': [{'name': '__start__', 'interrupts': (), 'state': None}]}})
-    //    ('debug', {'step': 0, 'type': 'checkpoint', 'payload': {'config': {..}, 'parent_config': {'configurable': {'checkpoint_ns': '', 'thread_id': '1'}}, 'values': {'n': 0, 'log': []}, 'metadata': {'source': 'loop', 'step': 0, 'parents': {}}, 'next': ['a'], 'tasks': [{'name': 'a', 'interrupts': (), 'state': None}]}})
-    //    ('debug', {'step': 1, 'type': 'task', 'payload': {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)}})
-    //    ('debug', {'step': 1, 'type': 'task_result', 'payload': {'name': 'a', 'error': None, 'result': {'n': 1, 'log': ['a']}, 'interrupts': []}})
-    //    ('debug', {'step': 1, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a']}, 'metadata': {'source': 'loop', 'step': 1, 'parents': {}}, 'next': ['ask'], 'tasks': [{'name': 'ask', 'interrupts': (), 'state': None}]}})
-    //    ('debug', {'step': 2, 'type': 'task', 'payload': {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)}})
-    //    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {}, 'interrupts': [{'value': 'q?'}]}})
-    //   then `stream(Command(resume="y"), cfg, stream_mode=["debug", "tasks"])`:
-    //    ('debug', {'step': 1, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a']}, 'metadata': {'source': 'loop', 'step': 1, 'parents': {}}, 'next': ['ask'], 'tasks': [{'name': 'ask', 'interrupts': ({'value': 'q?'},), 'state': None}]}})
-    //    ('tasks', {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)})
-    //    ('debug', {'step': 2, 'type': 'task', 'payload': {'name': 'ask', 'input': {'n': 1, 'log': ['a']}, 'triggers': ('branch:to:ask',)}})
-    //    ('tasks', {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []})
-    //    ('debug', {'step': 2, 'type': 'task_result', 'payload': {'name': 'ask', 'error': None, 'result': {'log': ['ask:y']}, 'interrupts': []}})
-    //    ('debug', {'step': 2, 'type': 'checkpoint', 'payload': {.., 'values': {'n': 1, 'log': ['a', 'ask:y']}, 'metadata': {'source': 'loop', 'step': 2, 'parents': {}}, 'next': [], 'tasks': []}})
-    //   Without a checkpointer, only the four task events.
     let graph = a_then_ask();
     let saver = MemoryCheckpointer::new();
     let (checkpoint, pending) = (debug_checkpoint, debug_pending);
@@ -1844,34 +1855,41 @@ fn debug_mode_without_a_checkpointer_shows_the_task_events_alone() {
     );
 }
 
-#[test]
-fn a_failed_tasks_error_shows_in_the_snapshot_beside_its_siblings_writes() {
-    // langgraph 1.2.22, a (n + 1, log "a") and bad (raises
-    // `ValueError("boom")`) after START; `stream({"n": 0, "log": []}, cfg,
-    // stream_mode=["tasks", "updates"])` (ids left out):
-    //    ('tasks', {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)})
-    //    ('tasks', {'name': 'bad', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:bad',)})
-    //    ('updates', {'a': {'n': 1, 'log': ['a']}})
-    //    ('tasks', {'name': 'a', 'error': None, 'result': {'n': 1, 'log': ['a']}, 'interrupts': []})
-    //    ('tasks', {'name': 'bad', 'error': ValueError('boom'), 'result': {}, 'interrupts': []})
-    //   then raises ValueError('boom'); get_state(cfg): values {'n': 1,
-    //   'log': ['a']}, next ('bad',), tasks (a: result {'n': 1, 'log':
-    //   ['a']}, bad: error "ValueError('boom')"), interrupts ().
-    //   A graph of bad alone: get_state shows next ('bad',) and its error;
-    //   once bad succeeds, that checkpoint (read by id) still shows it.
-    // Our error is the node's error's text ("boom"); Python's, its repr.
-    let fails = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let failing = std::sync::Arc::clone(&fails);
-    let bad = move |_: &Count| -> Result<CountUpdate, BoxError> {
+type Fails = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+/// A node that fails with "boom" after 50 ms while `fails` holds, else
+/// logs "bad".
+fn bad(fails: &Fails) -> impl Fn(&Count) -> Result<CountUpdate, BoxError> + Send + Sync + 'static {
+    let fails = std::sync::Arc::clone(fails);
+    move |_: &Count| {
         std::thread::sleep(Duration::from_millis(50));
-        match failing.load(std::sync::atomic::Ordering::SeqCst) {
+        match fails.load(std::sync::atomic::Ordering::SeqCst) {
             true => Err("boom".into()),
             false => Ok(CountUpdate::new().log(vec!["bad".to_owned()])),
         }
-    };
+    }
+}
+
+#[test]
+// langgraph 1.2.22, a (n + 1, log "a") and bad (raises
+// `ValueError("boom")`) after START; `stream({"n": 0, "log": []}, cfg,
+// stream_mode=["tasks", "updates"])` (ids left out):
+//    ('tasks', {'name': 'a', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:a',)})
+//    ('tasks', {'name': 'bad', 'input': {'n': 0, 'log': []}, 'triggers': ('branch:to:bad',)})
+//    ('updates', {'a': {'n': 1, 'log': ['a']}})
+//    ('tasks', {'name': 'a', 'error': None, 'result': {'n': 1, 'log': ['a']}, 'interrupts': []})
+//    ('tasks', {'name': 'bad', 'error': ValueError('boom'), 'result': {}, 'interrupts': []})
+//   then raises ValueError('boom'); get_state(cfg): values {'n': 1,
+//   'log': ['a']}, next ('bad',), tasks (a: result {'n': 1, 'log':
+//   ['a']}, bad: error "ValueError('boom')"), interrupts ().
+//   A graph of bad alone: get_state shows next ('bad',) and its error;
+//   once bad succeeds, that checkpoint (read by id) still shows it.
+// Our error is the node's error's text ("boom"); Python's, its repr.
+fn a_failed_tasks_error_shows_in_the_snapshot_beside_its_siblings_writes() {
+    let fails = Fails::new(true.into());
     let graph = StateGraph::<Count>::new()
         .add_node("a", add_one)
-        .add_node("bad", bad.clone())
+        .add_node("bad", bad(&fails))
         .add_edge(START, "a")
         .add_edge(START, "bad")
         .compile()
@@ -1931,9 +1949,17 @@ fn a_failed_tasks_error_shows_in_the_snapshot_beside_its_siblings_writes() {
         ]
     );
     assert!(now.interrupts.is_empty());
+}
 
+/// A lone failing task's error stays with the checkpoint its step started
+/// from, under `Sync` and under `Exit` durability, and is gone once it
+/// succeeds.
+#[test]
+fn a_lone_failed_tasks_error_is_kept_with_its_checkpoint() {
+    let saver = MemoryCheckpointer::new();
+    let fails = Fails::new(true.into());
     let alone = StateGraph::<Count>::new()
-        .add_node("bad", bad)
+        .add_node("bad", bad(&fails))
         .add_edge(START, "bad")
         .compile()
         .unwrap();
