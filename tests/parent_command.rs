@@ -142,3 +142,27 @@ fn a_parent_update_the_parent_cannot_read_fails_the_subgraph_node() {
     );
     assert!(err.to_string().contains("nope"), "{err}");
 }
+
+#[test]
+fn a_parent_update_that_does_not_serialize_fails_the_subgraph_node() {
+    let child = StateGraph::<Work>::new()
+        .add_node("c", |_: &Work| -> Result<WorkUpdate, BoxError> {
+            // JSON object keys are strings: a map keyed by lists is no JSON.
+            let update = std::collections::BTreeMap::from([(vec![1u8], 1u8)]);
+            Err(ParentCommand::goto("p2").with_update(update).into())
+        })
+        .add_edge(START, "c")
+        .compile()
+        .unwrap();
+    let graph = StateGraph::<Desk>::new()
+        .add_node("sub", child)
+        .add_edge(START, "sub")
+        .compile()
+        .unwrap();
+    let err = block_on(graph.run(Input::Update(desk_log("in")))).unwrap_err();
+    assert!(
+        matches!(&err, GraphError::Node { node, .. } if node == "sub"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("does not serialize"), "{err}");
+}
