@@ -94,6 +94,13 @@ impl Rounds {
         }
     }
 
+    /// `n` rounds, any number: for a program that builds a state itself
+    /// (a benchmark's long debate). The bound keeps clients from asking
+    /// a server for endless streams; it is not a limit of the graph.
+    pub fn unbounded(n: u32) -> Self {
+        Rounds(n)
+    }
+
     /// The count.
     pub fn get(self) -> u32 {
         self.0
