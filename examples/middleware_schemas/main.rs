@@ -31,7 +31,8 @@ use agent_state::agent::{input, ScriptedModel};
 use agent_state::checkpoint::MemoryCheckpointer;
 use agent_state::graph::{Graph, StepEvent};
 use agent_state::serde_json::json;
-use agent_state::{ai, AgentState, StateInput};
+use agent_state::base::HasMessages;
+use agent_state::{ai, AgentState, StateInput, StateUpdate};
 
 type S = DeepAgentState;
 
