@@ -1,14 +1,32 @@
-// The debate page in Debian's chromium: `node test.mjs URL PROFILE_DIR`
-// against a running debate_server (run.sh starts one). Each test prints
-// "ok" or "FAILED" with why; the last line is "N passed, N failed".
+// The debate page in Debian's chromium: `node test.mjs SERVER_BINARY DIR`
+// starts the debate_server binary on a free port with a database in DIR
+// (run.sh builds it), and kills and restarts it in one test. Each test
+// prints "ok" or "FAILED" with why; the last line is "N passed, N failed".
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
 
-const [url, profile] = process.argv.slice(2);
-if (!url || !profile) {
-  console.error("usage: node test.mjs URL PROFILE_DIR");
+const [binary, dir] = process.argv.slice(2);
+if (!binary || !dir) {
+  console.error("usage: node test.mjs SERVER_BINARY DIR");
   process.exit(2);
 }
+
+/** Starts the server on `addr`, resolving once it says where it listens. */
+async function startServer(addr) {
+  const child = spawn(binary, [
+    "--addr", addr, "--db", `${dir}/debates.db`, "--token-delay-ms", "20", "--log", "warn",
+  ], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = await once(createInterface({ input: child.stdout }), "line");
+  const url = line.replace(/^listening on /, "");
+  assert.notEqual(url, line, `the server said: ${line}`);
+  return { child, url };
+}
+
+let server = await startServer("127.0.0.1:0");
+const url = server.url;
 
 // The scripted debaters' first arguments and the moderator's last words
 // on a two-round debate (examples/debate_server/src/debate.rs).
@@ -16,7 +34,7 @@ const OPTIMIST_1 = "Clear rules let good products ship faster: builders know whe
 const SKEPTIC_1 = "Rules written today will freeze yesterday's models into law.";
 const CLOSING = "Round 2 of 2 closed. The debate is over.";
 
-const browser = await chromium.launchPersistentContext(profile, {
+const browser = await chromium.launchPersistentContext(`${dir}/profile`, {
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
   args: [
@@ -82,6 +100,25 @@ const tests = {
     assert.equal(turns[5][1], CLOSING);
   },
 
+  async "a debate whose server is killed mid-turn resumes on the page"() {
+    await page.goto(url);
+    await page.fill("#rounds", "3");
+    await page.click("button");
+    // Two turns stored, the third being written: SIGKILL, as a crash.
+    await page.waitForFunction(() =>
+      document.querySelectorAll(".msg:not(.live)").length >= 2 && document.querySelector(".msg.live"));
+    server.child.kill("SIGKILL");
+    await once(server.child, "exit");
+    server = await startServer(new URL(url).host);
+    // The page notices, and carries the thread on from its last step.
+    await page.waitForSelector("#status:has-text('Connection lost')");
+    assert.match(await settled(), /completed\. .*Done\.$/);
+    const turns = await transcript();
+    const round = ["optimist", "skeptic", "moderator"];
+    assert.deepEqual(turns.map((t) => t[0]), [...round, ...round, ...round]);
+    assert.equal(turns[8][1], "Round 3 of 3 closed. The debate is over.");
+  },
+
   async "input out of bounds is refused with the server's reason"() {
     await page.goto(url);
     // Past the form's own checks, as a script would send it.
@@ -106,5 +143,6 @@ for (const [name, test] of Object.entries(tests)) {
   }
 }
 await browser.close();
+server.child.kill();
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);
