@@ -28,10 +28,10 @@ use std::sync::Arc;
 
 use agent::{agent, tool_calls, DeepAgentState, ALREADY_COMPLETE, RECORDED};
 use agent_state::agent::{input, ScriptedModel};
+use agent_state::base::HasMessages;
 use agent_state::checkpoint::MemoryCheckpointer;
 use agent_state::graph::{Graph, StepEvent};
 use agent_state::serde_json::json;
-use agent_state::base::HasMessages;
 use agent_state::{ai, AgentState, StateInput, StateUpdate};
 
 type S = DeepAgentState;

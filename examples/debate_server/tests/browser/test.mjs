@@ -110,6 +110,30 @@ const tests = {
     assert.equal(turns[5][1], CLOSING);
   },
 
+  async "a second page on a thread being run joins its stream"() {
+    await page.goto(url);
+    await page.fill("#rounds", "3");
+    await page.click("button");
+    await page.waitForSelector(".msg:not(.live)");
+    const thread = await page.inputValue("#thread");
+    const second = await browser.newPage();
+    const joins = [];
+    second.on("request", (r) => {
+      if (r.method() === "GET" && /\/runs\/[^/]+\/stream$/.test(r.url())) joins.push(r.url());
+    });
+    try {
+      await second.goto(`${url}/#thread=${thread}`);
+      await second.click("button");
+      await second.waitForSelector("body[data-state=done]");
+      const speakers = await second.$$eval(".msg", (l) => l.map((d) => d.dataset.speaker));
+      assert.equal(speakers.length, 9, speakers.join());
+      assert.equal(joins.length, 1, "the run's stream joined (its new run refused 409)");
+    } finally {
+      await second.close();
+    }
+    assert.match(await settled(), /Done\.$/);
+  },
+
   async "a debate whose server is killed mid-turn resumes on the page"() {
     await page.goto(url);
     await page.fill("#rounds", "3");
