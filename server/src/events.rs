@@ -50,7 +50,7 @@ pub(crate) fn wire<S: AgentState>(
 
 /// `[chunk, metadata]` with the run's keys (`thread_id`, `run_id`,
 /// `graph_id`, ...) in the metadata, as clients read them.
-fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
+pub(crate) fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
     if let Some(Value::Object(m)) = pair.get_mut(1) {
         for (k, v) in meta {
             m.entry(k.clone()).or_insert_with(|| v.clone());
@@ -59,6 +59,55 @@ fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
         m.entry("langgraph_checkpoint_ns").or_insert(node);
     }
     pair
+}
+
+/// A `debug` event as the official server sends it: a checkpoint's
+/// configs name the run, the graph and the assistant too, and the
+/// checkpoint and its parent come again as `checkpoint` and
+/// `parent_checkpoint` (`{checkpoint_id, thread_id, checkpoint_ns}`); a
+/// task carries the run's metadata (without `thread_id`).
+pub(crate) fn debug_json(mut debug: Value, meta: &Map<String, Value>) -> Value {
+    let kind = debug["type"].as_str().unwrap_or_default().to_owned();
+    let Some(Value::Object(payload)) = debug.get_mut("payload") else {
+        return debug;
+    };
+    match kind.as_str() {
+        "checkpoint" => {
+            for key in ["config", "parent_config"] {
+                let configurable = payload.get_mut(key).and_then(|c| c.get_mut("configurable"));
+                if let Some(Value::Object(c)) = configurable {
+                    for k in ["run_id", "graph_id", "assistant_id"] {
+                        if let Some(v) = meta.get(k) {
+                            c.entry(k).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+            }
+            let checkpoint = checkpoint_of(payload.get("config"));
+            let parent = checkpoint_of(payload.get("parent_config"));
+            payload.insert("checkpoint".into(), checkpoint);
+            payload.insert("parent_checkpoint".into(), parent);
+        }
+        "task" => {
+            let mut meta = meta.clone();
+            meta.remove("thread_id");
+            payload.insert("metadata".into(), Value::Object(meta));
+        }
+        _ => {}
+    }
+    debug
+}
+
+/// The checkpoint a config names, or `null`.
+fn checkpoint_of(config: Option<&Value>) -> Value {
+    let Some(c) = config.map(|c| &c["configurable"]) else {
+        return Value::Null;
+    };
+    if c["checkpoint_id"].is_null() {
+        return Value::Null;
+    }
+    let ns = c["checkpoint_ns"].as_str().unwrap_or("");
+    json!({"checkpoint_id": c["checkpoint_id"], "thread_id": c["thread_id"], "checkpoint_ns": ns})
 }
 
 /// A failed run's `{"error", "message"}`: the error's kind (its variant's

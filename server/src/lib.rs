@@ -86,6 +86,7 @@
 mod access;
 mod app;
 mod assistants;
+mod astream;
 mod body;
 mod cors;
 mod error;
@@ -94,6 +95,7 @@ mod ids;
 mod listen;
 mod log;
 mod modes;
+mod partial;
 mod runner;
 mod runs;
 mod served;
@@ -103,5 +105,6 @@ mod sse;
 mod store;
 mod task;
 mod threads;
+mod wire;
 
 pub use server::{Listening, Server, ServerError};

@@ -50,6 +50,7 @@ pub(crate) fn start(
         input: body.input.clone(),
         resume: body.command.as_ref().and_then(|c| c.resume.clone()),
         modes,
+        subgraphs: body.stream_subgraphs.unwrap_or(false),
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
     };
     let saver = Arc::clone(&app.saver);
@@ -242,7 +243,7 @@ fn run_row(
         "input": body.input, "command": body.command.as_ref().map(|c| json!({"resume": c.resume})),
         "config": {"configurable": configurable}, "context": {}, "stream_mode": stream_mode,
         "interrupt_before": null, "interrupt_after": null, "temporary": temporary,
-        "subgraphs": false, "resumable": false, "durability": "async",
+        "subgraphs": body.stream_subgraphs.unwrap_or(false), "resumable": false, "durability": "async",
     });
     let stamp = now();
     RunRow {

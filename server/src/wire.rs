@@ -1,0 +1,148 @@
+//! A run's events turned into what goes on the wire, mode by mode: one
+//! runtime event may make several SSE events (a message piece in
+//! `messages-tuple`, `messages` and `events` at once), or none (the
+//! runtime's tasks that only `events` asked for).
+
+use std::borrow::Cow;
+
+use agent_state::graph::{GraphError, GraphState, StreamEvent, StreamMode, SubgraphEvent};
+use serde_json::{Map, Value};
+
+use crate::astream::Events;
+use crate::events::{debug_json, error_json, message_with_meta, wire};
+use crate::modes::Modes;
+use crate::partial::Partial;
+use crate::served::RunEvent;
+
+/// The state of one run's wire: the modes asked for, the run's metadata,
+/// and what the `messages` and `events` modes remember between events.
+pub(crate) struct Wire {
+    modes: Modes,
+    meta: Map<String, Value>,
+    partial: Partial,
+    events: Option<Events>,
+}
+
+fn event(name: impl Into<Cow<'static, str>>, data: Value) -> RunEvent {
+    RunEvent::Event(name.into(), data)
+}
+
+impl Wire {
+    /// The wire of a run of graph `graph` with `input`; the events that
+    /// open its stream (the graph's `on_chain_start` in `events` mode).
+    pub(crate) fn new(
+        modes: Modes,
+        meta: Map<String, Value>,
+        graph: &str,
+        input: Value,
+    ) -> (Self, Vec<RunEvent>) {
+        let run_id = meta.get("run_id").and_then(Value::as_str).unwrap_or("");
+        let events = modes.events.then(|| Events::new(graph, run_id, &meta));
+        let opening = events
+            .iter()
+            .map(|e| event("events", e.start(input.clone())))
+            .collect();
+        let wire = Self {
+            modes,
+            meta,
+            partial: Partial::default(),
+            events,
+        };
+        (wire, opening)
+    }
+
+    /// What one event of the runtime's stream sends.
+    pub(crate) fn translate<S: GraphState>(
+        &mut self,
+        item: Result<StreamEvent<S>, GraphError>,
+    ) -> Vec<RunEvent> {
+        let ev = match item {
+            Err(error) => return vec![RunEvent::Failed(error_json(&error))],
+            Ok(ev) => ev,
+        };
+        match &ev {
+            StreamEvent::End(out) => {
+                let output = out.state.to_output_json();
+                let mut sent: Vec<RunEvent> = (self.events.iter())
+                    .map(|e| event("events", e.end(output.clone())))
+                    .collect();
+                sent.push(RunEvent::Done {
+                    output,
+                    next: out.next.clone(),
+                    interrupts: out.interrupts.clone(),
+                });
+                sent
+            }
+            StreamEvent::Subgraph(sub) => self.subgraph(sub),
+            StreamEvent::Message(m) => {
+                let pair = message_with_meta(ev.to_json(), &self.meta);
+                let mut sent = self.messages(pair, "messages".into());
+                if let Some(events) = &mut self.events {
+                    sent.extend(events.message(m).into_iter().map(|e| event("events", e)));
+                }
+                sent
+            }
+            StreamEvent::TaskStart { .. } | StreamEvent::TaskEnd { .. } => self.task(&ev),
+            StreamEvent::Debug { .. } => vec![event("debug", debug_json(ev.to_json(), &self.meta))],
+            _ => wire(&ev, &self.meta)
+                .map(|(name, data)| event(name, data))
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// A message pair: the tuple (`messages-tuple`, under `name`) and the
+    /// message so far (`messages`, never namespaced, as the official
+    /// server sends it).
+    fn messages(&mut self, pair: Value, name: Cow<'static, str>) -> Vec<RunEvent> {
+        let mut sent = Vec::new();
+        if self.modes.partial {
+            let partial = self.partial.push(&pair);
+            sent.extend(partial.into_iter().map(|(n, data)| event(n, data)));
+        }
+        if self.modes.streams(StreamMode::Messages) {
+            sent.push(event(name, pair));
+        }
+        sent
+    }
+
+    /// A task's start or end: `tasks` as it is, and the node's events.
+    fn task<S: GraphState>(&mut self, ev: &StreamEvent<S>) -> Vec<RunEvent> {
+        let json = ev.to_json();
+        let mut sent = Vec::new();
+        if let Some(events) = &mut self.events {
+            let made = match ev {
+                StreamEvent::TaskStart { task, step, .. } => {
+                    vec![events.task_start(task, &json, *step)]
+                }
+                StreamEvent::TaskEnd { task, .. } => events.task_end(task, &json),
+                _ => vec![],
+            };
+            sent.extend(made.into_iter().map(|e| event("events", e)));
+        }
+        if self.modes.streams(StreamMode::Tasks) {
+            sent.push(event("tasks", json));
+        }
+        sent
+    }
+
+    /// A subgraph's event under its namespace (`mode|node:task`), in the
+    /// modes asked for.
+    fn subgraph(&mut self, sub: &SubgraphEvent) -> Vec<RunEvent> {
+        let mode = sub.name();
+        let name: Cow<'static, str> = format!("{mode}|{}", sub.namespace().join("|")).into();
+        match mode {
+            "messages" => {
+                let pair = message_with_meta(sub.to_json(), &self.meta);
+                self.messages(pair, name)
+            }
+            "debug" if self.modes.streams(StreamMode::Debug) => {
+                vec![event(name, debug_json(sub.to_json(), &self.meta))]
+            }
+            other => match other.parse::<StreamMode>() {
+                Ok(m) if self.modes.streams(m) => vec![event(name, sub.to_json())],
+                _ => vec![],
+            },
+        }
+    }
+}
