@@ -89,13 +89,19 @@ pub(crate) fn debug_json(mut debug: Value, meta: &Map<String, Value>) -> Value {
             payload.insert("parent_checkpoint".into(), parent);
         }
         "task" => {
-            let mut meta = meta.clone();
-            meta.remove("thread_id");
-            payload.insert("metadata".into(), Value::Object(meta));
+            payload.insert("metadata".into(), task_metadata(meta));
         }
         _ => {}
     }
     debug
+}
+
+/// The metadata a task's start carries (`debug`, `tasks`): the run's,
+/// without the thread (LangGraph leaves its own keys out).
+pub(crate) fn task_metadata(meta: &Map<String, Value>) -> Value {
+    let mut meta = meta.clone();
+    meta.remove("thread_id");
+    Value::Object(meta)
 }
 
 /// The checkpoint a config names, or `null`.

@@ -50,7 +50,7 @@ impl Partial {
             out.push(("messages/metadata", json!({ &id: {"metadata": meta} })));
             self.messages.insert(id.clone(), chunk);
         }
-        let so_far = self.messages[&id].clone().into_message();
+        let so_far = full_message(json!(self.messages[&id].clone().into_message()));
         let name = match is_chunk {
             true => "messages/partial",
             false => "messages/complete",
@@ -58,4 +58,34 @@ impl Partial {
         out.push((name, json!([so_far])));
         out
     }
+}
+
+/// A message's JSON with every field LangChain writes (`model_dump()`),
+/// the empty ones included: the runtime's JSON leaves those out, and a
+/// client may read them as they come from the official server.
+pub(crate) fn full_message(mut message: Value) -> Value {
+    let Value::Object(m) = &mut message else {
+        return message;
+    };
+    let mut fill = |key: &str, value: Value| {
+        m.entry(key).or_insert(value);
+    };
+    fill("additional_kwargs", json!({}));
+    fill("response_metadata", json!({}));
+    fill("name", Value::Null);
+    fill("id", Value::Null);
+    match m.get("type").and_then(Value::as_str) {
+        Some("ai") => {
+            for key in ["tool_calls", "invalid_tool_calls"] {
+                m.entry(key).or_insert(json!([]));
+            }
+            m.entry("usage_metadata").or_insert(Value::Null);
+        }
+        Some("tool") => {
+            m.entry("artifact").or_insert(Value::Null);
+            m.entry("status").or_insert(json!("success"));
+        }
+        _ => {}
+    }
+    message
 }

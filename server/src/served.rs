@@ -194,7 +194,9 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         let asked = spec.input.clone().unwrap_or_default();
         let input = read_input::<S>(&mut spec)?;
         let graph = Arc::clone(&self.0);
-        let (modes, subgraphs) = (spec.modes.core, spec.subgraphs);
+        // `events` reads a subgraph's tasks whether or not the client
+        // asked for them.
+        let (modes, subgraphs) = (spec.modes.core, spec.subgraphs || spec.modes.events);
         let stream = match input {
             Input::Update(update) => new_input(graph, saver, thread_id, update, modes, subgraphs),
             input => RunStream::shared(graph, saver, thread_id, input, modes, |r| r)
@@ -203,7 +205,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         };
         let name = spec.meta.get("graph_id").and_then(Value::as_str);
         let name = name.unwrap_or("LangGraph").to_owned();
-        let (mut wire, opening) = Wire::new(spec.modes, spec.meta, &name, asked);
+        let (mut wire, opening) = Wire::new(spec.modes, spec.meta, spec.subgraphs, &name, asked);
         let events = stream.flat_map(move |event| stream::iter(wire.translate(event)));
         Ok(stream::iter(opening).chain(events).boxed())
     }

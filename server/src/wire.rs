@@ -6,10 +6,11 @@
 use std::borrow::Cow;
 
 use agent_state::graph::{GraphError, GraphState, StreamEvent, StreamMode, SubgraphEvent};
+use agent_state::MessageChunk;
 use serde_json::{Map, Value};
 
 use crate::astream::Events;
-use crate::events::{debug_json, error_json, message_with_meta, wire};
+use crate::events::{debug_json, error_json, message_with_meta, task_metadata, wire};
 use crate::modes::Modes;
 use crate::partial::Partial;
 use crate::served::RunEvent;
@@ -19,6 +20,9 @@ use crate::served::RunEvent;
 pub(crate) struct Wire {
     modes: Modes,
     meta: Map<String, Value>,
+    /// Whether the client asked for subgraphs' events (`events` asks the
+    /// runtime for them too, for its own use).
+    subgraphs: bool,
     partial: Partial,
     events: Option<Events>,
 }
@@ -33,6 +37,7 @@ impl Wire {
     pub(crate) fn new(
         modes: Modes,
         meta: Map<String, Value>,
+        subgraphs: bool,
         graph: &str,
         input: Value,
     ) -> (Self, Vec<RunEvent>) {
@@ -45,6 +50,7 @@ impl Wire {
         let wire = Self {
             modes,
             meta,
+            subgraphs,
             partial: Partial::default(),
             events,
         };
@@ -77,8 +83,9 @@ impl Wire {
             StreamEvent::Message(m) => {
                 let pair = message_with_meta(ev.to_json(), &self.meta);
                 let mut sent = self.messages(pair, "messages".into());
-                if let Some(events) = &mut self.events {
-                    sent.extend(events.message(m).into_iter().map(|e| event("events", e)));
+                if let (Some(events), None) = (&mut self.events, &m.message) {
+                    let made = events.message(&[], &m.task, m.chunk.clone());
+                    sent.extend(made.into_iter().map(|e| event("events", e)));
                 }
                 sent
             }
@@ -108,20 +115,38 @@ impl Wire {
 
     /// A task's start or end: `tasks` as it is, and the node's events.
     fn task<S: GraphState>(&mut self, ev: &StreamEvent<S>) -> Vec<RunEvent> {
-        let json = ev.to_json();
+        let step = match ev {
+            StreamEvent::TaskStart { step, .. } => Some(*step),
+            _ => None,
+        };
+        self.tasks(ev.to_json(), &[], step, "tasks".into())
+    }
+
+    /// A `tasks` event (a task's start has `triggers`, its end not):
+    /// the node's events, and the event itself, with the run's metadata
+    /// on a start as the official server sends it.
+    fn tasks(
+        &mut self,
+        mut json: Value,
+        ns: &[String],
+        step: Option<i64>,
+        name: Cow<'static, str>,
+    ) -> Vec<RunEvent> {
+        let start = json.get("triggers").is_some();
         let mut sent = Vec::new();
         if let Some(events) = &mut self.events {
-            let made = match ev {
-                StreamEvent::TaskStart { task, step, .. } => {
-                    vec![events.task_start(task, &json, *step)]
-                }
-                StreamEvent::TaskEnd { task, .. } => events.task_end(task, &json),
-                _ => vec![],
+            let made = match start {
+                true => events.task_start(ns, &json, step),
+                false => events.task_end(ns, &json),
             };
             sent.extend(made.into_iter().map(|e| event("events", e)));
         }
-        if self.modes.streams(StreamMode::Tasks) {
-            sent.push(event("tasks", json));
+        let asked = ns.is_empty() || self.subgraphs;
+        if asked && self.modes.streams(StreamMode::Tasks) {
+            if let (true, Value::Object(map)) = (start, &mut json) {
+                map.insert("metadata".into(), task_metadata(&self.meta));
+            }
+            sent.push(event(name, json));
         }
         sent
     }
@@ -129,13 +154,12 @@ impl Wire {
     /// A subgraph's event under its namespace (`mode|node:task`), in the
     /// modes asked for.
     fn subgraph(&mut self, sub: &SubgraphEvent) -> Vec<RunEvent> {
-        let mode = sub.name();
-        let name: Cow<'static, str> = format!("{mode}|{}", sub.namespace().join("|")).into();
+        let (mode, ns) = (sub.name(), sub.namespace());
+        let name: Cow<'static, str> = format!("{mode}|{}", ns.join("|")).into();
         match mode {
-            "messages" => {
-                let pair = message_with_meta(sub.to_json(), &self.meta);
-                self.messages(pair, name)
-            }
+            "tasks" => self.tasks(sub.to_json(), ns, None, name),
+            "messages" => self.subgraph_message(sub, name),
+            _ if !self.subgraphs => vec![],
             "debug" if self.modes.streams(StreamMode::Debug) => {
                 vec![event(name, debug_json(sub.to_json(), &self.meta))]
             }
@@ -144,5 +168,35 @@ impl Wire {
                 _ => vec![],
             },
         }
+    }
+
+    /// A message piece a subgraph streamed: its chat model's events, and
+    /// the message modes (namespaced when the client asked for
+    /// subgraphs; when only `events` made the runtime stream them, the
+    /// piece goes out as the parent's, where the runtime would have sent
+    /// it).
+    fn subgraph_message(&mut self, sub: &SubgraphEvent, name: Cow<'static, str>) -> Vec<RunEvent> {
+        let pair = message_with_meta(sub.to_json(), &self.meta);
+        let mut sent = Vec::new();
+        if let Some(events) = &mut self.events {
+            let task = pair[1]["langgraph_task"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let is_chunk = pair[0]["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("Chunk"));
+            if let (true, Ok(chunk)) = (is_chunk, MessageChunk::from_json(pair[0].clone())) {
+                let made = events.message(sub.namespace(), &task, chunk);
+                sent.extend(made.into_iter().map(|e| event("events", e)));
+            }
+        }
+        let name = if self.subgraphs {
+            name
+        } else {
+            "messages".into()
+        };
+        sent.extend(self.messages(pair, name));
+        sent
     }
 }

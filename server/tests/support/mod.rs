@@ -94,6 +94,62 @@ fn talk(_: &Chat, ctx: &NodeContext) -> ChatUpdate {
     ChatUpdate::new().message(ai("hello there friend").with_id("m1"))
 }
 
+/// Two nodes one after the other, each appending to a log: the graph the
+/// official server's `debug` and `events` streams were recorded from.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<String>,
+}
+
+/// A counter whose first node is a graph of its own (`child`, running
+/// `inc`), then `done` multiplies: a run with a subgraph.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Count {
+    pub n: u32,
+}
+
+/// The graph that runs `Count`'s subgraph: its state is the counter's.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Nest {
+    #[state(flatten)]
+    pub count: Count,
+}
+
+fn pair() -> agent_state::graph::Graph<Pair> {
+    StateGraph::<Pair>::new()
+        .add_node("first", |s: &Pair| {
+            PairUpdate::new().log(vec![format!("first:{}", s.topic)])
+        })
+        .add_node("second", |_: &Pair| {
+            PairUpdate::new().log(vec!["second".to_owned()])
+        })
+        .add_edge(START, "first")
+        .add_edge("first", "second")
+        .add_edge("second", END)
+        .compile()
+        .expect("pair graph")
+}
+
+fn nest() -> agent_state::graph::Graph<Nest> {
+    let inner = StateGraph::<Count>::new()
+        .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+        .add_edge(START, "inc")
+        .compile()
+        .expect("inner graph");
+    StateGraph::<Nest>::new()
+        .add_node("child", inner)
+        .add_node("done", |s: &Nest| {
+            NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
+        })
+        .add_edge(START, "child")
+        .add_edge("child", "done")
+        .add_edge("done", END)
+        .compile()
+        .expect("nest graph")
+}
+
 /// The server of the test graphs on `db`.
 pub fn server(db: &PathBuf) -> Server {
     let approval = StateGraph::<Approval>::new()
@@ -134,6 +190,8 @@ pub fn server(db: &PathBuf) -> Server {
     Server::new()
         .database(db)
         .graph("countdown", countdown)
+        .graph("pair", pair())
+        .graph("nest", nest())
         .graph("chat", chat)
         .graph("approval", approval)
         .graph("slow", slow)
