@@ -103,3 +103,14 @@ fn add(modes: &mut Modes, name: &str) -> Result<(), ApiError> {
     modes.wire = modes.wire.with(mode);
     Ok(())
 }
+
+/// `stream_subgraphs`: a boolean, `false` when left out.
+pub(crate) fn subgraphs(value: &Value) -> Result<bool, ApiError> {
+    match value {
+        Value::Null => Ok(false),
+        Value::Bool(on) => Ok(*on),
+        other => Err(ApiError::Invalid(format!(
+            "stream_subgraphs: expected true or false, found {other}"
+        ))),
+    }
+}

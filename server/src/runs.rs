@@ -61,7 +61,7 @@ pub(crate) struct RunCreate {
     #[serde(default)]
     pub stream_resumable: Option<bool>,
     #[serde(default)]
-    pub stream_subgraphs: Option<bool>,
+    pub stream_subgraphs: Value,
 }
 
 /// `command`: only `resume` is served yet.

@@ -117,6 +117,13 @@ pub struct Nest {
     pub count: Count,
 }
 
+/// Multiplies, after a while: a run with a subgraph a client can join
+/// while it is live.
+async fn done(s: Arc<Nest>) -> NestUpdate {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
+}
+
 fn pair() -> agent_state::graph::Graph<Pair> {
     StateGraph::<Pair>::new()
         .add_node("first", |s: &Pair| {
@@ -140,9 +147,7 @@ fn nest() -> agent_state::graph::Graph<Nest> {
         .expect("inner graph");
     StateGraph::<Nest>::new()
         .add_node("child", inner)
-        .add_node("done", |s: &Nest| {
-            NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
-        })
+        .add_node("done", done)
         .add_edge(START, "child")
         .add_edge("child", "done")
         .add_edge("done", END)
