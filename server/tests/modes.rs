@@ -82,7 +82,8 @@ fn normalise(value: &Value, key: Option<&str>) -> Value {
                 let empty = matches!(v, Value::Null)
                     || v.as_object().is_some_and(Map::is_empty)
                     || v.as_array().is_some_and(Vec::is_empty);
-                !OFFICIAL_ONLY.contains(&k.as_str()) && !(message && empty)
+                let dropped = OFFICIAL_ONLY.contains(&k.as_str()) || (message && empty);
+                !dropped
             });
             Value::Object(
                 kept.map(|(k, v)| (k.clone(), normalise(v, Some(k))))
