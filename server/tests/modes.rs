@@ -190,6 +190,27 @@ async fn messages_stream_each_message_as_it_builds_up() {
     server.stop().await;
 }
 
+/// `messages`: a message a node returns whole (no piece of it streamed)
+/// comes once, complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_returned_whole_streams_complete() {
+    let server = start(&fresh_db()).await;
+    let body = stream(
+        &server.base,
+        "reply",
+        json!(["messages"]),
+        chat_input(),
+        false,
+    )
+    .await;
+    let (ours, theirs) = (normalised(&body), official("messages_complete"));
+    assert_eq!(names(&ours), ["messages/metadata", "messages/complete"]);
+    assert_eq!(names(&ours), names(&theirs));
+    assert_eq!(ours[1], theirs[1]);
+    assert_eq!(support::frames(&body)[2].1[0]["content"], "done");
+    server.stop().await;
+}
+
 /// With `messages-tuple` beside `messages`, the official server streams
 /// the tuples alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

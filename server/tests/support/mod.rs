@@ -124,6 +124,17 @@ async fn done(s: Arc<Nest>) -> NestUpdate {
     NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
 }
 
+/// A chat whose node returns its answer whole, streaming nothing.
+fn reply() -> agent_state::graph::Graph<Chat> {
+    StateGraph::<Chat>::new()
+        .add_node("say", |_: &Chat| {
+            ChatUpdate::new().message(ai("done").with_id("m2"))
+        })
+        .add_edge(START, "say")
+        .compile()
+        .expect("reply graph")
+}
+
 fn pair() -> agent_state::graph::Graph<Pair> {
     StateGraph::<Pair>::new()
         .add_node("first", |s: &Pair| {
@@ -196,6 +207,7 @@ pub fn server(db: &PathBuf) -> Server {
         .database(db)
         .graph("countdown", countdown)
         .graph("pair", pair())
+        .graph("reply", reply())
         .graph("nest", nest())
         .graph("chat", chat)
         .graph("approval", approval)

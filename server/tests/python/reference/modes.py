@@ -56,3 +56,14 @@ b.add_node("done", lambda s: {"n": s["n"] * 10})
 b.add_edge(START, "child")
 b.add_edge("child", "done")
 nest = b.compile()
+
+
+def say(state: MessagesState):
+    """Returns a message whole: no model call streams it."""
+    return {"messages": [AIMessage(content="done", id="m2")]}
+
+
+b = StateGraph(MessagesState)
+b.add_node("say", say)
+b.add_edge(START, "say")
+reply = b.compile()

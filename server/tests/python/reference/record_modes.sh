@@ -20,6 +20,7 @@ record() { # name graph modes input [more body]
 chat='{"messages": [{"type": "human", "content": "hi"}]}'
 record debug pair '["debug"]' '{"topic": "x"}'
 record messages_values chat '["messages", "values"]' "$chat"
+record messages_complete reply '["messages"]' "$chat"
 record several chat '["messages", "values", "messages-tuple"]' "$chat"
 record events_pair pair '["events"]' '{"topic": "x"}'
 record events_chat chat '["events"]' "$chat"
