@@ -191,7 +191,12 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         thread_id: String,
         mut spec: RunSpec,
     ) -> Result<BoxStream<'static, RunEvent>, String> {
-        let asked = spec.input.clone().unwrap_or_default();
+        // What the run was given, as `events` shows it: a resume as the
+        // `Command` it is.
+        let asked = match &spec.resume {
+            Some(r) => json!({"graph": null, "update": null, "resume": r, "goto": null}),
+            None => spec.input.clone().unwrap_or_default(),
+        };
         let input = read_input::<S>(&mut spec)?;
         let graph = Arc::clone(&self.0);
         // `events` reads a subgraph's tasks whether or not the client

@@ -5,7 +5,9 @@
 
 use std::borrow::Cow;
 
-use agent_state::graph::{GraphError, GraphState, StreamEvent, StreamMode, SubgraphEvent};
+use agent_state::graph::{
+    GraphError, GraphState, MessageEvent, StreamEvent, StreamMode, SubgraphEvent,
+};
 use agent_state::MessageChunk;
 use serde_json::{Map, Value};
 
@@ -25,6 +27,8 @@ pub(crate) struct Wire {
     subgraphs: bool,
     partial: Partial,
     events: Option<Events>,
+    /// `updates` held back until their task's end (`events` on).
+    held: Vec<RunEvent>,
 }
 
 fn event(name: impl Into<Cow<'static, str>>, data: Value) -> RunEvent {
@@ -53,20 +57,39 @@ impl Wire {
             subgraphs,
             partial: Partial::default(),
             events,
+            held: Vec::new(),
         };
         (wire, opening)
     }
 
-    /// What one event of the runtime's stream sends.
+    /// What one event of the runtime's stream sends. With `events` on, a
+    /// task's `updates` wait for its end, so they follow its node's
+    /// `on_chain_end` as on the official server.
     pub(crate) fn translate<S: GraphState>(
         &mut self,
         item: Result<StreamEvent<S>, GraphError>,
     ) -> Vec<RunEvent> {
-        let ev = match item {
-            Err(error) => return vec![RunEvent::Failed(error_json(&error))],
-            Ok(ev) => ev,
+        let (mut sent, ended) = match &item {
+            Err(error) => (vec![RunEvent::Failed(error_json(error))], false),
+            Ok(ev @ StreamEvent::Updates { .. }) if self.events.is_some() => {
+                let mut update = self.send(ev);
+                self.held.append(&mut update);
+                return update;
+            }
+            Ok(ev) => (self.send(ev), matches!(ev, StreamEvent::TaskEnd { .. })),
         };
-        match &ev {
+        if ended {
+            sent.append(&mut self.held);
+        } else if !self.held.is_empty() {
+            let mut out = std::mem::take(&mut self.held);
+            out.append(&mut sent);
+            sent = out;
+        }
+        sent
+    }
+
+    fn send<S: GraphState>(&mut self, ev: &StreamEvent<S>) -> Vec<RunEvent> {
+        match ev {
             StreamEvent::End(out) => {
                 let output = out.state.to_output_json();
                 let mut sent: Vec<RunEvent> = (self.events.iter())
@@ -80,22 +103,29 @@ impl Wire {
                 sent
             }
             StreamEvent::Subgraph(sub) => self.subgraph(sub),
-            StreamEvent::Message(m) => {
-                let pair = message_with_meta(ev.to_json(), &self.meta);
-                let mut sent = self.messages(pair, "messages".into());
-                if let (Some(events), None) = (&mut self.events, &m.message) {
-                    let made = events.message(&[], &m.task, m.chunk.clone());
-                    sent.extend(made.into_iter().map(|e| event("events", e)));
-                }
-                sent
-            }
-            StreamEvent::TaskStart { .. } | StreamEvent::TaskEnd { .. } => self.task(&ev),
+            StreamEvent::Message(m) => self.message(ev, m),
+            StreamEvent::TaskStart { .. } | StreamEvent::TaskEnd { .. } => self.task(ev),
             StreamEvent::Debug { .. } => vec![event("debug", debug_json(ev.to_json(), &self.meta))],
-            _ => wire(&ev, &self.meta)
+            _ => wire(ev, &self.meta)
                 .map(|(name, data)| event(name, data))
                 .into_iter()
                 .collect(),
         }
+    }
+
+    /// A message of the run's own graph: the message modes, and its chat
+    /// model's events (a message returned whole made no model call).
+    fn message<S: GraphState>(&mut self, ev: &StreamEvent<S>, m: &MessageEvent) -> Vec<RunEvent> {
+        let mut sent = Vec::new();
+        if self.modes.partial || self.modes.streams(StreamMode::Messages) {
+            let pair = message_with_meta(ev.to_json(), &self.meta);
+            sent = self.messages(pair, "messages".into());
+        }
+        if let (Some(events), None) = (&mut self.events, &m.message) {
+            let made = events.message(&[], &m.task, m.chunk.clone());
+            sent.extend(made.into_iter().map(|e| event("events", e)));
+        }
+        sent
     }
 
     /// A message pair: the tuple (`messages-tuple`, under `name`) and the

@@ -306,6 +306,48 @@ async fn events_reach_into_a_subgraph() {
     server.stop().await;
 }
 
+/// `events` of a run that pauses on an interrupt (the paused node has no
+/// end) and of its resume (its input the `Command`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_of_a_pause_and_its_resume() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    let (_, thread) = post(&c, format!("{b}/threads"), json!({})).await;
+    let url = format!(
+        "{b}/threads/{}/runs/stream",
+        thread["thread_id"].as_str().unwrap()
+    );
+    let modes = json!(["events", "updates"]);
+    let first = json!({"assistant_id": "approval", "input": {"topic": "x"}, "stream_mode": modes});
+    let then =
+        json!({"assistant_id": "approval", "command": {"resume": true}, "stream_mode": modes});
+    for (run, recorded) in [(first, "events_approval"), (then, "events_approval_resume")] {
+        let body = c
+            .post(&url)
+            .json(&run)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let mut ours = normalised(&body);
+        // Our states hold every field, `approved`'s default too.
+        for (_, e) in &mut ours {
+            for key in ["input", "output"] {
+                let at = e.pointer_mut(&format!("/data/{key}"));
+                if let Some(Value::Object(state)) = at {
+                    if state.get("approved") == Some(&json!(false)) {
+                        state.remove("approved");
+                    }
+                }
+            }
+        }
+        assert_eq!(ours, official(recorded), "{recorded}");
+    }
+    server.stop().await;
+}
+
 /// `stream_subgraphs`: a subgraph's events under `mode|node:task`, in
 /// the order the official server sends them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,10 +8,12 @@
 set -euo pipefail
 B="${B:-http://127.0.0.1:2024}"
 out="$(cd "$(dirname "$0")/../../fixtures" && pwd)"
+new_thread() {
+    curl -sf -X POST "$B/threads" -H 'content-type: application/json' -d '{}' |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["thread_id"])'
+}
 record() { # name graph modes input [more body]
-    local thread
-    thread=$(curl -sf -X POST "$B/threads" -H 'content-type: application/json' -d '{}' |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["thread_id"])')
+    thread="${thread_for_next:-$(new_thread)}"
     curl -sf -N -X POST "$B/threads/$thread/runs/stream" -H 'content-type: application/json' \
         -d "{\"assistant_id\": \"$2\", \"stream_mode\": $3, \"input\": $4 ${5:-}}" \
         > "$out/official_mode_$1.sse"
@@ -27,3 +29,7 @@ record events_chat chat '["events"]' "$chat"
 record events_nest nest '["events"]' '{"n": 1}' ', "stream_subgraphs": true'
 record subgraphs nest '["values", "updates"]' '{"n": 1}' ', "stream_subgraphs": true'
 record subgraphs_debug nest '["debug", "messages-tuple", "tasks"]' '{"n": 1}' ', "stream_subgraphs": true'
+# A run that pauses, then its resume on the same thread.
+thread_for_next="$(new_thread)"
+record events_approval approval '["events", "updates"]' '{"topic": "x"}'
+record events_approval_resume approval '["events", "updates"]' 'null' ', "command": {"resume": true}'
