@@ -12,6 +12,17 @@ pub(crate) fn stream_interrupts(interrupts: &[Interrupt]) -> Value {
         .collect()
 }
 
+/// A subgraph's `values` or `updates` with its `__interrupt__` entries
+/// (the runtime's `{id, node, value}`) as a stream shows interrupts.
+pub(crate) fn stream_style_interrupts(mut data: Value) -> Value {
+    if let Some(Value::Array(list)) = data.get_mut("__interrupt__") {
+        for entry in list.iter_mut() {
+            *entry = json!({"value": entry["value"], "id": entry["id"], "response_schema": null});
+        }
+    }
+    data
+}
+
 /// Interrupts as a thread's state shows them.
 pub(crate) fn state_interrupts(interrupts: &[Interrupt]) -> Value {
     interrupts

@@ -12,7 +12,9 @@ use agent_state::MessageChunk;
 use serde_json::{Map, Value};
 
 use crate::astream::Events;
-use crate::events::{debug_json, error_json, message_with_meta, task_metadata, wire};
+use crate::events::{
+    debug_json, error_json, message_with_meta, stream_style_interrupts, task_metadata, wire,
+};
 use crate::modes::Modes;
 use crate::partial::Partial;
 use crate::served::RunEvent;
@@ -194,7 +196,9 @@ impl Wire {
                 vec![event(name, debug_json(sub.to_json(), &self.meta))]
             }
             other => match other.parse::<StreamMode>() {
-                Ok(m) if self.modes.streams(m) => vec![event(name, sub.to_json())],
+                Ok(m) if self.modes.streams(m) => {
+                    vec![event(name, stream_style_interrupts(sub.to_json()))]
+                }
                 _ => vec![],
             },
         }

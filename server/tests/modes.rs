@@ -367,6 +367,38 @@ async fn stream_subgraphs_namespaces_a_subgraphs_events() {
     server.stop().await;
 }
 
+/// A subgraph that pauses streams its interrupt under its namespace as
+/// the official server writes interrupts, then the parent's; its resume
+/// goes on inside the subgraph.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_subgraph_streams_its_interrupt_then_resumes() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    let (_, thread) = post(&c, format!("{b}/threads"), json!({})).await;
+    let tid = thread["thread_id"].as_str().unwrap();
+    let url = format!("{b}/threads/{tid}/runs/stream");
+    let modes = json!(["values", "updates"]);
+    let first = json!({"assistant_id": "ask", "input": {"answer": ""}, "stream_mode": modes,
+                       "stream_subgraphs": true});
+    let then = json!({"assistant_id": "ask", "command": {"resume": "because"},
+                      "stream_mode": modes, "stream_subgraphs": true});
+    for (run, recorded) in [(first, "subgraph_pause"), (then, "subgraph_resume")] {
+        let r = c.post(&url).json(&run).send().await.unwrap();
+        let body = r.text().await.unwrap();
+        assert_eq!(normalised(&body), official(recorded), "{recorded}");
+        let raw = support::frames(&body);
+        let ids: Vec<&Value> = raw
+            .iter()
+            .filter_map(|f| f.1.pointer("/__interrupt__/0/id"))
+            .collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] == w[1]),
+            "one id, the one a resume answers: {ids:?}"
+        );
+    }
+    server.stop().await;
+}
+
 /// `debug`, `tasks` and `messages-tuple` of a subgraph, namespaced: the
 /// official order of events, and the tasks as it sends them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -124,6 +124,37 @@ async fn done(s: Arc<Nest>) -> NestUpdate {
     NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
 }
 
+/// An answer a person gives inside a subgraph: its node pauses.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Asked {
+    pub answer: String,
+}
+
+/// The graph that runs `Asked`'s subgraph.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Ask {
+    #[state(flatten)]
+    pub asked: Asked,
+}
+
+fn question(_: &Asked, ctx: &NodeContext) -> Result<AskedUpdate, BoxError> {
+    let answer: String = ctx.interrupt(serde_json::json!({"question": "why?"}))?;
+    Ok(AskedUpdate::new().answer(answer))
+}
+
+fn ask() -> agent_state::graph::Graph<Ask> {
+    let inner = StateGraph::<Asked>::new()
+        .add_node("question", question)
+        .add_edge(START, "question")
+        .compile()
+        .expect("question graph");
+    StateGraph::<Ask>::new()
+        .add_node("child", inner)
+        .add_edge(START, "child")
+        .compile()
+        .expect("ask graph")
+}
+
 /// A chat whose node returns its answer whole, streaming nothing.
 fn reply() -> agent_state::graph::Graph<Chat> {
     StateGraph::<Chat>::new()
@@ -207,6 +238,7 @@ pub fn server(db: &PathBuf) -> Server {
         .database(db)
         .graph("countdown", countdown)
         .graph("pair", pair())
+        .graph("ask", ask())
         .graph("reply", reply())
         .graph("nest", nest())
         .graph("chat", chat)

@@ -12,6 +12,7 @@ from typing import Annotated
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 
@@ -67,3 +68,23 @@ b = StateGraph(MessagesState)
 b.add_node("say", say)
 b.add_edge(START, "say")
 reply = b.compile()
+
+
+class Asked(TypedDict):
+    answer: str
+
+
+def question(state: Asked):
+    """Pauses inside the subgraph until a person answers."""
+    return {"answer": interrupt({"question": "why?"})}
+
+
+b = StateGraph(Asked)
+b.add_node("question", question)
+b.add_edge(START, "question")
+inner_ask = b.compile()
+
+b = StateGraph(Asked)
+b.add_node("child", inner_ask)
+b.add_edge(START, "child")
+ask = b.compile()

@@ -33,3 +33,7 @@ record subgraphs_debug nest '["debug", "messages-tuple", "tasks"]' '{"n": 1}' ',
 thread_for_next="$(new_thread)"
 record events_approval approval '["events", "updates"]' '{"topic": "x"}'
 record events_approval_resume approval '["events", "updates"]' 'null' ', "command": {"resume": true}'
+# A subgraph that pauses, then its resume.
+thread_for_next="$(new_thread)"
+record subgraph_pause ask '["values", "updates"]' '{"answer": ""}' ', "stream_subgraphs": true'
+record subgraph_resume ask '["values", "updates"]' 'null' ', "command": {"resume": "because"}, "stream_subgraphs": true'
