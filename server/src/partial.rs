@@ -38,7 +38,9 @@ impl Partial {
                 return vec![];
             }
         };
-        let id = chunk.id.clone().unwrap_or_default();
+        // Pieces without an id are one message per task.
+        let task = pair[1]["langgraph_task"].as_str().unwrap_or_default();
+        let id = chunk.id.clone().unwrap_or_else(|| format!("task:{task}"));
         let mut out = Vec::with_capacity(2);
         if let Some(so_far) = self.messages.get_mut(&id) {
             if let Err(error) = so_far.add(chunk) {
@@ -88,4 +90,53 @@ pub(crate) fn full_message(mut message: Value) -> Value {
         _ => {}
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(text: &str, kind: &str) -> Value {
+        json!([{"type": kind, "content": text, "id": "m1"}, {"langgraph_node": "n"}])
+    }
+
+    #[test]
+    fn pieces_add_up_and_the_metadata_comes_once() {
+        let mut partial = Partial::default();
+        let first = partial.push(&piece("hel", "AIMessageChunk"));
+        let names: Vec<_> = first.iter().map(|e| e.0).collect();
+        assert_eq!(names, ["messages/metadata", "messages/partial"]);
+        assert_eq!(
+            first[0].1,
+            json!({"m1": {"metadata": {"langgraph_node": "n"}}})
+        );
+        let second = partial.push(&piece("lo", "AIMessageChunk"));
+        assert_eq!(second.len(), 1);
+        assert_eq!(second[0].1[0]["content"], "hello");
+        assert_eq!(second[0].1[0]["type"], "ai");
+        assert_eq!(second[0].1[0]["tool_calls"], json!([]));
+    }
+
+    #[test]
+    fn a_piece_that_does_not_add_up_is_skipped() {
+        let mut partial = Partial::default();
+        partial.push(&piece("hi", "AIMessageChunk"));
+        assert!(partial.push(&piece("x", "ToolMessageChunk")).is_empty());
+        assert!(partial.push(&json!([{"type": "nonsense"}, {}])).is_empty());
+        assert!(partial.push(&json!("not a pair")).is_empty());
+        let next = partial.push(&piece("!", "AIMessageChunk"));
+        assert_eq!(
+            next[0].1[0]["content"], "hi!",
+            "the message as it was, then on"
+        );
+    }
+
+    #[test]
+    fn a_whole_message_is_complete() {
+        let mut partial = Partial::default();
+        let sent = partial.push(&json!([{"type": "ai", "content": "done", "id": "m2"}, {}]));
+        assert_eq!(sent[1].0, "messages/complete");
+        assert_eq!(sent[1].1[0]["content"], "done");
+        assert_eq!(sent[1].1[0]["usage_metadata"], Value::Null);
+    }
 }
