@@ -191,11 +191,12 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         thread_id: String,
         mut spec: RunSpec,
     ) -> Result<BoxStream<'static, RunEvent>, String> {
-        // What the run was given, as `events` shows it: a resume as the
-        // `Command` it is.
-        let asked = match &spec.resume {
-            Some(r) => json!({"graph": null, "update": null, "resume": r, "goto": null}),
-            None => spec.input.clone().unwrap_or_default(),
+        // What the run was given, as `events` shows it (and only it
+        // needs): a resume as the `Command` it is.
+        let asked = match (&spec.resume, spec.modes.events) {
+            (_, false) => Value::Null,
+            (Some(r), true) => json!({"graph": null, "update": null, "resume": r, "goto": null}),
+            (None, true) => spec.input.clone().unwrap_or_default(),
         };
         let input = read_input::<S>(&mut spec)?;
         let graph = Arc::clone(&self.0);
