@@ -197,7 +197,7 @@ impl Wire {
             }
             other => match other.parse::<StreamMode>() {
                 Ok(m) if self.modes.streams(m) => {
-                    vec![event(name, stream_style_interrupts(sub.to_json()))]
+                    vec![event(name, stream_style_interrupts(sub.to_output_json()))]
                 }
                 _ => vec![],
             },

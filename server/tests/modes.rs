@@ -369,7 +369,8 @@ async fn stream_subgraphs_namespaces_a_subgraphs_events() {
 
 /// A subgraph that pauses streams its interrupt under its namespace as
 /// the official server writes interrupts, then the parent's; its resume
-/// goes on inside the subgraph.
+/// goes on inside the subgraph. Its state's private field is in no
+/// `values` event (the fixtures have no such field).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_subgraph_streams_its_interrupt_then_resumes() {
     let server = start(&fresh_db()).await;

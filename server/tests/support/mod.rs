@@ -124,10 +124,14 @@ async fn done(s: Arc<Nest>) -> NestUpdate {
     NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
 }
 
-/// An answer a person gives inside a subgraph: its node pauses.
+/// An answer a person gives inside a subgraph: its node pauses. Its
+/// private field is never streamed.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Asked {
     pub answer: String,
+    #[state(private)]
+    #[state(default = 7)]
+    pub secret: u32,
 }
 
 /// The graph that runs `Asked`'s subgraph.
