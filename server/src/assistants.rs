@@ -18,43 +18,116 @@ use crate::error::ApiError;
 pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/assistants/search", post(search))
+        .route("/assistants/count", post(count))
         .route("/assistants/{id}", get(one))
         .route("/assistants/{id}/graph", get(graph))
         .route("/assistants/{id}/schemas", get(schemas))
 }
 
-/// `POST /assistants/search`'s body.
+/// `POST /assistants/search`'s (and `/count`'s) body.
 #[derive(Deserialize)]
 struct Search {
     graph_id: Option<String>,
+    name: Option<String>,
     #[serde(default)]
     metadata: Map<String, Value>,
     limit: Option<usize>,
     offset: Option<usize>,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    #[serde(default)]
+    select: Vec<String>,
 }
 
-async fn search(State(app): State<Arc<App>>, JsonBody(q): JsonBody<Search>) -> Response {
-    // Every assistant's metadata is `{"created_by": "system"}`.
-    let system = json!("system");
+/// The keys `sort_by` may name (the official server's).
+const SORT_KEYS: [&str; 5] = [
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "name",
+    "graph_id",
+];
+
+/// The assistants a search matches: by graph, by name (a part of it, any
+/// case) and by metadata (every assistant's is `{"created_by":
+/// "system"}`), in the order asked.
+fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+    let name = q.name.as_ref().map(|n| n.to_lowercase());
     let matches = |a: &&crate::app::Assistant| {
+        let meta = a.to_json()["metadata"].clone();
         q.graph_id.as_ref().is_none_or(|g| *g == a.graph_id)
-            && q.metadata
-                .iter()
-                .all(|(k, v)| k == "created_by" && *v == system)
+            && name
+                .as_ref()
+                .is_none_or(|n| a.graph_id.to_lowercase().contains(n))
+            && q.metadata.iter().all(|(k, v)| meta.get(k) == Some(v))
     };
-    let found: Vec<Value> = app
+    let mut found: Vec<Value> = app
         .assistants
         .values()
         .filter(matches)
         .map(|a| a.to_json())
         .collect();
+    let key = q.sort_by.as_deref().unwrap_or("created_at");
+    if !SORT_KEYS.contains(&key) {
+        return Err(ApiError::Invalid(format!(
+            "sort_by: `{key}` is not one of {}",
+            SORT_KEYS.join(", ")
+        )));
+    }
+    let descending = match q.sort_order.as_deref().unwrap_or("desc") {
+        "asc" => false,
+        "desc" => true,
+        other => {
+            return Err(ApiError::Invalid(format!(
+                "sort_order: `{other}` is not one of \"asc\", \"desc\""
+            )))
+        }
+    };
+    let text = |v: &Value| v[key].as_str().unwrap_or_default().to_owned();
+    found.sort_by_key(text);
+    if descending {
+        found.reverse();
+    }
+    Ok(found)
+}
+
+/// Only the `select`ed keys of an assistant (all when none is named).
+fn selected(a: Value, select: &[String]) -> Result<Value, ApiError> {
+    let Value::Object(all) = a else { return Ok(a) };
+    if select.is_empty() {
+        return Ok(Value::Object(all));
+    }
+    let mut out = Map::new();
+    for key in select {
+        let value = all.get(key).ok_or_else(|| {
+            ApiError::Invalid(format!("select: `{key}` is not a field of an assistant"))
+        })?;
+        out.insert(key.clone(), value.clone());
+    }
+    Ok(Value::Object(out))
+}
+
+async fn search(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Response, ApiError> {
+    let found = matching(&app, &q)?;
     let total = found.len();
-    let page: Vec<Value> = found
+    let page = found
         .into_iter()
         .skip(q.offset.unwrap_or(0))
         .take(q.limit.unwrap_or(10))
-        .collect();
-    paginated(page, total)
+        .map(|a| selected(a, &q.select))
+        .collect::<Result<Vec<Value>, ApiError>>()?;
+    Ok(paginated(page, total))
+}
+
+/// `POST /assistants/count`: how many assistants a search would find.
+async fn count(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Json<usize>, ApiError> {
+    Ok(Json(matching(&app, &q)?.len()))
 }
 
 /// A list with its `x-pagination-total` header.

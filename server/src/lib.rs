@@ -87,6 +87,8 @@ mod access;
 mod app;
 mod assistants;
 mod body;
+mod control;
+mod copy;
 mod cors;
 mod error;
 mod events;

@@ -41,7 +41,7 @@ pub(crate) fn start(
     let assistant = app.run_assistant(&body.assistant_id)?;
     same_graph(app, &thread_id, assistant)?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
-    refuse_unserved(&body)?;
+    let control = crate::control::read(&body, assistant)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
     let resumable = body.stream_resumable.unwrap_or(false);
     let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
@@ -51,6 +51,7 @@ pub(crate) fn start(
         resume: body.command.as_ref().and_then(|c| c.resume.clone()),
         modes,
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
+        control,
     };
     let saver = Arc::clone(&app.saver);
     let events = assistant
@@ -65,14 +66,18 @@ pub(crate) fn start(
     let row = run_row(assistant, &thread_id, &run_id, &body, mode_names, temporary);
     app.store.insert_run(&row)?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
-    if body.multitask_strategy.as_deref() == Some("interrupt") {
-        // The runs holding the thread stop at their next event.
-        app.cancel_thread_runs(&thread_id);
+    match body.multitask_strategy.as_deref() {
+        // The runs holding the thread stop at their next event (and are
+        // deleted with what they wrote, for `rollback`).
+        Some("interrupt") => drop(app.cancel_thread_runs(&thread_id, false)),
+        Some("rollback") => drop(app.cancel_thread_runs(&thread_id, true)),
+        _ => {}
     }
     let job = Job {
         app: Arc::clone(app),
         graph: Arc::clone(&assistant.graph),
         cancel: Arc::default(),
+        rollback: Arc::default(),
         run_id,
         thread_id,
         temporary,
@@ -101,6 +106,7 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         thread_id: job.thread_id.clone(),
         outcome: done.clone(),
         cancel: Arc::clone(&job.cancel),
+        rollback: Arc::clone(&job.rollback),
         log: Arc::clone(&job.log),
     };
     job.app.register_run(&run_id, running);
@@ -141,36 +147,9 @@ fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
     }
 }
 
-/// Refuses what a request asks and this server does not do yet, rather
-/// than ignoring it.
-fn refuse_unserved(body: &RunCreate) -> Result<(), ApiError> {
-    let unserved = |what: &str| {
-        Err(ApiError::Invalid(format!(
-            "{what} is not supported by this server yet"
-        )))
-    };
-    if let Some(c) = &body.command {
-        if c.update.as_ref().is_some_and(|v| !v.is_null()) {
-            return unserved("command.update");
-        }
-        if c.goto.as_ref().is_some_and(|v| !v.is_null()) {
-            return unserved("command.goto");
-        }
-    }
-    for (name, value) in [
-        ("interrupt_before", &body.interrupt_before),
-        ("interrupt_after", &body.interrupt_after),
-        ("checkpoint_id", &body.checkpoint_id),
-    ] {
-        if value.as_ref().is_some_and(|v| !v.is_null()) {
-            return unserved(name);
-        }
-    }
-    Ok(())
-}
-
 /// The thread for this run under `multitask_strategy`: `reject` (409 when
-/// another run holds it) or `enqueue` (the default: wait for it).
+/// another run holds it), `enqueue` (the default: wait for it),
+/// `interrupt` or `rollback` (stop the runs holding it, then take it).
 fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
     let lock = app.thread_lock(thread_id);
     match strategy.unwrap_or("enqueue") {
@@ -181,13 +160,9 @@ fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn,
                     .to_owned(),
             )
         }),
-        // The runs holding the thread are stopped once this one is
-        // recorded (`start`), then it takes the thread.
-        "interrupt" => Ok(Turn::Wait(lock)),
-        "rollback" => Err(ApiError::Invalid(format!(
-            "multitask_strategy: `{}` is not supported by this server yet",
-            strategy.unwrap_or_default()
-        ))),
+        // The runs holding the thread are stopped (and rolled back) once
+        // this one is recorded (`start`), then it takes the thread.
+        "interrupt" | "rollback" => Ok(Turn::Wait(lock)),
         other => Err(ApiError::Invalid(format!(
             "multitask_strategy: `{other}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
         ))),

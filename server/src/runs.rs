@@ -29,7 +29,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
         .route("/threads/{id}/runs/stream", post(thread_stream))
         .route("/threads/{id}/runs/wait", post(thread_wait))
-        .route("/threads/{id}/runs/{run_id}", get(one))
+        .route("/threads/{id}/runs/{run_id}", get(one).delete(delete))
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
 }
@@ -57,12 +57,16 @@ pub(crate) struct RunCreate {
     #[serde(default)]
     pub checkpoint_id: Option<Value>,
     #[serde(default)]
+    pub checkpoint: Option<Value>,
+    #[serde(default)]
+    pub durability: Option<Value>,
+    #[serde(default)]
     pub on_disconnect: Option<String>,
     #[serde(default)]
     pub stream_resumable: Option<bool>,
 }
 
-/// `command`: only `resume` is served yet.
+/// `command`: a resume value, or an update and the nodes to go to.
 #[derive(Deserialize)]
 pub(crate) struct Command {
     #[serde(default)]
@@ -94,12 +98,33 @@ fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
     }
 }
 
+/// A run from a checkpoint the thread does not have is a 404 naming it,
+/// before anything is stored.
+async fn check_checkpoint(app: &App, thread_id: &str, body: &RunCreate) -> Result<(), ApiError> {
+    let Some(from) = crate::control::checkpoint(body)? else {
+        return Ok(());
+    };
+    let Ok(assistant) = app.run_assistant(&body.assistant_id) else {
+        // The run is refused for its assistant when it starts.
+        return Ok(());
+    };
+    let snap = assistant.graph.state_at(&*app.saver, thread_id, from).await;
+    match snap {
+        Ok(s) if s.checkpoint.is_some() => Ok(()),
+        Ok(_) | Err(agent_state::graph::GraphError::Checkpoint(_)) => Err(ApiError::NotFound(
+            format!("Checkpoint {} not found in thread {thread_id}", from.0),
+        )),
+        Err(e) => Err(ApiError::Internal(e.to_string())),
+    }
+}
+
 async fn thread_stream(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     run_thread(&app, &id, &body)?;
+    check_checkpoint(&app, &id, &body).await?;
     let started = start(&app, id.clone(), body, false, true)?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
@@ -111,6 +136,7 @@ async fn thread_wait(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     run_thread(&app, &id, &body)?;
+    check_checkpoint(&app, &id, &body).await?;
     let started = start(&app, id.clone(), body, false, false)?;
     Ok(wait_response(started, &id).await)
 }
@@ -180,6 +206,7 @@ async fn background(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     run_thread(&app, &id, &body)?;
+    check_checkpoint(&app, &id, &body).await?;
     let started = start(&app, id.clone(), body, false, false)?;
     let run = app.store.run(&id, &started.run_id)?;
     let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
@@ -244,6 +271,30 @@ async fn one(
         .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
 }
 
+/// `DELETE /threads/{id}/runs/{run_id}`: the run's record goes (a run
+/// that has not ended is stopped first, the thread keeping what it
+/// stored); 204, or 404 for a run the thread does not have.
+async fn delete(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    if !is_uuid(&id) {
+        return Err(ApiError::not_uuid("thread"));
+    }
+    if !is_uuid(&run_id) {
+        return Err(ApiError::not_uuid("run"));
+    }
+    if app.store.run(&id, &run_id)?.is_none() {
+        return Err(ApiError::NotFound("Run not found".to_owned()));
+    }
+    if let Some(done) = app.running_run(&run_id) {
+        app.cancel_run(&id, &run_id, false);
+        outcome_of(done).await;
+    }
+    app.store.delete_run(&run_id)?;
+    Ok(axum::http::StatusCode::NO_CONTENT.into_response())
+}
+
 /// A query string's values by name (read by hand: clients send booleans
 /// as `1` and `true`, and a bad value is a 422 naming it).
 type QueryMap = Query<std::collections::HashMap<String, String>>;
@@ -269,7 +320,9 @@ fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
 
 /// `POST /threads/{id}/runs/{run_id}/cancel`: the run stops at its next
 /// event (or before it starts, if queued), the thread at its last stored
-/// step; 202. With `wait=true`, answered once it stopped.
+/// step; with `action=rollback` the run and the steps it stored are
+/// deleted, the thread back as it was before it. 202; with `wait=true`,
+/// answered once it stopped.
 async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -277,16 +330,17 @@ async fn cancel(
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id)?;
     let wait = flag(&q, "wait")?;
-    match q.get("action").map_or("interrupt", String::as_str) {
-        "interrupt" => {}
+    let rollback = match q.get("action").map_or("interrupt", String::as_str) {
+        "interrupt" => false,
+        "rollback" => true,
         other => {
             return Err(ApiError::Invalid(format!(
-                "action: `{other}` is not supported by this server yet; use \"interrupt\""
+                "action: `{other}` is not one of \"interrupt\", \"rollback\""
             )))
         }
-    }
+    };
     let outcome = app.running_run(&run_id);
-    if !app.cancel_run(&id, &run_id) {
+    if !app.cancel_run(&id, &run_id, rollback) {
         return Err(ApiError::NotFound(format!(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));

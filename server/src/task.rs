@@ -1,7 +1,10 @@
 //! A run's task: waits for its thread, drives the run, frames each event
 //! for the client while it listens, and records how the run ended.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use agent_state::checkpoint::CheckpointId;
 
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::Interrupt;
@@ -9,6 +12,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch, Mutex, Notify, OwnedMutexGuard};
 
 use crate::app::App;
+use crate::copy::rewind;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
 use crate::log::RunLog;
@@ -35,11 +39,18 @@ pub(crate) struct Job {
     /// Told when the run is to stop (a cancel, or a run of the
     /// `interrupt` strategy); a permit is kept if it is not listening yet.
     pub cancel: Arc<Notify>,
+    /// Set when the stop rolls the run back (the `rollback` strategy or
+    /// cancel action): the run and what it wrote are deleted.
+    pub rollback: Arc<AtomicBool>,
     /// Its events, for clients that join its stream.
     pub log: Arc<RunLog>,
     /// Whether its client's frames carry ids (`stream_resumable`).
     pub resumable: bool,
 }
+
+/// The thread's head before the run wrote (`None`: no checkpoint yet);
+/// `Err` when it could not be read.
+type Base = Result<Option<CheckpointId>, ()>;
 
 /// What the run does next.
 enum Next {
@@ -60,10 +71,14 @@ pub(crate) async fn drive(
     let mut output =
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
     let Some(_turn) = job.wait_turn(turn).await else {
-        job.finish(&done, output, Some("cancelled while queued"))
+        let base = job.head().await;
+        job.finish(&done, output, Some("cancelled while queued"), base)
             .await;
         return;
     };
+    // Where the thread stands before the run writes: what a rollback
+    // returns it to.
+    let base = job.head().await;
     job.record_status("running");
     let stop = loop {
         let event = match job.next(&mut events, &frames).await {
@@ -102,7 +117,7 @@ pub(crate) async fn drive(
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
     drop(events);
-    job.finish(&done, output, stop).await;
+    job.finish(&done, output, stop, base).await;
 }
 
 impl Job {
@@ -149,6 +164,56 @@ impl Job {
         }
     }
 
+    /// The thread's head checkpoint now; `Err` when it cannot be read.
+    async fn head(&self) -> Base {
+        let head = self.app.saver.head(&self.thread_id).await;
+        head.map(|h| h.map(|h| h.meta.id)).map_err(|_| ())
+    }
+
+    /// A run stopped by a rollback: its steps are taken off the thread,
+    /// which is again as it was at `base`, and its record is deleted.
+    async fn rolled_back(&self, base: Base) {
+        let saver = &*self.app.saver;
+        let rewound = match base {
+            Ok(base) => rewind(saver, &self.thread_id, base)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(()) => Err("its thread's head could not be read".to_owned()),
+        };
+        if let Err(error) = rewound {
+            tracing::error!(run_id = %self.run_id, %error, "could not roll a run back");
+        }
+        let snapshot = self.graph.state(saver, &self.thread_id).await;
+        match snapshot {
+            Ok(s) if s.checkpoint.is_some() => {
+                let paused = !s.next.is_empty();
+                let status = if paused { "interrupted" } else { "idle" };
+                self.update_thread(status, Some(s.values), None, json!({}));
+            }
+            _ => self.clear_thread(),
+        }
+        if let Err(e) = self.app.store.delete_run(&self.run_id) {
+            tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
+        }
+        tracing::info!(run_id = %self.run_id, "run rolled back");
+    }
+
+    /// The thread has no checkpoint left: idle, with no values.
+    fn clear_thread(&self) {
+        let store = &self.app.store;
+        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
+            return;
+        };
+        thread.values = None;
+        thread.status = "idle".to_owned();
+        thread.error = None;
+        thread.interrupts = json!({});
+        thread.updated_at = now();
+        if let Err(e) = store.save_thread(&thread) {
+            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
+        }
+    }
+
     /// Records a run that was stopped, and its thread as the run left it.
     async fn stopped(&self, why: &str) {
         let snapshot = self.graph.state(&*self.app.saver, &self.thread_id).await;
@@ -168,9 +233,21 @@ impl Job {
     }
 
     /// The run is over: its record, its thread, whoever waits for it.
-    async fn finish(&self, done: &watch::Sender<Option<Value>>, output: Value, stop: Option<&str>) {
-        if let Some(why) = stop {
-            self.stopped(why).await;
+    async fn finish(
+        &self,
+        done: &watch::Sender<Option<Value>>,
+        mut output: Value,
+        stop: Option<&str>,
+        base: Base,
+    ) {
+        match stop {
+            Some(_) if self.rollback.load(Ordering::SeqCst) => {
+                self.rolled_back(base).await;
+                output =
+                    json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}});
+            }
+            Some(why) => self.stopped(why).await,
+            None => {}
         }
         self.cleanup().await;
         self.log.close();

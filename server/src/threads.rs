@@ -33,6 +33,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/state", get(state).post(update_state))
         .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
         .route("/threads/{id}/history", post(history))
+        .route("/threads/{id}/copy", post(copy))
 }
 
 /// A thread as the API shows it: `error` and `interrupts` once it ran.
@@ -140,7 +141,7 @@ async fn patch(
 /// event), then the thread, its runs and its checkpoints are deleted; 204.
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     path_thread(&app, &id)?;
-    app.cancel_thread_runs(&id);
+    app.cancel_thread_runs(&id, false);
     let lock = app.thread_lock(&id);
     let _held = lock.lock().await;
     app.store.delete_thread(&id)?;
@@ -293,32 +294,104 @@ struct History {
     #[serde(default)]
     before: Value,
     #[serde(default)]
+    checkpoint: Value,
+    #[serde(default)]
     metadata: Map<String, Value>,
 }
 
+/// Where a history starts: below `before`, or at `checkpoint` (both as
+/// `{"checkpoint_id"}` or `{"configurable": {"checkpoint_id"}}`). `None`
+/// inside: from the head; `Some(None)`: an id this thread cannot have,
+/// so nothing.
+fn history_start(body: &History) -> Result<Option<Option<CheckpointId>>, ApiError> {
+    if let Some(id) = checkpoint_in("before", &body.before)? {
+        return Ok(Some(id.parse().ok().map(CheckpointId)));
+    }
+    if let Some(id) = checkpoint_in("checkpoint", &body.checkpoint)? {
+        let id: Option<u64> = id.parse().ok();
+        return Ok(Some(id.and_then(|n| n.checked_add(1)).map(CheckpointId)));
+    }
+    Ok(None)
+}
+
+/// The `checkpoint_id` of a checkpoint config, if it names one.
+fn checkpoint_in<'a>(field: &str, config: &'a Value) -> Result<Option<&'a str>, ApiError> {
+    let map = match config {
+        Value::Null => return Ok(None),
+        Value::Object(map) => map,
+        other => {
+            return Err(ApiError::Invalid(format!(
+                "{field}: `{other}` is not a checkpoint config (an object with `checkpoint_id`)"
+            )))
+        }
+    };
+    let nested = map.get("configurable").and_then(|c| c.get("checkpoint_id"));
+    match nested.or_else(|| map.get("checkpoint_id")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(id)),
+        Some(other) => Err(ApiError::Invalid(format!(
+            "{field}.checkpoint_id: `{other}` is not a string"
+        ))),
+    }
+}
+
+/// `POST /threads/{id}/history`: the thread's states, newest first, up to
+/// `limit` (10), below `before` or from `checkpoint`, those whose metadata
+/// holds every key of `metadata`.
 async fn history(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<History>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let thread = path_thread(&app, &id)?;
-    if !body.before.is_null() || !body.metadata.is_empty() {
-        return Err(ApiError::Invalid(
-            "history: `before` and `metadata` are not supported by this server yet".to_owned(),
-        ));
-    }
+    let start = history_start(&body)?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Ok(Json(Vec::new()));
     };
+    let before = match start {
+        Some(None) => return Ok(Json(Vec::new())),
+        Some(Some(id)) => Some(id),
+        None => None,
+    };
     let limit = body.limit.unwrap_or(10);
+    // A metadata filter reads every state, then keeps `limit` of them.
+    let read = if body.metadata.is_empty() {
+        limit
+    } else {
+        usize::MAX
+    };
     let all = assistant
         .graph
-        .history(&*app.saver, &id, limit)
+        .history(&*app.saver, &id, before, read)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(Json(
-        all.iter()
-            .map(|s| snapshot::to_json(s, &thread.metadata))
-            .collect(),
-    ))
+    let matches = |s: &Value| {
+        let meta = &s["metadata"];
+        body.metadata.iter().all(|(k, v)| meta.get(k) == Some(v))
+    };
+    let states = all.iter().map(|s| snapshot::to_json(s, &thread.metadata));
+    Ok(Json(states.filter(matches).take(limit).collect()))
+}
+
+/// `POST /threads/{id}/copy`: a new thread with the thread's metadata,
+/// state and whole history (its checkpoints copied), answered with the
+/// new thread.
+async fn copy(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let original = path_thread(&app, &id)?;
+    let new_id = new_id();
+    crate::copy::copy_thread(&*app.saver, &id, &new_id, None)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let mut thread = new_thread(new_id, original.metadata.clone());
+    thread.values = original.values;
+    thread.interrupts = original.interrupts;
+    thread.error = original.error;
+    if original.status != "busy" {
+        thread.status = original.status;
+    }
+    app.store.insert_thread(&thread)?;
+    Ok(Json(thread_json(&thread)))
 }
