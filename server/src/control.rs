@@ -11,23 +11,13 @@ use crate::app::Assistant;
 use crate::error::ApiError;
 use crate::runs::RunCreate;
 
-/// Where a `command.goto` sends the run: a node by name, or a node with an
-/// input of its own (a `Send`, `{"node", "input"}`).
-#[derive(Debug, Clone)]
-pub(crate) struct Goto {
-    /// The node.
-    pub node: String,
-    /// Its own input, for a `Send`.
-    pub input: Option<Value>,
-}
-
 /// The run's control options, checked.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Control {
     /// `command.update`: written to the state before the run goes on.
     pub update: Option<Value>,
     /// `command.goto`: the nodes that run next.
-    pub goto: Vec<Goto>,
+    pub goto: Vec<String>,
     /// `checkpoint_id` (or `checkpoint.checkpoint_id`): the run forks the
     /// thread there.
     pub from: Option<CheckpointId>,
@@ -64,9 +54,11 @@ pub(crate) fn read(body: &RunCreate, a: &Assistant) -> Result<Control, ApiError>
     })
 }
 
-/// `command.goto`: a node's name, a `Send`, or a list of either; every
-/// node must be one of the graph's.
-fn gotos(value: &Value, nodes: &[String]) -> Result<Vec<Goto>, ApiError> {
+/// `command.goto`: a node's name or a list of them, each one of the
+/// graph's. A `Send` (`{"node", "input"}`) is refused: whether its node
+/// takes a `Send`'s input is only known once it runs, and a wrong one
+/// would leave the thread unable to go on.
+fn gotos(value: &Value, nodes: &[String]) -> Result<Vec<String>, ApiError> {
     let items: Vec<&Value> = match value {
         Value::Null => return Ok(Vec::new()),
         Value::Array(list) => list.iter().collect(),
@@ -75,25 +67,16 @@ fn gotos(value: &Value, nodes: &[String]) -> Result<Vec<Goto>, ApiError> {
     items.into_iter().map(|item| goto(item, nodes)).collect()
 }
 
-fn goto(item: &Value, nodes: &[String]) -> Result<Goto, ApiError> {
-    let (node, input) = match item {
-        Value::String(node) => (node.clone(), None),
-        Value::Object(send) => match send.get("node") {
-            Some(Value::String(node)) => (node.clone(), send.get("input").cloned()),
-            _ => {
-                return Err(ApiError::Invalid(
-                    "command.goto: a Send needs `node` (a node's name) and `input`".to_owned(),
-                ))
-            }
-        },
-        other => {
-            return Err(ApiError::Invalid(format!(
-                "command.goto: `{other}` is not a node's name, a Send or a list of them"
-            )))
-        }
-    };
-    known(&node, nodes, "command.goto")?;
-    Ok(Goto { node, input })
+fn goto(item: &Value, nodes: &[String]) -> Result<String, ApiError> {
+    match item {
+        Value::String(node) => known(node, nodes, "command.goto").map(|()| node.clone()),
+        Value::Object(_) => Err(ApiError::Invalid(
+            "command.goto: a Send (`{\"node\", \"input\"}`) is not supported by this server yet; name the node".to_owned(),
+        )),
+        other => Err(ApiError::Invalid(format!(
+            "command.goto: `{other}` is not a node's name or a list of them"
+        ))),
+    }
 }
 
 /// A 422 naming `node` when it is not one of the graph's nodes.

@@ -322,7 +322,7 @@ fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
 /// event (or before it starts, if queued), the thread at its last stored
 /// step; with `action=rollback` the run and the steps it stored are
 /// deleted, the thread back as it was before it. 202; with `wait=true`,
-/// answered once it stopped.
+/// 200 with the run's output once it stopped.
 async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -345,10 +345,15 @@ async fn cancel(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));
     }
-    if let (true, Some(done)) = (wait, outcome) {
-        outcome_of(done).await;
+    match (wait, outcome) {
+        // As the official server: the run's output once it stopped (a
+        // rolled-back run has none).
+        (true, Some(done)) => {
+            let output = outcome_of(done).await;
+            Ok(Json(if rollback { json!({}) } else { output }).into_response())
+        }
+        _ => Ok(axum::http::StatusCode::ACCEPTED.into_response()),
     }
-    Ok(axum::http::StatusCode::ACCEPTED.into_response())
 }
 
 /// `GET /threads/{id}/runs/{run_id}/stream`: a run's events from the

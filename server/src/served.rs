@@ -9,8 +9,8 @@ use agent_state::checkpoint::{
 use agent_state::futures::future::{self, BoxFuture};
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
 use agent_state::graph::{
-    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, Send as Sent,
-    StateSnapshot, StreamEvent, StreamModes, END, START,
+    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, StateSnapshot, StreamEvent,
+    StreamModes, END, START,
 };
 use agent_state::{StateInput, StateUpdate};
 use serde_json::{json, Map, Value};
@@ -241,12 +241,7 @@ async fn prepare<S: GraphState>(
             None => Thread::<S, _>::open(saver, thread_id).await?,
         };
         let mut write = NodeWrite::new(START, o.update.take().unwrap_or_default());
-        for goto in &o.control.goto {
-            match &goto.input {
-                Some(input) => write.send.push(Sent::new(goto.node.clone(), input.clone())),
-                None => write.goto.push(goto.node.clone()),
-            }
-        }
+        write.goto = std::mem::take(&mut o.control.goto);
         thread.save_step(Source::Input, [write]).await?;
         return Ok((Input::Resume, None));
     }
