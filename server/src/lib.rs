@@ -118,6 +118,7 @@ mod copy;
 mod cors;
 mod error;
 mod events;
+mod history;
 mod ids;
 mod listen;
 mod log;
