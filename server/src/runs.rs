@@ -98,12 +98,16 @@ fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
     }
 }
 
-/// A run from a checkpoint the thread does not have is a 404 naming it,
-/// before anything is stored.
+/// A run from a checkpoint the thread does not have (a stateless run's
+/// thread has none) is a 404 naming it, before anything is stored.
 async fn check_checkpoint(app: &App, thread_id: &str, body: &RunCreate) -> Result<(), ApiError> {
     let Some(from) = crate::control::checkpoint(body)? else {
         return Ok(());
     };
+    if !is_uuid(thread_id) {
+        // Refused for its id by `run_thread`.
+        return Ok(());
+    }
     let Ok(assistant) = app.run_assistant(&body.assistant_id) else {
         // The run is refused for its assistant when it starts.
         return Ok(());
@@ -123,8 +127,8 @@ async fn thread_stream(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
-    run_thread(&app, &id, &body)?;
     check_checkpoint(&app, &id, &body).await?;
+    run_thread(&app, &id, &body)?;
     let started = start(&app, id.clone(), body, false, true)?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
@@ -135,8 +139,8 @@ async fn thread_wait(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
-    run_thread(&app, &id, &body)?;
     check_checkpoint(&app, &id, &body).await?;
+    run_thread(&app, &id, &body)?;
     let started = start(&app, id.clone(), body, false, false)?;
     Ok(wait_response(started, &id).await)
 }
@@ -146,6 +150,7 @@ async fn stateless_stream(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
+    check_checkpoint(&app, &thread_id, &body).await?;
     // A refused stateless run leaves no lock behind for its thread.
     let started = start(&app, thread_id.clone(), body, true, true)
         .inspect_err(|_| app.drop_lock(&thread_id))?;
@@ -158,6 +163,7 @@ async fn stateless_wait(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
+    check_checkpoint(&app, &thread_id, &body).await?;
     let started = start(&app, thread_id.clone(), body, true, false)
         .inspect_err(|_| app.drop_lock(&thread_id))?;
     Ok(wait_response(started, &thread_id).await)
@@ -205,8 +211,8 @@ async fn background(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
-    run_thread(&app, &id, &body)?;
     check_checkpoint(&app, &id, &body).await?;
+    run_thread(&app, &id, &body)?;
     let started = start(&app, id.clone(), body, false, false)?;
     let run = app.store.run(&id, &started.run_id)?;
     let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;

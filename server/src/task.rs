@@ -48,9 +48,24 @@ pub(crate) struct Job {
     pub resumable: bool,
 }
 
-/// The thread's head before the run wrote (`None`: no checkpoint yet);
-/// `Err` when it could not be read.
-type Base = Result<Option<CheckpointId>, ()>;
+/// A thread's `interrupts`: the pending ones by the node that asked.
+fn by_node(interrupts: &[Interrupt]) -> Value {
+    let mut by_node = Map::new();
+    for i in interrupts {
+        let list = by_node.entry(i.node.clone()).or_insert_with(|| json!([]));
+        if let (Value::Array(list), Value::Array(mine)) =
+            (list, state_interrupts(std::slice::from_ref(i)))
+        {
+            list.extend(mine);
+        }
+    }
+    Value::Object(by_node)
+}
+
+/// The thread's head before the run wrote (`Some(None)`: no checkpoint
+/// yet; `None`: the run never took the thread, so wrote nothing); `Err`
+/// when it could not be read.
+type Base = Result<Option<Option<CheckpointId>>, ()>;
 
 /// What the run does next.
 enum Next {
@@ -71,8 +86,8 @@ pub(crate) async fn drive(
     let mut output =
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
     let Some(_turn) = job.wait_turn(turn).await else {
-        let base = job.head().await;
-        job.finish(&done, output, Some("cancelled while queued"), base)
+        // Another run may hold the thread: nothing of it is this run's.
+        job.finish(&done, output, Some("cancelled while queued"), Ok(None))
             .await;
         return;
     };
@@ -167,15 +182,20 @@ impl Job {
     /// The thread's head checkpoint now; `Err` when it cannot be read.
     async fn head(&self) -> Base {
         let head = self.app.saver.head(&self.thread_id).await;
-        head.map(|h| h.map(|h| h.meta.id)).map_err(|_| ())
+        head.map(|h| Some(h.map(|h| h.meta.id))).map_err(|_| ())
     }
 
     /// A run stopped by a rollback: its steps are taken off the thread,
     /// which is again as it was at `base`, and its record is deleted.
     async fn rolled_back(&self, base: Base) {
+        if let Err(e) = self.app.store.delete_run(&self.run_id) {
+            tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
+        }
+        tracing::info!(run_id = %self.run_id, "run rolled back");
         let saver = &*self.app.saver;
         let rewound = match base {
-            Ok(base) => rewind(saver, &self.thread_id, base)
+            Ok(None) => return,
+            Ok(Some(base)) => rewind(saver, &self.thread_id, base)
                 .await
                 .map_err(|e| e.to_string()),
             Err(()) => Err("its thread's head could not be read".to_owned()),
@@ -188,14 +208,11 @@ impl Job {
             Ok(s) if s.checkpoint.is_some() => {
                 let paused = !s.next.is_empty();
                 let status = if paused { "interrupted" } else { "idle" };
-                self.update_thread(status, Some(s.values), None, json!({}));
+                let interrupts = by_node(&s.interrupts);
+                self.update_thread(status, Some(s.values), None, interrupts);
             }
             _ => self.clear_thread(),
         }
-        if let Err(e) = self.app.store.delete_run(&self.run_id) {
-            tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
-        }
-        tracing::info!(run_id = %self.run_id, "run rolled back");
     }
 
     /// The thread has no checkpoint left: idle, with no values.
@@ -263,21 +280,9 @@ impl Job {
 
     /// The run reached its end or paused: the thread holds its output.
     fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
-        let mut by_task = Map::new();
-        for i in interrupts {
-            let list = by_task.entry(i.node.clone()).or_insert_with(|| json!([]));
-            if let Value::Array(list) = list {
-                list.extend(
-                    state_interrupts(std::slice::from_ref(i))
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-            }
-        }
         let paused = !interrupts.is_empty() || !next.is_empty();
         let status = if paused { "interrupted" } else { "idle" };
-        self.update_thread(status, Some(values), None, Value::Object(by_task));
+        self.update_thread(status, Some(values), None, by_node(interrupts));
         self.record_status("success");
         tracing::info!(run_id = %self.run_id, status, "run finished");
     }

@@ -215,6 +215,18 @@ async fn a_run_from_a_checkpoint_forks_the_thread_there() {
     let detail = refused(&runs, StatusCode::UNPROCESSABLE_ENTITY, bad).await;
     assert!(detail.starts_with("checkpoint_id"), "{detail}");
     assert_eq!(history(&c, b).await, steps, "refusals store nothing");
+    // A thread that does not exist yet has no checkpoint: nothing is
+    // created for the run.
+    let other = "22222222-2222-2222-2222-222222222222";
+    let create =
+        json!({"assistant_id": "approval", "checkpoint_id": "1", "if_not_exists": "create"});
+    let url = format!("{b}/threads/{other}/runs/wait");
+    refused(&url, StatusCode::NOT_FOUND, create.clone()).await;
+    assert_eq!(
+        get(&c, format!("{b}/threads/{other}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    refused(&format!("{b}/runs/wait"), StatusCode::NOT_FOUND, create).await;
     server.stop().await;
 }
 

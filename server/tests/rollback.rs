@@ -100,6 +100,69 @@ async fn a_cancel_with_rollback_returns_the_thread_to_before_the_run() {
     server.stop().await;
 }
 
+/// A queued run rolled back wrote nothing: the run holding the thread
+/// goes on, its steps kept; a thread paused before a rolled-back run is
+/// paused again where it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollback_takes_off_only_what_the_run_wrote() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let holding = long_run(&c, b).await;
+    let queued =
+        json!({"assistant_id": "countdown", "input": {"n": 1}, "multitask_strategy": "enqueue"});
+    let (_, queued) = post(&c, format!("{b}/threads/{THREAD}/runs"), queued).await;
+    let queued = format!(
+        "{b}/threads/{THREAD}/runs/{}",
+        queued["run_id"].as_str().unwrap()
+    );
+    let r = c
+        .post(format!("{queued}/cancel?action=rollback"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    assert_eq!(get(&c, format!("{holding}/join")).await.1, json!({"n": 0}));
+    assert_eq!(get(&c, queued).await.0, StatusCode::NOT_FOUND);
+    let all = values(&c, b, THREAD).await;
+    assert_eq!(
+        all.len(),
+        32,
+        "the input's two steps and thirty ticks: {all:?}"
+    );
+    // Paused at a breakpoint, then a run rolled back: paused again there.
+    let other = "33333333-3333-3333-3333-333333333333";
+    post(&c, format!("{b}/threads"), json!({"thread_id": other})).await;
+    let pause = json!({"assistant_id": "slow", "input": {"n": 1}, "interrupt_before": ["sleepy"]});
+    post(&c, format!("{b}/threads/{other}/runs/wait"), pause).await;
+    let (_, paused) = get(&c, format!("{b}/threads/{other}/state")).await;
+    let go_on = json!({"assistant_id": "slow", "input": null});
+    let (_, run) = post(&c, format!("{b}/threads/{other}/runs"), go_on).await;
+    let run = format!(
+        "{b}/threads/{other}/runs/{}",
+        run["run_id"].as_str().unwrap()
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = c
+        .post(format!("{run}/cancel?action=rollback&wait=true"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::OK,
+        "the run was still in its slow node"
+    );
+    let (_, t) = get(&c, format!("{b}/threads/{other}")).await;
+    assert_eq!(t["status"], "interrupted");
+    let (_, state) = get(&c, format!("{b}/threads/{other}/state")).await;
+    assert_eq!(
+        (&state["values"], &state["next"]),
+        (&paused["values"], &json!(["sleepy"]))
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_is_deleted_by_id() {
     let server = start(&fresh_db()).await;
