@@ -213,11 +213,25 @@ fn run_row(
     metadata.insert("graph_id".into(), json!(a.graph_id));
     metadata.insert("assistant_id".into(), json!(a.id));
     let configurable = json!({"run_id": run_id, "thread_id": thread_id, "graph_id": a.graph_id, "assistant_id": a.id});
+    // The command as it was sent: the keys it had.
+    let command = body.command.as_ref().map(|c| {
+        let keys = [
+            ("resume", &c.resume),
+            ("update", &c.update),
+            ("goto", &c.goto),
+        ];
+        let sent = keys
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_owned(), v.clone()?)));
+        Value::Object(sent.collect())
+    });
+    let durability = body.durability.clone().filter(|d| !d.is_null());
     let kwargs = json!({
-        "input": body.input, "command": body.command.as_ref().map(|c| json!({"resume": c.resume})),
+        "input": body.input, "command": command,
         "config": {"configurable": configurable}, "context": {}, "stream_mode": stream_mode,
-        "interrupt_before": null, "interrupt_after": null, "temporary": temporary,
-        "subgraphs": false, "resumable": false, "durability": "async",
+        "interrupt_before": body.interrupt_before, "interrupt_after": body.interrupt_after,
+        "temporary": temporary, "subgraphs": false, "resumable": false,
+        "durability": durability.unwrap_or_else(|| json!("async")),
     });
     let stamp = now();
     RunRow {
