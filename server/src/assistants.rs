@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use crate::app::App;
 use crate::body::JsonBody;
 use crate::error::ApiError;
+use crate::listing;
 
 /// The routes.
 pub(crate) fn routes() -> Router<Arc<App>> {
@@ -39,7 +40,7 @@ struct Search {
     select: Vec<String>,
 }
 
-/// The keys `sort_by` may name (the official server's).
+/// The fields `sort_by` may name (the official server's).
 const SORT_KEYS: [&str; 5] = [
     "assistant_id",
     "created_at",
@@ -48,63 +49,40 @@ const SORT_KEYS: [&str; 5] = [
     "graph_id",
 ];
 
+/// The fields `select` may name.
+const FIELDS: [&str; 10] = [
+    "assistant_id",
+    "graph_id",
+    "config",
+    "context",
+    "metadata",
+    "name",
+    "created_at",
+    "updated_at",
+    "version",
+    "description",
+];
+
 /// The assistants a search matches: by graph, by name (a part of it, any
 /// case) and by metadata (every assistant's is `{"created_by":
 /// "system"}`), in the order asked.
 fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
     let name = q.name.as_ref().map(|n| n.to_lowercase());
-    let matches = |a: &&crate::app::Assistant| {
-        let meta = a.to_json()["metadata"].clone();
-        q.graph_id.as_ref().is_none_or(|g| *g == a.graph_id)
+    let matches = |a: &Value| {
+        let text = |k: &str| a[k].as_str().unwrap_or_default().to_owned();
+        q.graph_id.as_ref().is_none_or(|g| *g == text("graph_id"))
             && name
                 .as_ref()
-                .is_none_or(|n| a.graph_id.to_lowercase().contains(n))
-            && q.metadata.iter().all(|(k, v)| meta.get(k) == Some(v))
+                .is_none_or(|n| text("name").to_lowercase().contains(n))
+            && q.metadata
+                .iter()
+                .all(|(k, v)| a["metadata"].get(k) == Some(v))
     };
-    let mut found: Vec<Value> = app
-        .assistants
-        .values()
-        .filter(matches)
-        .map(|a| a.to_json())
-        .collect();
-    let key = q.sort_by.as_deref().unwrap_or("created_at");
-    if !SORT_KEYS.contains(&key) {
-        return Err(ApiError::Invalid(format!(
-            "sort_by: `{key}` is not one of {}",
-            SORT_KEYS.join(", ")
-        )));
-    }
-    let descending = match q.sort_order.as_deref().unwrap_or("desc") {
-        "asc" => false,
-        "desc" => true,
-        other => {
-            return Err(ApiError::Invalid(format!(
-                "sort_order: `{other}` is not one of \"asc\", \"desc\""
-            )))
-        }
-    };
-    let text = |v: &Value| v[key].as_str().unwrap_or_default().to_owned();
-    found.sort_by_key(text);
-    if descending {
-        found.reverse();
-    }
+    let all = app.assistants.values().map(crate::app::Assistant::to_json);
+    let mut found: Vec<Value> = all.filter(matches).collect();
+    let (by, order) = (q.sort_by.as_deref(), q.sort_order.as_deref());
+    listing::sort(&mut found, by, order, &SORT_KEYS, "created_at")?;
     Ok(found)
-}
-
-/// Only the `select`ed keys of an assistant (all when none is named).
-fn selected(a: Value, select: &[String]) -> Result<Value, ApiError> {
-    let Value::Object(all) = a else { return Ok(a) };
-    if select.is_empty() {
-        return Ok(Value::Object(all));
-    }
-    let mut out = Map::new();
-    for key in select {
-        let value = all.get(key).ok_or_else(|| {
-            ApiError::Invalid(format!("select: `{key}` is not a field of an assistant"))
-        })?;
-        out.insert(key.clone(), value.clone());
-    }
-    Ok(Value::Object(out))
 }
 
 async fn search(
@@ -117,7 +95,7 @@ async fn search(
         .into_iter()
         .skip(q.offset.unwrap_or(0))
         .take(q.limit.unwrap_or(10))
-        .map(|a| selected(a, &q.select))
+        .map(|a| listing::select(a, &q.select, &FIELDS))
         .collect::<Result<Vec<Value>, ApiError>>()?;
     Ok(paginated(page, total))
 }

@@ -37,7 +37,8 @@
 //!   Schemas;
 //! * assistants searched by graph, name, metadata, sorted and `select`ed,
 //!   and counted;
-//! * threads (create, read, patch, delete, search, count, copy, state,
+//! * threads (create, read, patch, delete, search and count by ids,
+//!   status, metadata and values, sorted and `select`ed, copy, state,
 //!   state at a checkpoint, history: below `before`, from `checkpoint`,
 //!   by `metadata`), their
 //!   status `idle | busy | interrupted | error` with the pending
@@ -104,7 +105,8 @@
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.resume`
 //! together with `command.update` or `command.goto` (send them as two
-//! runs), and a `Send` in `command.goto`. Assistants are one per graph (no
+//! runs), a `Send` in `command.goto`, and a thread search's `extract`.
+//! Assistants are one per graph (no
 //! create or update), and there are no crons or store.
 
 #![warn(missing_docs)]
@@ -121,6 +123,7 @@ mod events;
 mod history;
 mod ids;
 mod listen;
+mod listing;
 mod log;
 mod modes;
 mod runner;

@@ -153,23 +153,69 @@ async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<R
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `POST /threads/search`'s body.
+/// `POST /threads/search`'s (and `/count`'s) body.
 #[derive(Deserialize)]
 struct Search {
     #[serde(default)]
     metadata: Map<String, Value>,
+    #[serde(default)]
+    values: Map<String, Value>,
+    ids: Option<Vec<String>>,
     status: Option<String>,
     limit: Option<usize>,
     offset: Option<usize>,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    #[serde(default)]
+    select: Vec<String>,
+    #[serde(default)]
+    extract: Map<String, Value>,
 }
 
-/// The stored threads a search or a count matches, newest first.
-fn matching(app: &App, q: &Search) -> Result<Vec<ThreadRow>, ApiError> {
+/// The fields `sort_by` may name (the official server's).
+const SORT_KEYS: [&str; 5] = [
+    "thread_id",
+    "status",
+    "created_at",
+    "updated_at",
+    "state_updated_at",
+];
+
+/// The fields `select` may name.
+const FIELDS: [&str; 9] = [
+    "thread_id",
+    "created_at",
+    "updated_at",
+    "state_updated_at",
+    "metadata",
+    "config",
+    "status",
+    "values",
+    "interrupts",
+];
+
+/// The threads a search or a count matches (by ids, status, metadata and
+/// values, each key equal), in the order asked (newest first).
+fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+    if !q.extract.is_empty() {
+        return Err(ApiError::Invalid(
+            "extract: not supported by this server yet; use `select`".to_owned(),
+        ));
+    }
     let matches = |t: &ThreadRow| {
-        q.status.as_ref().is_none_or(|s| *s == t.status)
+        let values = t.values.as_ref();
+        q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id))
+            && q.status.as_ref().is_none_or(|s| *s == t.status)
             && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
+            && q.values
+                .iter()
+                .all(|(k, v)| values.and_then(|x| x.get(k)) == Some(v))
     };
-    Ok(app.store.threads()?.into_iter().filter(matches).collect())
+    let threads = app.store.threads()?.into_iter().filter(matches);
+    let mut found: Vec<Value> = threads.map(|t| thread_json(&t)).collect();
+    let (by, order) = (q.sort_by.as_deref(), q.sort_order.as_deref());
+    crate::listing::sort(&mut found, by, order, &SORT_KEYS, "created_at")?;
+    Ok(found)
 }
 
 async fn search(
@@ -179,11 +225,11 @@ async fn search(
     let found = matching(&app, &q)?;
     let total = found.len();
     let page = found
-        .iter()
+        .into_iter()
         .skip(q.offset.unwrap_or(0))
         .take(q.limit.unwrap_or(10))
-        .map(thread_json)
-        .collect();
+        .map(|t| crate::listing::select(t, &q.select, &FIELDS))
+        .collect::<Result<Vec<Value>, ApiError>>()?;
     Ok(paginated(page, total))
 }
 
