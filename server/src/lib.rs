@@ -106,8 +106,8 @@
 //! the `messages`, `events` and `debug` stream modes, `command.resume`
 //! together with `command.update` or `command.goto` (send them as two
 //! runs), a `Send` in `command.goto`, and a thread search's `extract`.
-//! Assistants are one per graph (no
-//! create or update), and there are no crons or store.
+//! Assistants are one per graph (no create or update), and there are no
+//! crons or store.
 
 #![warn(missing_docs)]
 
