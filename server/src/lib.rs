@@ -100,7 +100,9 @@
 //! a 404 (the official server answers 409). A rollback takes the run's
 //! steps off its thread by copying the steps before it aside and back:
 //! their checkpoint ids may change, and a crash in the middle of it can
-//! lose the thread's history.
+//! lose the thread's history. A `command.update` on a thread with no
+//! state runs the graph with the update as its input (the official server
+//! fails the run).
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.resume`

@@ -328,7 +328,7 @@ fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
 /// event (or before it starts, if queued), the thread at its last stored
 /// step; with `action=rollback` the run and the steps it stored are
 /// deleted, the thread back as it was before it. 202; with `wait=true`,
-/// 200 with the run's output once it stopped.
+/// 200 and `{}` once it stopped.
 async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -352,11 +352,11 @@ async fn cancel(
         )));
     }
     match (wait, outcome) {
-        // As the official server: the run's output once it stopped (a
-        // rolled-back run has none).
+        // As the official server answers a wait for a cancelled run: 200
+        // and `{}`, once it stopped.
         (true, Some(done)) => {
-            let output = outcome_of(done).await;
-            Ok(Json(if rollback { json!({}) } else { output }).into_response())
+            outcome_of(done).await;
+            Ok(Json(json!({})).into_response())
         }
         _ => Ok(axum::http::StatusCode::ACCEPTED.into_response()),
     }
