@@ -11,13 +11,23 @@ use crate::app::Assistant;
 use crate::error::ApiError;
 use crate::runs::RunCreate;
 
+/// Where a `command.goto` sends the run: a node by name, or a node that
+/// takes a `Send`'s input, with that input (`{"node", "input"}`).
+#[derive(Debug, Clone)]
+pub(crate) enum Goto {
+    /// The node runs next on the state.
+    Node(String),
+    /// The node runs next on this input.
+    Send(String, Value),
+}
+
 /// The run's control options, checked.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Control {
     /// `command.update`: written to the state before the run goes on.
     pub update: Option<Value>,
     /// `command.goto`: the nodes that run next.
-    pub goto: Vec<String>,
+    pub goto: Vec<Goto>,
     /// `checkpoint_id` (or `checkpoint.checkpoint_id`): the run forks the
     /// thread there.
     pub from: Option<CheckpointId>,
@@ -37,7 +47,8 @@ pub(crate) fn read(body: &RunCreate, a: &Assistant) -> Result<Control, ApiError>
         .and_then(|c| c.update.clone())
         .filter(|v| !v.is_null());
     let goto = command.and_then(|c| c.goto.as_ref());
-    let goto = goto.map_or(Ok(Vec::new()), |g| gotos(g, &nodes))?;
+    let targets = (nodes.as_slice(), a.graph.send_targets());
+    let goto = goto.map_or(Ok(Vec::new()), |g| gotos(g, &targets))?;
     let resumes = command.is_some_and(|c| c.resume.as_ref().is_some_and(|v| !v.is_null()));
     if resumes && (update.is_some() || !goto.is_empty()) {
         return Err(ApiError::Invalid(
@@ -54,27 +65,42 @@ pub(crate) fn read(body: &RunCreate, a: &Assistant) -> Result<Control, ApiError>
     })
 }
 
-/// `command.goto`: a node's name or a list of them, each one of the
-/// graph's. A `Send` (`{"node", "input"}`) is refused: whether its node
-/// takes a `Send`'s input is only known once it runs, and a wrong one
-/// would leave the thread unable to go on.
-fn gotos(value: &Value, nodes: &[String]) -> Result<Vec<String>, ApiError> {
+/// The graph's nodes, and those of them that take a `Send`'s input.
+type Targets<'a> = (&'a [String], Vec<String>);
+
+/// `command.goto`: a node's name, a `Send` (`{"node", "input"}`) to a node
+/// that takes one, or a list of either; every node one of the graph's.
+fn gotos(value: &Value, targets: &Targets<'_>) -> Result<Vec<Goto>, ApiError> {
     let items: Vec<&Value> = match value {
         Value::Null => return Ok(Vec::new()),
         Value::Array(list) => list.iter().collect(),
         one => vec![one],
     };
-    items.into_iter().map(|item| goto(item, nodes)).collect()
+    items.into_iter().map(|item| goto(item, targets)).collect()
 }
 
-fn goto(item: &Value, nodes: &[String]) -> Result<String, ApiError> {
+fn goto(item: &Value, (nodes, sends): &Targets<'_>) -> Result<Goto, ApiError> {
+    let field = "command.goto";
     match item {
-        Value::String(node) => known(node, nodes, "command.goto").map(|()| node.clone()),
-        Value::Object(_) => Err(ApiError::Invalid(
-            "command.goto: a Send (`{\"node\", \"input\"}`) is not supported by this server yet; name the node".to_owned(),
-        )),
+        Value::String(node) => known(node, nodes, field).map(|()| Goto::Node(node.clone())),
+        Value::Object(send) => {
+            let Some(Value::String(node)) = send.get("node") else {
+                return Err(ApiError::Invalid(format!(
+                    "{field}: a Send needs `node` (a node's name) and `input`"
+                )));
+            };
+            known(node, nodes, field)?;
+            if !sends.contains(node) {
+                return Err(ApiError::Invalid(format!(
+                    "{field}: node `{node}` reads the state, not a Send's input; the nodes that take a Send are: {}",
+                    sends.join(", ")
+                )));
+            }
+            let input = send.get("input").cloned().unwrap_or(Value::Null);
+            Ok(Goto::Send(node.clone(), input))
+        }
         other => Err(ApiError::Invalid(format!(
-            "command.goto: `{other}` is not a node's name or a list of them"
+            "{field}: `{other}` is not a node's name, a Send or a list of them"
         ))),
     }
 }

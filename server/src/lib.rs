@@ -53,7 +53,7 @@
 //!   stateless runs on a thread of their own; an interrupt answered with
 //!   `command.resume`; `command.update` (written as an update of the
 //!   thread's last node, which then goes on) and `command.goto` (the named
-//!   nodes run next); `interrupt_before` / `interrupt_after` (a list of
+//!   nodes run next, or a `Send`'s node on its input); `interrupt_before` / `interrupt_after` (a list of
 //!   nodes, or `"*"`); a run from a `checkpoint_id` (or `checkpoint`),
 //!   which forks the thread there; `durability` `sync`, `async` or `exit`;
 //!   cancelled (`POST .../runs/{run_id}/cancel`, action `interrupt` or
@@ -113,9 +113,8 @@
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.resume`
 //! together with `command.update` or `command.goto` (send them as two
-//! runs), a `Send` in `command.goto`, and a thread search's `extract`.
-//! Assistants are one per graph (no create or update), and there are no
-//! crons or store.
+//! runs), and a thread search's `extract`. Assistants are one per graph
+//! (no create or update), and there are no crons or store.
 
 #![warn(missing_docs)]
 

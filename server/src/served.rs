@@ -9,14 +9,14 @@ use agent_state::checkpoint::{
 use agent_state::futures::future::{self, BoxFuture};
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
 use agent_state::graph::{
-    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, StateSnapshot, StreamEvent,
-    StreamModes, END, START,
+    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, Send as Sent,
+    StateSnapshot, StreamEvent, StreamModes, END, START,
 };
 use agent_state::schema::ReducerKind;
 use agent_state::{StateInput, StateUpdate};
 use serde_json::{json, Map, Value};
 
-use crate::control::Control;
+use crate::control::{Control, Goto};
 use crate::events::{error_json, wire};
 
 /// What a run is asked to do.
@@ -111,6 +111,10 @@ pub(crate) trait ServedGraph: Send + Sync {
     /// The graph's nodes, by name (what `command.goto` and breakpoints may
     /// name).
     fn node_names(&self) -> Vec<String>;
+
+    /// The nodes that take a `Send`'s input (what a `Send` in
+    /// `command.goto` may name).
+    fn send_targets(&self) -> Vec<String>;
 }
 
 /// Why a state update was refused.
@@ -273,7 +277,12 @@ async fn prepare<S: GraphState>(
             None => Thread::<S, _>::open(saver, thread_id).await?,
         };
         let mut write = NodeWrite::new(START, o.update.take().unwrap_or_default());
-        write.goto = std::mem::take(&mut o.control.goto);
+        for goto in std::mem::take(&mut o.control.goto) {
+            match goto {
+                Goto::Node(node) => write.goto.push(node),
+                Goto::Send(node, input) => write.send.push(Sent::new(node, input)),
+            }
+        }
         thread.save_step(Source::Input, [write]).await?;
         return Ok((Input::Resume, None));
     }
@@ -411,5 +420,15 @@ impl<S: GraphState> ServedGraph for Erased<S> {
 
     fn node_names(&self) -> Vec<String> {
         self.0.node_names().map(str::to_owned).collect()
+    }
+
+    fn send_targets(&self) -> Vec<String> {
+        let graph = &self.0;
+        let takes = |n: &&str| graph.takes_send(n) == Some(true);
+        graph
+            .node_names()
+            .filter(takes)
+            .map(str::to_owned)
+            .collect()
     }
 }

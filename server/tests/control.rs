@@ -5,10 +5,12 @@
 
 mod support;
 
+use agent_state::graph::{Sent, StateGraph, START};
+use agent_state::AgentState;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::http::{get, post, refused, THREAD};
-use support::{frames, fresh_db, start};
+use support::{frames, fresh_db, start, start_with};
 
 /// A thread of the approval graph, paused at `review` (after `draft`).
 async fn paused_approval(c: &Client, b: &str) {
@@ -250,5 +252,53 @@ async fn durability_exit_stores_the_run_once() {
         more < 3,
         "{more} checkpoints for a run stored once at its end"
     );
+    server.stop().await;
+}
+
+/// Work handed out by `Send`s: `plan` reads the state, `work` takes a
+/// `Send`'s input.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Fan {
+    #[reducer(append)]
+    pub done: Vec<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_goto_sends_work_to_a_node_that_takes_a_send() {
+    let fan = StateGraph::<Fan>::new()
+        .add_node("plan", |_: &Fan| FanUpdate::new())
+        .add_node("work", |Sent(job): Sent<String>| {
+            FanUpdate::new().done(vec![job])
+        })
+        .add_edge(START, "plan")
+        .compile()
+        .expect("fan graph");
+    let server = start_with(&fresh_db(), |s| s.graph("fan", fan)).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let runs = format!("{b}/threads/{THREAD}/runs/wait");
+    let to_plan =
+        json!({"assistant_id": "fan", "command": {"goto": {"node": "plan", "input": "x"}}});
+    let detail = refused(&runs, StatusCode::UNPROCESSABLE_ENTITY, to_plan).await;
+    assert!(
+        detail.contains("`plan` reads the state") && detail.contains("work"),
+        "{detail}"
+    );
+    let sends = json!([{"node": "work", "input": "a"}, {"node": "work", "input": "b"}]);
+    let two = json!({"assistant_id": "fan", "command": {"goto": sends}});
+    let (status, out) = post(&c, runs.clone(), two).await;
+    assert_eq!((status, out), (StatusCode::OK, json!({"done": ["a", "b"]})));
+    // An input the node cannot read fails the run; the thread stays
+    // readable, and takes the next run.
+    let wrong = json!({"assistant_id": "fan", "command": {"goto": {"node": "work", "input": 5}}});
+    let (_, out) = post(&c, runs.clone(), wrong).await;
+    assert!(out.get("__error__").is_some(), "{out}");
+    assert_eq!(
+        get(&c, format!("{b}/threads/{THREAD}/state")).await.0,
+        StatusCode::OK
+    );
+    let again = json!({"assistant_id": "fan", "command": {"goto": {"node": "work", "input": "c"}}});
+    let (_, out) = post(&c, runs, again).await;
+    assert_eq!(out, json!({"done": ["a", "b", "c"]}));
     server.stop().await;
 }
