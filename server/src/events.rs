@@ -1,8 +1,12 @@
 //! A run's events as the official server writes them on the wire.
 
+use agent_state::checkpoint::CheckpointError;
 use agent_state::graph::{GraphError, Interrupt, StreamEvent};
 use agent_state::AgentState;
 use serde_json::{json, Map, Value};
+
+use crate::store::GONE;
+use crate::watch::FileGone;
 
 /// Interrupts as a stream shows them (`values`, `updates`, `runs/wait`).
 pub(crate) fn stream_interrupts(interrupts: &[Interrupt]) -> Value {
@@ -67,7 +71,13 @@ fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
 pub(crate) fn error_json(error: &GraphError) -> Value {
     if let GraphError::Checkpoint(cause) = error {
         tracing::error!(%cause, "a run's step could not be stored");
-        return json!({"error": "Checkpoint", "message": "the run's state could not be stored"});
+        // The cause may name a file or a host: only the file going away
+        // is worth telling the client, in words of its own.
+        let message = match cause {
+            CheckpointError::Backend { source, .. } if source.is::<FileGone>() => GONE,
+            _ => "the run's state could not be stored",
+        };
+        return json!({"error": "Checkpoint", "message": message});
     }
     let debug = format!("{error:?}");
     let kind: String = debug

@@ -31,7 +31,7 @@ pub(crate) struct Started {
 /// Checks the request, records the run and starts it. Every refusal
 /// (unknown assistant, bad mode or input, busy thread) comes before
 /// anything is stored.
-pub(crate) fn start(
+pub(crate) async fn start(
     app: &Arc<App>,
     thread_id: String,
     body: RunCreate,
@@ -39,12 +39,12 @@ pub(crate) fn start(
     stream: bool,
 ) -> Result<Started, ApiError> {
     let assistant = app.run_assistant(&body.assistant_id)?;
-    same_graph(app, &thread_id, assistant)?;
+    same_graph(app, &thread_id, assistant).await?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
     refuse_unserved(&body)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
     let resumable = body.stream_resumable.unwrap_or(false);
-    let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
+    let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref()).await?;
     let run_id = new_id();
     let spec = RunSpec {
         input: body.input.clone(),
@@ -59,11 +59,12 @@ pub(crate) fn start(
         .map_err(ApiError::Invalid)?;
     if temporary {
         app.store
-            .insert_thread(&new_thread(thread_id.clone(), Map::new()))?;
+            .insert_thread(&new_thread(thread_id.clone(), Map::new()))
+            .await?;
     }
-    stamp_thread(app, &thread_id, assistant)?;
+    stamp_thread(app, &thread_id, assistant).await?;
     let row = run_row(assistant, &thread_id, &run_id, &body, mode_names, temporary);
-    app.store.insert_run(&row)?;
+    app.store.insert_run(&row).await?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
     if body.multitask_strategy.as_deref() == Some("interrupt") {
         // The runs holding the thread stop at their next event.
@@ -115,8 +116,8 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
 /// A thread that ran holds the typed state of its graph: a run of another
 /// graph is refused (409) rather than failing on a state it cannot read.
 /// The official server, whose states are dicts, lets it run.
-fn same_graph(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
-    let Some(thread) = app.store.thread(thread_id)? else {
+async fn same_graph(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(thread) = app.store.thread(thread_id).await? else {
         return Ok(());
     };
     let ran = thread.values.is_some();
@@ -170,12 +171,12 @@ fn refuse_unserved(body: &RunCreate) -> Result<(), ApiError> {
 }
 
 /// The thread for this run under `multitask_strategy`: `reject` (409 when
-/// another run holds it) or `enqueue` (the default: wait for it).
-fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
-    let lock = app.thread_lock(thread_id);
+/// another run holds it, here or on another server) or `enqueue` (the
+/// default: wait for it).
+async fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
     match strategy.unwrap_or("enqueue") {
-        "enqueue" => Ok(Turn::Wait(lock)),
-        "reject" => lock.try_lock_owned().map(Turn::Held).map_err(|_| {
+        "enqueue" => Ok(Turn::Wait),
+        "reject" => app.leases.try_take(thread_id).await?.map(Turn::Held).ok_or_else(|| {
             ApiError::Conflict(
                 "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
                     .to_owned(),
@@ -183,7 +184,7 @@ fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn,
         }),
         // The runs holding the thread are stopped once this one is
         // recorded (`start`), then it takes the thread.
-        "interrupt" => Ok(Turn::Wait(lock)),
+        "interrupt" => Ok(Turn::Wait),
         "rollback" => Err(ApiError::Invalid(format!(
             "multitask_strategy: `{}` is not supported by this server yet",
             strategy.unwrap_or_default()
@@ -213,8 +214,8 @@ fn run_metadata(
 
 /// Marks the thread busy, and stamps `graph_id` and `assistant_id` into
 /// its metadata at its first run (thread lists filter on them).
-fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
-    let Some(mut thread) = app.store.thread(thread_id)? else {
+async fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(mut thread) = app.store.thread(thread_id).await? else {
         return Err(ApiError::no_thread(thread_id));
     };
     let meta = &mut thread.metadata;
@@ -222,7 +223,7 @@ fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiErro
     meta.entry("assistant_id").or_insert_with(|| json!(a.id));
     thread.status = "busy".to_owned();
     thread.updated_at = now();
-    app.store.save_thread(&thread)?;
+    app.store.save_thread(&thread).await?;
     Ok(())
 }
 

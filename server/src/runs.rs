@@ -75,17 +75,18 @@ pub(crate) struct Command {
 
 /// The thread a run goes to: stored, or created when the body says
 /// `if_not_exists: "create"`.
-fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
+async fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
     if !is_uuid(id) {
         return Err(ApiError::not_uuid("thread"));
     }
-    if app.store.thread(id)?.is_some() {
+    if app.store.thread(id).await?.is_some() {
         return Ok(());
     }
     match body.if_not_exists.as_deref() {
         Some("create") => {
             app.store
-                .insert_thread(&new_thread(id.to_owned(), Map::new()))?;
+                .insert_thread(&new_thread(id.to_owned(), Map::new()))
+                .await?;
             Ok(())
         }
         _ => Err(ApiError::NotFound(
@@ -99,8 +100,8 @@ async fn thread_stream(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
-    run_thread(&app, &id, &body)?;
-    let started = start(&app, id.clone(), body, false, true)?;
+    run_thread(&app, &id, &body).await?;
+    let started = start(&app, id.clone(), body, false, true).await?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
 }
@@ -110,8 +111,8 @@ async fn thread_wait(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
-    run_thread(&app, &id, &body)?;
-    let started = start(&app, id.clone(), body, false, false)?;
+    run_thread(&app, &id, &body).await?;
+    let started = start(&app, id.clone(), body, false, false).await?;
     Ok(wait_response(started, &id).await)
 }
 
@@ -122,6 +123,7 @@ async fn stateless_stream(
     let thread_id = new_id();
     // A refused stateless run leaves no lock behind for its thread.
     let started = start(&app, thread_id.clone(), body, true, true)
+        .await
         .inspect_err(|_| app.drop_lock(&thread_id))?;
     let at = format!("/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
@@ -133,6 +135,7 @@ async fn stateless_wait(
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
     let started = start(&app, thread_id.clone(), body, true, false)
+        .await
         .inspect_err(|_| app.drop_lock(&thread_id))?;
     Ok(wait_response(started, &thread_id).await)
 }
@@ -179,9 +182,9 @@ async fn background(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
-    run_thread(&app, &id, &body)?;
-    let started = start(&app, id.clone(), body, false, false)?;
-    let run = app.store.run(&id, &started.run_id)?;
+    run_thread(&app, &id, &body).await?;
+    let started = start(&app, id.clone(), body, false, false).await?;
+    let run = app.store.run(&id, &started.run_id).await?;
     let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
     let mut response = Json(run_json(&run)).into_response();
@@ -198,11 +201,11 @@ async fn join(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let at = format!("/threads/{id}/runs/{run_id}");
-    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id)?) {
+    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id).await?) {
         (Some(done), _) => outcome_of(done).await,
-        (None, Some(_)) => thread.values.unwrap_or_else(|| json!({})),
+        (None, Some(run)) => crate::remote::stored_outcome(&app, thread, run).await?,
         (None, None) => {
             json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}})
         }
@@ -225,9 +228,9 @@ async fn list(
     Path(id): Path<String>,
     q: QueryMap,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     let (limit, offset) = (number(&q, "limit", 10)?, number(&q, "offset", 0)?);
-    let runs = app.store.runs(&id, limit, offset)?;
+    let runs = app.store.runs(&id, limit, offset).await?;
     Ok(Json(runs.iter().map(run_json).collect()))
 }
 
@@ -235,11 +238,11 @@ async fn one(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     if !is_uuid(&run_id) {
         return Err(ApiError::not_uuid("run"));
     }
-    let run = app.store.run(&id, &run_id)?;
+    let run = app.store.run(&id, &run_id).await?;
     run.map(|r| Json(run_json(&r)))
         .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
 }
@@ -275,7 +278,7 @@ async fn cancel(
     Path((id, run_id)): Path<(String, String)>,
     q: QueryMap,
 ) -> Result<Response, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     let wait = flag(&q, "wait")?;
     match q.get("action").map_or("interrupt", String::as_str) {
         "interrupt" => {}
@@ -306,7 +309,7 @@ async fn join_stream(
     Path((id, run_id)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     match app.running_log(&run_id) {
         Some(log) => {
@@ -316,7 +319,7 @@ async fn join_stream(
                 .unwrap_or(0);
             log.follow(after, tx);
         }
-        None if app.store.run(&id, &run_id)?.is_some() => drop(tx),
+        None if app.store.run(&id, &run_id).await?.is_some() => drop(tx),
         None => return Err(ApiError::NotFound("Not Found".to_owned())),
     }
     let at = format!("/threads/{id}/runs/{run_id}");

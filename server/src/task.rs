@@ -6,11 +6,12 @@ use std::sync::Arc;
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::Interrupt;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, watch, Mutex, Notify, OwnedMutexGuard};
+use tokio::sync::{mpsc, watch, Notify};
 
 use crate::app::App;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
+use crate::lease::Lease;
 use crate::log::RunLog;
 use crate::served::{RunEvent, ServedGraph};
 use crate::sse::{frame, frame_with_id};
@@ -18,8 +19,8 @@ use crate::sse::{frame, frame_with_id};
 /// How the run gets its thread: it holds it already (`reject` found it
 /// free), or waits its turn (`enqueue`).
 pub(crate) enum Turn {
-    Held(OwnedMutexGuard<()>),
-    Wait(Arc<Mutex<()>>),
+    Held(Lease),
+    Wait,
 }
 
 /// What the run's task needs to know.
@@ -64,7 +65,7 @@ pub(crate) async fn drive(
             .await;
         return;
     };
-    job.record_status("running");
+    job.record_status("running").await;
     let stop = loop {
         let event = match job.next(&mut events, &frames).await {
             Next::Event(event) => event,
@@ -79,11 +80,11 @@ pub(crate) async fn drive(
                 interrupts,
             } => {
                 output = with_interrupts(state.clone(), &interrupts);
-                job.finished(state, &next, &interrupts);
+                job.finished(state, &next, &interrupts).await;
                 continue;
             }
             RunEvent::Failed(error) => {
-                job.failed(&error);
+                job.failed(&error).await;
                 let framed = job.emit("error", error.to_string());
                 output = json!({ "__error__": error });
                 framed
@@ -118,12 +119,15 @@ impl Job {
     }
 
     /// The thread, once its earlier runs are done; `None` when this run
-    /// was cancelled while it waited.
-    async fn wait_turn(&self, turn: Turn) -> Option<OwnedMutexGuard<()>> {
+    /// was cancelled while it waited, or the thread's lock could not be
+    /// taken (logged).
+    async fn wait_turn(&self, turn: Turn) -> Option<Lease> {
         match turn {
-            Turn::Held(guard) => Some(guard),
-            Turn::Wait(lock) => tokio::select! {
-                guard = lock.lock_owned() => Some(guard),
+            Turn::Held(lease) => Some(lease),
+            Turn::Wait => tokio::select! {
+                lease = self.app.leases.take(&self.thread_id) => lease
+                    .inspect_err(|e| tracing::error!(run_id = %self.run_id, error = %e, "could not take the thread's lock"))
+                    .ok(),
                 () = self.cancel.notified() => None,
             },
         }
@@ -159,11 +163,12 @@ impl Job {
                 } else {
                     "interrupted"
                 };
-                self.update_thread(status, Some(s.values), None, json!({}));
+                self.update_thread(status, Some(s.values), None, json!({}))
+                    .await;
             }
-            _ => self.update_thread("idle", None, None, json!({})),
+            _ => self.update_thread("idle", None, None, json!({})).await,
         }
-        self.record_status("interrupted");
+        self.record_status("interrupted").await;
         tracing::info!(run_id = %self.run_id, why, "run stopped");
     }
 
@@ -178,14 +183,14 @@ impl Job {
         self.app.forget_run(&self.run_id);
     }
 
-    fn record_status(&self, status: &str) {
-        if let Err(e) = self.app.store.set_run_status(&self.run_id, status) {
+    async fn record_status(&self, status: &str) {
+        if let Err(e) = self.app.store.set_run_status(&self.run_id, status).await {
             tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
         }
     }
 
     /// The run reached its end or paused: the thread holds its output.
-    fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
+    async fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
         let mut by_task = Map::new();
         for i in interrupts {
             let list = by_task.entry(i.node.clone()).or_insert_with(|| json!([]));
@@ -200,19 +205,21 @@ impl Job {
         }
         let paused = !interrupts.is_empty() || !next.is_empty();
         let status = if paused { "interrupted" } else { "idle" };
-        self.update_thread(status, Some(values), None, Value::Object(by_task));
-        self.record_status("success");
+        self.update_thread(status, Some(values), None, Value::Object(by_task))
+            .await;
+        self.record_status("success").await;
         tracing::info!(run_id = %self.run_id, status, "run finished");
     }
 
     /// The run failed: the thread keeps its last state and shows the error.
-    fn failed(&self, error: &Value) {
-        self.update_thread("error", None, Some(error.clone()), json!({}));
-        self.record_status("error");
+    async fn failed(&self, error: &Value) {
+        self.update_thread("error", None, Some(error.clone()), json!({}))
+            .await;
+        self.record_status("error").await;
         tracing::warn!(run_id = %self.run_id, %error, "run failed");
     }
 
-    fn update_thread(
+    async fn update_thread(
         &self,
         status: &str,
         values: Option<Value>,
@@ -220,7 +227,7 @@ impl Job {
         interrupts: Value,
     ) {
         let store = &self.app.store;
-        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
+        let Ok(Some(mut thread)) = store.thread(&self.thread_id).await else {
             return;
         };
         let stamp = now();
@@ -232,7 +239,7 @@ impl Job {
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();
         thread.updated_at = stamp;
-        if let Err(e) = store.save_thread(&thread) {
+        if let Err(e) = store.save_thread(&thread).await {
             tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
         }
     }
@@ -242,7 +249,7 @@ impl Job {
         if !self.temporary {
             return;
         }
-        let _ = self.app.store.delete_thread(&self.thread_id);
+        let _ = self.app.store.delete_thread(&self.thread_id).await;
         if let Err(e) = self.app.saver.delete_thread(&self.thread_id).await {
             tracing::error!(thread_id = %self.thread_id, error = %e, "could not delete a stateless run's thread");
         }

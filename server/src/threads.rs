@@ -68,11 +68,14 @@ pub(crate) fn new_thread(id: String, metadata: Map<String, Value>) -> ThreadRow 
 
 /// The stored thread a path names: 422 for an id that is not a UUID
 /// (`.` and `..` included), 404 for an unknown one.
-pub(crate) fn path_thread(app: &App, id: &str) -> Result<ThreadRow, ApiError> {
+pub(crate) async fn path_thread(app: &App, id: &str) -> Result<ThreadRow, ApiError> {
     if !is_uuid(id) {
         return Err(ApiError::not_uuid("thread"));
     }
-    app.store.thread(id)?.ok_or_else(|| ApiError::no_thread(id))
+    app.store
+        .thread(id)
+        .await?
+        .ok_or_else(|| ApiError::no_thread(id))
 }
 
 /// `POST /threads`'s body.
@@ -102,10 +105,10 @@ async fn create(
         return Err(ApiError::not_uuid("thread"));
     }
     let thread = new_thread(id.clone(), body.metadata);
-    if app.store.insert_thread(&thread)? {
+    if app.store.insert_thread(&thread).await? {
         return Ok(Json(thread_json(&thread)));
     }
-    match (do_nothing, app.store.thread(&id)?) {
+    match (do_nothing, app.store.thread(&id).await?) {
         (true, Some(existing)) => Ok(Json(thread_json(&existing))),
         _ => Err(ApiError::Conflict(format!(
             "Thread with ID {id} already exists"
@@ -114,7 +117,7 @@ async fn create(
 }
 
 async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(thread_json(&path_thread(&app, &id)?)))
+    Ok(Json(thread_json(&path_thread(&app, &id).await?)))
 }
 
 /// `PATCH /threads/{id}`'s body.
@@ -129,21 +132,20 @@ async fn patch(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<Patch>,
 ) -> Result<Json<Value>, ApiError> {
-    let mut thread = path_thread(&app, &id)?;
+    let mut thread = path_thread(&app, &id).await?;
     thread.metadata.extend(body.metadata);
     thread.updated_at = now();
-    app.store.save_thread(&thread)?;
+    app.store.save_thread(&thread).await?;
     Ok(Json(thread_json(&thread)))
 }
 
 /// `DELETE /threads/{id}`: its runs are stopped first (each at its next
 /// event), then the thread, its runs and its checkpoints are deleted; 204.
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     app.cancel_thread_runs(&id);
-    let lock = app.thread_lock(&id);
-    let _held = lock.lock().await;
-    app.store.delete_thread(&id)?;
+    let _held = app.leases.take(&id).await?;
+    app.store.delete_thread(&id).await?;
     app.saver
         .delete_thread(&id)
         .await
@@ -163,19 +165,25 @@ struct Search {
 }
 
 /// The stored threads a search or a count matches, newest first.
-fn matching(app: &App, q: &Search) -> Result<Vec<ThreadRow>, ApiError> {
+async fn matching(app: &App, q: &Search) -> Result<Vec<ThreadRow>, ApiError> {
     let matches = |t: &ThreadRow| {
         q.status.as_ref().is_none_or(|s| *s == t.status)
             && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
     };
-    Ok(app.store.threads()?.into_iter().filter(matches).collect())
+    Ok(app
+        .store
+        .threads()
+        .await?
+        .into_iter()
+        .filter(matches)
+        .collect())
 }
 
 async fn search(
     State(app): State<Arc<App>>,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Response, ApiError> {
-    let found = matching(&app, &q)?;
+    let found = matching(&app, &q).await?;
     let total = found.len();
     let page = found
         .iter()
@@ -191,7 +199,7 @@ async fn count(
     State(app): State<Arc<App>>,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Json<usize>, ApiError> {
-    Ok(Json(matching(&app, &q)?.len()))
+    Ok(Json(matching(&app, &q).await?.len()))
 }
 
 /// The graph a thread ran on, from the `graph_id` its first run stamped.
@@ -204,7 +212,7 @@ async fn state(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Ok(Json(snapshot::empty()));
     };
@@ -222,7 +230,7 @@ async fn state_at(
     State(app): State<Arc<App>>,
     Path((id, checkpoint_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let unknown = || {
         ApiError::NotFound(format!(
             "Checkpoint {checkpoint_id} not found in thread {id}"
@@ -256,7 +264,7 @@ async fn update_state(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<UpdateState>,
 ) -> Result<Json<Value>, ApiError> {
-    let mut thread = path_thread(&app, &id)?;
+    let mut thread = path_thread(&app, &id).await?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Err(ApiError::BadRequest(
             "Thread has no graph yet: run it once before updating its state".to_owned(),
@@ -281,7 +289,7 @@ async fn update_state(
         thread.values = Some(snap.values);
         thread.state_updated_at = now();
         thread.updated_at = thread.state_updated_at.clone();
-        app.store.save_thread(&thread)?;
+        app.store.save_thread(&thread).await?;
     }
     Ok(Json(snapshot::updated(&cp)))
 }
@@ -301,7 +309,7 @@ async fn history(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<History>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     if !body.before.is_null() || !body.metadata.is_empty() {
         return Err(ApiError::Invalid(
             "history: `before` and `metadata` are not supported by this server yet".to_owned(),

@@ -1,0 +1,85 @@
+//! Opening the database a server was given: the checkpointer, the
+//! server's tables beside it, and the threads' locks that fit it.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+use agent_state::checkpoint::Checkpointer;
+
+use crate::lease::Leases;
+use crate::server::ServerError;
+use crate::store::sqlite::SqliteDb;
+use crate::store::{Db, Store};
+use crate::watch::{FileWatch, Watched};
+
+/// The default size of the PostgreSQL pool.
+#[cfg(feature = "postgres")]
+pub(crate) const POOL: usize = 16;
+
+/// Where a server keeps its state.
+pub(crate) enum Database {
+    /// One SQLite file (created with its directory if missing).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, through a pool of `pool` connections.
+    #[cfg(feature = "postgres")]
+    Postgres { url: String, pool: usize },
+}
+
+/// Shows the file, but never a connection string (it may hold a
+/// password).
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Database::Sqlite(path) => f.debug_tuple("Sqlite").field(path).finish(),
+            #[cfg(feature = "postgres")]
+            Database::Postgres { pool, .. } => {
+                f.debug_struct("Postgres").field("pool", pool).finish()
+            }
+        }
+    }
+}
+
+/// What a server runs on.
+type Opened = (Store, Arc<dyn Checkpointer>, Leases);
+
+impl Database {
+    /// Opens it for the server process `owner`.
+    pub(crate) async fn open(&self, owner: &str) -> Result<Opened, ServerError> {
+        match self {
+            Database::Sqlite(path) => open_sqlite(path, owner),
+            #[cfg(feature = "postgres")]
+            Database::Postgres { url, pool } => open_postgres(url, *pool, owner).await,
+        }
+    }
+}
+
+fn open_sqlite(path: &std::path::Path, owner: &str) -> Result<Opened, ServerError> {
+    let saver = SqliteCheckpointer::open(path).map_err(ServerError::Checkpoint)?;
+    let watch = Arc::new(FileWatch::new(path));
+    let db = SqliteDb::open(path, Arc::clone(&watch)).map_err(|e| ServerError::Store(e.into()))?;
+    let saver = Watched {
+        inner: saver,
+        watch,
+    };
+    let store = Store::new(Db::Sqlite(db), owner.to_owned());
+    Ok((store, Arc::new(saver), Leases::default()))
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str, pool: usize, owner: &str) -> Result<Opened, ServerError> {
+    use agent_state::checkpoint::postgres::PostgresCheckpointer;
+
+    use crate::lease::postgres::Session;
+    use crate::store::postgres::PgDb;
+
+    let store_error = |e: crate::store::StoreError| ServerError::Store(e.into());
+    let saver = PostgresCheckpointer::connect(url)
+        .await
+        .map_err(ServerError::Checkpoint)?;
+    let db = PgDb::connect(url, pool).await.map_err(store_error)?;
+    let session = Session::connect(url, owner).await.map_err(store_error)?;
+    let store = Store::new(Db::Postgres(db), owner.to_owned());
+    Ok((store, Arc::new(saver), Leases::shared(session)))
+}

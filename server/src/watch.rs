@@ -1,0 +1,188 @@
+//! Notices the SQLite file being deleted or replaced while the server
+//! runs. SQLite keeps writing to the file it opened, so without this a
+//! deleted file swallows every later step and a restart finds nothing.
+//! The file's device and inode are taken at open and compared with the
+//! path's before every statement (a `stat`, about a microsecond); once
+//! they differ the server stops writing: runs fail saying why, requests
+//! get 503, until a restart opens the file now at the path.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use agent_state::checkpoint::{
+    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NewCheckpoint,
+    PendingWrite, SnapshotPolicy, StoredCheckpoint,
+};
+
+use crate::store::{StoreError, GONE};
+
+/// The file opened at a path, and whether it is still the one there.
+pub(crate) struct FileWatch {
+    path: PathBuf,
+    opened: Option<(u64, u64)>,
+    gone: AtomicBool,
+}
+
+impl FileWatch {
+    /// The file now at `path` (opened just before).
+    pub(crate) fn new(path: &Path) -> Self {
+        FileWatch {
+            path: path.to_owned(),
+            opened: identity(path),
+            gone: AtomicBool::new(false),
+        }
+    }
+
+    /// `Err(Gone)` once the path no longer holds the file opened.
+    pub(crate) fn check(&self) -> Result<(), StoreError> {
+        if self.gone.load(Ordering::Relaxed) {
+            return Err(StoreError::Gone);
+        }
+        if self.opened.is_some() && identity(&self.path) != self.opened {
+            // Logged once, with the path: the operator's to see, not a
+            // client's.
+            if !self.gone.swap(true, Ordering::Relaxed) {
+                tracing::error!(path = %self.path.display(), "{GONE}");
+            }
+            return Err(StoreError::Gone);
+        }
+        Ok(())
+    }
+}
+
+/// The device and inode of the file at `path`; `None` when there is none
+/// (or on a system without inodes, where nothing is watched).
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// The error a run fails with when the file went away; its text is
+/// [`GONE`], which names no path.
+#[derive(Debug)]
+pub(crate) struct FileGone;
+
+impl std::fmt::Display for FileGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(GONE)
+    }
+}
+
+impl std::error::Error for FileGone {}
+
+/// A checkpointer that checks the file before each call.
+pub(crate) struct Watched<C> {
+    pub inner: C,
+    pub watch: Arc<FileWatch>,
+}
+
+impl<C> Watched<C> {
+    fn check(&self, operation: &'static str) -> Result<(), CheckpointError> {
+        self.watch
+            .check()
+            .map_err(|_| CheckpointError::backend(operation, FileGone))
+    }
+}
+
+/// Runs `call` once the file is checked.
+macro_rules! checked {
+    ($self:ident, $op:literal, $call:expr) => {
+        Box::pin(async move {
+            $self.check($op)?;
+            $call.await
+        })
+    };
+}
+
+impl<C: Checkpointer> Checkpointer for Watched<C> {
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        expected_head: Option<CheckpointId>,
+        record: NewCheckpoint,
+    ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
+        checked!(
+            self,
+            "append",
+            self.inner.append(thread_id, expected_head, record)
+        )
+    }
+
+    fn put_snapshot<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+        snapshot: String,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        checked!(
+            self,
+            "put_snapshot",
+            self.inner.put_snapshot(thread_id, id, snapshot)
+        )
+    }
+
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
+        checked!(self, "head", self.inner.head(thread_id))
+    }
+
+    fn chain<'a>(
+        &'a self,
+        thread_id: &'a str,
+        id: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        checked!(self, "chain", self.inner.chain(thread_id, id))
+    }
+
+    fn list<'a>(
+        &'a self,
+        thread_id: &'a str,
+        before: Option<CheckpointId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        checked!(self, "list", self.inner.list(thread_id, before, limit))
+    }
+
+    fn delete_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+        checked!(self, "delete_thread", self.inner.delete_thread(thread_id))
+    }
+
+    fn snapshot_policy(&self) -> SnapshotPolicy {
+        self.inner.snapshot_policy()
+    }
+
+    fn put_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        checked!(
+            self,
+            "put_pending",
+            self.inner.put_pending(thread_id, checkpoint, writes)
+        )
+    }
+
+    fn pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint: CheckpointId,
+    ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
+        checked!(self, "pending", self.inner.pending(thread_id, checkpoint))
+    }
+}
