@@ -1,0 +1,180 @@
+//! Several servers on one PostgreSQL database: they serve the same
+//! threads, a thread runs one run at a time across all of them, a dead
+//! server's runs are failed and a live one's are not, and many clients at
+//! once share the pool.
+
+#![cfg(feature = "postgres")]
+
+mod support;
+
+use std::time::Duration;
+
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+use support::db::{connect, fresh_pg};
+use support::http::{get, post, THREAD};
+use support::start;
+
+/// Creates a background run on `base`'s thread: its id.
+async fn background(c: &Client, base: &str, body: Value) -> String {
+    let (status, run) = post(c, format!("{base}/threads/{THREAD}/runs"), body).await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    run["run_id"].as_str().expect("run id").to_owned()
+}
+
+/// Waits until the run's stored status is `status`, as `base` reads it.
+async fn wait_for_status(c: &Client, base: &str, run_id: &str, status: &str) {
+    for _ in 0..100 {
+        let (_, run) = get(c, format!("{base}/threads/{THREAD}/runs/{run_id}")).await;
+        if run["status"] == status {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("run {run_id} never reached `{status}` on {base}");
+}
+
+/// A run started on A is read, refused and joined on B; a run queued on B
+/// waits for A's to end (the thread's lock holds across servers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_serve_the_same_threads() {
+    let db = fresh_pg();
+    let (a, b) = (start(&db).await, start(&db).await);
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", a.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let slow = json!({"assistant_id": "slow", "input": {"n": 0}});
+    let run_id = background(&c, &a.base, slow).await;
+    wait_for_status(&c, &b.base, &run_id, "running").await;
+    let (_, thread) = get(&c, format!("{}/threads/{THREAD}", b.base)).await;
+    assert_eq!(thread["status"], "busy");
+    let reject = json!({"assistant_id": "slow", "input": {"n": 0}, "multitask_strategy": "reject"});
+    let wait_on_b = format!("{}/threads/{THREAD}/runs/wait", b.base);
+    let (status, refused) = post(&c, wait_on_b.clone(), reject).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    let join = format!("{}/threads/{THREAD}/runs/{run_id}/join", b.base);
+    assert_eq!(get(&c, join).await.1, json!({"n": 1}));
+    let (_, runs) = get(&c, format!("{}/threads/{THREAD}/runs", b.base)).await;
+    assert_eq!(runs[0]["run_id"], run_id.as_str());
+    assert_eq!(runs[0]["status"], "success");
+    // Queued on B behind A's run, it waits for it: two runs at once
+    // would conflict in the checkpoints and one would fail.
+    let first = json!({"assistant_id": "slow", "input": {"n": 5}});
+    let next = background(&c, &a.base, first).await;
+    wait_for_status(&c, &b.base, &next, "running").await;
+    let queued = json!({"assistant_id": "slow", "input": {"n": 10}});
+    let (status, out) = post(&c, wait_on_b, queued).await;
+    assert_eq!((status, out), (StatusCode::OK, json!({"n": 11})));
+    let (_, first) = get(&c, format!("{}/threads/{THREAD}/runs/{next}", a.base)).await;
+    assert_eq!(first["status"], "success");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// A server that starts fails the runs a dead server left `running`, and
+/// leaves a live server's running run alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_dead_servers_runs_are_failed() {
+    let db = fresh_pg();
+    let a = start(&db).await;
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", a.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let live = background(
+        &c,
+        &a.base,
+        json!({"assistant_id": "slow", "input": {"n": 0}}),
+    )
+    .await;
+    wait_for_status(&c, &a.base, &live, "running").await;
+    let orphan_thread = "22222222-2222-2222-2222-222222222222";
+    post(
+        &c,
+        format!("{}/threads", a.base),
+        json!({"thread_id": orphan_thread}),
+    )
+    .await;
+    let orphan = "33333333-3333-3333-3333-333333333333";
+    // What a server killed mid-run leaves: its run `running`, its thread
+    // `busy`, and no session holding its owner lock.
+    connect(&db.url())
+        .await
+        .batch_execute(&format!(
+            "INSERT INTO server_runs SELECT '{orphan}', '{orphan_thread}', assistant_id, metadata,
+             'running', kwargs, multitask_strategy, created_at, updated_at, 'a-dead-server'
+             FROM server_runs WHERE run_id = '{live}';
+             UPDATE server_threads SET status = 'busy' WHERE thread_id = '{orphan_thread}';"
+        ))
+        .await
+        .expect("a dead server's run");
+    let b = start(&db).await;
+    let at = |thread: &str, run: &str| format!("{}/threads/{thread}/runs/{run}", b.base);
+    assert_eq!(
+        get(&c, at(orphan_thread, orphan)).await.1["status"],
+        "error"
+    );
+    let (_, thread) = get(&c, format!("{}/threads/{orphan_thread}", b.base)).await;
+    assert_eq!(thread["status"], "error");
+    assert_eq!(get(&c, at(THREAD, &live)).await.1["status"], "running");
+    assert_eq!(
+        get(&c, format!("{}/join", at(THREAD, &live))).await.1,
+        json!({"n": 1})
+    );
+    assert_eq!(get(&c, at(THREAD, &live)).await.1["status"], "success");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// One client's request: a thread of its own, then a run waited for.
+async fn create_and_run(base: String, i: usize) -> Result<(), String> {
+    let c = Client::new();
+    let (status, thread) = post(&c, format!("{base}/threads"), json!({})).await;
+    if status != StatusCode::OK {
+        return Err(format!("client {i}: create thread: {status} {thread}"));
+    }
+    let id = thread["thread_id"].as_str().unwrap_or_default();
+    let run = json!({"assistant_id": "guarded", "input": {"topic": format!("t{i}")}});
+    let (status, out) = post(&c, format!("{base}/threads/{id}/runs/wait"), run).await;
+    match (status, &out["topic"]) {
+        (StatusCode::OK, Value::String(t)) if *t == format!("T{i}") => Ok(()),
+        _ => Err(format!("client {i}: runs/wait: {status} {out}")),
+    }
+}
+
+/// 200 clients at once, each creating a thread and waiting for a run,
+/// all succeed through a pool of 16 connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_clients_at_once_all_succeed() {
+    let db = fresh_pg();
+    let server = start(&db).await;
+    let clients: Vec<_> = (0..200)
+        .map(|i| tokio::spawn(create_and_run(server.base.clone(), i)))
+        .collect();
+    let mut failures = Vec::new();
+    for client in clients {
+        if let Err(e) = client.await.expect("client task") {
+            failures.push(e);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:?}",
+        failures.len()
+    );
+    let (_, count) = post(
+        &Client::new(),
+        format!("{}/threads/count", server.base),
+        json!({}),
+    )
+    .await;
+    assert_eq!(count, json!(200));
+    server.stop().await;
+}
