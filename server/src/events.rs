@@ -73,9 +73,9 @@ pub(crate) fn error_json(error: &GraphError) -> Value {
         tracing::error!(%cause, "a run's step could not be stored");
         // The cause may name a file or a host: only the file going away
         // is worth telling the client, in words of its own.
-        let message = match cause {
-            CheckpointError::Backend { source, .. } if source.is::<FileGone>() => GONE,
-            _ => "the run's state could not be stored",
+        let message = match file_gone(cause) {
+            true => GONE,
+            false => "the run's state could not be stored",
         };
         return json!({"error": "Checkpoint", "message": message});
     }
@@ -85,4 +85,14 @@ pub(crate) fn error_json(error: &GraphError) -> Value {
         .take_while(char::is_ascii_alphanumeric)
         .collect();
     json!({"error": kind, "message": error.to_string()})
+}
+
+/// Whether the store failed because its file went away (a snapshot's
+/// failure carries the store's inside it).
+fn file_gone(error: &CheckpointError) -> bool {
+    match error {
+        CheckpointError::Backend { source, .. } => source.is::<FileGone>(),
+        CheckpointError::Snapshot { error, .. } => file_gone(error),
+        _ => false,
+    }
 }
