@@ -94,6 +94,23 @@ impl From<crate::store::StoreError> for ApiError {
     }
 }
 
+impl ApiError {
+    /// What a client sees of a graph's refusal: a 400 saying why, unless
+    /// the checkpoints could not be stored (a 500 whose cause, which may
+    /// name a file or a host, is only logged; a 503 when the file went
+    /// away).
+    pub(crate) fn from_graph(error: agent_state::graph::GraphError) -> Self {
+        use agent_state::graph::GraphError;
+        match error {
+            GraphError::Checkpoint(e) if crate::watch::file_gone(&e) => {
+                crate::store::StoreError::Gone.into()
+            }
+            GraphError::Checkpoint(e) => ApiError::Internal(e.to_string()),
+            other => ApiError::BadRequest(other.to_string()),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let cut_short = matches!(self, ApiError::TooLarge(_) | ApiError::Timeout(_));

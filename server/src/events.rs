@@ -1,12 +1,11 @@
 //! A run's events as the official server writes them on the wire.
 
-use agent_state::checkpoint::CheckpointError;
 use agent_state::graph::{GraphError, Interrupt, StreamEvent};
 use agent_state::AgentState;
 use serde_json::{json, Map, Value};
 
 use crate::store::GONE;
-use crate::watch::FileGone;
+use crate::watch::file_gone;
 
 /// Interrupts as a stream shows them (`values`, `updates`, `runs/wait`).
 pub(crate) fn stream_interrupts(interrupts: &[Interrupt]) -> Value {
@@ -85,14 +84,4 @@ pub(crate) fn error_json(error: &GraphError) -> Value {
         .take_while(char::is_ascii_alphanumeric)
         .collect();
     json!({"error": kind, "message": error.to_string()})
-}
-
-/// Whether the store failed because its file went away (a snapshot's
-/// failure carries the store's inside it).
-fn file_gone(error: &CheckpointError) -> bool {
-    match error {
-        CheckpointError::Backend { source, .. } => source.is::<FileGone>(),
-        CheckpointError::Snapshot { error, .. } => file_gone(error),
-        _ => false,
-    }
 }

@@ -1,7 +1,9 @@
 //! Serve [agent-state](https://docs.rs/agent-state) graphs over LangGraph's
 //! Agent Server API, so the clients LangGraph users already have (the
 //! Python and JS `langgraph-sdk`, `useStream`, Agent Chat UI, Studio) talk
-//! to a graph written in Rust, from one binary on one SQLite file.
+//! to a graph written in Rust, from one binary on one SQLite file, or,
+//! with the `postgres` feature, from several servers on one PostgreSQL
+//! database (`Server::postgres`).
 //!
 //! ```no_run
 //! use agent_state::graph::{StateGraph, START};
@@ -58,9 +60,34 @@
 //!
 //! A run's input is read through the graph's input type: a client cannot
 //! set a `private` or `omit_from_input` field, and a bad value is a 422
-//! naming the field. Threads, runs and assistants are stored in the same
-//! SQLite file as the checkpoints; a run that was in flight when the
-//! process died is marked `error` at the next start.
+//! naming the field.
+//!
+//! # Where state lives
+//!
+//! Threads, runs and assistants are stored beside the checkpoints: in the
+//! same SQLite file ([`Server::database`], the default), or in the same
+//! PostgreSQL database (`Server::postgres`). A restart keeps them all.
+//!
+//! * On SQLite, one server owns the file: a run that was in flight when
+//!   the process died is marked `error` at the next start. The file is
+//!   watched: deleted or replaced while the server runs (SQLite would go
+//!   on writing into the unlinked file, and lose it all), the run in
+//!   progress fails saying so, and every later request is answered 503
+//!   until a restart opens the file now at the path.
+//! * On PostgreSQL, any number of servers share the database and serve
+//!   the same threads: a thread runs one run at a time across all of them
+//!   (a session advisory lock per running thread, all of a server's on
+//!   one connection of its own), and a run started on one is read,
+//!   listed and joined on any. A server that dies releases its locks with
+//!   its session; its unfinished runs are marked `error` by the next
+//!   server that starts or by a live one within 10 s, never those of a
+//!   server still running. Requests share a bounded pool of connections
+//!   (`Server::pool_size`, 16 by default); one that waits 30 s for a
+//!   connection is answered 503.
+//!
+//! A database error is answered 500 `{"detail": "Internal server
+//! error"}` and logged in full: what a client sees never holds a file
+//! path or a connection string.
 //!
 //! # Where it differs from LangGraph's own server
 //!
@@ -72,7 +99,12 @@
 //! values hold every field, defaults included (LangGraph leaves out
 //! channels never written); interrupt and checkpoint ids are the
 //! runtime's (opaque either way); a thread's `interrupts` are keyed by
-//! node; a join stream replays a live run from its start.
+//! node; a join stream replays a live run from its start; a store that
+//! cannot serve (its file gone, its pool exhausted) is a 503 saying why.
+//! On PostgreSQL, a run can be cancelled, and its live stream joined, only
+//! on the server running it (another answers 404 for the cancel and an
+//! empty stream for the join; `join` waits for the stored outcome on
+//! any server).
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.update` and
@@ -82,6 +114,7 @@
 //! (no create or update), and there are no crons, store or thread copy.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod access;
 mod app;

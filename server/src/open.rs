@@ -22,9 +22,9 @@ pub(crate) const POOL: usize = 16;
 pub(crate) enum Database {
     /// One SQLite file (created with its directory if missing).
     Sqlite(PathBuf),
-    /// A PostgreSQL database, through a pool of `pool` connections.
+    /// A PostgreSQL database, at this connection string.
     #[cfg(feature = "postgres")]
-    Postgres { url: String, pool: usize },
+    Postgres(String),
 }
 
 /// Shows the file, but never a connection string (it may hold a
@@ -34,9 +34,7 @@ impl fmt::Debug for Database {
         match self {
             Database::Sqlite(path) => f.debug_tuple("Sqlite").field(path).finish(),
             #[cfg(feature = "postgres")]
-            Database::Postgres { pool, .. } => {
-                f.debug_struct("Postgres").field("pool", pool).finish()
-            }
+            Database::Postgres(_) => f.write_str("Postgres"),
         }
     }
 }
@@ -45,12 +43,16 @@ impl fmt::Debug for Database {
 type Opened = (Store, Arc<dyn Checkpointer>, Leases);
 
 impl Database {
-    /// Opens it for the server process `owner`.
-    pub(crate) async fn open(&self, owner: &str) -> Result<Opened, ServerError> {
+    /// Opens it for the server process `owner`, with a pool of `pool`
+    /// connections on PostgreSQL.
+    pub(crate) async fn open(&self, owner: &str, pool: usize) -> Result<Opened, ServerError> {
+        // SQLite has one connection: only PostgreSQL pools them.
+        #[cfg(not(feature = "postgres"))]
+        let _ = pool;
         match self {
             Database::Sqlite(path) => open_sqlite(path, owner),
             #[cfg(feature = "postgres")]
-            Database::Postgres { url, pool } => open_postgres(url, *pool, owner).await,
+            Database::Postgres(url) => open_postgres(url, pool, owner).await,
         }
     }
 }

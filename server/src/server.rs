@@ -30,6 +30,9 @@ pub struct Server {
     graphs: Vec<Registered>,
     database: Database,
     read_timeout: Duration,
+    /// The most connections requests share on PostgreSQL.
+    #[cfg(feature = "postgres")]
+    pool_size: usize,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -101,6 +104,8 @@ impl Server {
             graphs: Vec::new(),
             database: Database::Sqlite(PathBuf::from("agent-state.db")),
             read_timeout: Duration::from_secs(30),
+            #[cfg(feature = "postgres")]
+            pool_size: crate::open::POOL,
         }
     }
 
@@ -121,24 +126,21 @@ impl Server {
     /// [`pool_size`](Self::pool_size)); each server holds one more for
     /// its threads' locks, and the checkpointer one.
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[must_use]
     pub fn postgres(mut self, url: impl Into<String>) -> Self {
-        self.database = Database::Postgres {
-            url: url.into(),
-            pool: crate::open::POOL,
-        };
+        self.database = Database::Postgres(url.into());
         self
     }
 
     /// The most connections requests share on PostgreSQL (16 by
     /// default); a request that finds them all taken waits up to 30 s,
-    /// then is answered 503. No effect on SQLite.
+    /// then is answered 503. No effect on SQLite (one connection).
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[must_use]
     pub fn pool_size(mut self, connections: usize) -> Self {
-        if let Database::Postgres { pool, .. } = &mut self.database {
-            *pool = connections.max(1);
-        }
+        self.pool_size = connections.max(1);
         self
     }
 
@@ -201,7 +203,11 @@ impl Server {
     /// server that died are marked `error` (on PostgreSQL, only those of
     /// servers that are gone, checked again every 10 s).
     pub async fn router(self) -> Result<Router, ServerError> {
-        let (store, saver, leases) = self.database.open(&ids::new_id()).await?;
+        #[cfg(feature = "postgres")]
+        let pool = self.pool_size;
+        #[cfg(not(feature = "postgres"))]
+        let pool = 1;
+        let (store, saver, leases) = self.database.open(&ids::new_id(), pool).await?;
         let mut assistants = BTreeMap::new();
         for Registered {
             name,

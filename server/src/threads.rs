@@ -283,7 +283,7 @@ async fn update_state(
     {
         Ok(cp) => cp,
         Err(UpdateError::Values(e)) => return Err(ApiError::Invalid(format!("values: {e}"))),
-        Err(UpdateError::Graph(e)) => return Err(ApiError::BadRequest(e.to_string())),
+        Err(UpdateError::Graph(e)) => return Err(ApiError::from_graph(e)),
     };
     if let Ok(snap) = assistant.graph.state(saver, &id).await {
         thread.values = Some(snap.values);

@@ -79,6 +79,16 @@ impl std::fmt::Display for FileGone {
 
 impl std::error::Error for FileGone {}
 
+/// Whether the store failed because its file went away (a snapshot's
+/// failure carries the store's inside it).
+pub(crate) fn file_gone(error: &CheckpointError) -> bool {
+    match error {
+        CheckpointError::Backend { source, .. } => source.is::<FileGone>(),
+        CheckpointError::Snapshot { error, .. } => file_gone(error),
+        _ => false,
+    }
+}
+
 /// A checkpointer that checks the file before each call.
 pub(crate) struct Watched<C> {
     pub inner: C,

@@ -55,9 +55,15 @@ async fn a_database_file_deleted_while_serving_fails_the_run_and_later_requests(
     let c = Client::new();
     let events = stream_then_delete(&c, &server.base, &db).await;
     let (name, error) = events.last().expect("events");
-    assert_eq!((name.as_str(), &error["error"]), ("error", &json!("Checkpoint")));
+    assert_eq!(
+        (name.as_str(), &error["error"]),
+        ("error", &json!("Checkpoint"))
+    );
     let message = error["message"].as_str().expect("message");
-    assert!(message.contains("database file was deleted or replaced"), "{message}");
+    assert!(
+        message.contains("database file was deleted or replaced"),
+        "{message}"
+    );
     assert_unavailable(&c, &server.base, &db).await;
     server.stop().await;
 }
@@ -69,7 +75,12 @@ async fn a_database_file_replaced_while_serving_is_noticed() {
     let db = fresh_file();
     let server = start(&db).await;
     let c = Client::new();
-    post(&c, format!("{}/threads", server.base), json!({"thread_id": THREAD})).await;
+    post(
+        &c,
+        format!("{}/threads", server.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
     let other = db.path().with_extension("other");
     std::fs::copy(db.path(), &other).expect("copy the file");
     std::fs::rename(&other, db.path()).expect("replace the file");
@@ -80,7 +91,10 @@ async fn a_database_file_replaced_while_serving_is_noticed() {
 /// The database's own error (here a table dropped under the server) is a
 /// 500 with a generic detail; its text, which may name the file or the
 /// host, is only logged.
-async fn database_errors_are_a_generic_500(db: Db, drop_table: impl std::future::Future<Output = ()>) {
+async fn database_errors_are_a_generic_500(
+    db: Db,
+    drop_table: impl std::future::Future<Output = ()>,
+) {
     let server = start(&db).await;
     let (c, b) = (Client::new(), &server.base);
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
@@ -109,8 +123,10 @@ async fn a_postgres_error_is_a_generic_500() {
     let url = db.url();
     let drop_table = async move {
         let client = support::db::connect(&url).await;
-        client.batch_execute("DROP TABLE server_runs").await.expect("drop");
+        client
+            .batch_execute("DROP TABLE server_runs")
+            .await
+            .expect("drop");
     };
     database_errors_are_a_generic_500(db, drop_table).await;
 }
-
