@@ -2,7 +2,6 @@
 //! them is what the store holds, so a join waits on the stored status,
 //! and the runs of a server that died are failed by whoever notices.
 
-#[cfg(feature = "postgres")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +16,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// How often a server on PostgreSQL looks for runs whose server died.
 #[cfg(feature = "postgres")]
-pub(crate) const SWEEP: Duration = Duration::from_secs(10);
+const SWEEP: Duration = Duration::from_secs(10);
 
 fn unfinished(status: &str) -> bool {
     matches!(status, "pending" | "running")
@@ -52,7 +51,7 @@ pub(crate) async fn stored_outcome(
 /// (one server per file) every one, at start; on PostgreSQL those whose
 /// server's lock is free (see [`crate::lease::postgres`]), so a live
 /// server's runs are never touched.
-pub(crate) async fn fail_orphans(app: &App) -> Result<u64, StoreError> {
+async fn fail_orphans(app: &App) -> Result<u64, StoreError> {
     #[cfg(feature = "postgres")]
     if let Some(session) = app.leases.session() {
         let mut failed = 0;
@@ -66,11 +65,29 @@ pub(crate) async fn fail_orphans(app: &App) -> Result<u64, StoreError> {
     app.store.fail_runs_of(None).await
 }
 
+/// At a server's start: fails the runs of servers that died, then (on
+/// PostgreSQL, where other servers may die while this one runs) keeps
+/// looking every 10 s (`SWEEP`).
+pub(crate) async fn recover(app: &Arc<App>) -> Result<(), StoreError> {
+    let failed = fail_orphans(app).await?;
+    if failed > 0 {
+        tracing::warn!(
+            runs = failed,
+            "runs left unfinished by a server that died marked failed"
+        );
+    }
+    #[cfg(feature = "postgres")]
+    if app.leases.session().is_some() {
+        sweep_forever(app);
+    }
+    Ok(())
+}
+
 /// Fails orphaned runs every [`SWEEP`] while the server is up, so a run
 /// whose server died mid-way does not stay `running` (nor its joiners
 /// waiting) until some server restarts.
 #[cfg(feature = "postgres")]
-pub(crate) fn sweep_forever(app: &Arc<App>) {
+fn sweep_forever(app: &Arc<App>) {
     let app = Arc::downgrade(app);
     tokio::spawn(async move {
         loop {

@@ -234,19 +234,9 @@ impl Server {
         let mut app = App::new(assistants, store, saver, leases);
         app.read_timeout = self.read_timeout;
         let app = Arc::new(app);
-        let failed = remote::fail_orphans(&app)
+        remote::recover(&app)
             .await
             .map_err(|e| ServerError::Store(e.into()))?;
-        if failed > 0 {
-            tracing::warn!(
-                runs = failed,
-                "runs left unfinished by a server that died marked failed"
-            );
-        }
-        #[cfg(feature = "postgres")]
-        if app.leases.session().is_some() {
-            remote::sweep_forever(&app);
-        }
         Ok(routes(app))
     }
 
