@@ -80,7 +80,7 @@
 //!   one connection of its own), and a run started on one is read,
 //!   listed and joined on any. A server that dies releases its locks with
 //!   its session; its unfinished runs are marked `error` by the next
-//!   server that starts or by a live one within 10 s, never those of a
+//!   server that starts or by a live one within 5 s, never those of a
 //!   server still running. Requests share a bounded pool of connections
 //!   (`Server::pool_size`, 16 by default); one that waits 30 s for a
 //!   connection is answered 503.

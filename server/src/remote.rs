@@ -16,7 +16,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// How often a server on PostgreSQL looks for runs whose server died.
 #[cfg(feature = "postgres")]
-const SWEEP: Duration = Duration::from_secs(10);
+const SWEEP: Duration = Duration::from_secs(5);
 
 fn unfinished(status: &str) -> bool {
     matches!(status, "pending" | "running")
@@ -43,6 +43,9 @@ pub(crate) async fn stored_outcome(
     }
     Ok(match (run.status.as_str(), thread.error) {
         ("error", Some(error)) => json!({ "__error__": error }),
+        ("error", None) => {
+            json!({"__error__": {"error": "RunFailed", "message": "the run failed"}})
+        }
         _ => thread.values.unwrap_or_else(|| json!({})),
     })
 }
@@ -67,7 +70,7 @@ async fn fail_orphans(app: &App) -> Result<u64, StoreError> {
 
 /// At a server's start: fails the runs of servers that died, then (on
 /// PostgreSQL, where other servers may die while this one runs) keeps
-/// looking every 10 s (`SWEEP`).
+/// looking every 5 s (`SWEEP`).
 pub(crate) async fn recover(app: &Arc<App>) -> Result<(), StoreError> {
     let failed = fail_orphans(app).await?;
     if failed > 0 {

@@ -201,7 +201,7 @@ impl Server {
     /// Opens the database and makes the routes, to serve them another way
     /// (under a prefix of a larger app, say). Runs left unfinished by a
     /// server that died are marked `error` (on PostgreSQL, only those of
-    /// servers that are gone, checked again every 10 s).
+    /// servers that are gone, checked again every 5 s).
     pub async fn router(self) -> Result<Router, ServerError> {
         #[cfg(feature = "postgres")]
         let pool = self.pool_size;

@@ -20,7 +20,7 @@ pub(crate) mod sqlite;
 
 /// The server's tables, in both databases' SQL. `owner` is the server
 /// process that started a run: only a dead owner's runs are failed.
-pub(crate) const SCHEMA: [&str; 4] = [
+pub(crate) const SCHEMA: [&str; 5] = [
     "CREATE TABLE IF NOT EXISTS server_assistants (
     assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS server_threads (
@@ -33,6 +33,9 @@ pub(crate) const SCHEMA: [&str; 4] = [
     multitask_strategy TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
     owner TEXT NOT NULL DEFAULT '')",
     "CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, created_at)",
+    // What the sweep for dead servers' runs reads, however many runs ended.
+    "CREATE INDEX IF NOT EXISTS server_runs_unfinished ON server_runs (owner)
+    WHERE status IN ('pending', 'running')",
 ];
 
 const THREAD_COLUMNS: &str = "thread_id, created_at, updated_at, state_updated_at, metadata, \
@@ -118,6 +121,9 @@ impl Error for StoreError {
 /// What a client and the log are told when the database file went away.
 pub(crate) const GONE: &str =
     "the database file was deleted or replaced while the server ran: restart the server";
+
+/// A thread's error when the server running its run died.
+const ORPHANED: &str = r#"{"error":"ServerDied","message":"the server running this run stopped before the run ended"}"#;
 
 /// The database the tables are in.
 pub(crate) enum Db {
@@ -356,12 +362,14 @@ impl Store {
     pub(crate) async fn fail_runs_of(&self, owner: Option<&str>) -> Result<u64, StoreError> {
         let owner = Arg::from(owner.map(str::to_owned));
         let stamp = Arg::from(now());
+        let error = Arg::from(ORPHANED.to_string());
         self.db
             .execute(
-                "UPDATE server_threads SET status = 'error', updated_at = $2 WHERE thread_id IN
+                "UPDATE server_threads SET status = 'error', updated_at = $2, error = $3
+                 WHERE thread_id IN
                  (SELECT thread_id FROM server_runs WHERE status IN ('pending', 'running')
                   AND (CAST($1 AS TEXT) IS NULL OR owner = $1))",
-                vec![owner.clone(), stamp.clone()],
+                vec![owner.clone(), stamp.clone(), error],
             )
             .await?;
         self.db

@@ -133,6 +133,41 @@ async fn only_a_dead_servers_runs_are_failed() {
     b.stop().await;
 }
 
+/// A run of a server that dies while another serves is failed by the
+/// live one within its sweep, and a join waiting on it there ends with
+/// the error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_on_a_run_whose_server_died_ends_with_an_error() {
+    let db = fresh_pg();
+    let b = start(&db).await;
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", b.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let orphan = "44444444-4444-4444-4444-444444444444";
+    connect(&db.url())
+        .await
+        .batch_execute(&format!(
+            "INSERT INTO server_runs VALUES ('{orphan}', '{THREAD}',
+             'e234584d-b7bf-527f-9d06-ba77f8f5172d', '{{}}', 'running', '{{}}', 'enqueue',
+             '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00', 'a-dead-server');
+             UPDATE server_threads SET status = 'busy' WHERE thread_id = '{THREAD}';"
+        ))
+        .await
+        .expect("a run of a server that is gone");
+    let at = format!("{}/threads/{THREAD}/runs/{orphan}", b.base);
+    let joined = tokio::time::timeout(Duration::from_secs(20), get(&c, format!("{at}/join")));
+    let (_, out) = joined.await.expect("the join ends");
+    assert_eq!(out["__error__"]["error"], "ServerDied", "{out}");
+    assert_eq!(get(&c, at).await.1["status"], "error");
+    let (_, thread) = get(&c, format!("{}/threads/{THREAD}", b.base)).await;
+    assert_eq!(thread["status"], "error");
+    b.stop().await;
+}
+
 /// One client's request: a thread of its own, then a run waited for.
 async fn create_and_run(base: String, i: usize) -> Result<(), String> {
     let c = Client::new();
