@@ -168,6 +168,42 @@ async fn a_join_on_a_run_whose_server_died_ends_with_an_error() {
     b.stop().await;
 }
 
+/// The connection holding a server's thread locks is cut (a database
+/// restart, a terminated backend): the next run connects again and runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_lock_connection_is_opened_again() {
+    let db = fresh_pg();
+    let server = start(&db).await;
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", server.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
+    let run = |n: u32| json!({"assistant_id": "guarded", "input": {"topic": format!("t{n}")}});
+    assert_eq!(post(&c, wait.clone(), run(1)).await.0, StatusCode::OK);
+    let admin = connect(&db.url()).await;
+    let cut = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks
+             WHERE locktype = 'advisory' AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .expect("terminate the lock session");
+    assert_eq!(cut.len(), 1, "one session holds the server's locks");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (status, out) = post(&c, wait, run(2)).await;
+    assert_eq!(
+        (status, &out["topic"]),
+        (StatusCode::OK, &json!("T2")),
+        "{out}"
+    );
+    server.stop().await;
+}
+
 /// One client's request: a thread of its own, then a run waited for.
 async fn create_and_run(base: String, i: usize) -> Result<(), String> {
     let c = Client::new();
