@@ -101,10 +101,11 @@
 //! runtime's (opaque either way); a thread's `interrupts` are keyed by
 //! node; a join stream replays a live run from its start; a store that
 //! cannot serve (its file gone, its pool exhausted) is a 503 saying why.
-//! On PostgreSQL, a run can be cancelled, and its live stream joined, only
-//! on the server running it (another answers 404 for the cancel and an
-//! empty stream for the join; `join` waits for the stored outcome on
-//! any server).
+//! On PostgreSQL, a run can be cancelled, interrupted (the `interrupt`
+//! strategy) and its live stream joined only on the server running it:
+//! another answers 404 for the cancel, queues an `interrupt` run behind
+//! it, and answers a join stream with no events; `join` waits for the
+//! stored outcome on any server.
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.update` and
