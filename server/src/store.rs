@@ -20,7 +20,7 @@ pub(crate) mod sqlite;
 
 /// The server's tables, in both databases' SQL. `owner` is the server
 /// process that started a run: only a dead owner's runs are failed.
-pub(crate) const SCHEMA: [&str; 5] = [
+pub(crate) const TABLES: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS server_assistants (
     assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS server_threads (
@@ -32,6 +32,10 @@ pub(crate) const SCHEMA: [&str; 5] = [
     metadata TEXT NOT NULL, status TEXT NOT NULL, kwargs TEXT NOT NULL,
     multitask_strategy TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
     owner TEXT NOT NULL DEFAULT '')",
+];
+
+/// Their indexes, made once the tables have every column.
+pub(crate) const INDEXES: [&str; 2] = [
     "CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, created_at)",
     // What the sweep for dead servers' runs reads, however many runs ended.
     "CREATE INDEX IF NOT EXISTS server_runs_unfinished ON server_runs (owner)

@@ -188,7 +188,8 @@ async fn a_lost_lock_connection_is_opened_again() {
     let cut = admin
         .query(
             "SELECT pg_terminate_backend(pid) FROM pg_locks
-             WHERE locktype = 'advisory' AND pid <> pg_backend_pid()",
+             WHERE locktype = 'advisory' AND pid <> pg_backend_pid()
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             &[],
         )
         .await
@@ -221,7 +222,7 @@ async fn create_and_run(base: String, i: usize) -> Result<(), String> {
 }
 
 /// 200 clients at once, each creating a thread and waiting for a run,
-/// all succeed through a pool of 16 connections.
+/// all succeed through the test servers' pool of 4 connections.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_clients_at_once_all_succeed() {
     let db = fresh_pg();

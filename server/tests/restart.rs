@@ -83,3 +83,30 @@ async fn a_run_left_running_by_a_dead_process_is_marked_failed() {
     );
     server.stop().await;
 }
+
+/// A file made before runs recorded the server that owns them opens: the
+/// column is added, and its runs read as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_from_before_runs_had_owners_opens() {
+    let db = fresh_file();
+    std::fs::create_dir_all(db.path().parent().unwrap()).unwrap();
+    let file = rusqlite::Connection::open(db.path()).unwrap();
+    file.execute_batch(&format!(
+        "CREATE TABLE server_runs (
+            run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL,
+            metadata TEXT NOT NULL, status TEXT NOT NULL, kwargs TEXT NOT NULL,
+            multitask_strategy TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+         INSERT INTO server_runs VALUES ('{RUN}', '{THREAD}', '{APPROVAL}', '{{}}', 'success',
+            '{{}}', 'enqueue', '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00');"
+    ))
+    .unwrap();
+    drop(file);
+    let server = start(&db).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let (_, run) = get(&c, format!("{b}/threads/{THREAD}/runs/{RUN}")).await;
+    assert_eq!(run["status"], "success", "{run}");
+    server.stop().await;
+}
+
+const RUN: &str = "55555555-5555-5555-5555-555555555555";

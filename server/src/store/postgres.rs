@@ -10,7 +10,7 @@ use deadpool_postgres::{Pool, PoolConfig, PoolError, Runtime, Timeouts};
 use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use tokio_postgres::NoTls;
 
-use super::{Arg, StoreError, TextRow, SCHEMA};
+use super::{Arg, StoreError, TextRow, INDEXES, TABLES};
 
 /// How long a request waits for a free connection before it is answered
 /// 503.
@@ -56,7 +56,7 @@ impl PgDb {
         let client = self.pool.get().await.map_err(pool_error)?;
         let batch = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {}; COMMIT;",
-            SCHEMA.join(";\n")
+            [&TABLES[..], &INDEXES[..]].concat().join(";\n")
         );
         client.batch_execute(&batch).await.map_err(StoreError::db)
     }

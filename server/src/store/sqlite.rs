@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, ToSql};
 
-use super::{Arg, StoreError, TextRow, SCHEMA};
+use super::{Arg, StoreError, TextRow, INDEXES, TABLES};
 use crate::watch::FileWatch;
 
 /// The busy-timeout SQLite waits for the checkpointer's writes.
@@ -26,10 +26,13 @@ impl SqliteDb {
     pub(crate) fn open(path: &Path, watch: Arc<FileWatch>) -> Result<Self, StoreError> {
         let conn = Connection::open(path).map_err(StoreError::db)?;
         conn.busy_timeout(BUSY).map_err(StoreError::db)?;
-        for statement in SCHEMA {
+        for statement in TABLES {
             conn.execute_batch(statement).map_err(StoreError::db)?;
         }
         add_owner_column(&conn).map_err(StoreError::db)?;
+        for statement in INDEXES {
+            conn.execute_batch(statement).map_err(StoreError::db)?;
+        }
         Ok(SqliteDb {
             conn: Mutex::new(conn),
             watch,

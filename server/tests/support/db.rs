@@ -103,7 +103,9 @@ impl Db {
         match self {
             Db::File(path) => server.database(path),
             #[cfg(feature = "postgres")]
-            Db::Postgres { .. } => server.postgres(self.url()),
+            // A small pool: many test servers share the test database
+            // server's 100 connections.
+            Db::Postgres { .. } => server.postgres(self.url()).pool_size(4),
         }
     }
 }
