@@ -60,10 +60,14 @@ pub(crate) async fn drive(
 ) {
     let mut output =
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
-    let Some(_turn) = job.wait_turn(turn).await else {
-        job.finish(&done, output, Some("cancelled while queued"))
-            .await;
-        return;
+    let _turn = match job.wait_turn(turn).await {
+        Ok(lease) => lease,
+        Err(None) => {
+            job.finish(&done, output, Some("cancelled while queued"))
+                .await;
+            return;
+        }
+        Err(Some(error)) => return job.unrunnable(error, frames, &done).await,
     };
     job.record_status("running").await;
     let stop = loop {
@@ -118,19 +122,36 @@ impl Job {
         self.log.with_data(id, framed)
     }
 
-    /// The thread, once its earlier runs are done; `None` when this run
-    /// was cancelled while it waited, or the thread's lock could not be
-    /// taken (logged).
-    async fn wait_turn(&self, turn: Turn) -> Option<Lease> {
+    /// The thread, once its earlier runs are done; `Err(None)` when this
+    /// run was cancelled while it waited, `Err(Some(error))` when the
+    /// thread's lock could not be taken (the database failed).
+    async fn wait_turn(&self, turn: Turn) -> Result<Lease, Option<Value>> {
         match turn {
-            Turn::Held(lease) => Some(lease),
+            Turn::Held(lease) => Ok(lease),
             Turn::Wait => tokio::select! {
-                lease = self.app.leases.take(&self.thread_id) => lease
-                    .inspect_err(|e| tracing::error!(run_id = %self.run_id, error = %e, "could not take the thread's lock"))
-                    .ok(),
-                () = self.cancel.notified() => None,
+                lease = self.app.leases.take(&self.thread_id) => lease.map_err(|e| {
+                    tracing::error!(run_id = %self.run_id, error = %e, "could not take the thread's lock");
+                    Some(json!({"error": "Store", "message": "the thread's lock could not be taken"}))
+                }),
+                () = self.cancel.notified() => Err(None),
             },
         }
+    }
+
+    /// The run could not start: it fails with `error`, which its client
+    /// gets as its stream's last event.
+    async fn unrunnable(
+        &self,
+        error: Value,
+        frames: Option<mpsc::Sender<String>>,
+        done: &watch::Sender<Option<Value>>,
+    ) {
+        self.failed(&error).await;
+        let framed = self.emit("error", error.to_string());
+        if let Some(tx) = frames {
+            let _ = tx.send(framed).await;
+        }
+        self.finish(done, json!({ "__error__": error }), None).await;
     }
 
     /// The run's next event, or why it is to stop.

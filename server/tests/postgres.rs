@@ -205,6 +205,55 @@ async fn a_lost_lock_connection_is_opened_again() {
     server.stop().await;
 }
 
+/// When the lock connection is cut and cannot be opened again, a queued
+/// run fails saying so, and the server goes on serving what it can.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_cannot_take_its_threads_lock_fails_saying_so() {
+    let db = fresh_pg();
+    let server = start(&db).await;
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", server.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let support::Db::Postgres { admin, name } = &db else {
+        unreachable!("a PostgreSQL database")
+    };
+    let admin = connect(admin).await;
+    let closed = format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false");
+    admin
+        .batch_execute(&closed)
+        .await
+        .expect("refuse new connections");
+    let cut = format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+         WHERE l.locktype = 'advisory' AND d.datname = '{name}'"
+    );
+    admin
+        .batch_execute(&cut)
+        .await
+        .expect("terminate the lock session");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let run = json!({"assistant_id": "guarded", "input": {"topic": "x"}});
+    let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
+    let (status, out) = post(&c, wait, run).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        out["__error__"]["message"], "the thread's lock could not be taken",
+        "{out}"
+    );
+    let (_, thread) = get(&c, format!("{}/threads/{THREAD}", server.base)).await;
+    assert_eq!(thread["status"], "error");
+    let open = format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true");
+    admin
+        .batch_execute(&open)
+        .await
+        .expect("accept connections");
+    server.stop().await;
+}
+
 /// One client's request: a thread of its own, then a run waited for.
 async fn create_and_run(base: String, i: usize) -> Result<(), String> {
     let c = Client::new();
