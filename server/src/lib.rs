@@ -82,8 +82,9 @@
 //!   its session; its unfinished runs are marked `error` by the next
 //!   server that starts or by a live one within 5 s, never those of a
 //!   server still running. Requests share a bounded pool of connections
-//!   (`Server::pool_size`, 16 by default); one that waits 30 s for a
-//!   connection is answered 503.
+//!   (`Server::pool_size`, 16 by default); one that waits longer than
+//!   `Server::pool_wait` (30 s by default) for a connection is answered
+//!   503.
 //!
 //! A database error is answered 500 `{"detail": "Internal server
 //! error"}` and logged in full: what a client sees never holds a file

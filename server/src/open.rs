@@ -14,9 +14,24 @@ use crate::store::sqlite::SqliteDb;
 use crate::store::{Db, Store};
 use crate::watch::{FileWatch, Watched};
 
-/// The default size of the PostgreSQL pool.
-#[cfg(feature = "postgres")]
-pub(crate) const POOL: usize = 16;
+/// How requests share PostgreSQL connections (SQLite has one).
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) struct PoolSettings {
+    /// The most connections open at once.
+    pub size: usize,
+    /// How long a request waits for one before it is answered 503.
+    pub wait: std::time::Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        PoolSettings {
+            size: 16,
+            wait: std::time::Duration::from_secs(30),
+        }
+    }
+}
 
 /// Where a server keeps its state.
 pub(crate) enum Database {
@@ -43,10 +58,13 @@ impl fmt::Debug for Database {
 type Opened = (Store, Arc<dyn Checkpointer>, Leases);
 
 impl Database {
-    /// Opens it for the server process `owner`, with a pool of `pool`
-    /// connections on PostgreSQL.
-    pub(crate) async fn open(&self, owner: &str, pool: usize) -> Result<Opened, ServerError> {
-        // SQLite has one connection: only PostgreSQL pools them.
+    /// Opens it for the server process `owner`, with a pool of
+    /// connections on PostgreSQL (SQLite has one connection).
+    pub(crate) async fn open(
+        &self,
+        owner: &str,
+        pool: PoolSettings,
+    ) -> Result<Opened, ServerError> {
         #[cfg(not(feature = "postgres"))]
         let _ = pool;
         match self {
@@ -70,7 +88,7 @@ fn open_sqlite(path: &std::path::Path, owner: &str) -> Result<Opened, ServerErro
 }
 
 #[cfg(feature = "postgres")]
-async fn open_postgres(url: &str, pool: usize, owner: &str) -> Result<Opened, ServerError> {
+async fn open_postgres(url: &str, pool: PoolSettings, owner: &str) -> Result<Opened, ServerError> {
     use agent_state::checkpoint::postgres::PostgresCheckpointer;
 
     use crate::lease::postgres::Session;

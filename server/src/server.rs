@@ -30,9 +30,9 @@ pub struct Server {
     graphs: Vec<Registered>,
     database: Database,
     read_timeout: Duration,
-    /// The most connections requests share on PostgreSQL.
+    /// How requests share connections on PostgreSQL.
     #[cfg(feature = "postgres")]
-    pool_size: usize,
+    pool: crate::open::PoolSettings,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -105,7 +105,7 @@ impl Server {
             database: Database::Sqlite(PathBuf::from("agent-state.db")),
             read_timeout: Duration::from_secs(30),
             #[cfg(feature = "postgres")]
-            pool_size: crate::open::POOL,
+            pool: crate::open::PoolSettings::default(),
         }
     }
 
@@ -134,13 +134,25 @@ impl Server {
     }
 
     /// The most connections requests share on PostgreSQL (16 by
-    /// default); a request that finds them all taken waits up to 30 s,
-    /// then is answered 503. No effect on SQLite (one connection).
+    /// default); a request that finds them all taken waits (see
+    /// [`pool_wait`](Self::pool_wait)). No effect on SQLite (one
+    /// connection).
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[must_use]
     pub fn pool_size(mut self, connections: usize) -> Self {
-        self.pool_size = connections.max(1);
+        self.pool.size = connections.max(1);
+        self
+    }
+
+    /// How long a request waits on PostgreSQL for a connection when all
+    /// [`pool_size`](Self::pool_size) are taken (30 s by default), before
+    /// it is answered 503 `{"detail": "The database is busy: .."}`.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn pool_wait(mut self, wait: Duration) -> Self {
+        self.pool.wait = wait;
         self
     }
 
@@ -204,9 +216,9 @@ impl Server {
     /// servers that are gone, checked again every 5 s).
     pub async fn router(self) -> Result<Router, ServerError> {
         #[cfg(feature = "postgres")]
-        let pool = self.pool_size;
+        let pool = self.pool;
         #[cfg(not(feature = "postgres"))]
-        let pool = 1;
+        let pool = crate::open::PoolSettings::default();
         let (store, saver, leases) = self.database.open(&ids::new_id(), pool).await?;
         let mut assistants = BTreeMap::new();
         for Registered {

@@ -254,6 +254,43 @@ async fn a_run_that_cannot_take_its_threads_lock_fails_saying_so() {
     server.stop().await;
 }
 
+/// A request that finds every pooled connection taken for longer than
+/// the pool's wait is answered 503 saying the database is busy; the one
+/// holding the connection is answered once it is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_waits_too_long_for_a_connection_is_a_503() {
+    let db = fresh_pg();
+    let one = |s: agent_state_server::Server| s.pool_size(1).pool_wait(Duration::from_millis(300));
+    let server = support::start_with(&db, one).await;
+    let c = Client::new();
+    let thread = format!("{}/threads/{THREAD}", server.base);
+    post(
+        &c,
+        format!("{}/threads", server.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    // Another session holds the table: the pool's one connection waits
+    // on it with the first request.
+    let admin = connect(&db.url()).await;
+    let lock = "BEGIN; LOCK TABLE server_threads IN ACCESS EXCLUSIVE MODE";
+    admin.batch_execute(lock).await.expect("lock the table");
+    let url = thread.clone();
+    let first = tokio::spawn(async move { get(&Client::new(), url).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (status, body) = get(&c, thread).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let detail = body["detail"].as_str().expect("detail");
+    assert!(detail.starts_with("The database is busy"), "{detail}");
+    admin.batch_execute("COMMIT").await.expect("unlock");
+    let (status, body) = first.await.expect("the first request");
+    assert_eq!(
+        (status, &body["thread_id"]),
+        (StatusCode::OK, &json!(THREAD))
+    );
+    server.stop().await;
+}
+
 /// One client's request: a thread of its own, then a run waited for.
 async fn create_and_run(base: String, i: usize) -> Result<(), String> {
     let c = Client::new();

@@ -1,7 +1,7 @@
 //! The tables in the PostgreSQL database, beside the core's
 //! `PostgresCheckpointer`'s, through a bounded pool of connections: many
-//! clients share a few connections (waiting their turn, at most
-//! [`WAIT`]) instead of each opening one of its own.
+//! clients share a few connections (waiting their turn, 30 s at most by
+//! default) instead of each opening one of its own.
 
 use std::error::Error;
 use std::time::Duration;
@@ -10,11 +10,12 @@ use deadpool_postgres::{Pool, PoolConfig, PoolError, Runtime, Timeouts};
 use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use tokio_postgres::NoTls;
 
+use crate::open::PoolSettings;
+
 use super::{Arg, StoreError, TextRow, INDEXES, TABLES};
 
-/// How long a request waits for a free connection before it is answered
-/// 503.
-const WAIT: Duration = Duration::from_secs(30);
+/// How long opening (or checking) a connection may take.
+const CONNECT: Duration = Duration::from_secs(30);
 
 /// The advisory lock that serializes creating the tables, so servers
 /// starting together on an empty database do not race.
@@ -26,18 +27,18 @@ pub(crate) struct PgDb {
 }
 
 impl PgDb {
-    /// A pool of at most `size` connections to `url` (libpq-style or a
-    /// `postgresql://` URL), with the tables created.
-    pub(crate) async fn connect(url: &str, size: usize) -> Result<Self, StoreError> {
+    /// A pool of connections to `url` (libpq-style or a `postgresql://`
+    /// URL), with the tables created.
+    pub(crate) async fn connect(url: &str, settings: PoolSettings) -> Result<Self, StoreError> {
         let pg = url
             .parse::<tokio_postgres::Config>()
             .map_err(StoreError::db)?;
         let config = PoolConfig {
-            max_size: size,
+            max_size: settings.size,
             timeouts: Timeouts {
-                wait: Some(WAIT),
-                create: Some(WAIT),
-                recycle: Some(WAIT),
+                wait: Some(settings.wait),
+                create: Some(CONNECT),
+                recycle: Some(CONNECT),
             },
             ..PoolConfig::default()
         };
@@ -92,11 +93,12 @@ fn params(args: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
     args.iter().map(|a| a as &(dyn ToSql + Sync)).collect()
 }
 
-/// A pool that stayed full past [`WAIT`] is busy (503); anything else is
-/// the database failing.
+/// A pool that stayed full past its wait is busy (503); anything else
+/// (a connection that could not be opened in time included) is the
+/// database failing.
 fn pool_error(e: PoolError) -> StoreError {
     match e {
-        PoolError::Timeout(_) => StoreError::Busy,
+        PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => StoreError::Busy,
         other => StoreError::db(other),
     }
 }
