@@ -10,13 +10,17 @@
 use std::error::Error;
 use std::fmt;
 
-use serde_json::{Map, Value};
-
 use crate::ids::now;
 
+mod arg;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+mod rows;
 pub(crate) mod sqlite;
+
+pub(crate) use arg::{Arg, TextRow};
+use rows::{run_row, text0, thread_args, thread_row};
+pub(crate) use rows::{RunRow, ThreadRow};
 
 /// The server's tables, in both databases' SQL. `owner` is the server
 /// process that started a run: only a dead owner's runs are failed.
@@ -46,41 +50,6 @@ const THREAD_COLUMNS: &str = "thread_id, created_at, updated_at, state_updated_a
     status, config, state, error, interrupts";
 const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, metadata, status, kwargs, \
     multitask_strategy, created_at, updated_at";
-
-/// A statement's parameter: both drivers bind these.
-#[derive(Debug, Clone)]
-pub(crate) enum Arg {
-    Text(String),
-    Null,
-    Int(i64),
-}
-
-impl From<&str> for Arg {
-    fn from(s: &str) -> Self {
-        Arg::Text(s.to_owned())
-    }
-}
-
-impl From<String> for Arg {
-    fn from(s: String) -> Self {
-        Arg::Text(s)
-    }
-}
-
-impl From<Option<String>> for Arg {
-    fn from(s: Option<String>) -> Self {
-        s.map_or(Arg::Null, Arg::Text)
-    }
-}
-
-impl From<i64> for Arg {
-    fn from(n: i64) -> Self {
-        Arg::Int(n)
-    }
-}
-
-/// A row as text, column by column (every column is text).
-pub(crate) type TextRow = Vec<Option<String>>;
 
 /// Why the store failed.
 #[derive(Debug)]
@@ -159,35 +128,6 @@ impl Db {
 pub(crate) struct Store {
     db: Db,
     owner: String,
-}
-
-/// A thread as the API shows it.
-#[derive(Debug, Clone)]
-pub(crate) struct ThreadRow {
-    pub thread_id: String,
-    pub created_at: String,
-    pub updated_at: String,
-    pub state_updated_at: String,
-    pub metadata: Map<String, Value>,
-    pub status: String,
-    pub config: Value,
-    pub values: Option<Value>,
-    pub error: Option<Value>,
-    pub interrupts: Value,
-}
-
-/// A run as the API shows it.
-#[derive(Debug, Clone)]
-pub(crate) struct RunRow {
-    pub run_id: String,
-    pub thread_id: String,
-    pub assistant_id: String,
-    pub metadata: Value,
-    pub status: String,
-    pub kwargs: Value,
-    pub multitask_strategy: String,
-    pub created_at: String,
-    pub updated_at: String,
 }
 
 impl Store {
@@ -383,80 +323,5 @@ impl Store {
                 vec![owner, stamp],
             )
             .await
-    }
-}
-
-/// A thread's columns after its id and creation time, in table order.
-fn thread_args(t: &ThreadRow) -> Vec<Arg> {
-    vec![
-        t.updated_at.as_str().into(),
-        t.state_updated_at.as_str().into(),
-        Value::Object(t.metadata.clone()).to_string().into(),
-        t.status.as_str().into(),
-        t.config.to_string().into(),
-        t.values.as_ref().map(Value::to_string).into(),
-        t.error.as_ref().map(Value::to_string).into(),
-        t.interrupts.to_string().into(),
-    ]
-}
-
-fn text0(row: TextRow) -> String {
-    row.into_iter().next().flatten().unwrap_or_default()
-}
-
-/// Reads a row's columns in order.
-struct Columns(std::vec::IntoIter<Option<String>>);
-
-impl Columns {
-    fn text(&mut self) -> String {
-        self.0.next().flatten().unwrap_or_default()
-    }
-
-    /// A JSON column; a value that does not parse (written by hand) reads
-    /// as null rather than failing the whole listing.
-    fn json(&mut self) -> Value {
-        self.0
-            .next()
-            .flatten()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null)
-    }
-
-    fn json_opt(&mut self) -> Option<Value> {
-        Some(self.json()).filter(|v| !v.is_null())
-    }
-}
-
-fn thread_row(row: TextRow) -> ThreadRow {
-    let mut c = Columns(row.into_iter());
-    ThreadRow {
-        thread_id: c.text(),
-        created_at: c.text(),
-        updated_at: c.text(),
-        state_updated_at: c.text(),
-        metadata: match c.json() {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        },
-        status: c.text(),
-        config: c.json(),
-        values: c.json_opt(),
-        error: c.json_opt(),
-        interrupts: c.json(),
-    }
-}
-
-fn run_row(row: TextRow) -> RunRow {
-    let mut c = Columns(row.into_iter());
-    RunRow {
-        run_id: c.text(),
-        thread_id: c.text(),
-        assistant_id: c.text(),
-        metadata: c.json(),
-        status: c.text(),
-        kwargs: c.json(),
-        multitask_strategy: c.text(),
-        created_at: c.text(),
-        updated_at: c.text(),
     }
 }
