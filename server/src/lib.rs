@@ -78,7 +78,8 @@
 //!   the same threads: a thread runs one run at a time across all of them
 //!   (a session advisory lock per running thread, all of a server's on
 //!   one connection of its own), and a run started on one is read,
-//!   listed and joined on any. A server that dies releases its locks with
+//!   listed, joined and cancelled (a `NOTIFY` to the server running it)
+//!   on any. A server that dies releases its locks with
 //!   its session; its unfinished runs are marked `error` by the next
 //!   server that starts or by a live one within 5 s, never those of a
 //!   server still running. Requests share a bounded pool of connections
@@ -102,11 +103,9 @@
 //! runtime's (opaque either way); a thread's `interrupts` are keyed by
 //! node; a join stream replays a live run from its start; a store that
 //! cannot serve (its file gone, its pool exhausted) is a 503 saying why.
-//! On PostgreSQL, a run can be cancelled, interrupted (the `interrupt`
-//! strategy) and its live stream joined only on the server running it:
-//! another answers 404 for the cancel, queues an `interrupt` run behind
-//! it, and answers a join stream with no events; `join` waits for the
-//! stored outcome on any server.
+//! On PostgreSQL, a run's live stream is joined only on the server
+//! running it (another answers the join stream with no events; `join`
+//! waits for the stored outcome on any server).
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.update` and

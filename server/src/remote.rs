@@ -68,6 +68,48 @@ async fn fail_orphans(app: &App) -> Result<u64, StoreError> {
     app.store.fail_runs_of(None).await
 }
 
+/// Stops a run of the thread that another server is running (all the
+/// thread's runs when `run_id` is `None`): a message to every server on
+/// the database; the one running it stops it at its next event. Nothing
+/// on SQLite, where there is no other server.
+pub(crate) async fn cancel_elsewhere(
+    app: &App,
+    thread_id: &str,
+    run_id: Option<&str>,
+) -> Result<(), StoreError> {
+    #[cfg(feature = "postgres")]
+    if let Some(session) = app.leases.session() {
+        session.send_cancel(thread_id, run_id).await?;
+    }
+    #[cfg(not(feature = "postgres"))]
+    let _ = (app, thread_id, run_id);
+    Ok(())
+}
+
+/// A cancel of a run this process does not run: `false` when the store
+/// has no unfinished run by that id; else the run's server is told, and
+/// with `wait`, this answers once the run ended.
+pub(crate) async fn cancel_stored(
+    app: &App,
+    thread_id: &str,
+    run_id: &str,
+    wait: bool,
+) -> Result<bool, ApiError> {
+    let run = app.store.run(thread_id, run_id).await?;
+    let Some(mut run) = run.filter(|r| unfinished(&r.status)) else {
+        return Ok(false);
+    };
+    cancel_elsewhere(app, thread_id, Some(run_id)).await?;
+    while wait && unfinished(&run.status) {
+        tokio::time::sleep(POLL).await;
+        match app.store.run(thread_id, run_id).await? {
+            Some(now) => run = now,
+            None => break,
+        }
+    }
+    Ok(true)
+}
+
 /// At a server's start: fails the runs of servers that died, then (on
 /// PostgreSQL, where other servers may die while this one runs) keeps
 /// looking every 5 s (`SWEEP`).
@@ -80,10 +122,32 @@ pub(crate) async fn recover(app: &Arc<App>) -> Result<(), StoreError> {
         );
     }
     #[cfg(feature = "postgres")]
-    if app.leases.session().is_some() {
+    if let Some(session) = app.leases.session() {
         sweep_forever(app);
+        if let Some(cancels) = session.cancels() {
+            act_on_cancels(app, cancels);
+        }
     }
     Ok(())
+}
+
+/// Stops the runs other servers ask this one to stop, as long as the
+/// server is up.
+#[cfg(feature = "postgres")]
+fn act_on_cancels(
+    app: &Arc<App>,
+    mut cancels: tokio::sync::mpsc::UnboundedReceiver<crate::lease::postgres::Cancel>,
+) {
+    let app = Arc::downgrade(app);
+    tokio::spawn(async move {
+        while let Some(cancel) = cancels.recv().await {
+            let Some(app) = app.upgrade() else { return };
+            match &cancel.run_id {
+                Some(run_id) => _ = app.cancel_run(&cancel.thread_id, run_id),
+                None => _ = app.cancel_thread_runs(&cancel.thread_id),
+            }
+        }
+    });
 }
 
 /// Fails orphaned runs every [`SWEEP`] while the server is up, so a run

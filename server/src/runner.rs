@@ -67,8 +67,13 @@ pub(crate) async fn start(
     app.store.insert_run(&row).await?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
     if body.multitask_strategy.as_deref() == Some("interrupt") {
-        // The runs holding the thread stop at their next event.
+        // The runs holding the thread stop at their next event, here
+        // and on any other server.
         app.cancel_thread_runs(&thread_id);
+        if let Err(e) = crate::remote::cancel_elsewhere(app, &thread_id, None).await {
+            // The run is recorded: it waits for the others to end instead.
+            tracing::error!(%thread_id, error = %e, "could not ask other servers to stop the thread's runs");
+        }
     }
     let job = Job {
         app: Arc::clone(app),

@@ -289,7 +289,8 @@ async fn cancel(
         }
     }
     let outcome = app.running_run(&run_id);
-    if !app.cancel_run(&id, &run_id) {
+    let here = app.cancel_run(&id, &run_id);
+    if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait).await? {
         return Err(ApiError::NotFound(format!(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));

@@ -144,6 +144,7 @@ async fn patch(
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     path_thread(&app, &id).await?;
     app.cancel_thread_runs(&id);
+    crate::remote::cancel_elsewhere(&app, &id, None).await?;
     let _held = app.leases.take(&id).await?;
     app.store.delete_thread(&id).await?;
     app.saver

@@ -291,6 +291,44 @@ async fn a_request_that_waits_too_long_for_a_connection_is_a_503() {
     server.stop().await;
 }
 
+/// A run on A is cancelled through B, and a run of the `interrupt`
+/// strategy sent to B stops the one A runs, then runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_one_server_is_cancelled_and_interrupted_through_another() {
+    let db = fresh_pg();
+    let (a, b) = (start(&db).await, start(&db).await);
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", a.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let long = json!({"assistant_id": "countdown", "input": {"n": 30}});
+    let run_id = background(&c, &a.base, long.clone()).await;
+    wait_for_status(&c, &b.base, &run_id, "running").await;
+    let run_on_b = format!("{}/threads/{THREAD}/runs/{run_id}", b.base);
+    let cancel = c.post(format!("{run_on_b}/cancel?wait=true")).send().await;
+    assert_eq!(cancel.expect("cancel").status(), StatusCode::ACCEPTED);
+    assert_eq!(get(&c, run_on_b).await.1["status"], "interrupted");
+    let (_, thread) = get(&c, format!("{}/threads/{THREAD}", b.base)).await;
+    assert!(
+        thread["values"]["n"].as_u64().is_some_and(|n| n > 0),
+        "{thread}"
+    );
+    let second = background(&c, &a.base, long).await;
+    wait_for_status(&c, &b.base, &second, "running").await;
+    let interrupt =
+        json!({"assistant_id": "countdown", "input": {"n": 1}, "multitask_strategy": "interrupt"});
+    let wait_on_b = format!("{}/threads/{THREAD}/runs/wait", b.base);
+    let ran = tokio::time::timeout(Duration::from_secs(2), post(&c, wait_on_b, interrupt));
+    assert_eq!(ran.await.expect("not queued behind 3 s").1, json!({"n": 0}));
+    let second = format!("{}/threads/{THREAD}/runs/{second}", a.base);
+    assert_eq!(get(&c, second).await.1["status"], "interrupted");
+    a.stop().await;
+    b.stop().await;
+}
+
 /// One client's request: a thread of its own, then a run waited for.
 async fn create_and_run(base: String, i: usize) -> Result<(), String> {
     let c = Client::new();

@@ -6,10 +6,16 @@
 //! PostgreSQL releases a session's locks when it ends, so when a server
 //! dies (even killed) its threads are free at once, and another server
 //! that can take the dead one's owner lock knows its runs will never end.
+//!
+//! The session also carries cancels between servers: a server asked to
+//! stop a run it is not running sends a `NOTIFY` on [`CHANNEL`], and every
+//! server's session, listening, hands it to the server (see
+//! [`Session::cancels`]).
 
 use std::sync::Arc;
 
-use tokio_postgres::{Client, NoTls};
+use tokio::sync::mpsc;
+use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 use crate::store::StoreError;
 
@@ -20,11 +26,24 @@ const THREAD_KEY: &str = "hashtextextended('agent-state-server/thread/' || $1, 0
 /// A server process's key.
 const OWNER_KEY: &str = "hashtextextended('agent-state-server/owner/' || $1, 0)";
 
+/// The channel cancels travel on.
+const CHANNEL: &str = "agent_state_server_cancel";
+
+/// A cancel sent by another server: stop the thread's run `run_id`, or
+/// all its runs when `None`.
+#[derive(Debug)]
+pub(crate) struct Cancel {
+    pub thread_id: String,
+    pub run_id: Option<String>,
+}
+
 /// The connection that holds this process's locks.
 pub(crate) struct Session {
     url: String,
     owner: String,
     client: tokio::sync::Mutex<Arc<Client>>,
+    cancels_tx: mpsc::UnboundedSender<Cancel>,
+    cancels: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Cancel>>>,
 }
 
 /// A thread's advisory lock, released when dropped.
@@ -55,12 +74,41 @@ impl Drop for Held {
 impl Session {
     /// Connects and takes the lock that says `owner` is alive.
     pub(crate) async fn connect(url: &str, owner: &str) -> Result<Self, StoreError> {
-        let client = open(url, owner).await?;
+        let (cancels_tx, cancels) = mpsc::unbounded_channel();
+        let client = open(url, owner, cancels_tx.clone()).await?;
         Ok(Session {
             url: url.to_owned(),
             owner: owner.to_owned(),
             client: tokio::sync::Mutex::new(client),
+            cancels_tx,
+            cancels: std::sync::Mutex::new(Some(cancels)),
         })
+    }
+
+    /// The cancels other servers send, once (to the task that acts on
+    /// them).
+    pub(crate) fn cancels(&self) -> Option<mpsc::UnboundedReceiver<Cancel>> {
+        self.cancels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Asks every other server to stop the thread's run `run_id` (all its
+    /// runs when `None`).
+    pub(crate) async fn send_cancel(
+        &self,
+        thread_id: &str,
+        run_id: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let payload = format!("{} {thread_id} {}", self.owner, run_id.unwrap_or("*"));
+        let client = self.client().await?;
+        let sql = format!("SELECT pg_notify('{CHANNEL}', $1)");
+        client
+            .execute(&sql, &[&payload])
+            .await
+            .map_err(StoreError::db)?;
+        Ok(())
     }
 
     /// The session's client, connected again if the connection was lost
@@ -72,7 +120,7 @@ impl Session {
                 "the connection holding the threads' locks was lost: their runs no longer \
                  exclude other servers' until they end"
             );
-            *client = open(&self.url, &self.owner).await?;
+            *client = open(&self.url, &self.owner, self.cancels_tx.clone()).await?;
         }
         Ok(Arc::clone(&client))
     }
@@ -113,19 +161,47 @@ impl Session {
     }
 }
 
-/// A new session holding `owner`'s lock.
-async fn open(url: &str, owner: &str) -> Result<Arc<Client>, StoreError> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
+/// A new session holding `owner`'s lock and listening for cancels, which
+/// go to `cancels` (but those `owner` sent itself).
+async fn open(
+    url: &str,
+    owner: &str,
+    cancels: mpsc::UnboundedSender<Cancel>,
+) -> Result<Arc<Client>, StoreError> {
+    let (client, mut connection) = tokio_postgres::connect(url, NoTls)
         .await
         .map_err(StoreError::db)?;
+    let me = owner.to_owned();
     tokio::spawn(async move {
         // Ends when the client is dropped or the server goes.
-        let _ = connection.await;
+        while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            if let AsyncMessage::Notification(n) = message {
+                if let Some(cancel) = parse_cancel(n.payload(), &me) {
+                    let _ = cancels.send(cancel);
+                }
+            }
+        }
     });
     let sql = format!("SELECT pg_advisory_lock({OWNER_KEY})");
     client
         .query_one(&sql, &[&owner])
         .await
         .map_err(StoreError::db)?;
+    let listen = format!("LISTEN {CHANNEL}");
+    client
+        .batch_execute(&listen)
+        .await
+        .map_err(StoreError::db)?;
     Ok(Arc::new(client))
+}
+
+/// A cancel's payload, `<sender> <thread> <run or *>`; `None` for one
+/// this server sent (it stopped its own runs already) or a malformed one.
+fn parse_cancel(payload: &str, me: &str) -> Option<Cancel> {
+    let mut parts = payload.split(' ');
+    let (sender, thread_id, run) = (parts.next()?, parts.next()?, parts.next()?);
+    (sender != me).then(|| Cancel {
+        thread_id: thread_id.to_owned(),
+        run_id: (run != "*").then(|| run.to_owned()),
+    })
 }
