@@ -85,7 +85,8 @@
 //!   server still running. Requests share a bounded pool of connections
 //!   (`Server::pool_size`, 16 by default); one that waits longer than
 //!   `Server::pool_wait` (30 s by default) for a connection is answered
-//!   503.
+//!   503. A lost connection (a database restart) is opened again at the
+//!   next request; only what was in flight when it broke fails.
 //!
 //! A database error is answered 500 `{"detail": "Internal server
 //! error"}` and logged in full: what a client sees never holds a file
@@ -124,12 +125,15 @@ mod body;
 mod cors;
 mod error;
 mod events;
+mod gate;
 mod ids;
 mod lease;
 mod listen;
 mod log;
 mod modes;
 mod open;
+#[cfg(feature = "postgres")]
+mod reconnect;
 mod remote;
 mod runner;
 mod runs;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::Checkpointer;
 
+use crate::gate::Gated;
 use crate::lease::Leases;
 use crate::server::ServerError;
 use crate::store::sqlite::SqliteDb;
@@ -79,27 +80,26 @@ fn open_sqlite(path: &std::path::Path, owner: &str) -> Result<Opened, ServerErro
     let saver = SqliteCheckpointer::open(path).map_err(ServerError::Checkpoint)?;
     let watch = Arc::new(FileWatch::new(path));
     let db = SqliteDb::open(path, Arc::clone(&watch)).map_err(|e| ServerError::Store(e.into()))?;
-    let saver = Watched {
-        inner: saver,
+    let saver = Gated(Watched {
+        inner: Arc::new(saver),
         watch,
-    };
+    });
     let store = Store::new(Db::Sqlite(db), owner.to_owned());
     Ok((store, Arc::new(saver), Leases::default()))
 }
 
 #[cfg(feature = "postgres")]
 async fn open_postgres(url: &str, pool: PoolSettings, owner: &str) -> Result<Opened, ServerError> {
-    use agent_state::checkpoint::postgres::PostgresCheckpointer;
-
     use crate::lease::postgres::Session;
+    use crate::reconnect::Reconnecting;
     use crate::store::postgres::PgDb;
 
     let store_error = |e: crate::store::StoreError| ServerError::Store(e.into());
-    let saver = PostgresCheckpointer::connect(url)
+    let saver = Reconnecting::connect(url)
         .await
         .map_err(ServerError::Checkpoint)?;
     let db = PgDb::connect(url, pool).await.map_err(store_error)?;
     let session = Session::connect(url, owner).await.map_err(store_error)?;
     let store = Store::new(Db::Postgres(db), owner.to_owned());
-    Ok((store, Arc::new(saver), Leases::shared(session)))
+    Ok((store, Arc::new(Gated(saver)), Leases::shared(session)))
 }

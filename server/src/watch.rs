@@ -10,11 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use agent_state::checkpoint::{
-    BoxFuture, CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NewCheckpoint,
-    PendingWrite, SnapshotPolicy, StoredCheckpoint,
-};
+use agent_state::checkpoint::{BoxFuture, CheckpointError, Checkpointer, SnapshotPolicy};
 
+use crate::gate::Gate;
 use crate::store::{StoreError, GONE};
 
 /// The file opened at a path, and whether it is still the one there.
@@ -89,110 +87,26 @@ pub(crate) fn file_gone(error: &CheckpointError) -> bool {
     }
 }
 
-/// A checkpointer that checks the file before each call.
+/// The checkpointer on the file, reached only while the file is the one
+/// opened.
 pub(crate) struct Watched<C> {
-    pub inner: C,
+    pub inner: Arc<C>,
     pub watch: Arc<FileWatch>,
 }
 
-impl<C> Watched<C> {
-    fn check(&self, operation: &'static str) -> Result<(), CheckpointError> {
-        self.watch
+impl<C: Checkpointer + 'static> Gate for Watched<C> {
+    type Inner = C;
+
+    fn open(&self, operation: &'static str) -> BoxFuture<'_, Result<Arc<C>, CheckpointError>> {
+        let checked = self
+            .watch
             .check()
-            .map_err(|_| CheckpointError::backend(operation, FileGone))
-    }
-}
-
-/// Runs `call` once the file is checked.
-macro_rules! checked {
-    ($self:ident, $op:literal, $call:expr) => {
-        Box::pin(async move {
-            $self.check($op)?;
-            $call.await
-        })
-    };
-}
-
-impl<C: Checkpointer> Checkpointer for Watched<C> {
-    fn append<'a>(
-        &'a self,
-        thread_id: &'a str,
-        expected_head: Option<CheckpointId>,
-        record: NewCheckpoint,
-    ) -> BoxFuture<'a, Result<CheckpointMeta, CheckpointError>> {
-        checked!(
-            self,
-            "append",
-            self.inner.append(thread_id, expected_head, record)
-        )
-    }
-
-    fn put_snapshot<'a>(
-        &'a self,
-        thread_id: &'a str,
-        id: CheckpointId,
-        snapshot: String,
-    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        checked!(
-            self,
-            "put_snapshot",
-            self.inner.put_snapshot(thread_id, id, snapshot)
-        )
-    }
-
-    fn head<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<StoredCheckpoint>, CheckpointError>> {
-        checked!(self, "head", self.inner.head(thread_id))
-    }
-
-    fn chain<'a>(
-        &'a self,
-        thread_id: &'a str,
-        id: CheckpointId,
-    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        checked!(self, "chain", self.inner.chain(thread_id, id))
-    }
-
-    fn list<'a>(
-        &'a self,
-        thread_id: &'a str,
-        before: Option<CheckpointId>,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
-        checked!(self, "list", self.inner.list(thread_id, before, limit))
-    }
-
-    fn delete_thread<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
-        checked!(self, "delete_thread", self.inner.delete_thread(thread_id))
+            .map(|()| Arc::clone(&self.inner))
+            .map_err(|_| CheckpointError::backend(operation, FileGone));
+        Box::pin(std::future::ready(checked))
     }
 
     fn snapshot_policy(&self) -> SnapshotPolicy {
         self.inner.snapshot_policy()
-    }
-
-    fn put_pending<'a>(
-        &'a self,
-        thread_id: &'a str,
-        checkpoint: CheckpointId,
-        writes: Vec<PendingWrite>,
-    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        checked!(
-            self,
-            "put_pending",
-            self.inner.put_pending(thread_id, checkpoint, writes)
-        )
-    }
-
-    fn pending<'a>(
-        &'a self,
-        thread_id: &'a str,
-        checkpoint: CheckpointId,
-    ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
-        checked!(self, "pending", self.inner.pending(thread_id, checkpoint))
     }
 }

@@ -329,6 +329,53 @@ async fn a_run_on_one_server_is_cancelled_and_interrupted_through_another() {
     b.stop().await;
 }
 
+/// Every connection of the server cut at once (what a database restart
+/// does): the pool, the lock session and the checkpoints' connection are
+/// opened again, and the next run runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_outlives_its_connections() {
+    let db = fresh_pg();
+    let server = start(&db).await;
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", server.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
+    let run = |topic: &str| json!({"assistant_id": "guarded", "input": {"topic": topic}});
+    assert_eq!(post(&c, wait.clone(), run("a")).await.0, StatusCode::OK);
+    let support::Db::Postgres { admin, name } = &db else {
+        unreachable!("a PostgreSQL database")
+    };
+    let cut =
+        format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'");
+    connect(admin)
+        .await
+        .batch_execute(&cut)
+        .await
+        .expect("cut every connection");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (status, out) = post(&c, wait, run("b")).await;
+    assert_eq!(
+        (status, &out["topic"]),
+        (StatusCode::OK, &json!("B")),
+        "{out}"
+    );
+    let (_, history) = post(
+        &c,
+        format!("{}/threads/{THREAD}/history", server.base),
+        json!({}),
+    )
+    .await;
+    assert!(
+        history.as_array().is_some_and(|h| h.len() >= 4),
+        "{history}"
+    );
+    server.stop().await;
+}
+
 /// One client's request: a thread of its own, then a run waited for.
 async fn create_and_run(base: String, i: usize) -> Result<(), String> {
     let c = Client::new();
