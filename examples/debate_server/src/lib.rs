@@ -10,7 +10,10 @@
 //!
 //! Any LangGraph client talks to it (the Python or JS `langgraph-sdk`,
 //! `useStream`, Agent Chat UI); the page at `/` ([`page`]) is one too,
-//! written by hand. Threads, runs and checkpoints are in one SQLite file.
+//! written by hand. Threads, runs and checkpoints are in one SQLite file
+//! ([`Store::Sqlite`]), or in a PostgreSQL database ([`Store::Postgres`])
+//! that any number of these servers share: any of them serves, resumes or
+//! cancels any thread, one run per thread at a time across them all.
 
 pub mod agent;
 pub mod approval;
@@ -23,11 +26,24 @@ use std::path::PathBuf;
 use agent_state_server::Server;
 use debate::Model;
 
-/// The server of the three graphs on `db`, the debaters on `model`, the
-/// page at `/`.
-pub fn server(db: impl Into<PathBuf>, model: Model) -> Result<Server, Box<dyn std::error::Error>> {
-    Ok(Server::new()
-        .database(db)
+/// Where threads, runs and checkpoints are kept.
+#[derive(Debug, Clone)]
+pub enum Store {
+    /// A SQLite file: one server.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database (a `postgresql://` URL or `host=.. user=..`):
+    /// any number of servers.
+    Postgres(String),
+}
+
+/// The server of the three graphs on `store`, the debaters on `model`,
+/// the page at `/`.
+pub fn server(store: Store, model: Model) -> Result<Server, Box<dyn std::error::Error>> {
+    let server = match store {
+        Store::Sqlite(path) => Server::new().database(path),
+        Store::Postgres(url) => Server::new().postgres(url),
+    };
+    Ok(server
         .routes(page::routes())
         .graph("debate", debate::build_graph(model)?)
         .graph("approval", approval::build_graph()?)

@@ -5,25 +5,28 @@
 //! ```sh
 //! cargo run -p debate-server                               # SQLite: debate-server.db
 //! cargo run -p debate-server -- --db /tmp/debates.db --addr 0.0.0.0:8080
+//! cargo run -p debate-server -- --pg postgresql://user@host/db   # any number of servers
 //! cargo run -p debate-server -- --token-delay-ms 0 --log debug  # spans with durations
 //! OPENAI_API_KEY=sk-.. cargo run -p debate-server --features openai
 //! ```
 //!
 //! Options (or environment variables): `--addr` (`DEBATE_ADDR`, default
 //! `127.0.0.1:3000`), `--db PATH` (`DEBATE_DB`, default `debate-server.db`
-//! in the current directory: threads, runs and checkpoints), `--token-delay-ms N` (`DEBATE_TOKEN_DELAY_MS`,
+//! in the current directory: threads, runs and checkpoints), `--pg URL`
+//! (`DEBATE_PG_URL`: PostgreSQL instead, shared by any number of these
+//! servers), `--token-delay-ms N` (`DEBATE_TOKEN_DELAY_MS`,
 //! default 40: the scripted model's pause before each token), `--log
 //! LEVEL` (`DEBATE_LOG`, default `info`: requests and runs; `debug` adds
 //! every step and node).
 
 use std::time::Duration;
 
-use debate_server::{debate::model_from_env, server};
+use debate_server::{debate::model_from_env, server, Store};
 use tracing_subscriber::fmt::format::FmtSpan;
 
 struct Options {
     addr: String,
-    db: String,
+    store: Store,
     token_delay: Duration,
     log: tracing::Level,
 }
@@ -32,6 +35,7 @@ fn options() -> Result<Options, String> {
     let env = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
     let mut addr = env("DEBATE_ADDR", "127.0.0.1:3000");
     let mut db = env("DEBATE_DB", "debate-server.db");
+    let mut pg = std::env::var("DEBATE_PG_URL").ok();
     let mut delay = env("DEBATE_TOKEN_DELAY_MS", "40");
     let mut log = env("DEBATE_LOG", "info");
     let mut args = std::env::args().skip(1);
@@ -42,20 +46,19 @@ fn options() -> Result<Options, String> {
         match flag.as_str() {
             "--addr" => addr = value,
             "--db" => db = value,
+            "--pg" => pg = Some(value),
             "--token-delay-ms" => delay = value,
             "--log" => log = value,
-            other => {
-                return Err(format!(
-                    "unknown option `{other}`; expected --addr, --db, --token-delay-ms or --log"
-                ))
-            }
+            other => return Err(format!(
+                "unknown option `{other}`; expected --addr, --db, --pg, --token-delay-ms or --log"
+            )),
         }
     }
     let delay: u64 = delay
         .parse()
         .map_err(|e| format!("--token-delay-ms `{delay}`: {e}"))?;
     Ok(Options {
-        db,
+        store: pg.map_or_else(|| Store::Sqlite(db.into()), Store::Postgres),
         addr,
         token_delay: Duration::from_millis(delay),
         log: log
@@ -73,8 +76,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_writer(std::io::stderr)
         .init();
     let (model, what) = model_from_env(opts.token_delay);
-    let listening = server(&opts.db, model)?.bind(&opts.addr).await?;
-    tracing::info!("threads in the SQLite file {}", opts.db);
+    match &opts.store {
+        Store::Sqlite(path) => tracing::info!("threads in the SQLite file {}", path.display()),
+        // The URL may hold a password: not logged.
+        Store::Postgres(_) => tracing::info!("threads in PostgreSQL"),
+    }
+    let listening = server(opts.store, model)?.bind(&opts.addr).await?;
     tracing::info!("debaters on {what}");
     // The line scripts and tests wait for (with port 0, the port the
     // system chose).

@@ -4,6 +4,9 @@
 //! graph's interrupt answered across a restart, seed 003's agent
 //! answering, and the page.
 
+#[allow(dead_code)]
+#[path = "../../../tests/support/pg.rs"]
+mod pg;
 mod support;
 
 use std::collections::BTreeMap;
@@ -343,4 +346,48 @@ async fn the_page_and_the_three_graphs_are_served() {
     assert_eq!(graphs, ["agent", "approval", "debate"]);
     let (status, missing) = server.get("/nothing-here").await;
     assert_eq!((status, &missing["detail"]), (404, &json!("Not Found")));
+}
+
+/// Two servers on one PostgreSQL serve one thread: B reads what A stores
+/// and refuses (`reject`) to run it while A does; A dies mid-node and B
+/// carries the debate on from A's last stored step; a third server reads
+/// the finished thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_share_a_thread_on_postgresql() {
+    let url = pg::url();
+    let a = Server::start_on(&["--pg", url], 20);
+    let b = Server::start_on(&["--pg", url], 0);
+    let thread = a.thread().await;
+    let modes = json!(["values", "messages-tuple"]);
+    let mut on_a = a
+        .stream(&thread, debate("Books or films?", 3, modes.clone()))
+        .await
+        .unwrap();
+    read_into_step(&mut on_a, 4).await;
+
+    let (status, head) = b.get(&format!("/threads/{thread}/state")).await;
+    assert_eq!(status, 200);
+    assert!(transcript(&head["values"]).len() >= 2, "{head}");
+    let mut again =
+        json!({"assistant_id": "debate", "input": null, "multitask_strategy": "reject"});
+    let (status, refused) = b
+        .stream(&thread, again.clone())
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(status, 409, "{refused}");
+
+    a.kill();
+    // B waits for A's lock to go with A's connection.
+    again["multitask_strategy"] = json!("enqueue");
+    let after = b.stream(&thread, again).await.unwrap().rest().await;
+    assert_eq!(after.last().unwrap().0, "values", "{:?}", names(&after));
+
+    let c = Server::start_on(&["--pg", url], 0);
+    let (_, done) = c.get(&format!("/threads/{thread}/state")).await;
+    assert_eq!(done["next"], json!([]));
+    assert_eq!(
+        transcript(&done["values"]),
+        expected("Books or films?", 3).await
+    );
 }

@@ -22,9 +22,15 @@ impl Server {
     /// Starts the binary on a free port with the database `db`, waiting
     /// for its "listening on" line.
     pub fn start(db: &str, token_delay_ms: u64) -> Server {
+        Self::start_on(&["--db", db], token_delay_ms)
+    }
+
+    /// Starts the binary with `store` (`--db FILE` or `--pg URL`).
+    pub fn start_on(store: &[&str], token_delay_ms: u64) -> Server {
         let delay = token_delay_ms.to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_debate_server"))
-            .args(["--addr", "127.0.0.1:0", "--log", "warn", "--db", db])
+            .args(["--addr", "127.0.0.1:0", "--log", "warn"])
+            .args(store)
             .args(["--token-delay-ms", &delay])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
