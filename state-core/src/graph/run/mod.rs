@@ -204,7 +204,10 @@ pub enum Durability {
     /// again. A failed store fails the run at that wait. Backends that store
     /// in this process as the call is made (memory, SQLite) finish the store
     /// before the next step starts, as under `Sync`; a networked one
-    /// (PostgreSQL) overlaps the round trip with the next step.
+    /// (PostgreSQL) overlaps the round trip with the next step, unless the
+    /// run reports its checkpoints (a step callback, the `checkpoints` or
+    /// `debug` stream modes): a reported checkpoint names its own step, so
+    /// its store is waited for before it is reported.
     Async,
     /// The run stores its state once, when it ends: on completion, at an
     /// interrupt or breakpoint, at [`stop_after`](Run::stop_after), and
