@@ -37,6 +37,9 @@ use args::Args;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
+const USAGE: &str = "usage: agent_server_load run --url URL --pid PID --label NAME \
+    --out FILE [flags] | table FILE..";
+
 /// What one streamed run gave.
 struct RunOutcome {
     /// From sending the request to the first `values` or `messages` event.
@@ -59,7 +62,7 @@ fn main() -> Result<(), Error> {
             runtime.block_on(measure(args))
         }
         Some("table") => table::print(&argv[1..]),
-        _ => Err("usage: agent_server_load run --url URL --pid PID --label NAME --out FILE .. | table FILE..".into()),
+        _ => Err(USAGE.into()),
     }
 }
 
