@@ -130,14 +130,15 @@ official() {
 
 # ours LABEL FILE STORE-FLAGS...: our server on a fresh store.
 ours() {
-    local label="$1" file="$2" log="$work/$2.log"
+    local label="$1" file="$2" log="$work/$2.log" url
     shift 2
     mkdir -p "$work/$file"
     # RUST_SERVER is a command line: split on spaces on purpose.
     # shellcheck disable=SC2086
     (cd "$work/$file" && exec $RUST_SERVER --addr 127.0.0.1:0 "$@") >"$log" 2>&1 &
     server_pid=$!
-    measure "$label" "$file" "$(wait_listening "$log")"
+    url="$(wait_listening "$log")" || exit 1
+    measure "$label" "$file" "$url"
     stop_server
 }
 
@@ -148,6 +149,9 @@ start_postgres() {
     [[ -x "$bin/initdb" && -x "$bin/pg_ctl" ]] || fail "--postgres needs initdb and pg_ctl (apt-get install postgresql)"
     mkdir -p "$work/pg"
     if [[ "$(id -u)" == 0 ]]; then
+        # The server refuses to run as root: its files go to `postgres`,
+        # who must reach them through $work (mktemp made it 0700).
+        chmod 755 "$work"
         chown postgres:postgres "$work/pg"
         as=(runuser -u postgres --)
     fi
