@@ -20,7 +20,8 @@
 //!
 //! The client runs on one thread (a current-thread runtime), and reports
 //! the CPU time it used, so a reader can tell whether it or the server was
-//! the limit.
+//! the limit; and the time the server's threads waited for a CPU while
+//! runnable, which on a shared machine is the others' share.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -211,6 +212,7 @@ async fn throughput_with(
 ) -> Result<Value, Error> {
     let deadline = Instant::now() + Duration::from_secs_f64(args.seconds);
     let server_before = proc_stat::tree_cpu(args.pid)?;
+    let sched_before = proc_stat::tree_sched(args.pid);
     let cpu_before = proc_stat::self_cpu()?;
     let started = Instant::now();
     let mut loops = tokio::task::JoinSet::new();
@@ -231,6 +233,8 @@ async fn throughput_with(
     }
     let seconds = started.elapsed().as_secs_f64();
     let server_cpu = proc_stat::tree_cpu(args.pid)? - server_before;
+    let sched = proc_stat::tree_sched(args.pid);
+    let (ran, waited) = (sched.0 - sched_before.0, sched.1 - sched_before.1);
     Ok(json!({
         "clients": clients,
         "runs": runs,
@@ -238,5 +242,6 @@ async fn throughput_with(
         "runs_per_s": runs as f64 / seconds,
         "server_cpu_ms_per_run": server_cpu * 1e3 / runs.max(1) as f64,
         "client_cpu_share": (proc_stat::self_cpu()? - cpu_before) / seconds,
+        "server_wait_per_cpu": waited / ran.max(1e-9),
     }))
 }

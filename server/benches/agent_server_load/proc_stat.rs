@@ -85,6 +85,25 @@ pub fn tree_cpu(pid: u32) -> Result<f64, Error> {
         .sum())
 }
 
+/// Seconds `pid`'s and its descendants' threads have run on a CPU, and
+/// waited for one while runnable (`/proc/*/task/*/schedstat`): on a shared
+/// machine, the wait says how much the others held the server back.
+pub fn tree_sched(pid: u32) -> (f64, f64) {
+    let (mut run, mut wait) = (0u64, 0u64);
+    for p in tree(pid) {
+        let tasks = std::fs::read_dir(format!("/proc/{p}/task"));
+        for task in tasks.into_iter().flatten().flatten() {
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            let mut ns = stat
+                .split_whitespace()
+                .map(|n| n.parse::<u64>().unwrap_or(0));
+            run += ns.next().unwrap_or(0);
+            wait += ns.next().unwrap_or(0);
+        }
+    }
+    (run as f64 / 1e9, wait as f64 / 1e9)
+}
+
 /// Samples a server's resident memory every 50 ms, keeping the peak.
 pub struct Sampler {
     peak: Arc<AtomicU64>,

@@ -70,6 +70,12 @@ const ROWS: &[Row] = &[
         value: |r| at_most_clients(r, "server_cpu_ms_per_run"),
     },
     Row {
+        title: "server's time waiting for a CPU ÷ on one (most clients)",
+        goal: "",
+        better: Better::Neither,
+        value: |r| at_most_clients(r, "server_wait_per_cpu"),
+    },
+    Row {
         title: "resident memory, peak MiB (VmRSS)",
         goal: "≤ 1/5",
         better: Better::Lower("less"),
