@@ -58,7 +58,10 @@
 //!
 //! A run's input is read through the graph's input type: a client cannot
 //! set a `private` or `omit_from_input` field, and a bad value is a 422
-//! naming the field. Threads, runs and assistants are stored in the same
+//! naming the field. A state's `immutable` fields (a debate's topic) are
+//! set by the input that starts a thread, which builds its first state,
+//! and by no later one. [`Server::routes`] serves routes of your own (a
+//! page, say) beside the API, as LangGraph's `http.app` does. Threads, runs and assistants are stored in the same
 //! SQLite file as the checkpoints; a run that was in flight when the
 //! process died is marked `error` at the next start.
 //!
@@ -72,7 +75,10 @@
 //! values hold every field, defaults included (LangGraph leaves out
 //! channels never written); interrupt and checkpoint ids are the
 //! runtime's (opaque either way); a thread's `interrupts` are keyed by
-//! node; a join stream replays a live run from its start.
+//! node; a join stream replays a live run from its start. LangGraph has
+//! no immutable fields: here an input naming one starts a thread from a
+//! state built from it, and on a thread that has a state the run fails
+//! (`ThreadExists`) with the state unchanged.
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! the `messages`, `events` and `debug` stream modes, `command.update` and

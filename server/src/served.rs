@@ -10,6 +10,7 @@ use agent_state::graph::{
     Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, StateSnapshot, StreamEvent,
     StreamModes, END, START,
 };
+use agent_state::schema::ReducerKind;
 use agent_state::{StateInput, StateUpdate};
 use serde_json::{json, Map, Value};
 
@@ -120,11 +121,42 @@ fn read_input<S: GraphState>(spec: &mut RunSpec) -> Result<Input<S>, String> {
     }
     match spec.input.take() {
         None | Some(Value::Null) => Ok(Input::Resume),
+        Some(Value::Object(map)) if sets_immutable::<S>(&map) => first_state(map),
         Some(value) => {
             let input = S::Input::from_json(value).map_err(|e| format!("input: {e}"))?;
             Ok(Input::Update(input.into()))
         }
     }
+}
+
+/// Whether an input names an immutable field (a debate's topic).
+fn sets_immutable<S: GraphState>(input: &Map<String, Value>) -> bool {
+    immutable_fields::<S>().any(|name| input.contains_key(name))
+}
+
+fn immutable_fields<S: GraphState>() -> impl Iterator<Item = &'static str> {
+    S::schema()
+        .fields
+        .iter()
+        .filter(|f| f.reducer == ReducerKind::Immutable)
+        .map(|f| f.name)
+}
+
+/// An input that sets immutable fields builds a new thread's first state,
+/// the only time they can be set: they are read into a state of defaults,
+/// the other fields through the input type (visibility enforced) and
+/// applied to it. The runtime refuses such a state for a thread that has
+/// one already (`ThreadExists`), so an immutable field is never changed.
+fn first_state<S: GraphState>(mut input: Map<String, Value>) -> Result<Input<S>, String> {
+    let fixed: Map<String, Value> = immutable_fields::<S>()
+        .filter_map(|name| input.remove_entry(name))
+        .collect();
+    let mut state = S::from_json(Value::Object(fixed)).map_err(|e| format!("input: {e}"))?;
+    let update = S::Input::from_json(Value::Object(input)).map_err(|e| format!("input: {e}"))?;
+    state
+        .apply(update.into())
+        .map_err(|e| format!("input: {e}"))?;
+    Ok(Input::State(state))
 }
 
 fn snapshot_json<S: GraphState>(s: StateSnapshot<S>) -> Snapshot {

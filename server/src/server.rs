@@ -31,6 +31,7 @@ pub struct Server {
     graphs: Vec<Registered>,
     database: PathBuf,
     read_timeout: Duration,
+    custom: Router,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -102,6 +103,7 @@ impl Server {
             graphs: Vec::new(),
             database: PathBuf::from("agent-state.db"),
             read_timeout: Duration::from_secs(30),
+            custom: Router::new(),
         }
     }
 
@@ -120,6 +122,17 @@ impl Server {
     #[must_use]
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
+        self
+    }
+
+    /// Serves `routes` beside the API (a page, a health check of your
+    /// own), as LangGraph's `http.app` mounts a custom app: they share the
+    /// listener, its timeouts, body limit, CORS and request log. Called
+    /// again, the routes are added to those given before; a path the API
+    /// serves too panics when the routes are made, as axum's `merge` does.
+    #[must_use]
+    pub fn routes(mut self, routes: Router) -> Self {
+        self.custom = self.custom.merge(routes);
         self
     }
 
@@ -197,7 +210,7 @@ impl Server {
         let mut app = App::new(assistants, store, Arc::new(saver));
         app.read_timeout = self.read_timeout;
         let app = Arc::new(app);
-        Ok(routes(app))
+        Ok(routes(app, self.custom))
     }
 
     /// Opens the database and binds `addr`; serve with
@@ -220,19 +233,20 @@ impl Server {
     }
 }
 
-fn routes(app: Arc<App>) -> Router {
+fn routes(app: Arc<App>, custom: Router) -> Router {
     Router::new()
         .route("/ok", get(|| async { Json(json!({"ok": true})) }))
         .route("/info", get(info))
         .merge(assistants::routes())
         .merge(threads::routes())
         .merge(runs::routes())
+        .with_state(app)
+        .merge(custom)
         .fallback(cors::not_found)
         .method_not_allowed_fallback(cors::method_not_allowed)
         .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
         .layer(axum::middleware::from_fn(cors::cors))
         .layer(axum::middleware::from_fn(access::log))
-        .with_state(app)
 }
 
 async fn info() -> Json<Value> {

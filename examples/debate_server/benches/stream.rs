@@ -1,4 +1,6 @@
-//! What streaming a run costs, on the debate the server streams.
+//! What streaming a run costs, on the debate the server streams: the
+//! runtime's stream the Agent Server reads each run from, in process (the
+//! HTTP side, against the official server, is `benches/` at the root).
 //!
 //! ```sh
 //! cargo bench -p debate-server --bench stream
@@ -10,11 +12,11 @@
 //! 1. **Events per second** through `Run::stream` on a debate of
 //!    `--rounds` rounds (default 100: 300 node steps, each debater's answer
 //!    streamed a word at a time by the scripted model, no pause between
-//!    words), no checkpointer, in the server's default modes (`values`,
-//!    `updates`, `messages`, `custom`); the consumer only counts them. Also
-//!    with each event made into the JSON the server sends (`to_json`,
-//!    then text), which is what a server pays on top. Medians of `--reps`
-//!    runs.
+//!    words), no checkpointer, in the modes the page asks for plus the
+//!    moderator's (`values`, `updates`, `messages`, `custom`); the consumer
+//!    only counts them. Also with each event made into JSON (`to_json`,
+//!    then text), most of what a server pays on top. Medians of `--reps`
+//!    runs. The rounds are past the 10 a client may ask for.
 //! 2. **The cost of streaming**: the same debate `.await`ed (no stream: the
 //!    debaters see that nobody streams `messages` and copy no token) against
 //!    streamed in those modes, and in `updates` only, as ratios of the
@@ -43,6 +45,7 @@ use agent_state::graph::{
     START,
 };
 use agent_state::{AgentState, MessageChunk};
+use debate_server::bounds::Rounds;
 use debate_server::debate::{build_graph, DebateState, ScriptedModel};
 
 /// The system allocator, counting the bytes live.
@@ -113,7 +116,7 @@ fn config() -> Result<Config, String> {
     Ok(config)
 }
 
-/// The server's default modes.
+/// The page's modes and `custom`.
 fn server_modes() -> StreamModes {
     [
         StreamMode::Values,
@@ -124,8 +127,13 @@ fn server_modes() -> StreamModes {
     .into()
 }
 
+/// A debate of `rounds` rounds, more than a client may ask the server for.
 fn debate_input(rounds: u32) -> Input<DebateState> {
-    Input::State(DebateState::new("Should AI be regulated?", rounds))
+    let state = DebateState::new("Should AI be regulated?", 1).expect("a topic in bounds");
+    Input::State(DebateState {
+        max_rounds: Rounds::unbounded(rounds),
+        ..state
+    })
 }
 
 /// One streamed debate: its events, per mode, and how long it took; with

@@ -19,7 +19,9 @@ use agent_state::graph::{
 };
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::serde_json::json;
-use agent_state::{ai, human, AgentState, Message, MessageChunk};
+use agent_state::{ai, AgentState, Message, MessageChunk};
+
+use crate::bounds::{BoundsError, Rounds, Topic};
 
 /// Where the workflow is (seed 004's `DebateStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,18 +62,17 @@ pub fn status_reducer(
 #[derive(AgentState, Debug, Clone, PartialEq)]
 #[state(rename_all = "camelCase")]
 pub struct DebateState {
-    /// The conversation: the topic, then every argument and verdict.
+    /// The conversation: every argument and verdict.
     #[state(flatten)]
     pub base: MessagesState,
     /// Rounds argued so far.
     pub round: u32,
     /// The debate subject provided by the user.
     #[reducer(immutable)]
-    pub topic: String,
+    pub topic: Topic,
     /// Rounds before the moderator closes the debate.
     #[reducer(immutable)]
-    #[state(default = 3)]
-    pub max_rounds: u32,
+    pub max_rounds: Rounds,
     /// Where the workflow is.
     #[reducer(with = status_reducer)]
     #[state(default = DebateStatus::Running)]
@@ -79,17 +80,15 @@ pub struct DebateState {
 }
 
 impl DebateState {
-    /// A new debate on `topic`: the user's opening message and the rounds.
-    pub fn new(topic: &str, max_rounds: u32) -> Self {
-        let mut base = MessagesState::default();
-        base.messages
-            .push(human(format!("Debate topic: {topic}")).with_name("user"));
-        Self {
-            base,
-            topic: topic.to_owned(),
-            max_rounds,
+    /// A new debate on `topic` in `max_rounds` rounds: the state a client's
+    /// input `{"topic", "maxRounds"}` builds (the server reads it into
+    /// this state's immutable fields).
+    pub fn new(topic: &str, max_rounds: u32) -> Result<Self, BoundsError> {
+        Ok(Self {
+            topic: Topic::new(topic)?,
+            max_rounds: Rounds::new(max_rounds)?,
             ..Self::default()
-        }
+        })
     }
 }
 
@@ -255,6 +254,9 @@ async fn speak(
     state: Arc<DebateState>,
     ctx: NodeContext,
 ) -> Result<DebateStateUpdate, BoxError> {
+    if state.topic.is_empty() {
+        return Err("the debate has no topic: start it with an input naming `topic`".into());
+    }
     let request = ModelRequest::new(Arc::clone(&state)).with_system_prompt(role.prompt(&state));
     let writer = ctx.writer();
     let streaming = writer.is_on(StreamMode::Messages);
@@ -289,9 +291,9 @@ async fn speak(
 /// The moderator closes a round, and the debate after the last; it reports
 /// the round in `custom` mode.
 fn moderate(s: &DebateState, ctx: &NodeContext) -> Result<DebateStateUpdate, BoxError> {
-    let done = s.round >= s.max_rounds;
+    let done = s.round >= s.max_rounds.get();
     ctx.writer()
-        .write(json!({"round": s.round, "maxRounds": s.max_rounds, "done": done}))?;
+        .write(json!({"round": s.round, "maxRounds": s.max_rounds.get(), "done": done}))?;
     let text = if done {
         format!(
             "Round {} of {} closed. The debate is over.",

@@ -1,30 +1,29 @@
 //! The debate server: `cargo run -p debate-server`, then open
-//! <http://127.0.0.1:3000>.
+//! <http://127.0.0.1:3000>, or point any LangGraph client at it (graphs
+//! `debate`, `approval`, `agent`).
 //!
 //! ```sh
 //! cargo run -p debate-server                               # SQLite: debate-server.db
 //! cargo run -p debate-server -- --db /tmp/debates.db --addr 0.0.0.0:8080
-//! cargo run -p debate-server -- --pg postgresql://user@host/db   # any number of servers
 //! cargo run -p debate-server -- --token-delay-ms 0 --log debug  # spans with durations
 //! OPENAI_API_KEY=sk-.. cargo run -p debate-server --features openai
 //! ```
 //!
 //! Options (or environment variables): `--addr` (`DEBATE_ADDR`, default
 //! `127.0.0.1:3000`), `--db PATH` (`DEBATE_DB`, default `debate-server.db`
-//! in the current directory), `--pg URL` (`DEBATE_PG_URL`: PostgreSQL
-//! instead of SQLite), `--token-delay-ms N` (`DEBATE_TOKEN_DELAY_MS`,
+//! in the current directory: threads, runs and checkpoints), `--token-delay-ms N` (`DEBATE_TOKEN_DELAY_MS`,
 //! default 40: the scripted model's pause before each token), `--log
 //! LEVEL` (`DEBATE_LOG`, default `info`: requests and runs; `debug` adds
 //! every step and node).
 
 use std::time::Duration;
 
-use debate_server::{app, debate::model_from_env, serve, Store};
+use debate_server::{debate::model_from_env, server};
 use tracing_subscriber::fmt::format::FmtSpan;
 
 struct Options {
     addr: String,
-    store: Store,
+    db: String,
     token_delay: Duration,
     log: tracing::Level,
 }
@@ -33,7 +32,6 @@ fn options() -> Result<Options, String> {
     let env = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
     let mut addr = env("DEBATE_ADDR", "127.0.0.1:3000");
     let mut db = env("DEBATE_DB", "debate-server.db");
-    let mut pg = std::env::var("DEBATE_PG_URL").ok();
     let mut delay = env("DEBATE_TOKEN_DELAY_MS", "40");
     let mut log = env("DEBATE_LOG", "info");
     let mut args = std::env::args().skip(1);
@@ -44,13 +42,12 @@ fn options() -> Result<Options, String> {
         match flag.as_str() {
             "--addr" => addr = value,
             "--db" => db = value,
-            "--pg" => pg = Some(value),
             "--token-delay-ms" => delay = value,
             "--log" => log = value,
             other => {
                 return Err(format!(
-                "unknown option `{other}`; expected --addr, --db, --pg, --token-delay-ms or --log"
-            ))
+                    "unknown option `{other}`; expected --addr, --db, --token-delay-ms or --log"
+                ))
             }
         }
     }
@@ -58,7 +55,7 @@ fn options() -> Result<Options, String> {
         .parse()
         .map_err(|e| format!("--token-delay-ms `{delay}`: {e}"))?;
     Ok(Options {
-        store: pg.map_or_else(|| Store::Sqlite(db.into()), Store::Postgres),
+        db,
         addr,
         token_delay: Duration::from_millis(delay),
         log: log
@@ -75,17 +72,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_span_events(FmtSpan::CLOSE)
         .with_writer(std::io::stderr)
         .init();
-    let addr = tokio::net::lookup_host(&opts.addr)
-        .await?
-        .next()
-        .ok_or_else(|| format!("--addr `{}` names no address", opts.addr))?;
     let (model, what) = model_from_env(opts.token_delay);
-    let router = app(&opts.store, model).await?;
-    match &opts.store {
-        Store::Sqlite(path) => tracing::info!("threads in the SQLite file {}", path.display()),
-        Store::Postgres(_) => tracing::info!("threads in PostgreSQL"),
-    }
+    let listening = server(&opts.db, model)?.bind(&opts.addr).await?;
+    tracing::info!("threads in the SQLite file {}", opts.db);
     tracing::info!("debaters on {what}");
-    serve(addr, router).await?;
+    // The line scripts and tests wait for (with port 0, the port the
+    // system chose).
+    println!("listening on http://{}", listening.local_addr());
+    listening.serve().await?;
     Ok(())
 }

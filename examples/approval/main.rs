@@ -11,68 +11,12 @@
 //! `--db PATH` defaults to `approval.db` in the current directory,
 //! `--thread ID` to `post-1`.
 
+mod graph;
+
 use agent_state::checkpoint::block_on;
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
-use agent_state::graph::{
-    BoxError, Graph, GraphError, Input, NodeContext, Resume, StateGraph, END, START,
-};
-use agent_state::serde::{Deserialize, Serialize};
-use agent_state::serde_json::json;
-use agent_state::AgentState;
-
-/// A post on its way to publication.
-#[derive(AgentState, Debug, Clone, PartialEq)]
-pub struct Post {
-    /// What the post is about.
-    pub topic: String,
-    /// The text, once drafted.
-    pub draft: String,
-    /// `published` or `rejected` at the end.
-    pub status: String,
-    /// The reviewer's comment.
-    pub comment: String,
-}
-
-/// What the reviewer answers: the interrupt's typed resume value.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(crate = "agent_state::serde")]
-pub struct Verdict {
-    /// Whether to publish.
-    pub approve: bool,
-    /// Why.
-    pub comment: String,
-}
-
-fn graph() -> Result<Graph<Post>, GraphError> {
-    StateGraph::<Post>::new()
-        .add_node("write", |s: &Post| {
-            PostUpdate::new().draft(format!("Five things to know about {}.", s.topic))
-        })
-        // Pauses until a person answers. It runs again from its start when
-        // resumed, so it does nothing before the interrupt that must not
-        // happen twice.
-        .add_node(
-            "review",
-            |s: &Post, ctx: &NodeContext| -> Result<PostUpdate, BoxError> {
-                let verdict: Verdict = ctx.interrupt(json!({
-                    "question": "Publish this draft?",
-                    "draft": s.draft,
-                }))?;
-                let status = if verdict.approve {
-                    "published"
-                } else {
-                    "rejected"
-                };
-                Ok(PostUpdate::new()
-                    .status(status.to_owned())
-                    .comment(verdict.comment))
-            },
-        )
-        .add_edge(START, "write")
-        .add_edge("write", "review")
-        .add_edge("review", END)
-        .compile()
-}
+use agent_state::graph::{Input, Resume};
+use graph::{graph, PostUpdate, Verdict};
 
 struct Options {
     command: String,
