@@ -35,6 +35,9 @@ done
 
 say() { echo "server_side_by_side: $*" >&2; }
 fail() { say "$*"; exit 1; }
+for tool in python3 curl cargo; do
+    command -v "$tool" >/dev/null || fail "needs $tool on PATH"
+done
 target="${CARGO_TARGET_DIR:-$root/target}"
 out="$target/server_side_by_side"
 venv="$target/server-bench-venv"
