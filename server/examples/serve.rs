@@ -1,8 +1,9 @@
-//! Three graphs served over LangGraph's Agent Server API: `chat` (a
+//! Four graphs served over LangGraph's Agent Server API: `chat` (a
 //! conversation whose answer streams word by word, what Agent Chat UI and
 //! `useStream` show), `approval` (a draft a person approves: an interrupt
-//! answered with `command.resume`) and `countdown` (a step every 200 ms,
-//! to watch a stream arrive).
+//! answered with `command.resume`), `countdown` (a step every 200 ms,
+//! to watch a stream arrive) and `nest` (a node that is a graph of its
+//! own, whose events `stream_subgraphs` shows).
 //!
 //! `cargo run -p agent-state-server --example serve`, then point any
 //! LangGraph client at `http://127.0.0.1:2024`.
@@ -111,6 +112,38 @@ fn approval() -> Result<Graph<Approval>, agent_state::graph::GraphError> {
         .compile()
 }
 
+/// A counter.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Count {
+    /// The count.
+    n: u32,
+}
+
+/// A graph whose first node, `child`, is a graph of its own over the
+/// same counter (its node `inc` adds one); then `done` multiplies by ten.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Nest {
+    /// The counter, shared with the subgraph.
+    #[state(flatten)]
+    count: Count,
+}
+
+fn nest() -> Result<Graph<Nest>, agent_state::graph::GraphError> {
+    let child = StateGraph::<Count>::new()
+        .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+        .add_edge(START, "inc")
+        .compile()?;
+    StateGraph::<Nest>::new()
+        .add_node("child", child)
+        .add_node("done", |s: &Nest| {
+            NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
+        })
+        .add_edge(START, "child")
+        .add_edge("child", "done")
+        .add_edge("done", END)
+        .compile()
+}
+
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     let at = args.iter().position(|a| a == name)?;
@@ -127,6 +160,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .graph_with_schemas("chat", chat()?)
         .graph_with_schemas("approval", approval()?)
         .graph_with_schemas("countdown", countdown()?)
+        .graph("nest", nest()?)
         .bind(format!("127.0.0.1:{port}"))
         .await?;
     println!("listening on http://{}", listening.local_addr());

@@ -12,6 +12,17 @@ pub(crate) fn stream_interrupts(interrupts: &[Interrupt]) -> Value {
         .collect()
 }
 
+/// A subgraph's `values` or `updates` with its `__interrupt__` entries
+/// (the runtime's `{id, node, value}`) as a stream shows interrupts.
+pub(crate) fn stream_style_interrupts(mut data: Value) -> Value {
+    if let Some(Value::Array(list)) = data.get_mut("__interrupt__") {
+        for entry in list.iter_mut() {
+            *entry = json!({"value": entry["value"], "id": entry["id"], "response_schema": null});
+        }
+    }
+    data
+}
+
 /// Interrupts as a thread's state shows them.
 pub(crate) fn state_interrupts(interrupts: &[Interrupt]) -> Value {
     interrupts
@@ -50,7 +61,7 @@ pub(crate) fn wire<S: AgentState>(
 
 /// `[chunk, metadata]` with the run's keys (`thread_id`, `run_id`,
 /// `graph_id`, ...) in the metadata, as clients read them.
-fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
+pub(crate) fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
     if let Some(Value::Object(m)) = pair.get_mut(1) {
         for (k, v) in meta {
             m.entry(k.clone()).or_insert_with(|| v.clone());
@@ -59,6 +70,61 @@ fn message_with_meta(mut pair: Value, meta: &Map<String, Value>) -> Value {
         m.entry("langgraph_checkpoint_ns").or_insert(node);
     }
     pair
+}
+
+/// A `debug` event as the official server sends it: a checkpoint's
+/// configs name the run, the graph and the assistant too, and the
+/// checkpoint and its parent come again as `checkpoint` and
+/// `parent_checkpoint` (`{checkpoint_id, thread_id, checkpoint_ns}`); a
+/// task carries the run's metadata (without `thread_id`).
+pub(crate) fn debug_json(mut debug: Value, meta: &Map<String, Value>) -> Value {
+    let kind = debug["type"].as_str().unwrap_or_default().to_owned();
+    let Some(Value::Object(payload)) = debug.get_mut("payload") else {
+        return debug;
+    };
+    match kind.as_str() {
+        "checkpoint" => {
+            for key in ["config", "parent_config"] {
+                let configurable = payload.get_mut(key).and_then(|c| c.get_mut("configurable"));
+                if let Some(Value::Object(c)) = configurable {
+                    for k in ["run_id", "graph_id", "assistant_id"] {
+                        if let Some(v) = meta.get(k) {
+                            c.entry(k).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+            }
+            let checkpoint = checkpoint_of(payload.get("config"));
+            let parent = checkpoint_of(payload.get("parent_config"));
+            payload.insert("checkpoint".into(), checkpoint);
+            payload.insert("parent_checkpoint".into(), parent);
+        }
+        "task" => {
+            payload.insert("metadata".into(), task_metadata(meta));
+        }
+        _ => {}
+    }
+    debug
+}
+
+/// The metadata a task's start carries (`debug`, `tasks`): the run's,
+/// without the thread (LangGraph leaves its own keys out).
+pub(crate) fn task_metadata(meta: &Map<String, Value>) -> Value {
+    let mut meta = meta.clone();
+    meta.remove("thread_id");
+    Value::Object(meta)
+}
+
+/// The checkpoint a config names, or `null`.
+fn checkpoint_of(config: Option<&Value>) -> Value {
+    let Some(c) = config.map(|c| &c["configurable"]) else {
+        return Value::Null;
+    };
+    if c["checkpoint_id"].is_null() {
+        return Value::Null;
+    }
+    let ns = c["checkpoint_ns"].as_str().unwrap_or("");
+    json!({"checkpoint_id": c["checkpoint_id"], "thread_id": c["thread_id"], "checkpoint_ns": ns})
 }
 
 /// A failed run's `{"error", "message"}`: the error's kind (its variant's

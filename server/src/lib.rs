@@ -41,8 +41,13 @@
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
 //! * runs streamed as server-sent events (`metadata` first, then the
-//!   `values`, `updates`, `messages-tuple`, `custom`, `tasks` and
-//!   `checkpoints` modes, `error` when the run fails), waited for, listed
+//!   `values`, `updates`, `messages-tuple`, `messages` (the message so
+//!   far: `messages/metadata`, `messages/partial`, `messages/complete`),
+//!   `custom`, `tasks`, `checkpoints`, `debug` and `events`
+//!   (`astream_events` v2: the graph's, each node's and each streamed chat
+//!   model's start, stream and end) modes, a subgraph's events under
+//!   `mode|node:task` with `stream_subgraphs`, `error` when the run
+//!   fails), waited for, listed
 //!   and read, or started in the background and joined (its output, or
 //!   its stream: from the start, or after the `Last-Event-ID` a client
 //!   reconnects with; `stream_resumable` numbers a stream's events);
@@ -80,9 +85,26 @@
 //! state built from it, and on a thread that has a state the run fails
 //! (`ThreadExists`) with the state unchanged.
 //!
+//! In the streams: a task's id, and the task part of a namespace
+//! (`updates|child:child`), is the task's name (the official server's, a
+//! hash); messages inside states and updates leave out their empty
+//! fields (those of `messages` and of a chat model's events are whole);
+//! the metadata of `messages` and `messages-tuple` has the run's keys and
+//! `langgraph_node`, `langgraph_step`, `langgraph_task` and
+//! `langgraph_checkpoint_ns`, not `langgraph_triggers`, `langgraph_path`
+//! or the `ls_*` keys (`events` has `langgraph_triggers` and
+//! `langgraph_path`); a subgraph's `debug` checkpoints name its own
+//! thread with an empty `checkpoint_ns` (no `checkpoint_map` or
+//! `parents`), and a checkpoint's task that runs a subgraph shows
+//! `state: null` (the official server, the subgraph's `checkpoint`). In
+//! `events`, a chat model is named `chat_model` and its start and end
+//! carry no `input` (the runtime sees the pieces a node streams, not the
+//! model call), and a subgraph's steps are counted as its tasks start
+//! (from 1, also in a subgraph that resumes); a message a node returns
+//! whole has no chat model events, as in LangChain.
+//!
 //! Not served yet (refused with a 422 naming the option, never ignored):
-//! the `messages`, `events` and `debug` stream modes, `command.update` and
-//! `command.goto`, `interrupt_before` / `interrupt_after`, runs from a
+//! `command.update` and `command.goto`, `interrupt_before` / `interrupt_after`, runs from a
 //! `checkpoint_id`, the `rollback` strategy and cancel action, and
 //! history's `before` / `metadata` filters. Assistants are one per graph
 //! (no create or update), and there are no crons, store or thread copy.
@@ -92,6 +114,7 @@
 mod access;
 mod app;
 mod assistants;
+mod astream;
 mod body;
 mod cors;
 mod error;
@@ -100,6 +123,7 @@ mod ids;
 mod listen;
 mod log;
 mod modes;
+mod partial;
 mod runner;
 mod runs;
 mod served;
@@ -109,5 +133,6 @@ mod sse;
 mod store;
 mod task;
 mod threads;
+mod wire;
 
 pub use server::{Listening, Server, ServerError};

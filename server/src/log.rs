@@ -2,6 +2,7 @@
 //! client that reconnects (`Last-Event-ID`) or joins a run's stream
 //! replays, then follows.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, watch};
@@ -10,7 +11,7 @@ use crate::sse::frame_with_id;
 
 /// The events of one run, numbered from 1 in the order they were sent.
 pub(crate) struct RunLog {
-    frames: Mutex<Vec<(&'static str, String)>>,
+    frames: Mutex<Vec<(Cow<'static, str>, String)>>,
     /// How many events there are, and whether the run ended.
     progress: watch::Sender<(usize, bool)>,
 }
@@ -25,7 +26,7 @@ impl RunLog {
     }
 
     /// Adds an event (its SSE name and JSON data); its id.
-    pub(crate) fn push(&self, event: &'static str, data: String) -> usize {
+    pub(crate) fn push(&self, event: Cow<'static, str>, data: String) -> usize {
         let mut frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
         frames.push((event, data));
         let n = frames.len();

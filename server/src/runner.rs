@@ -41,6 +41,7 @@ pub(crate) fn start(
     let assistant = app.run_assistant(&body.assistant_id)?;
     same_graph(app, &thread_id, assistant)?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
+    let subgraphs = modes::subgraphs(&body.stream_subgraphs)?;
     refuse_unserved(&body)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
     let resumable = body.stream_resumable.unwrap_or(false);
@@ -50,6 +51,7 @@ pub(crate) fn start(
         input: body.input.clone(),
         resume: body.command.as_ref().and_then(|c| c.resume.clone()),
         modes,
+        subgraphs,
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
     };
     let saver = Arc::clone(&app.saver);
@@ -62,7 +64,9 @@ pub(crate) fn start(
             .insert_thread(&new_thread(thread_id.clone(), Map::new()))?;
     }
     stamp_thread(app, &thread_id, assistant)?;
-    let row = run_row(assistant, &thread_id, &run_id, &body, mode_names, temporary);
+    let row = run_row(
+        assistant, &thread_id, &run_id, &body, mode_names, temporary, subgraphs,
+    );
     app.store.insert_run(&row)?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
     if body.multitask_strategy.as_deref() == Some("interrupt") {
@@ -233,6 +237,7 @@ fn run_row(
     body: &RunCreate,
     stream_mode: Vec<String>,
     temporary: bool,
+    subgraphs: bool,
 ) -> RunRow {
     let mut metadata = body.metadata.clone();
     metadata.insert("graph_id".into(), json!(a.graph_id));
@@ -242,7 +247,7 @@ fn run_row(
         "input": body.input, "command": body.command.as_ref().map(|c| json!({"resume": c.resume})),
         "config": {"configurable": configurable}, "context": {}, "stream_mode": stream_mode,
         "interrupt_before": null, "interrupt_after": null, "temporary": temporary,
-        "subgraphs": false, "resumable": false, "durability": "async",
+        "subgraphs": subgraphs, "resumable": false, "durability": "async",
     });
     let stamp = now();
     RunRow {

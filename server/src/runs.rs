@@ -60,6 +60,8 @@ pub(crate) struct RunCreate {
     pub on_disconnect: Option<String>,
     #[serde(default)]
     pub stream_resumable: Option<bool>,
+    #[serde(default)]
+    pub stream_subgraphs: Value,
 }
 
 /// `command`: only `resume` is served yet.

@@ -1,6 +1,7 @@
 //! A compiled graph behind a trait object that speaks JSON: what lets one
 //! server hold graphs of different state types.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use agent_state::checkpoint::{CheckpointId, CheckpointMeta, Checkpointer};
@@ -14,7 +15,8 @@ use agent_state::schema::ReducerKind;
 use agent_state::{StateInput, StateUpdate};
 use serde_json::{json, Map, Value};
 
-use crate::events::{error_json, wire};
+use crate::modes::Modes;
+use crate::wire::Wire;
 
 /// What a run is asked to do.
 pub(crate) struct RunSpec {
@@ -23,15 +25,19 @@ pub(crate) struct RunSpec {
     /// `command.resume`: the value for the pending interrupt.
     pub resume: Option<Value>,
     /// The stream modes.
-    pub modes: StreamModes,
-    /// Keys added to each `messages` event's metadata.
+    pub modes: Modes,
+    /// Whether a subgraph's events stream too (`stream_subgraphs`).
+    pub subgraphs: bool,
+    /// The run's metadata (`run_id`, `graph_id`, ...), added to the
+    /// events that carry metadata.
     pub meta: Map<String, Value>,
 }
 
 /// What a running graph yields.
 pub(crate) enum RunEvent {
-    /// An SSE event: its name and data.
-    Event(&'static str, Value),
+    /// An SSE event: its name (`mode`, or `mode|node:task` for a
+    /// subgraph's) and data.
+    Event(Cow<'static, str>, Value),
     /// The run ended: its output and its interrupts.
     Done {
         output: Value,
@@ -168,24 +174,6 @@ fn snapshot_json<S: GraphState>(s: StateSnapshot<S>) -> Snapshot {
     }
 }
 
-fn run_event<S: GraphState>(
-    event: Result<StreamEvent<S>, GraphError>,
-    meta: &Map<String, Value>,
-) -> RunEvent {
-    match event {
-        Ok(StreamEvent::End(out)) => RunEvent::Done {
-            output: out.state.to_output_json(),
-            next: out.next,
-            interrupts: out.interrupts,
-        },
-        Ok(event) => match wire(&event, meta) {
-            Some((name, data)) => RunEvent::Event(name, data),
-            None => RunEvent::Event("end", Value::Null),
-        },
-        Err(error) => RunEvent::Failed(error_json(&error)),
-    }
-}
-
 /// A run of a new input. On a thread paused on interrupts the official
 /// server drops the pause and runs the input from the start; here the
 /// input is written as `START`'s update (which routes as an input does)
@@ -196,6 +184,7 @@ fn new_input<S: GraphState>(
     thread_id: String,
     update: S::Update,
     modes: StreamModes,
+    subgraphs: bool,
 ) -> BoxStream<'static, Result<StreamEvent<S>, GraphError>> {
     let opening = async move {
         let paused = !graph
@@ -211,14 +200,7 @@ fn new_input<S: GraphState>(
         } else {
             Input::Update(update)
         };
-        Ok(RunStream::shared(
-            graph,
-            saver,
-            thread_id,
-            input,
-            modes,
-            |r| r,
-        ))
+        Ok(RunStream::shared(graph, saver, thread_id, input, modes, |r| r).subgraphs(subgraphs))
     };
     stream::once(opening)
         .flat_map(
@@ -241,14 +223,29 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         thread_id: String,
         mut spec: RunSpec,
     ) -> Result<BoxStream<'static, RunEvent>, String> {
+        // What the run was given, as `events` shows it (and only it
+        // needs): a resume as the `Command` it is.
+        let asked = match (&spec.resume, spec.modes.events) {
+            (_, false) => Value::Null,
+            (Some(r), true) => json!({"graph": null, "update": null, "resume": r, "goto": null}),
+            (None, true) => spec.input.clone().unwrap_or_default(),
+        };
         let input = read_input::<S>(&mut spec)?;
         let graph = Arc::clone(&self.0);
-        let (modes, meta) = (spec.modes, spec.meta);
+        // `events` reads a subgraph's tasks whether or not the client
+        // asked for them.
+        let (modes, subgraphs) = (spec.modes.core, spec.subgraphs || spec.modes.events);
         let stream = match input {
-            Input::Update(update) => new_input(graph, saver, thread_id, update, modes),
-            input => RunStream::shared(graph, saver, thread_id, input, modes, |r| r).boxed(),
+            Input::Update(update) => new_input(graph, saver, thread_id, update, modes, subgraphs),
+            input => RunStream::shared(graph, saver, thread_id, input, modes, |r| r)
+                .subgraphs(subgraphs)
+                .boxed(),
         };
-        Ok(stream.map(move |event| run_event(event, &meta)).boxed())
+        let name = spec.meta.get("graph_id").and_then(Value::as_str);
+        let name = name.unwrap_or("LangGraph").to_owned();
+        let (mut wire, opening) = Wire::new(spec.modes, spec.meta, spec.subgraphs, &name, asked);
+        let events = stream.flat_map(move |event| stream::iter(wire.translate(event)));
+        Ok(stream::iter(opening).chain(events).boxed())
     }
 
     fn state<'a>(

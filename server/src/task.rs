@@ -1,6 +1,7 @@
 //! A run's task: waits for its thread, drives the run, frames each event
 //! for the client while it listens, and records how the run ended.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use agent_state::futures::stream::{BoxStream, StreamExt};
@@ -108,11 +109,12 @@ pub(crate) async fn drive(
 impl Job {
     /// Logs an event and frames it for the run's client: with its id when
     /// the stream is resumable.
-    pub(crate) fn emit(&self, event: &'static str, data: String) -> String {
-        let id = self.log.push(event, data);
+    pub(crate) fn emit(&self, event: impl Into<Cow<'static, str>>, data: String) -> String {
+        let event = event.into();
+        let id = self.log.push(event.clone(), data);
         let framed = |data: &str| match self.resumable {
-            true => frame_with_id(event, data, id),
-            false => frame(event, data),
+            true => frame_with_id(&event, data, id),
+            false => frame(&event, data),
         };
         self.log.with_data(id, framed)
     }

@@ -29,7 +29,9 @@ async fn bad_requests_are_refused_before_the_stream_starts() {
     )
     .await;
     assert!(
-        detail.contains("registered graphs: approval, chat, countdown, guarded, slow"),
+        detail.contains(
+            "registered graphs: approval, ask, chat, countdown, guarded, nest, pair, reply, slow"
+        ),
         "{detail}"
     );
     let unknown = json!({"assistant_id": "00000000-0000-0000-0000-000000000000"});

@@ -1,7 +1,7 @@
 """The official Python client (langgraph-sdk) against agent-state-server.
 
-Run by run.sh against the `serve` example (graphs `approval` and
-`countdown`): python test_sdk.py http://127.0.0.1:PORT
+Run by run.sh against the `serve` example (graphs `chat`, `approval`,
+`countdown` and `nest`): python test_sdk.py http://127.0.0.1:PORT
 Prints one line per check, then "N passed, N failed"; exits 1 on a failure.
 """
 
@@ -126,6 +126,85 @@ async def use_stream_sequence(client):
     assert history[0]["values"]["messages"][-1]["content"] == text, history[0]
     found = await client.threads.search(metadata={"graph_id": "chat"}, limit=100)
     assert tid in [t["thread_id"] for t in found], found
+
+
+@check
+async def messages_mode(client):
+    """`messages`: the message's metadata once, then the message so far."""
+    parts = [
+        p
+        async for p in client.runs.stream(
+            None, "chat", input={"messages": [{"type": "human", "content": "hi"}]},
+            stream_mode=["messages", "values"],
+        )
+    ]
+    names = [p.event for p in parts]
+    assert names[:3] == ["metadata", "values", "messages/metadata"], names
+    (mid, meta), = parts[2].data.items()
+    assert meta["metadata"]["langgraph_node"] == "echo", meta
+    partial = [p.data[0] for p in parts if p.event == "messages/partial"]
+    assert all(m["id"] == mid and m["type"] == "ai" for m in partial), partial
+    texts = [m["content"] for m in partial]
+    assert texts[-1] == "You said: hi" and all(texts[-1].startswith(t) for t in texts), texts
+
+
+@check
+async def debug_mode(client):
+    """`debug`: checkpoints and tasks in LangGraph's envelope."""
+    tid = (await client.threads.create())["thread_id"]
+    parts = [
+        p async for p in client.runs.stream(tid, "countdown", input={"n": 1}, stream_mode="debug")
+    ]
+    kinds = [(p.data["type"], p.data["step"]) for p in parts if p.event == "debug"]
+    assert kinds == [
+        ("checkpoint", -1), ("checkpoint", 0), ("task", 1), ("task_result", 1), ("checkpoint", 1)
+    ], kinds
+    last = parts[-1].data["payload"]
+    assert last["values"] == {"n": 0} and last["checkpoint"]["thread_id"] == tid, last
+    assert parts[3].data["payload"]["name"] == "tick", parts[3].data
+
+
+@check
+async def events_mode(client):
+    """`events`: astream_events v2, what @ag-ui/langgraph reads."""
+    parts = [
+        p
+        async for p in client.runs.stream(
+            None, "chat", input={"messages": [{"type": "human", "content": "hi"}]},
+            stream_mode="events",
+        )
+    ]
+    seen = [(p.data["event"], p.data["name"]) for p in parts if p.event == "events"]
+    model = [e for e, _ in seen if e.startswith("on_chat_model")]
+    assert seen[:2] == [("on_chain_start", "chat"), ("on_chain_start", "echo")], seen
+    assert seen[-3:] == [
+        ("on_chain_stream", "echo"), ("on_chain_end", "echo"), ("on_chain_end", "chat")
+    ], seen
+    assert model[0] == "on_chat_model_start" and model[-1] == "on_chat_model_end", model
+    streamed = [p.data for p in parts if p.event == "events"
+                and p.data["event"] == "on_chat_model_stream"]
+    text = "".join(e["data"]["chunk"]["content"] for e in streamed)
+    assert text == "You said: hi", streamed
+    assert streamed[0]["metadata"]["langgraph_node"] == "echo", streamed[0]
+    assert streamed[0]["data"]["chunk"]["type"] == "AIMessageChunk", streamed[0]
+
+
+@check
+async def subgraphs_stream(client):
+    """`stream_subgraphs`: a subgraph's events under `mode|node:task`."""
+    parts = [
+        p
+        async for p in client.runs.stream(
+            None, "nest", input={"n": 1}, stream_mode=["updates"], stream_subgraphs=True
+        )
+    ]
+    names = [p.event.split(":")[0] for p in parts[1:]]
+    assert names == ["updates|child", "updates", "updates"], names
+    assert [p.data for p in parts[1:]] == [
+        {"inc": {"n": 2}}, {"child": {"n": 2}}, {"done": {"n": 20}}
+    ], parts
+    alone = [p.event async for p in client.runs.stream(None, "nest", input={"n": 1})]
+    assert alone == ["metadata", "values", "values", "values"], alone
 
 
 @check

@@ -94,6 +94,113 @@ fn talk(_: &Chat, ctx: &NodeContext) -> ChatUpdate {
     ChatUpdate::new().message(ai("hello there friend").with_id("m1"))
 }
 
+/// Two nodes one after the other, each appending to a log: the graph the
+/// official server's `debug` and `events` streams were recorded from.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub topic: String,
+    #[reducer(append)]
+    pub log: Vec<String>,
+}
+
+/// A counter whose first node is a graph of its own (`child`, running
+/// `inc`), then `done` multiplies: a run with a subgraph.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Count {
+    pub n: u32,
+}
+
+/// The graph that runs `Count`'s subgraph: its state is the counter's.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Nest {
+    #[state(flatten)]
+    pub count: Count,
+}
+
+/// Multiplies, after a while: a run with a subgraph a client can join
+/// while it is live.
+async fn done(s: Arc<Nest>) -> NestUpdate {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
+}
+
+/// An answer a person gives inside a subgraph: its node pauses. Its
+/// private field is never streamed.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Asked {
+    pub answer: String,
+    #[state(private)]
+    #[state(default = 7)]
+    pub secret: u32,
+}
+
+/// The graph that runs `Asked`'s subgraph.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Ask {
+    #[state(flatten)]
+    pub asked: Asked,
+}
+
+fn question(_: &Asked, ctx: &NodeContext) -> Result<AskedUpdate, BoxError> {
+    let answer: String = ctx.interrupt(serde_json::json!({"question": "why?"}))?;
+    Ok(AskedUpdate::new().answer(answer))
+}
+
+fn ask() -> agent_state::graph::Graph<Ask> {
+    let inner = StateGraph::<Asked>::new()
+        .add_node("question", question)
+        .add_edge(START, "question")
+        .compile()
+        .expect("question graph");
+    StateGraph::<Ask>::new()
+        .add_node("child", inner)
+        .add_edge(START, "child")
+        .compile()
+        .expect("ask graph")
+}
+
+/// A chat whose node returns its answer whole, streaming nothing.
+fn reply() -> agent_state::graph::Graph<Chat> {
+    StateGraph::<Chat>::new()
+        .add_node("say", |_: &Chat| {
+            ChatUpdate::new().message(ai("done").with_id("m2"))
+        })
+        .add_edge(START, "say")
+        .compile()
+        .expect("reply graph")
+}
+
+fn pair() -> agent_state::graph::Graph<Pair> {
+    StateGraph::<Pair>::new()
+        .add_node("first", |s: &Pair| {
+            PairUpdate::new().log(vec![format!("first:{}", s.topic)])
+        })
+        .add_node("second", |_: &Pair| {
+            PairUpdate::new().log(vec!["second".to_owned()])
+        })
+        .add_edge(START, "first")
+        .add_edge("first", "second")
+        .add_edge("second", END)
+        .compile()
+        .expect("pair graph")
+}
+
+fn nest() -> agent_state::graph::Graph<Nest> {
+    let inner = StateGraph::<Count>::new()
+        .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+        .add_edge(START, "inc")
+        .compile()
+        .expect("inner graph");
+    StateGraph::<Nest>::new()
+        .add_node("child", inner)
+        .add_node("done", done)
+        .add_edge(START, "child")
+        .add_edge("child", "done")
+        .add_edge("done", END)
+        .compile()
+        .expect("nest graph")
+}
+
 /// The server of the test graphs on `db`.
 pub fn server(db: &PathBuf) -> Server {
     let approval = StateGraph::<Approval>::new()
@@ -134,6 +241,10 @@ pub fn server(db: &PathBuf) -> Server {
     Server::new()
         .database(db)
         .graph("countdown", countdown)
+        .graph("pair", pair())
+        .graph("ask", ask())
+        .graph("reply", reply())
+        .graph("nest", nest())
         .graph("chat", chat)
         .graph("approval", approval)
         .graph("slow", slow)

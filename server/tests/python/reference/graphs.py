@@ -68,3 +68,20 @@ b = StateGraph(MessagesState)
 b.add_node("echo", echo)
 b.add_edge(START, "echo")
 chat = b.compile()
+
+
+class Count(TypedDict):
+    n: int
+
+
+b = StateGraph(Count)
+b.add_node("inc", lambda s: {"n": s["n"] + 1})
+b.add_edge(START, "inc")
+inner = b.compile()
+
+b = StateGraph(Count)
+b.add_node("child", inner)
+b.add_node("done", lambda s: {"n": s["n"] * 10})
+b.add_edge(START, "child")
+b.add_edge("child", "done")
+nest = b.compile()

@@ -43,6 +43,14 @@ impl SubgraphEvent {
     pub fn to_json(&self) -> Value {
         self.event.to_json()
     }
+
+    /// Its payload as a client may see it: a `values` event's state
+    /// through the subgraph's output view (no `private` or
+    /// `omit_from_output` field, as LangGraph streams a subgraph's output
+    /// channels); any other event as [`to_json`](Self::to_json).
+    pub fn to_output_json(&self) -> Value {
+        self.event.to_output_json()
+    }
 }
 
 impl fmt::Debug for SubgraphEvent {
@@ -59,6 +67,7 @@ impl fmt::Debug for SubgraphEvent {
 pub(crate) trait ChildEvent: std::marker::Send + Sync {
     fn name(&self) -> &'static str;
     fn to_json(&self) -> Value;
+    fn to_output_json(&self) -> Value;
     fn as_any(&self) -> &dyn Any;
     /// A copy whose interrupt ids start with `prefix`; `None` when it
     /// carries no interrupt.

@@ -320,6 +320,16 @@ where
         StreamEvent::to_json(self)
     }
 
+    fn to_output_json(&self) -> Value {
+        match self {
+            Self::Values {
+                state, interrupts, ..
+            } => with_interrupts(state.to_output_json(), interrupts),
+            Self::Subgraph(sub) => sub.to_output_json(),
+            other => other.to_json(),
+        }
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
