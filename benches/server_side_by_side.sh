@@ -10,9 +10,9 @@
 #
 # Each server is started here on a free port of 127.0.0.1 with fresh state,
 # measured alone, and stopped (also on failure or ^C). `--postgres` adds
-# our server on a throwaway PostgreSQL (initdb + pg_ctl, Unix socket only).
-# RUST_SERVER overrides our server's command (its flags but --addr, --db
-# and --postgres; default: the release `debate_server`, built here, with
+# our server on a throwaway PostgreSQL (initdb + pg_ctl, Unix socket only;
+# `debate_server --pg`). RUST_SERVER overrides our server's command (its
+# flags but --addr, --db and --pg; default: the release `debate_server`, built here, with
 # --token-delay-ms 0 --log warn). Needs python3 with venv and PyPI (the
 # venv target/server-bench-venv, from benches/langgraph/server-requirements.txt).
 # Writes target/server_side_by_side/{*.json,table.md}. Not in .ci/run: a
@@ -43,7 +43,7 @@ out="$target/server_side_by_side"
 venv="$target/server-bench-venv"
 mkdir -p "$out"
 work="$(mktemp -d "${TMPDIR:-/tmp}/server-side-by-side.XXXXXX")"
-server_pid="" pg_stop=""
+server_pid="" pg_stop="" db_pid=""
 
 stop_server() {
     if [[ -n "$server_pid" ]]; then
@@ -106,14 +106,15 @@ wait_ok() {
     fail "langgraph dev did not answer $1/ok (log above)"
 }
 
-# measure LABEL FILE URL: the load client against the server running now.
+# measure LABEL FILE URL [FLAGS..]: the load client against the server
+# running now.
 measure() {
     say "measuring $1 ($3, pid $server_pid)"
     cargo bench -q -p agent-state-server --bench agent_server_load -- run \
         --url "$3" --pid "$server_pid" --label "$1" --out "$out/$2.json" \
         --graph debate --input "{\"topic\": \"Should AI be regulated?\", \"maxRounds\": $rounds}" \
         --expect status=completed --expect round="$rounds" \
-        --samples "$samples" --clients "1,$clients" --seconds "$seconds" \
+        --samples "$samples" --clients "1,$clients" --seconds "$seconds" "${@:4}" \
         2>"$work/$2.client.log" || { cat "$work/$2.client.log" >&2; fail "measuring $1 failed"; }
 }
 
@@ -131,7 +132,8 @@ official() {
     stop_server
 }
 
-# ours LABEL FILE STORE-FLAGS...: our server on a fresh store.
+# ours LABEL FILE STORE-FLAGS..: our server on a fresh store; $db_pid, if
+# set, is its database server's.
 ours() {
     local label="$1" file="$2" log="$work/$2.log" url
     shift 2
@@ -141,7 +143,7 @@ ours() {
     (cd "$work/$file" && exec $RUST_SERVER --addr 127.0.0.1:0 "$@") >"$log" 2>&1 &
     server_pid=$!
     url="$(wait_listening "$log")" || exit 1
-    measure "$label" "$file" "$url"
+    measure "$label" "$file" "$url" ${db_pid:+--db-pid "$db_pid"}
     stop_server
 }
 
@@ -165,6 +167,7 @@ start_postgres() {
         || { cat "$work/pg.log" >&2; fail "PostgreSQL did not start"; }
     pg_stop="${as[*]} $bin/pg_ctl -D $data -m immediate stop"
     pg_url="host=$work/pg port=5432 user=postgres dbname=postgres"
+    db_pid="$(head -n 1 "$data/postmaster.pid")"
 }
 
 official
@@ -172,7 +175,7 @@ ours "agent-state (SQLite)" sqlite --db debate.db
 reports=("$out/official.json" "$out/sqlite.json")
 if [[ "$postgres" == 1 ]]; then
     start_postgres
-    ours "agent-state (PostgreSQL)" postgres --postgres "$pg_url"
+    ours "agent-state (PostgreSQL)" postgres --pg "$pg_url"
     reports+=("$out/postgres.json")
 fi
 

@@ -12,6 +12,9 @@ pub struct Args {
     pub url: String,
     /// The server's process id, whose memory and CPU time are read.
     pub pid: u32,
+    /// A database server's process id, when the server keeps its state in
+    /// one (PostgreSQL): its memory and CPU are reported apart.
+    pub db_pid: Option<u32>,
     /// The name the table gives this server.
     pub label: String,
     /// Where the JSON report goes.
@@ -39,6 +42,7 @@ impl Args {
         let mut args = Args {
             url: String::new(),
             pid: 0,
+            db_pid: None,
             label: String::new(),
             out: PathBuf::new(),
             graph: "debate".to_owned(),
@@ -66,6 +70,7 @@ impl Args {
         match flag {
             "--url" => self.url = value.trim_end_matches('/').to_owned(),
             "--pid" => self.pid = value.parse()?,
+            "--db-pid" => self.db_pid = Some(value.parse()?),
             "--label" => self.label = value.to_owned(),
             "--out" => self.out = value.into(),
             "--graph" => self.graph = value.to_owned(),

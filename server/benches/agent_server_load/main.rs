@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench -p agent-state-server --bench agent_server_load -- \
 //!     run --url http://127.0.0.1:2024 --pid PID --label NAME --out FILE \
+//!     [--db-pid PID] \
 //!     [--graph debate] [--input JSON] [--expect KEY=VALUE] \
 //!     [--warmup 3] [--samples 20] [--clients 1,16] [--seconds 10]
 //! cargo bench -p agent-state-server --bench agent_server_load -- \
@@ -150,6 +151,7 @@ async fn measure(args: Args) -> Result<(), Error> {
         .pool_max_idle_per_host(256)
         .build()?;
     let memory = proc_stat::Sampler::start(args.pid);
+    let db_memory = args.db_pid.map(proc_stat::Sampler::start);
     let cpu_before = proc_stat::self_cpu()?;
     let wall = Instant::now();
     let expected = one_run(&client, &args).await?.counts;
@@ -163,6 +165,10 @@ async fn measure(args: Args) -> Result<(), Error> {
         throughput.push(throughput_with(&client, &args, &expected, clients).await?);
     }
     let peak = memory.stop().await;
+    let db_peak = match db_memory {
+        Some(sampler) => Some(mib(sampler.stop().await)),
+        None => None,
+    };
     let report = json!({
         "label": args.label,
         "first_event_ms": first,
@@ -170,6 +176,7 @@ async fn measure(args: Args) -> Result<(), Error> {
         "rss_idle_mib": mib(idle),
         "rss_peak_mib": mib(peak),
         "hwm_mib": mib(proc_stat::hwm(args.pid)?),
+        "db_rss_peak_mib": db_peak,
         "client_cpu_s": proc_stat::self_cpu()? - cpu_before,
         "wall_s": wall.elapsed().as_secs_f64(),
         "events_per_run": expected,
@@ -213,6 +220,7 @@ async fn throughput_with(
     let deadline = Instant::now() + Duration::from_secs_f64(args.seconds);
     let server_before = proc_stat::tree_cpu(args.pid)?;
     let sched_before = proc_stat::tree_sched(args.pid);
+    let db_before = args.db_pid.map(proc_stat::tree_cpu).transpose()?;
     let cpu_before = proc_stat::self_cpu()?;
     let started = Instant::now();
     let mut loops = tokio::task::JoinSet::new();
@@ -235,6 +243,12 @@ async fn throughput_with(
     let server_cpu = proc_stat::tree_cpu(args.pid)? - server_before;
     let sched = proc_stat::tree_sched(args.pid);
     let (ran, waited) = (sched.0 - sched_before.0, sched.1 - sched_before.1);
+    let db_cpu = match (args.db_pid, db_before) {
+        (Some(pid), Some(before)) => {
+            Some((proc_stat::tree_cpu(pid)? - before) * 1e3 / runs.max(1) as f64)
+        }
+        _ => None,
+    };
     Ok(json!({
         "clients": clients,
         "runs": runs,
@@ -243,5 +257,6 @@ async fn throughput_with(
         "server_cpu_ms_per_run": server_cpu * 1e3 / runs.max(1) as f64,
         "client_cpu_share": (proc_stat::self_cpu()? - cpu_before) / seconds,
         "server_wait_per_cpu": waited / ran.max(1e-9),
+        "db_cpu_ms_per_run": db_cpu,
     }))
 }

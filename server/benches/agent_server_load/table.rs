@@ -70,6 +70,12 @@ const ROWS: &[Row] = &[
         value: |r| at_most_clients(r, "server_cpu_ms_per_run"),
     },
     Row {
+        title: "its database server's CPU ms per run (most clients)",
+        goal: "",
+        better: Better::Neither,
+        value: |r| at_most_clients(r, "db_cpu_ms_per_run"),
+    },
+    Row {
         title: "server's time waiting for a CPU ÷ on one (most clients)",
         goal: "",
         better: Better::Neither,
@@ -80,6 +86,12 @@ const ROWS: &[Row] = &[
         goal: "≤ 1/5",
         better: Better::Lower("less"),
         value: |r| r["rss_peak_mib"].as_f64(),
+    },
+    Row {
+        title: "its database server's resident memory, peak MiB",
+        goal: "",
+        better: Better::Neither,
+        value: |r| r["db_rss_peak_mib"].as_f64(),
     },
     Row {
         title: "resident memory, high-water mark MiB (VmHWM)",
@@ -160,7 +172,11 @@ pub fn print(files: &[String]) -> Result<(), Error> {
         rule += " --- | --- |";
     }
     println!("{head}\n{rule}");
-    for row in ROWS {
+    // A row no report has (a database server's, with none) is left out.
+    let shown = ROWS
+        .iter()
+        .filter(|row| reports.iter().any(|r| (row.value)(r).is_some()));
+    for row in shown {
         println!("{}", cells(row, &reports));
     }
     let mut line = format!("| events per run | | {} |", events(&reports[0]));
