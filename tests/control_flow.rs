@@ -281,3 +281,57 @@ fn bad_joins_breakpoints_and_policies_do_not_compile() {
         "{err}"
     );
 }
+
+/// Breakpoints given to one run (LangGraph's `interrupt_before` /
+/// `interrupt_after` passed to `invoke`): that run pauses there, the next
+/// run of the graph does not, and a name that is no node fails the run
+/// before it stores anything.
+#[test]
+fn breakpoints_given_to_one_run_pause_that_run_only() {
+    let graph = StateGraph::<Flow>::new()
+        .add_node("a", |_: &Flow| log("a"))
+        .add_node("b", |_: &Flow| log("b"))
+        .add_node("c", |_: &Flow| log("c"))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let input = || Input::Update(FlowUpdate::new());
+    let run = graph
+        .run(input())
+        .on_thread(&saver, "t")
+        .interrupt_before(["b"]);
+    let out = block_on(run).unwrap();
+    assert_eq!(
+        (out.state.log.clone(), out.next),
+        (vec!["a".to_owned()], vec!["b".to_owned()])
+    );
+    let run = graph
+        .run(Input::Resume)
+        .on_thread(&saver, "t")
+        .interrupt_after(["b"]);
+    let out = block_on(run).unwrap();
+    assert_eq!(
+        (out.state.log.clone(), out.next),
+        (vec!["a".into(), "b".into()], vec!["c".to_owned()])
+    );
+    let out = block_on(graph.run(Input::Resume).on_thread(&saver, "t")).unwrap();
+    assert_eq!(out.state.log, ["a", "b", "c"]);
+    assert!(out.next.is_empty());
+    let run = graph
+        .run(input())
+        .on_thread(&saver, "u")
+        .interrupt_after(["a", "zz"]);
+    let err = block_on(run).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "`interrupt_after` names `zz`, which is not a node; the graph's nodes: `a`, `b`, `c`"
+    );
+    let none = block_on(graph.get_state(&saver, "u")).unwrap();
+    assert!(none.checkpoint.is_none(), "the refused run stored nothing");
+    // Without a thread (the direct path of plain sync nodes) too.
+    let out = block_on(graph.run(input()).interrupt_before(["c"])).unwrap();
+    assert_eq!(out.state.log, ["a", "b"]);
+}

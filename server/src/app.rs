@@ -70,8 +70,23 @@ pub(crate) struct Running {
     pub outcome: Outcome,
     /// Stops it.
     pub cancel: Arc<tokio::sync::Notify>,
+    /// Set with a cancel that rolls it back: the run and what it wrote
+    /// are deleted.
+    pub rollback: Arc<std::sync::atomic::AtomicBool>,
     /// Its events so far, for clients that join its stream.
     pub log: Arc<crate::log::RunLog>,
+}
+
+impl Running {
+    /// Tells the run to stop (its flag first, so it reads it when it
+    /// wakes).
+    fn stop(&self, rollback: bool) {
+        if rollback {
+            self.rollback
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.cancel.notify_one();
+    }
 }
 
 /// A run's final output (what `runs/wait` and `join` answer), `None`
@@ -155,20 +170,20 @@ impl App {
         self.running().get(run_id).map(|r| Arc::clone(&r.log))
     }
 
-    /// Stops a run of the thread that has not ended; `false` when there is
-    /// none by that id.
-    pub(crate) fn cancel_run(&self, thread_id: &str, run_id: &str) -> bool {
+    /// Stops a run of the thread that has not ended, and with `rollback`
+    /// deletes it and what it wrote; `false` when there is none by that id.
+    pub(crate) fn cancel_run(&self, thread_id: &str, run_id: &str, rollback: bool) -> bool {
         let running = self.running();
         let run = running.get(run_id).filter(|r| r.thread_id == thread_id);
-        run.inspect(|r| r.cancel.notify_one()).is_some()
+        run.inspect(|r| r.stop(rollback)).is_some()
     }
 
     /// Stops every run of the thread that has not ended (the `interrupt`
-    /// strategy): how many.
-    pub(crate) fn cancel_thread_runs(&self, thread_id: &str) -> usize {
+    /// and, with `rollback`, `rollback` strategies): how many.
+    pub(crate) fn cancel_thread_runs(&self, thread_id: &str, rollback: bool) -> usize {
         let running = self.running();
         let mine = running.values().filter(|r| r.thread_id == thread_id);
-        mine.inspect(|r| r.cancel.notify_one()).count()
+        mine.inspect(|r| r.stop(rollback)).count()
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {

@@ -13,48 +13,99 @@ use serde_json::{json, Map, Value};
 use crate::app::App;
 use crate::body::JsonBody;
 use crate::error::ApiError;
+use crate::listing;
 
 /// The routes.
 pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/assistants/search", post(search))
+        .route("/assistants/count", post(count))
         .route("/assistants/{id}", get(one))
         .route("/assistants/{id}/graph", get(graph))
         .route("/assistants/{id}/schemas", get(schemas))
 }
 
-/// `POST /assistants/search`'s body.
+/// `POST /assistants/search`'s (and `/count`'s) body.
 #[derive(Deserialize)]
 struct Search {
     graph_id: Option<String>,
+    name: Option<String>,
     #[serde(default)]
     metadata: Map<String, Value>,
     limit: Option<usize>,
     offset: Option<usize>,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    #[serde(default)]
+    select: Vec<String>,
 }
 
-async fn search(State(app): State<Arc<App>>, JsonBody(q): JsonBody<Search>) -> Response {
-    // Every assistant's metadata is `{"created_by": "system"}`.
-    let system = json!("system");
-    let matches = |a: &&crate::app::Assistant| {
-        q.graph_id.as_ref().is_none_or(|g| *g == a.graph_id)
+/// The fields `sort_by` may name (the official server's).
+const SORT_KEYS: [&str; 5] = [
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "name",
+    "graph_id",
+];
+
+/// The fields `select` may name.
+const FIELDS: [&str; 10] = [
+    "assistant_id",
+    "graph_id",
+    "config",
+    "context",
+    "metadata",
+    "name",
+    "created_at",
+    "updated_at",
+    "version",
+    "description",
+];
+
+/// The assistants a search matches: by graph, by name (a part of it, any
+/// case) and by metadata (every assistant's is `{"created_by":
+/// "system"}`), in the order asked.
+fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+    let name = q.name.as_ref().map(|n| n.to_lowercase());
+    let matches = |a: &Value| {
+        let text = |k: &str| a[k].as_str().unwrap_or_default().to_owned();
+        q.graph_id.as_ref().is_none_or(|g| *g == text("graph_id"))
+            && name
+                .as_ref()
+                .is_none_or(|n| text("name").to_lowercase().contains(n))
             && q.metadata
                 .iter()
-                .all(|(k, v)| k == "created_by" && *v == system)
+                .all(|(k, v)| a["metadata"].get(k) == Some(v))
     };
-    let found: Vec<Value> = app
-        .assistants
-        .values()
-        .filter(matches)
-        .map(|a| a.to_json())
-        .collect();
+    let all = app.assistants.values().map(crate::app::Assistant::to_json);
+    let mut found: Vec<Value> = all.filter(matches).collect();
+    let (by, order) = (q.sort_by.as_deref(), q.sort_order.as_deref());
+    listing::sort(&mut found, by, order, &SORT_KEYS, "created_at")?;
+    Ok(found)
+}
+
+async fn search(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Response, ApiError> {
+    let found = matching(&app, &q)?;
     let total = found.len();
-    let page: Vec<Value> = found
+    let page = found
         .into_iter()
         .skip(q.offset.unwrap_or(0))
         .take(q.limit.unwrap_or(10))
-        .collect();
-    paginated(page, total)
+        .map(|a| listing::select(a, &q.select, &FIELDS))
+        .collect::<Result<Vec<Value>, ApiError>>()?;
+    Ok(paginated(page, total))
+}
+
+/// `POST /assistants/count`: how many assistants a search would find.
+async fn count(
+    State(app): State<Arc<App>>,
+    JsonBody(q): JsonBody<Search>,
+) -> Result<Json<usize>, ApiError> {
+    Ok(Json(matching(&app, &q)?.len()))
 }
 
 /// A list with its `x-pagination-total` header.

@@ -35,8 +35,12 @@
 //!   edges) and, for a graph registered with
 //!   [`Server::graph_with_schemas`], its input, output and state JSON
 //!   Schemas;
-//! * threads (create, read, patch, delete, search, count, state, state at
-//!   a checkpoint, history), their
+//! * assistants searched by graph, name, metadata, sorted and `select`ed,
+//!   and counted;
+//! * threads (create, read, patch, delete, search and count by ids,
+//!   status, metadata and values, sorted and `select`ed, copy, state,
+//!   state at a checkpoint, history: below `before`, from `checkpoint`,
+//!   by `metadata`), their
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
@@ -52,9 +56,17 @@
 //!   its stream: from the start, or after the `Last-Event-ID` a client
 //!   reconnects with; `stream_resumable` numbers a stream's events);
 //!   stateless runs on a thread of their own; an interrupt answered with
-//!   `command.resume`; cancelled (`POST .../runs/{run_id}/cancel`);
+//!   `command.resume`; `command.update` (written as an update of the
+//!   thread's last node, which then goes on) and `command.goto` (the named
+//!   nodes run next, or a `Send`'s node on its input); `interrupt_before` / `interrupt_after` (a list of
+//!   nodes, or `"*"`); a run from a `checkpoint_id` (or `checkpoint`),
+//!   which forks the thread there; `durability` `sync`, `async` or `exit`;
+//!   cancelled (`POST .../runs/{run_id}/cancel`, action `interrupt` or
+//!   `rollback`); deleted (`DELETE .../runs/{run_id}`);
 //!   a new input on a paused thread run from the start; `multitask_strategy`
-//!   `reject`, `enqueue` or `interrupt`; `on_disconnect` `cancel`
+//!   `reject`, `enqueue`, `interrupt` or `rollback` (the run holding the
+//!   thread is stopped, and it and the steps it stored are deleted);
+//!   `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged;
@@ -103,11 +115,28 @@
 //! (from 1, also in a subgraph that resumes); a message a node returns
 //! whole has no chat model events, as in LangChain.
 //!
+//! Run control: a `command.goto`, `interrupt_before` or `interrupt_after`
+//! naming no node of the graph is a 422 naming it (the official server
+//! ignores it); a `checkpoint_id` this thread does not have is a 404, one
+//! that is no id of this server a 422 (the official server runs and fails
+//! the run); a `command.goto` on a thread with nodes still to run runs the
+//! named nodes instead of those (the official server applies the update
+//! and runs the pending nodes); a cancel with an unknown `action` is a 422
+//! (the official server takes it as `interrupt`), and a rolled-back run is
+//! always deleted before the cancel's `wait` answers. A thread copy keeps
+//! the original's status, values and interrupts (the official server's
+//! copy says `idle` until its next run), and copying an unknown thread is
+//! a 404 (the official server answers 409). A rollback takes the run's
+//! steps off its thread by copying the steps before it aside and back:
+//! their checkpoint ids may change, and a crash in the middle of it can
+//! lose the thread's history. A `command.update` on a thread with no
+//! state runs the graph with the update as its input (the official server
+//! fails the run).
+//!
 //! Not served yet (refused with a 422 naming the option, never ignored):
-//! `command.update` and `command.goto`, `interrupt_before` / `interrupt_after`, runs from a
-//! `checkpoint_id`, the `rollback` strategy and cancel action, and
-//! history's `before` / `metadata` filters. Assistants are one per graph
-//! (no create or update), and there are no crons, store or thread copy.
+//! `command.resume` together with `command.update` or `command.goto` (send them as two
+//! runs), and a thread search's `extract`. Assistants are one per graph
+//! (no create or update), and there are no crons or store.
 
 #![warn(missing_docs)]
 
@@ -116,11 +145,15 @@ mod app;
 mod assistants;
 mod astream;
 mod body;
+mod control;
+mod copy;
 mod cors;
 mod error;
 mod events;
+mod history;
 mod ids;
 mod listen;
+mod listing;
 mod log;
 mod modes;
 mod partial;

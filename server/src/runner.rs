@@ -42,7 +42,7 @@ pub(crate) fn start(
     same_graph(app, &thread_id, assistant)?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
     let subgraphs = modes::subgraphs(&body.stream_subgraphs)?;
-    refuse_unserved(&body)?;
+    let control = crate::control::read(&body, assistant)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
     let resumable = body.stream_resumable.unwrap_or(false);
     let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
@@ -53,6 +53,7 @@ pub(crate) fn start(
         modes,
         subgraphs,
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
+        control,
     };
     let saver = Arc::clone(&app.saver);
     let events = assistant
@@ -69,14 +70,18 @@ pub(crate) fn start(
     );
     app.store.insert_run(&row)?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
-    if body.multitask_strategy.as_deref() == Some("interrupt") {
-        // The runs holding the thread stop at their next event.
-        app.cancel_thread_runs(&thread_id);
+    match body.multitask_strategy.as_deref() {
+        // The runs holding the thread stop at their next event (and are
+        // deleted with what they wrote, for `rollback`).
+        Some("interrupt") => drop(app.cancel_thread_runs(&thread_id, false)),
+        Some("rollback") => drop(app.cancel_thread_runs(&thread_id, true)),
+        _ => {}
     }
     let job = Job {
         app: Arc::clone(app),
         graph: Arc::clone(&assistant.graph),
         cancel: Arc::default(),
+        rollback: Arc::default(),
         run_id,
         thread_id,
         temporary,
@@ -105,6 +110,7 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         thread_id: job.thread_id.clone(),
         outcome: done.clone(),
         cancel: Arc::clone(&job.cancel),
+        rollback: Arc::clone(&job.rollback),
         log: Arc::clone(&job.log),
     };
     job.app.register_run(&run_id, running);
@@ -145,36 +151,9 @@ fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
     }
 }
 
-/// Refuses what a request asks and this server does not do yet, rather
-/// than ignoring it.
-fn refuse_unserved(body: &RunCreate) -> Result<(), ApiError> {
-    let unserved = |what: &str| {
-        Err(ApiError::Invalid(format!(
-            "{what} is not supported by this server yet"
-        )))
-    };
-    if let Some(c) = &body.command {
-        if c.update.as_ref().is_some_and(|v| !v.is_null()) {
-            return unserved("command.update");
-        }
-        if c.goto.as_ref().is_some_and(|v| !v.is_null()) {
-            return unserved("command.goto");
-        }
-    }
-    for (name, value) in [
-        ("interrupt_before", &body.interrupt_before),
-        ("interrupt_after", &body.interrupt_after),
-        ("checkpoint_id", &body.checkpoint_id),
-    ] {
-        if value.as_ref().is_some_and(|v| !v.is_null()) {
-            return unserved(name);
-        }
-    }
-    Ok(())
-}
-
 /// The thread for this run under `multitask_strategy`: `reject` (409 when
-/// another run holds it) or `enqueue` (the default: wait for it).
+/// another run holds it), `enqueue` (the default: wait for it),
+/// `interrupt` or `rollback` (stop the runs holding it, then take it).
 fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
     let lock = app.thread_lock(thread_id);
     match strategy.unwrap_or("enqueue") {
@@ -185,13 +164,9 @@ fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn,
                     .to_owned(),
             )
         }),
-        // The runs holding the thread are stopped once this one is
-        // recorded (`start`), then it takes the thread.
-        "interrupt" => Ok(Turn::Wait(lock)),
-        "rollback" => Err(ApiError::Invalid(format!(
-            "multitask_strategy: `{}` is not supported by this server yet",
-            strategy.unwrap_or_default()
-        ))),
+        // The runs holding the thread are stopped (and rolled back) once
+        // this one is recorded (`start`), then it takes the thread.
+        "interrupt" | "rollback" => Ok(Turn::Wait(lock)),
         other => Err(ApiError::Invalid(format!(
             "multitask_strategy: `{other}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
         ))),
@@ -243,11 +218,25 @@ fn run_row(
     metadata.insert("graph_id".into(), json!(a.graph_id));
     metadata.insert("assistant_id".into(), json!(a.id));
     let configurable = json!({"run_id": run_id, "thread_id": thread_id, "graph_id": a.graph_id, "assistant_id": a.id});
+    // The command as it was sent: the keys it had.
+    let command = body.command.as_ref().map(|c| {
+        let keys = [
+            ("resume", &c.resume),
+            ("update", &c.update),
+            ("goto", &c.goto),
+        ];
+        let sent = keys
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_owned(), v.clone()?)));
+        Value::Object(sent.collect())
+    });
+    let durability = body.durability.clone().filter(|d| !d.is_null());
     let kwargs = json!({
-        "input": body.input, "command": body.command.as_ref().map(|c| json!({"resume": c.resume})),
+        "input": body.input, "command": command,
         "config": {"configurable": configurable}, "context": {}, "stream_mode": stream_mode,
-        "interrupt_before": null, "interrupt_after": null, "temporary": temporary,
-        "subgraphs": subgraphs, "resumable": false, "durability": "async",
+        "interrupt_before": body.interrupt_before, "interrupt_after": body.interrupt_after,
+        "temporary": temporary, "subgraphs": subgraphs, "resumable": false,
+        "durability": durability.unwrap_or_else(|| json!("async")),
     });
     let stamp = now();
     RunRow {

@@ -29,7 +29,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
         .route("/threads/{id}/runs/stream", post(thread_stream))
         .route("/threads/{id}/runs/wait", post(thread_wait))
-        .route("/threads/{id}/runs/{run_id}", get(one))
+        .route("/threads/{id}/runs/{run_id}", get(one).delete(delete))
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
 }
@@ -57,6 +57,10 @@ pub(crate) struct RunCreate {
     #[serde(default)]
     pub checkpoint_id: Option<Value>,
     #[serde(default)]
+    pub checkpoint: Option<Value>,
+    #[serde(default)]
+    pub durability: Option<Value>,
+    #[serde(default)]
     pub on_disconnect: Option<String>,
     #[serde(default)]
     pub stream_resumable: Option<bool>,
@@ -64,7 +68,7 @@ pub(crate) struct RunCreate {
     pub stream_subgraphs: Value,
 }
 
-/// `command`: only `resume` is served yet.
+/// `command`: a resume value, or an update and the nodes to go to.
 #[derive(Deserialize)]
 pub(crate) struct Command {
     #[serde(default)]
@@ -96,11 +100,36 @@ fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
     }
 }
 
+/// A run from a checkpoint the thread does not have (a stateless run's
+/// thread has none) is a 404 naming it, before anything is stored.
+async fn check_checkpoint(app: &App, thread_id: &str, body: &RunCreate) -> Result<(), ApiError> {
+    let Some(from) = crate::control::checkpoint(body)? else {
+        return Ok(());
+    };
+    if !is_uuid(thread_id) {
+        // Refused for its id by `run_thread`.
+        return Ok(());
+    }
+    let Ok(assistant) = app.run_assistant(&body.assistant_id) else {
+        // The run is refused for its assistant when it starts.
+        return Ok(());
+    };
+    let snap = assistant.graph.state_at(&*app.saver, thread_id, from).await;
+    match snap {
+        Ok(s) if s.checkpoint.is_some() => Ok(()),
+        Ok(_) | Err(agent_state::graph::GraphError::Checkpoint(_)) => Err(ApiError::NotFound(
+            format!("Checkpoint {} not found in thread {thread_id}", from.0),
+        )),
+        Err(e) => Err(ApiError::Internal(e.to_string())),
+    }
+}
+
 async fn thread_stream(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
+    check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body)?;
     let started = start(&app, id.clone(), body, false, true)?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
@@ -112,6 +141,7 @@ async fn thread_wait(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
+    check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body)?;
     let started = start(&app, id.clone(), body, false, false)?;
     Ok(wait_response(started, &id).await)
@@ -122,6 +152,7 @@ async fn stateless_stream(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
+    check_checkpoint(&app, &thread_id, &body).await?;
     // A refused stateless run leaves no lock behind for its thread.
     let started = start(&app, thread_id.clone(), body, true, true)
         .inspect_err(|_| app.drop_lock(&thread_id))?;
@@ -134,6 +165,7 @@ async fn stateless_wait(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     let thread_id = new_id();
+    check_checkpoint(&app, &thread_id, &body).await?;
     let started = start(&app, thread_id.clone(), body, true, false)
         .inspect_err(|_| app.drop_lock(&thread_id))?;
     Ok(wait_response(started, &thread_id).await)
@@ -181,6 +213,7 @@ async fn background(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
+    check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body)?;
     let started = start(&app, id.clone(), body, false, false)?;
     let run = app.store.run(&id, &started.run_id)?;
@@ -246,6 +279,30 @@ async fn one(
         .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
 }
 
+/// `DELETE /threads/{id}/runs/{run_id}`: the run's record goes (a run
+/// that has not ended is stopped first, the thread keeping what it
+/// stored); 204, or 404 for a run the thread does not have.
+async fn delete(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    if !is_uuid(&id) {
+        return Err(ApiError::not_uuid("thread"));
+    }
+    if !is_uuid(&run_id) {
+        return Err(ApiError::not_uuid("run"));
+    }
+    if app.store.run(&id, &run_id)?.is_none() {
+        return Err(ApiError::NotFound("Run not found".to_owned()));
+    }
+    if let Some(done) = app.running_run(&run_id) {
+        app.cancel_run(&id, &run_id, false);
+        outcome_of(done).await;
+    }
+    app.store.delete_run(&run_id)?;
+    Ok(axum::http::StatusCode::NO_CONTENT.into_response())
+}
+
 /// A query string's values by name (read by hand: clients send booleans
 /// as `1` and `true`, and a bad value is a 422 naming it).
 type QueryMap = Query<std::collections::HashMap<String, String>>;
@@ -271,7 +328,9 @@ fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
 
 /// `POST /threads/{id}/runs/{run_id}/cancel`: the run stops at its next
 /// event (or before it starts, if queued), the thread at its last stored
-/// step; 202. With `wait=true`, answered once it stopped.
+/// step; with `action=rollback` the run and the steps it stored are
+/// deleted, the thread back as it was before it. 202; with `wait=true`,
+/// 200 and `{}` once it stopped.
 async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -279,24 +338,30 @@ async fn cancel(
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id)?;
     let wait = flag(&q, "wait")?;
-    match q.get("action").map_or("interrupt", String::as_str) {
-        "interrupt" => {}
+    let rollback = match q.get("action").map_or("interrupt", String::as_str) {
+        "interrupt" => false,
+        "rollback" => true,
         other => {
             return Err(ApiError::Invalid(format!(
-                "action: `{other}` is not supported by this server yet; use \"interrupt\""
+                "action: `{other}` is not one of \"interrupt\", \"rollback\""
             )))
         }
-    }
+    };
     let outcome = app.running_run(&run_id);
-    if !app.cancel_run(&id, &run_id) {
+    if !app.cancel_run(&id, &run_id, rollback) {
         return Err(ApiError::NotFound(format!(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));
     }
-    if let (true, Some(done)) = (wait, outcome) {
-        outcome_of(done).await;
+    match (wait, outcome) {
+        // As the official server answers a wait for a cancelled run: 200
+        // and `{}`, once it stopped.
+        (true, Some(done)) => {
+            outcome_of(done).await;
+            Ok(Json(json!({})).into_response())
+        }
+        _ => Ok(axum::http::StatusCode::ACCEPTED.into_response()),
     }
-    Ok(axum::http::StatusCode::ACCEPTED.into_response())
 }
 
 /// `GET /threads/{id}/runs/{run_id}/stream`: a run's events from the

@@ -4,17 +4,20 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use agent_state::checkpoint::{CheckpointId, CheckpointMeta, Checkpointer};
+use agent_state::checkpoint::{
+    CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+};
 use agent_state::futures::future::{self, BoxFuture};
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
 use agent_state::graph::{
-    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, StateSnapshot, StreamEvent,
-    StreamModes, END, START,
+    Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, Send as Sent,
+    StateSnapshot, StreamEvent, StreamModes, END, START,
 };
 use agent_state::schema::ReducerKind;
 use agent_state::{StateInput, StateUpdate};
 use serde_json::{json, Map, Value};
 
+use crate::control::{Control, Goto};
 use crate::modes::Modes;
 use crate::wire::Wire;
 
@@ -31,6 +34,9 @@ pub(crate) struct RunSpec {
     /// The run's metadata (`run_id`, `graph_id`, ...), added to the
     /// events that carry metadata.
     pub meta: Map<String, Value>,
+    /// `command.update` / `goto`, the checkpoint to run from, durability
+    /// and breakpoints.
+    pub control: Control,
 }
 
 /// What a running graph yields.
@@ -86,11 +92,13 @@ pub(crate) trait ServedGraph: Send + Sync {
         id: CheckpointId,
     ) -> BoxFuture<'a, Result<Snapshot, GraphError>>;
 
-    /// Up to `limit` of the thread's states, newest first.
+    /// Up to `limit` of the thread's states at checkpoints before `before`
+    /// (all when `None`), newest first.
     fn history<'a>(
         &'a self,
         saver: &'a dyn Checkpointer,
         thread_id: &'a str,
+        before: Option<CheckpointId>,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<Snapshot>, GraphError>>;
 
@@ -105,6 +113,14 @@ pub(crate) trait ServedGraph: Send + Sync {
 
     /// The nodes and edges, as `/assistants/{id}/graph` lists them.
     fn drawing(&self) -> Value;
+
+    /// The graph's nodes, by name (what `command.goto` and breakpoints may
+    /// name).
+    fn node_names(&self) -> Vec<String>;
+
+    /// The nodes that take a `Send`'s input (what a `Send` in
+    /// `command.goto` may name).
+    fn send_targets(&self) -> Vec<String>;
 }
 
 /// Why a state update was refused.
@@ -174,35 +190,47 @@ fn snapshot_json<S: GraphState>(s: StateSnapshot<S>) -> Snapshot {
     }
 }
 
-/// A run of a new input. On a thread paused on interrupts the official
-/// server drops the pause and runs the input from the start; here the
-/// input is written as `START`'s update (which routes as an input does)
-/// and the thread goes on from it.
-fn new_input<S: GraphState>(
+/// What a run starts from, read from its request: its input, and what
+/// its `command` writes first.
+struct Opening<S: GraphState> {
+    input: Input<S>,
+    update: Option<S::Update>,
+    control: Control,
+}
+
+/// The run's stream, once what it asks is written: a `command` as a step
+/// of its own, or a new input on a paused thread as `START`'s update.
+fn open_run<S: GraphState>(
     graph: Arc<Graph<S>>,
     saver: Arc<dyn Checkpointer>,
     thread_id: String,
-    update: S::Update,
+    mut opening: Opening<S>,
     modes: StreamModes,
     subgraphs: bool,
 ) -> BoxStream<'static, Result<StreamEvent<S>, GraphError>> {
-    let opening = async move {
-        let paused = !graph
-            .get_state(&*saver, &thread_id)
-            .await?
-            .interrupts
-            .is_empty();
-        let input = if paused {
-            graph
-                .update_state(&*saver, &thread_id, update, Some(START))
-                .await?;
-            Input::Resume
-        } else {
-            Input::Update(update)
-        };
-        Ok(RunStream::shared(graph, saver, thread_id, input, modes, |r| r).subgraphs(subgraphs))
+    let opened = async move {
+        let (input, from) = prepare(&graph, &*saver, &thread_id, &mut opening).await?;
+        let Control {
+            durability,
+            before,
+            after,
+            ..
+        } = opening.control;
+        Ok(
+            RunStream::shared(graph, saver, thread_id, input, modes, move |run| {
+                let run = run
+                    .durability(durability)
+                    .interrupt_before(before)
+                    .interrupt_after(after);
+                match from {
+                    Some(id) => run.from_checkpoint(id),
+                    None => run,
+                }
+            })
+            .subgraphs(subgraphs),
+        )
     };
-    stream::once(opening)
+    stream::once(opened)
         .flat_map(
             |opened: Result<RunStream<'static, S>, GraphError>| match opened {
                 Ok(run) => run.boxed(),
@@ -210,6 +238,67 @@ fn new_input<S: GraphState>(
             },
         )
         .boxed()
+}
+
+/// Writes what the run's `command` asks, and says what the run then
+/// starts from (and the checkpoint it forks, if it still has to).
+///
+/// `goto` is stored as an input step whose routing is the gotos (and
+/// `update` its update), as LangGraph writes a `Command` input; `update`
+/// alone is an `update_state` as the thread's last node, so the thread
+/// goes on where it was. On a thread paused on interrupts the official
+/// server drops the pause for a new input and runs it from the start; here
+/// the input is written as `START`'s update, which routes the same way.
+async fn prepare<S: GraphState>(
+    graph: &Graph<S>,
+    saver: &dyn Checkpointer,
+    thread_id: &str,
+    o: &mut Opening<S>,
+) -> Result<(Input<S>, Option<CheckpointId>), GraphError> {
+    let from = o.control.from;
+    if !o.control.goto.is_empty() {
+        let mut thread = match from {
+            Some(id) => Thread::<S, _>::fork(saver, thread_id, id).await?,
+            None => Thread::<S, _>::open(saver, thread_id).await?,
+        };
+        let mut write = NodeWrite::new(START, o.update.take().unwrap_or_default());
+        for goto in std::mem::take(&mut o.control.goto) {
+            match goto {
+                Goto::Node(node) => write.goto.push(node),
+                Goto::Send(node, input) => write.send.push(Sent::new(node, input)),
+            }
+        }
+        thread.save_step(Source::Input, [write]).await?;
+        return Ok((Input::Resume, None));
+    }
+    if let Some(update) = o.update.take() {
+        match from {
+            Some(id) => {
+                graph
+                    .update_state_at(saver, thread_id, id, update, None)
+                    .await?
+            }
+            None => graph.update_state(saver, thread_id, update, None).await?,
+        };
+        return Ok((Input::Resume, None));
+    }
+    let input = std::mem::replace(&mut o.input, Input::Resume);
+    let Input::Update(update) = input else {
+        return Ok((input, from));
+    };
+    let paused = from.is_none()
+        && !graph
+            .get_state(saver, thread_id)
+            .await?
+            .interrupts
+            .is_empty();
+    if !paused {
+        return Ok((Input::Update(update), from));
+    }
+    graph
+        .update_state(saver, thread_id, update, Some(START))
+        .await?;
+    Ok((Input::Resume, None))
 }
 
 fn node_json(name: &str) -> Value {
@@ -231,16 +320,22 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             (None, true) => spec.input.clone().unwrap_or_default(),
         };
         let input = read_input::<S>(&mut spec)?;
+        let update = match spec.control.update.take() {
+            Some(values) => {
+                Some(S::Update::from_json(values).map_err(|e| format!("command.update: {e}"))?)
+            }
+            None => None,
+        };
+        let opening = Opening {
+            input,
+            update,
+            control: spec.control,
+        };
         let graph = Arc::clone(&self.0);
         // `events` reads a subgraph's tasks whether or not the client
         // asked for them.
         let (modes, subgraphs) = (spec.modes.core, spec.subgraphs || spec.modes.events);
-        let stream = match input {
-            Input::Update(update) => new_input(graph, saver, thread_id, update, modes, subgraphs),
-            input => RunStream::shared(graph, saver, thread_id, input, modes, |r| r)
-                .subgraphs(subgraphs)
-                .boxed(),
-        };
+        let stream = open_run(graph, saver, thread_id, opening, modes, subgraphs);
         let name = spec.meta.get("graph_id").and_then(Value::as_str);
         let name = name.unwrap_or("LangGraph").to_owned();
         let (mut wire, opening) = Wire::new(spec.modes, spec.meta, spec.subgraphs, &name, asked);
@@ -272,11 +367,17 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         &'a self,
         saver: &'a dyn Checkpointer,
         thread_id: &'a str,
+        before: Option<CheckpointId>,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<Snapshot>, GraphError>> {
         Box::pin(async move {
-            let all = self.0.state_history(saver, thread_id, limit).await?;
-            Ok(all.into_iter().map(snapshot_json).collect())
+            let records = saver.list(thread_id, before, limit).await?;
+            let mut out = Vec::with_capacity(records.len());
+            for record in records {
+                let at = self.0.get_state_at(saver, thread_id, record.meta.id);
+                out.push(snapshot_json(at.await?));
+            }
+            Ok(out)
         })
     }
 
@@ -313,5 +414,19 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             })
             .collect();
         json!({"nodes": nodes, "edges": edges})
+    }
+
+    fn node_names(&self) -> Vec<String> {
+        self.0.node_names().map(str::to_owned).collect()
+    }
+
+    fn send_targets(&self) -> Vec<String> {
+        let graph = &self.0;
+        let takes = |n: &&str| graph.takes_send(n) == Some(true);
+        graph
+            .node_names()
+            .filter(takes)
+            .map(str::to_owned)
+            .collect()
     }
 }

@@ -199,6 +199,14 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes a run's record; `false` when there was none.
+    pub(crate) fn delete_run(&self, run_id: &str) -> rusqlite::Result<bool> {
+        let n = self
+            .db()
+            .execute("DELETE FROM server_runs WHERE run_id = ?1", [run_id])?;
+        Ok(n == 1)
+    }
+
     /// Sets a run's status.
     pub(crate) fn set_run_status(&self, run_id: &str, status: &str) -> rusqlite::Result<()> {
         self.db().execute(

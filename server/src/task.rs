@@ -2,7 +2,10 @@
 //! for the client while it listens, and records how the run ended.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use agent_state::checkpoint::CheckpointId;
 
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::Interrupt;
@@ -10,6 +13,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch, Mutex, Notify, OwnedMutexGuard};
 
 use crate::app::App;
+use crate::copy::rewind;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
 use crate::log::RunLog;
@@ -36,11 +40,33 @@ pub(crate) struct Job {
     /// Told when the run is to stop (a cancel, or a run of the
     /// `interrupt` strategy); a permit is kept if it is not listening yet.
     pub cancel: Arc<Notify>,
+    /// Set when the stop rolls the run back (the `rollback` strategy or
+    /// cancel action): the run and what it wrote are deleted.
+    pub rollback: Arc<AtomicBool>,
     /// Its events, for clients that join its stream.
     pub log: Arc<RunLog>,
     /// Whether its client's frames carry ids (`stream_resumable`).
     pub resumable: bool,
 }
+
+/// A thread's `interrupts`: the pending ones by the node that asked.
+fn by_node(interrupts: &[Interrupt]) -> Value {
+    let mut by_node = Map::new();
+    for i in interrupts {
+        let list = by_node.entry(i.node.clone()).or_insert_with(|| json!([]));
+        if let (Value::Array(list), Value::Array(mine)) =
+            (list, state_interrupts(std::slice::from_ref(i)))
+        {
+            list.extend(mine);
+        }
+    }
+    Value::Object(by_node)
+}
+
+/// The thread's head before the run wrote (`Some(None)`: no checkpoint
+/// yet; `None`: the run never took the thread, so wrote nothing); `Err`
+/// when it could not be read.
+type Base = Result<Option<Option<CheckpointId>>, ()>;
 
 /// What the run does next.
 enum Next {
@@ -61,10 +87,14 @@ pub(crate) async fn drive(
     let mut output =
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
     let Some(_turn) = job.wait_turn(turn).await else {
-        job.finish(&done, output, Some("cancelled while queued"))
+        // Another run may hold the thread: nothing of it is this run's.
+        job.finish(&done, output, Some("cancelled while queued"), Ok(None))
             .await;
         return;
     };
+    // Where the thread stands before the run writes: what a rollback
+    // returns it to.
+    let base = job.head().await;
     job.record_status("running");
     let stop = loop {
         let event = match job.next(&mut events, &frames).await {
@@ -103,7 +133,7 @@ pub(crate) async fn drive(
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
     drop(events);
-    job.finish(&done, output, stop).await;
+    job.finish(&done, output, stop, base).await;
 }
 
 impl Job {
@@ -151,6 +181,58 @@ impl Job {
         }
     }
 
+    /// The thread's head checkpoint now; `Err` when it cannot be read.
+    async fn head(&self) -> Base {
+        let head = self.app.saver.head(&self.thread_id).await;
+        head.map(|h| Some(h.map(|h| h.meta.id))).map_err(|_| ())
+    }
+
+    /// A run stopped by a rollback: its steps are taken off the thread,
+    /// which is again as it was at `base`, and its record is deleted.
+    async fn rolled_back(&self, base: Base) {
+        if let Err(e) = self.app.store.delete_run(&self.run_id) {
+            tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
+        }
+        tracing::info!(run_id = %self.run_id, "run rolled back");
+        let saver = &*self.app.saver;
+        let rewound = match base {
+            Ok(None) => return,
+            Ok(Some(base)) => rewind(saver, &self.thread_id, base)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(()) => Err("its thread's head could not be read".to_owned()),
+        };
+        if let Err(error) = rewound {
+            tracing::error!(run_id = %self.run_id, %error, "could not roll a run back");
+        }
+        let snapshot = self.graph.state(saver, &self.thread_id).await;
+        match snapshot {
+            Ok(s) if s.checkpoint.is_some() => {
+                let paused = !s.next.is_empty();
+                let status = if paused { "interrupted" } else { "idle" };
+                let interrupts = by_node(&s.interrupts);
+                self.update_thread(status, Some(s.values), None, interrupts);
+            }
+            _ => self.clear_thread(),
+        }
+    }
+
+    /// The thread has no checkpoint left: idle, with no values.
+    fn clear_thread(&self) {
+        let store = &self.app.store;
+        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
+            return;
+        };
+        thread.values = None;
+        thread.status = "idle".to_owned();
+        thread.error = None;
+        thread.interrupts = json!({});
+        thread.updated_at = now();
+        if let Err(e) = store.save_thread(&thread) {
+            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
+        }
+    }
+
     /// Records a run that was stopped, and its thread as the run left it.
     async fn stopped(&self, why: &str) {
         let snapshot = self.graph.state(&*self.app.saver, &self.thread_id).await;
@@ -170,9 +252,21 @@ impl Job {
     }
 
     /// The run is over: its record, its thread, whoever waits for it.
-    async fn finish(&self, done: &watch::Sender<Option<Value>>, output: Value, stop: Option<&str>) {
-        if let Some(why) = stop {
-            self.stopped(why).await;
+    async fn finish(
+        &self,
+        done: &watch::Sender<Option<Value>>,
+        mut output: Value,
+        stop: Option<&str>,
+        base: Base,
+    ) {
+        match stop {
+            Some(_) if self.rollback.load(Ordering::SeqCst) => {
+                self.rolled_back(base).await;
+                output =
+                    json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}});
+            }
+            Some(why) => self.stopped(why).await,
+            None => {}
         }
         self.cleanup().await;
         self.log.close();
@@ -188,21 +282,9 @@ impl Job {
 
     /// The run reached its end or paused: the thread holds its output.
     fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
-        let mut by_task = Map::new();
-        for i in interrupts {
-            let list = by_task.entry(i.node.clone()).or_insert_with(|| json!([]));
-            if let Value::Array(list) = list {
-                list.extend(
-                    state_interrupts(std::slice::from_ref(i))
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-            }
-        }
         let paused = !interrupts.is_empty() || !next.is_empty();
         let status = if paused { "interrupted" } else { "idle" };
-        self.update_thread(status, Some(values), None, Value::Object(by_task));
+        self.update_thread(status, Some(values), None, by_node(interrupts));
         self.record_status("success");
         tracing::info!(run_id = %self.run_id, status, "run finished");
     }

@@ -1,5 +1,5 @@
-//! `/threads`: create, read, patch, delete, search, and a thread's state
-//! and history.
+//! `/threads`: create, read, patch, delete, search, copy, and a thread's
+//! state (its history is `history.rs`).
 
 use std::sync::Arc;
 
@@ -32,7 +32,8 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}", get(one).patch(patch).delete(delete))
         .route("/threads/{id}/state", get(state).post(update_state))
         .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
-        .route("/threads/{id}/history", post(history))
+        .route("/threads/{id}/history", post(crate::history::history))
+        .route("/threads/{id}/copy", post(copy))
 }
 
 /// A thread as the API shows it: `error` and `interrupts` once it ran.
@@ -140,7 +141,7 @@ async fn patch(
 /// event), then the thread, its runs and its checkpoints are deleted; 204.
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     path_thread(&app, &id)?;
-    app.cancel_thread_runs(&id);
+    app.cancel_thread_runs(&id, false);
     let lock = app.thread_lock(&id);
     let _held = lock.lock().await;
     app.store.delete_thread(&id)?;
@@ -152,23 +153,69 @@ async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<R
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `POST /threads/search`'s body.
+/// `POST /threads/search`'s (and `/count`'s) body.
 #[derive(Deserialize)]
 struct Search {
     #[serde(default)]
     metadata: Map<String, Value>,
+    #[serde(default)]
+    values: Map<String, Value>,
+    ids: Option<Vec<String>>,
     status: Option<String>,
     limit: Option<usize>,
     offset: Option<usize>,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    #[serde(default)]
+    select: Vec<String>,
+    #[serde(default)]
+    extract: Map<String, Value>,
 }
 
-/// The stored threads a search or a count matches, newest first.
-fn matching(app: &App, q: &Search) -> Result<Vec<ThreadRow>, ApiError> {
+/// The fields `sort_by` may name (the official server's).
+const SORT_KEYS: [&str; 5] = [
+    "thread_id",
+    "status",
+    "created_at",
+    "updated_at",
+    "state_updated_at",
+];
+
+/// The fields `select` may name.
+const FIELDS: [&str; 9] = [
+    "thread_id",
+    "created_at",
+    "updated_at",
+    "state_updated_at",
+    "metadata",
+    "config",
+    "status",
+    "values",
+    "interrupts",
+];
+
+/// The threads a search or a count matches (by ids, status, metadata and
+/// values, each key equal), in the order asked (newest first).
+fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+    if !q.extract.is_empty() {
+        return Err(ApiError::Invalid(
+            "extract: not supported by this server yet; use `select`".to_owned(),
+        ));
+    }
     let matches = |t: &ThreadRow| {
-        q.status.as_ref().is_none_or(|s| *s == t.status)
+        let values = t.values.as_ref();
+        q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id))
+            && q.status.as_ref().is_none_or(|s| *s == t.status)
             && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
+            && q.values
+                .iter()
+                .all(|(k, v)| values.and_then(|x| x.get(k)) == Some(v))
     };
-    Ok(app.store.threads()?.into_iter().filter(matches).collect())
+    let threads = app.store.threads()?.into_iter().filter(matches);
+    let mut found: Vec<Value> = threads.map(|t| thread_json(&t)).collect();
+    let (by, order) = (q.sort_by.as_deref(), q.sort_order.as_deref());
+    crate::listing::sort(&mut found, by, order, &SORT_KEYS, "created_at")?;
+    Ok(found)
 }
 
 async fn search(
@@ -178,11 +225,11 @@ async fn search(
     let found = matching(&app, &q)?;
     let total = found.len();
     let page = found
-        .iter()
+        .into_iter()
         .skip(q.offset.unwrap_or(0))
         .take(q.limit.unwrap_or(10))
-        .map(thread_json)
-        .collect();
+        .map(|t| crate::listing::select(t, &q.select, &FIELDS))
+        .collect::<Result<Vec<Value>, ApiError>>()?;
     Ok(paginated(page, total))
 }
 
@@ -195,7 +242,7 @@ async fn count(
 }
 
 /// The graph a thread ran on, from the `graph_id` its first run stamped.
-fn thread_graph<'a>(app: &'a App, t: &ThreadRow) -> Option<&'a crate::app::Assistant> {
+pub(crate) fn thread_graph<'a>(app: &'a App, t: &ThreadRow) -> Option<&'a crate::app::Assistant> {
     let graph_id = t.metadata.get("graph_id")?.as_str()?;
     app.assistants.get(graph_id)
 }
@@ -286,39 +333,25 @@ async fn update_state(
     Ok(Json(snapshot::updated(&cp)))
 }
 
-/// `POST /threads/{id}/history`'s body.
-#[derive(Deserialize)]
-struct History {
-    limit: Option<usize>,
-    #[serde(default)]
-    before: Value,
-    #[serde(default)]
-    metadata: Map<String, Value>,
-}
-
-async fn history(
+/// `POST /threads/{id}/copy`: a new thread with the thread's metadata,
+/// state and whole history (its checkpoints copied), answered with the
+/// new thread.
+async fn copy(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody<History>,
-) -> Result<Json<Vec<Value>>, ApiError> {
-    let thread = path_thread(&app, &id)?;
-    if !body.before.is_null() || !body.metadata.is_empty() {
-        return Err(ApiError::Invalid(
-            "history: `before` and `metadata` are not supported by this server yet".to_owned(),
-        ));
-    }
-    let Some(assistant) = thread_graph(&app, &thread) else {
-        return Ok(Json(Vec::new()));
-    };
-    let limit = body.limit.unwrap_or(10);
-    let all = assistant
-        .graph
-        .history(&*app.saver, &id, limit)
+) -> Result<Json<Value>, ApiError> {
+    let original = path_thread(&app, &id)?;
+    let new_id = new_id();
+    crate::copy::copy_thread(&*app.saver, &id, &new_id, None)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(Json(
-        all.iter()
-            .map(|s| snapshot::to_json(s, &thread.metadata))
-            .collect(),
-    ))
+    let mut thread = new_thread(new_id, original.metadata.clone());
+    thread.values = original.values;
+    thread.interrupts = original.interrupts;
+    thread.error = original.error;
+    if original.status != "busy" {
+        thread.status = original.status;
+    }
+    app.store.insert_thread(&thread)?;
+    Ok(Json(thread_json(&thread)))
 }

@@ -264,6 +264,47 @@ async def busy_thread_rejects(client):
 
 
 @check
+async def run_control(client):
+    """interrupt_before, command goto with update, a run from a checkpoint."""
+    tid = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(tid, "approval", input={"topic": "x"}, interrupt_before=["review"])
+    assert out["log"] == ["draft:x"] and "__interrupt__" not in out, out
+    assert (await client.threads.get_state(tid))["next"] == ["review"]
+    await client.runs.wait(tid, "approval", input=None)
+    await client.runs.wait(tid, "approval", command={"resume": True})
+    out = await client.runs.wait(tid, "approval", command={"goto": "draft", "update": {"topic": "y"}})
+    assert out["log"] == ["draft:x", "review", "draft:y"], out
+    first = (await client.threads.get_history(tid, limit=100))[-1]
+    out = await client.runs.wait(
+        tid, "approval", input={"topic": "z"}, checkpoint_id=first["checkpoint_id"]
+    )
+    assert out["log"] == ["draft:z"], out
+    await refused(422, client.runs.wait(tid, "approval", command={"goto": "nope"}))
+    await refused(422, client.runs.wait(tid, "approval", input={}, interrupt_after=["nope"]))
+
+
+@check
+async def copy_rollback_delete(client):
+    tid = (await client.threads.create(metadata={"user": "py"}))["thread_id"]
+    await client.runs.wait(tid, "countdown", input={"n": 1})
+    copy = await client.threads.copy(tid)
+    assert copy["metadata"]["user"] == "py" and copy["thread_id"] != tid, copy
+    before = await client.threads.get_history(tid, limit=100)
+    copied = await client.threads.get_history(copy["thread_id"], limit=100)
+    assert [s["values"] for s in copied] == [s["values"] for s in before], copied
+    first = await client.runs.create(tid, "countdown", input={"n": 20})
+    await asyncio.sleep(0.5)
+    out = await client.runs.wait(tid, "countdown", input={"n": 1}, multitask_strategy="rollback")
+    assert out == {"n": 0}, out
+    await refused(404, client.runs.get(tid, first["run_id"]))
+    after = await client.threads.get_history(tid, limit=100)
+    assert all(s["values"].get("n", 0) <= 1 for s in after), after
+    runs = await client.runs.list(tid)
+    await client.runs.delete(tid, runs[0]["run_id"])
+    await refused(404, client.runs.get(tid, runs[0]["run_id"]))
+
+
+@check
 async def oversized_body(client):
     tid = (await client.threads.create())["thread_id"]
     big = "a" * (3 << 20)

@@ -296,6 +296,32 @@ impl<S: AgentState> Graph<S> {
         self.names.iter().map(String::as_str)
     }
 
+    /// Whether node `name` takes a [`Send`]'s input (its function's first
+    /// argument is [`Sent<T>`](Sent)) rather than the state; `None` when
+    /// the graph has no such node. What a caller checks before it routes
+    /// a `Send` that it builds from outside (a server's `command.goto`).
+    ///
+    /// ```
+    /// use agent_state::graph::{Sent, StateGraph, START};
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S { n: u32 }
+    ///
+    /// let graph = StateGraph::<S>::new()
+    ///     .add_node("plan", |_: &S| SUpdate::new())
+    ///     .add_node("work", |Sent(n): Sent<u32>| SUpdate::new().n(n))
+    ///     .add_edge(START, "plan")
+    ///     .compile()?;
+    /// assert_eq!(graph.takes_send("work"), Some(true));
+    /// assert_eq!(graph.takes_send("plan"), Some(false));
+    /// assert_eq!(graph.takes_send("nope"), None);
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    pub fn takes_send(&self, name: &str) -> Option<bool> {
+        self.index.get(name).map(|&i| self.fns[i].takes_send())
+    }
+
     /// A task's key: the node's name, or `node[k]` for a `Send` task.
     pub(crate) fn task_key(&self, task: &Task) -> String {
         match &task.send {

@@ -60,7 +60,7 @@ where
             at.steps += 1;
             at.resuming = false;
             self.direct_next(node, state, &mut last, at, routed)?;
-            if graph.after[node] && !at.tasks.is_empty() {
+            if self.breaks_after(node) && !at.tasks.is_empty() {
                 return Ok(Direct::Stopped);
             }
             node = match self.direct_node(at, *next_step, limits)? {
@@ -76,7 +76,8 @@ where
     /// node has a breakpoint before it.
     pub(super) fn direct_limits(&self) -> (usize, bool) {
         let limit = self.stop_after.unwrap_or(usize::MAX);
-        (limit, self.graph.before.contains(&true))
+        let run_breaks = self.breaks.before.contains(&true);
+        (limit, run_breaks || self.graph.before.contains(&true))
     }
 
     /// The node of the next step if `run_direct` runs it (one plain sync
@@ -105,7 +106,7 @@ where
         }
         let may_stop = at.steps >= limit
             || step > at.stop
-            || (breakpoints && graph.before[node] && !at.resuming);
+            || (breakpoints && self.breaks_before(node) && !at.resuming);
         if may_stop && self.stop_before_step(at, step)? {
             return Ok(Err(Direct::Stopped));
         }

@@ -125,7 +125,7 @@ where
         if !self.shows_nothing() {
             self.emit(&*sink, observed, next).await;
         }
-        let after = at.tasks.iter().any(|t| self.graph.after[t.node]);
+        let after = at.tasks.iter().any(|t| self.breaks_after(t.node));
         std::mem::swap(&mut at.tasks, next);
         at.resuming = false;
         if after && !at.tasks.is_empty() {
@@ -282,7 +282,7 @@ where
     /// Whether `at.tasks` wait at a breakpoint (one passed by resuming it
     /// does not count).
     pub(super) fn at_breakpoint(&self, at: &Progress<S::Update>) -> bool {
-        !at.resuming && at.tasks.iter().any(|t| self.graph.before[t.node])
+        !at.resuming && at.tasks.iter().any(|t| self.breaks_before(t.node))
     }
 
     /// Tells the stream the state a stored thread resumes from, and its

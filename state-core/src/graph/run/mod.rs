@@ -141,9 +141,21 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     stream: Option<Arc<Channel<S>>>,
     durability: Durability,
     context: Option<RunContext>,
+    /// Breakpoints of this run on top of the graph's.
+    breaks: RunBreaks,
     /// The errors of the tasks that failed the run, kept with the thread's
     /// head when it ends.
     errors: Vec<PendingWrite>,
+}
+
+/// Breakpoints given to one run (LangGraph's `interrupt_before` /
+/// `interrupt_after` passed to `invoke`), by node index; empty when the
+/// run adds none. A name that is no node fails the run when it starts.
+#[derive(Default)]
+struct RunBreaks {
+    before: Vec<bool>,
+    after: Vec<bool>,
+    unknown: Option<GraphError>,
 }
 
 /// Where a run paused on interrupts, for what it returns.
@@ -225,6 +237,7 @@ impl<S: GraphState> Graph<S> {
             stream: None,
             durability: Durability::Sync,
             context: None,
+            breaks: RunBreaks::default(),
             errors: Vec::new(),
         }
     }
@@ -249,6 +262,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             stream: self.stream,
             durability: self.durability,
             context: self.context,
+            breaks: self.breaks,
             errors: self.errors,
         }
     }
@@ -301,6 +315,93 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
     pub fn cancel_on(mut self, token: CancelToken) -> Self {
         self.cancel = Some(token);
         self
+    }
+
+    /// Pauses this run before a superstep that would run one of `nodes`,
+    /// on top of the graph's own breakpoints (LangGraph's
+    /// `interrupt_before` given to one run); [`Input::Resume`] continues.
+    /// A name that is not a node fails the run when it starts
+    /// ([`GraphError::UnknownPolicyNode`]).
+    ///
+    /// ```
+    /// # use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+    /// # use agent_state::graph::{Input, StateGraph, START};
+    /// # use agent_state::AgentState;
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct S { n: u32 }
+    /// let graph = StateGraph::<S>::new()
+    ///     .add_node("a", |s: &S| SUpdate::new().n(s.n + 1))
+    ///     .add_node("b", |s: &S| SUpdate::new().n(s.n * 10))
+    ///     .add_edge(START, "a")
+    ///     .add_edge("a", "b")
+    ///     .compile()?;
+    /// let saver = MemoryCheckpointer::new();
+    /// let run = graph.run(Input::Update(SUpdate::new().n(1)));
+    /// let out = block_on(run.on_thread(&saver, "t").interrupt_before(["b"]))?;
+    /// assert_eq!((out.state.n, out.next.as_slice()), (2, ["b".to_owned()].as_slice()));
+    /// let out = block_on(graph.run(Input::Resume).on_thread(&saver, "t"))?;
+    /// assert_eq!(out.state.n, 20);
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn interrupt_before<I, N>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let marks = self.mark(nodes, "interrupt_before");
+        self.breaks.before = marks;
+        self
+    }
+
+    /// Pauses this run after a superstep that ran one of `nodes`, once its
+    /// step is stored, on top of the graph's own breakpoints (LangGraph's
+    /// `interrupt_after` given to one run). A name that is not a node fails
+    /// the run when it starts.
+    #[must_use]
+    pub fn interrupt_after<I, N>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let marks = self.mark(nodes, "interrupt_after");
+        self.breaks.after = marks;
+        self
+    }
+
+    /// The nodes named, by index; an unknown name is kept as the run's
+    /// error.
+    fn mark<I, N>(&mut self, nodes: I, what: &'static str) -> Vec<bool>
+    where
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let mut marks = vec![false; self.graph.names.len()];
+        for name in nodes {
+            match self.graph.index.get(name.as_ref()) {
+                Some(&i) => marks[i] = true,
+                None if self.breaks.unknown.is_none() => {
+                    self.breaks.unknown = Some(GraphError::UnknownPolicyNode {
+                        name: name.as_ref().to_owned(),
+                        what,
+                        nodes: self.graph.names.clone(),
+                    });
+                }
+                None => {}
+            }
+        }
+        marks
+    }
+
+    /// Whether the run pauses before node `i` (the graph's breakpoint or
+    /// this run's).
+    pub(super) fn breaks_before(&self, i: usize) -> bool {
+        self.graph.before[i] || self.breaks.before.get(i) == Some(&true)
+    }
+
+    /// Whether the run pauses after node `i`.
+    pub(super) fn breaks_after(&self, i: usize) -> bool {
+        self.graph.after[i] || self.breaks.after.get(i) == Some(&true)
     }
 
     /// Time travel: continues the thread from its older checkpoint `id`
@@ -404,6 +505,9 @@ where
     }
 
     async fn execute(mut self) -> Result<RunOutput<S>, GraphError> {
+        if let Some(unknown) = self.breaks.unknown.take() {
+            return Err(unknown);
+        }
         // Before the thread is opened, which stores a fork for time travel:
         // a refused input leaves nothing behind.
         if let Input::Update(update) = &self.input {

@@ -1,0 +1,102 @@
+//! `POST /threads/{id}/history`: a thread's states, newest first, from its
+//! head or a checkpoint, filtered by their metadata.
+
+use std::sync::Arc;
+
+use agent_state::checkpoint::CheckpointId;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::app::App;
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::snapshot;
+use crate::threads::{path_thread, thread_graph};
+
+/// `POST /threads/{id}/history`'s body.
+#[derive(Deserialize)]
+pub(crate) struct History {
+    limit: Option<usize>,
+    #[serde(default)]
+    before: Value,
+    #[serde(default)]
+    checkpoint: Value,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+/// Where a history starts: below `before`, or at `checkpoint` (both as
+/// `{"checkpoint_id"}` or `{"configurable": {"checkpoint_id"}}`). `None`
+/// inside: from the head; `Some(None)`: an id this thread cannot have,
+/// so nothing.
+fn history_start(body: &History) -> Result<Option<Option<CheckpointId>>, ApiError> {
+    if let Some(id) = checkpoint_in("before", &body.before)? {
+        return Ok(Some(id.parse().ok().map(CheckpointId)));
+    }
+    if let Some(id) = checkpoint_in("checkpoint", &body.checkpoint)? {
+        let id: Option<u64> = id.parse().ok();
+        return Ok(Some(id.and_then(|n| n.checked_add(1)).map(CheckpointId)));
+    }
+    Ok(None)
+}
+
+/// The `checkpoint_id` of a checkpoint config, if it names one.
+fn checkpoint_in<'a>(field: &str, config: &'a Value) -> Result<Option<&'a str>, ApiError> {
+    let map = match config {
+        Value::Null => return Ok(None),
+        Value::Object(map) => map,
+        other => {
+            return Err(ApiError::Invalid(format!(
+                "{field}: `{other}` is not a checkpoint config (an object with `checkpoint_id`)"
+            )))
+        }
+    };
+    let nested = map.get("configurable").and_then(|c| c.get("checkpoint_id"));
+    match nested.or_else(|| map.get("checkpoint_id")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(id)),
+        Some(other) => Err(ApiError::Invalid(format!(
+            "{field}.checkpoint_id: `{other}` is not a string"
+        ))),
+    }
+}
+
+/// `POST /threads/{id}/history`: the thread's states, newest first, up to
+/// `limit` (10), below `before` or from `checkpoint`, those whose metadata
+/// holds every key of `metadata`.
+pub(crate) async fn history(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<History>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let thread = path_thread(&app, &id)?;
+    let start = history_start(&body)?;
+    let Some(assistant) = thread_graph(&app, &thread) else {
+        return Ok(Json(Vec::new()));
+    };
+    let before = match start {
+        Some(None) => return Ok(Json(Vec::new())),
+        Some(Some(id)) => Some(id),
+        None => None,
+    };
+    let limit = body.limit.unwrap_or(10);
+    // A metadata filter reads every state, then keeps `limit` of them.
+    let read = if body.metadata.is_empty() {
+        limit
+    } else {
+        usize::MAX
+    };
+    let all = assistant
+        .graph
+        .history(&*app.saver, &id, before, read)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let matches = |s: &Value| {
+        let meta = &s["metadata"];
+        body.metadata.iter().all(|(k, v)| meta.get(k) == Some(v))
+    };
+    let states = all.iter().map(|s| snapshot::to_json(s, &thread.metadata));
+    Ok(Json(states.filter(matches).take(limit).collect()))
+}
