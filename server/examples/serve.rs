@@ -8,7 +8,10 @@
 //! `cargo run -p agent-state-server --example serve`, then point any
 //! LangGraph client at `http://127.0.0.1:2024`.
 //!
-//! `--port N` and `--db PATH` change the address and the database file.
+//! `--port N` and `--db PATH` change the address and the database file;
+//! `--postgres URL` (built with `--features postgres`) keeps everything in
+//! that PostgreSQL database instead, where several of these servers can
+//! serve the same threads.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -150,13 +153,23 @@ fn arg(name: &str) -> Option<String> {
     args.get(at + 1).cloned()
 }
 
+/// The server on `--postgres URL` when given.
+fn database(server: Server) -> Result<Server, Box<dyn std::error::Error>> {
+    match arg("--postgres") {
+        None => Ok(server),
+        #[cfg(feature = "postgres")]
+        Some(url) => Ok(server.postgres(url)),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => Err("--postgres needs the example built with `--features postgres`".into()),
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt().init();
     let port = arg("--port").unwrap_or_else(|| "2024".to_owned());
     let db = arg("--db").unwrap_or_else(|| "agent-state-server.db".to_owned());
-    let listening = Server::new()
-        .database(db)
+    let listening = database(Server::new().database(db))?
         .graph_with_schemas("chat", chat()?)
         .graph_with_schemas("approval", approval()?)
         .graph_with_schemas("countdown", countdown()?)

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::error::ApiError;
 use crate::ids::is_uuid;
+use crate::lease::Leases;
 use crate::served::ServedGraph;
 use crate::store::Store;
 
@@ -56,7 +57,7 @@ pub(crate) struct App {
     /// How long a request's body may take to arrive.
     pub read_timeout: std::time::Duration,
     /// One lock per thread: the run holding it is the thread's.
-    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    pub leases: Leases,
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
@@ -98,13 +99,14 @@ impl App {
         assistants: BTreeMap<String, Assistant>,
         store: Store,
         saver: Arc<dyn Checkpointer>,
+        leases: Leases,
     ) -> Self {
         App {
             assistants,
             store,
             saver,
             read_timeout: std::time::Duration::from_secs(30),
-            locks: Mutex::default(),
+            leases,
             running: Mutex::default(),
         }
     }
@@ -142,12 +144,6 @@ impl App {
                 )))
             }
         }
-    }
-
-    /// The lock of a thread's runs.
-    pub(crate) fn thread_lock(&self, thread_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(locks.entry(thread_id.to_owned()).or_default())
     }
 
     /// Notes a run that started.
@@ -192,7 +188,6 @@ impl App {
 
     /// Forgets a deleted thread's lock.
     pub(crate) fn drop_lock(&self, thread_id: &str) {
-        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-        locks.remove(thread_id);
+        self.leases.forget(thread_id);
     }
 }

@@ -23,6 +23,9 @@ pub(crate) enum ApiError {
     Timeout(std::time::Duration),
     /// 500: the store failed; the cause is logged, not shown.
     Internal(String),
+    /// 503: the database cannot serve now (its file was deleted, its
+    /// connections are all taken); the detail says which, naming no path.
+    Unavailable(String),
 }
 
 impl ApiError {
@@ -57,6 +60,10 @@ impl ApiError {
                     "Internal server error".to_owned(),
                 )
             }
+            ApiError::Unavailable(d) => {
+                tracing::error!(detail = %d, "request failed: the database is unavailable");
+                (StatusCode::SERVICE_UNAVAILABLE, d)
+            }
         }
     }
 }
@@ -64,6 +71,43 @@ impl ApiError {
 impl From<rusqlite::Error> for ApiError {
     fn from(error: rusqlite::Error) -> Self {
         ApiError::Internal(error.to_string())
+    }
+}
+
+/// What a client sees of a store failure: a generic 500 for the
+/// database's own errors (their text may name a file or a host, so it is
+/// only logged), a 503 saying why for the file gone or the pool full.
+impl From<crate::store::StoreError> for ApiError {
+    fn from(error: crate::store::StoreError) -> Self {
+        use crate::store::StoreError;
+        match error {
+            StoreError::Db(e) => ApiError::Internal(e.to_string()),
+            #[cfg(feature = "postgres")]
+            StoreError::Busy => ApiError::Unavailable(
+                "The database is busy: no connection came free in time; retry later".to_owned(),
+            ),
+            StoreError::Gone => ApiError::Unavailable(format!(
+                "The database is unavailable: {}",
+                crate::store::GONE
+            )),
+        }
+    }
+}
+
+impl ApiError {
+    /// What a client sees of a graph's refusal: a 400 saying why, unless
+    /// the checkpoints could not be stored (a 500 whose cause, which may
+    /// name a file or a host, is only logged; a 503 when the file went
+    /// away).
+    pub(crate) fn from_graph(error: agent_state::graph::GraphError) -> Self {
+        use agent_state::graph::GraphError;
+        match error {
+            GraphError::Checkpoint(e) if crate::watch::file_gone(&e) => {
+                crate::store::StoreError::Gone.into()
+            }
+            GraphError::Checkpoint(e) => ApiError::Internal(e.to_string()),
+            other => ApiError::BadRequest(other.to_string()),
+        }
     }
 }
 

@@ -4,6 +4,9 @@ use agent_state::graph::{GraphError, Interrupt, StreamEvent};
 use agent_state::AgentState;
 use serde_json::{json, Map, Value};
 
+use crate::store::GONE;
+use crate::watch::file_gone;
+
 /// Interrupts as a stream shows them (`values`, `updates`, `runs/wait`).
 pub(crate) fn stream_interrupts(interrupts: &[Interrupt]) -> Value {
     interrupts
@@ -133,7 +136,13 @@ fn checkpoint_of(config: Option<&Value>) -> Value {
 pub(crate) fn error_json(error: &GraphError) -> Value {
     if let GraphError::Checkpoint(cause) = error {
         tracing::error!(%cause, "a run's step could not be stored");
-        return json!({"error": "Checkpoint", "message": "the run's state could not be stored"});
+        // The cause may name a file or a host: only the file going away
+        // is worth telling the client, in words of its own.
+        let message = match file_gone(cause) {
+            true => GONE,
+            false => "the run's state could not be stored",
+        };
+        return json!({"error": "Checkpoint", "message": message});
     }
     let debug = format!("{error:?}");
     let kind: String = debug

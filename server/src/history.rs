@@ -71,7 +71,7 @@ pub(crate) async fn history(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<History>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let start = history_start(&body)?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Ok(Json(Vec::new()));

@@ -1,7 +1,9 @@
 //! Serve [agent-state](https://docs.rs/agent-state) graphs over LangGraph's
 //! Agent Server API, so the clients LangGraph users already have (the
 //! Python and JS `langgraph-sdk`, `useStream`, Agent Chat UI, Studio) talk
-//! to a graph written in Rust, from one binary on one SQLite file.
+//! to a graph written in Rust, from one binary on one SQLite file, or,
+//! with the `postgres` feature, from several servers on one PostgreSQL
+//! database (`Server::postgres`).
 //!
 //! ```no_run
 //! use agent_state::graph::{StateGraph, START};
@@ -78,9 +80,37 @@
 //! naming the field. A state's `immutable` fields (a debate's topic) are
 //! set by the input that starts a thread, which builds its first state,
 //! and by no later one. [`Server::routes`] serves routes of your own (a
-//! page, say) beside the API, as LangGraph's `http.app` does. Threads, runs and assistants are stored in the same
-//! SQLite file as the checkpoints; a run that was in flight when the
-//! process died is marked `error` at the next start.
+//! page, say) beside the API, as LangGraph's `http.app` does.
+//!
+//! # Where state lives
+//!
+//! Threads, runs and assistants are stored beside the checkpoints: in the
+//! same SQLite file ([`Server::database`], the default), or in the same
+//! PostgreSQL database (`Server::postgres`). A restart keeps them all.
+//!
+//! * On SQLite, one server owns the file: a run that was in flight when
+//!   the process died is marked `error` at the next start. The file is
+//!   watched: deleted or replaced while the server runs (SQLite would go
+//!   on writing into the unlinked file, and lose it all), the run in
+//!   progress fails saying so, and every later request is answered 503
+//!   until a restart opens the file now at the path.
+//! * On PostgreSQL, any number of servers share the database and serve
+//!   the same threads: a thread runs one run at a time across all of them
+//!   (a session advisory lock per running thread, all of a server's on
+//!   one connection of its own), and a run started on one is read,
+//!   listed, joined and cancelled (a `NOTIFY` to the server running it)
+//!   on any. A server that dies releases its locks with
+//!   its session; its unfinished runs are marked `error` by the next
+//!   server that starts or by a live one within 5 s, never those of a
+//!   server still running. Requests share a bounded pool of connections
+//!   (`Server::pool_size`, 16 by default); one that waits longer than
+//!   `Server::pool_wait` (30 s by default) for a connection is answered
+//!   503. A lost connection (a database restart) is opened again at the
+//!   next request; only what was in flight when it broke fails.
+//!
+//! A database error is answered 500 `{"detail": "Internal server
+//! error"}` and logged in full: what a client sees never holds a file
+//! path or a connection string.
 //!
 //! # Where it differs from LangGraph's own server
 //!
@@ -92,7 +122,11 @@
 //! values hold every field, defaults included (LangGraph leaves out
 //! channels never written); interrupt and checkpoint ids are the
 //! runtime's (opaque either way); a thread's `interrupts` are keyed by
-//! node; a join stream replays a live run from its start. LangGraph has
+//! node; a join stream replays a live run from its start; a store that
+//! cannot serve (its file gone, its pool exhausted) is a 503 saying why.
+//! On PostgreSQL, a run's live stream is joined only on the server
+//! running it (another answers the join stream with no events; `join`
+//! waits for the stored outcome on any server). LangGraph has
 //! no immutable fields: here an input naming one starts a thread from a
 //! state built from it, and on a thread that has a state the run fails
 //! (`ThreadExists`) with the state unchanged.
@@ -132,6 +166,9 @@
 //! lose the thread's history. A `command.update` on a thread with no
 //! state runs the graph with the update as its input (the official server
 //! fails the run).
+//! On PostgreSQL, a rollback asked of another server's run stops it
+//! without taking its steps off (the server running it is told to
+//! cancel; the rollback is done only where the run runs).
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! `command.resume` together with `command.update` or `command.goto` (send them as two
@@ -139,6 +176,7 @@
 //! (no create or update), and there are no crons or store.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod access;
 mod app;
@@ -150,13 +188,19 @@ mod copy;
 mod cors;
 mod error;
 mod events;
+mod gate;
 mod history;
 mod ids;
+mod lease;
 mod listen;
 mod listing;
 mod log;
 mod modes;
+mod open;
 mod partial;
+#[cfg(feature = "postgres")]
+mod reconnect;
+mod remote;
 mod runner;
 mod runs;
 mod served;
@@ -166,6 +210,7 @@ mod sse;
 mod store;
 mod task;
 mod threads;
+mod watch;
 mod wire;
 
 pub use server::{Listening, Server, ServerError};

@@ -31,7 +31,7 @@ pub(crate) struct Started {
 /// Checks the request, records the run and starts it. Every refusal
 /// (unknown assistant, bad mode or input, busy thread) comes before
 /// anything is stored.
-pub(crate) fn start(
+pub(crate) async fn start(
     app: &Arc<App>,
     thread_id: String,
     body: RunCreate,
@@ -39,13 +39,13 @@ pub(crate) fn start(
     stream: bool,
 ) -> Result<Started, ApiError> {
     let assistant = app.run_assistant(&body.assistant_id)?;
-    same_graph(app, &thread_id, assistant)?;
+    same_graph(app, &thread_id, assistant).await?;
     let (modes, mode_names) = modes::parse(&body.stream_mode)?;
     let subgraphs = modes::subgraphs(&body.stream_subgraphs)?;
     let control = crate::control::read(&body, assistant)?;
     let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
     let resumable = body.stream_resumable.unwrap_or(false);
-    let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref())?;
+    let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref()).await?;
     let run_id = new_id();
     let spec = RunSpec {
         input: body.input.clone(),
@@ -62,20 +62,29 @@ pub(crate) fn start(
         .map_err(ApiError::Invalid)?;
     if temporary {
         app.store
-            .insert_thread(&new_thread(thread_id.clone(), Map::new()))?;
+            .insert_thread(&new_thread(thread_id.clone(), Map::new()))
+            .await?;
     }
-    stamp_thread(app, &thread_id, assistant)?;
+    stamp_thread(app, &thread_id, assistant).await?;
     let row = run_row(
         assistant, &thread_id, &run_id, &body, mode_names, temporary, subgraphs,
     );
-    app.store.insert_run(&row)?;
+    app.store.insert_run(&row).await?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
-    match body.multitask_strategy.as_deref() {
+    let rollback = match body.multitask_strategy.as_deref() {
+        Some("interrupt") => Some(false),
+        Some("rollback") => Some(true),
+        _ => None,
+    };
+    if let Some(rollback) = rollback {
         // The runs holding the thread stop at their next event (and are
-        // deleted with what they wrote, for `rollback`).
-        Some("interrupt") => drop(app.cancel_thread_runs(&thread_id, false)),
-        Some("rollback") => drop(app.cancel_thread_runs(&thread_id, true)),
-        _ => {}
+        // deleted with what they wrote, for `rollback`), here and on any
+        // other server (which stops them without a rollback).
+        app.cancel_thread_runs(&thread_id, rollback);
+        if let Err(e) = crate::remote::cancel_elsewhere(app, &thread_id, None).await {
+            // The run is recorded: it waits for the others to end instead.
+            tracing::error!(%thread_id, error = %e, "could not ask other servers to stop the thread's runs");
+        }
     }
     let job = Job {
         app: Arc::clone(app),
@@ -125,8 +134,8 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
 /// A thread that ran holds the typed state of its graph: a run of another
 /// graph is refused (409) rather than failing on a state it cannot read.
 /// The official server, whose states are dicts, lets it run.
-fn same_graph(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
-    let Some(thread) = app.store.thread(thread_id)? else {
+async fn same_graph(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(thread) = app.store.thread(thread_id).await? else {
         return Ok(());
     };
     let ran = thread.values.is_some();
@@ -152,13 +161,13 @@ fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
 }
 
 /// The thread for this run under `multitask_strategy`: `reject` (409 when
-/// another run holds it), `enqueue` (the default: wait for it),
-/// `interrupt` or `rollback` (stop the runs holding it, then take it).
-fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
-    let lock = app.thread_lock(thread_id);
+/// another run holds it, here or on another server), `enqueue` (the
+/// default: wait for it), `interrupt` or `rollback` (stop the runs holding
+/// it, then take it).
+async fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
     match strategy.unwrap_or("enqueue") {
-        "enqueue" => Ok(Turn::Wait(lock)),
-        "reject" => lock.try_lock_owned().map(Turn::Held).map_err(|_| {
+        "enqueue" => Ok(Turn::Wait),
+        "reject" => app.leases.try_take(thread_id).await?.map(Turn::Held).ok_or_else(|| {
             ApiError::Conflict(
                 "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
                     .to_owned(),
@@ -166,7 +175,7 @@ fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn,
         }),
         // The runs holding the thread are stopped (and rolled back) once
         // this one is recorded (`start`), then it takes the thread.
-        "interrupt" | "rollback" => Ok(Turn::Wait(lock)),
+        "interrupt" | "rollback" => Ok(Turn::Wait),
         other => Err(ApiError::Invalid(format!(
             "multitask_strategy: `{other}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
         ))),
@@ -192,8 +201,8 @@ fn run_metadata(
 
 /// Marks the thread busy, and stamps `graph_id` and `assistant_id` into
 /// its metadata at its first run (thread lists filter on them).
-fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
-    let Some(mut thread) = app.store.thread(thread_id)? else {
+async fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiError> {
+    let Some(mut thread) = app.store.thread(thread_id).await? else {
         return Err(ApiError::no_thread(thread_id));
     };
     let meta = &mut thread.metadata;
@@ -201,7 +210,7 @@ fn stamp_thread(app: &App, thread_id: &str, a: &Assistant) -> Result<(), ApiErro
     meta.entry("assistant_id").or_insert_with(|| json!(a.id));
     thread.status = "busy".to_owned();
     thread.updated_at = now();
-    app.store.save_thread(&thread)?;
+    app.store.save_thread(&thread).await?;
     Ok(())
 }
 

@@ -81,17 +81,18 @@ pub(crate) struct Command {
 
 /// The thread a run goes to: stored, or created when the body says
 /// `if_not_exists: "create"`.
-fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
+async fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiError> {
     if !is_uuid(id) {
         return Err(ApiError::not_uuid("thread"));
     }
-    if app.store.thread(id)?.is_some() {
+    if app.store.thread(id).await?.is_some() {
         return Ok(());
     }
     match body.if_not_exists.as_deref() {
         Some("create") => {
             app.store
-                .insert_thread(&new_thread(id.to_owned(), Map::new()))?;
+                .insert_thread(&new_thread(id.to_owned(), Map::new()))
+                .await?;
             Ok(())
         }
         _ => Err(ApiError::NotFound(
@@ -130,8 +131,8 @@ async fn thread_stream(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
-    run_thread(&app, &id, &body)?;
-    let started = start(&app, id.clone(), body, false, true)?;
+    run_thread(&app, &id, &body).await?;
+    let started = start(&app, id.clone(), body, false, true).await?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
 }
@@ -142,8 +143,8 @@ async fn thread_wait(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
-    run_thread(&app, &id, &body)?;
-    let started = start(&app, id.clone(), body, false, false)?;
+    run_thread(&app, &id, &body).await?;
+    let started = start(&app, id.clone(), body, false, false).await?;
     Ok(wait_response(started, &id).await)
 }
 
@@ -155,6 +156,7 @@ async fn stateless_stream(
     check_checkpoint(&app, &thread_id, &body).await?;
     // A refused stateless run leaves no lock behind for its thread.
     let started = start(&app, thread_id.clone(), body, true, true)
+        .await
         .inspect_err(|_| app.drop_lock(&thread_id))?;
     let at = format!("/runs/{}", started.run_id);
     Ok(stream_response(started, &format!("{at}/stream"), &at))
@@ -167,6 +169,7 @@ async fn stateless_wait(
     let thread_id = new_id();
     check_checkpoint(&app, &thread_id, &body).await?;
     let started = start(&app, thread_id.clone(), body, true, false)
+        .await
         .inspect_err(|_| app.drop_lock(&thread_id))?;
     Ok(wait_response(started, &thread_id).await)
 }
@@ -214,9 +217,9 @@ async fn background(
     JsonBody(body): JsonBody<RunCreate>,
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
-    run_thread(&app, &id, &body)?;
-    let started = start(&app, id.clone(), body, false, false)?;
-    let run = app.store.run(&id, &started.run_id)?;
+    run_thread(&app, &id, &body).await?;
+    let started = start(&app, id.clone(), body, false, false).await?;
+    let run = app.store.run(&id, &started.run_id).await?;
     let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
     let at = format!("/threads/{id}/runs/{}", started.run_id);
     let mut response = Json(run_json(&run)).into_response();
@@ -233,11 +236,11 @@ async fn join(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let at = format!("/threads/{id}/runs/{run_id}");
-    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id)?) {
+    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id).await?) {
         (Some(done), _) => outcome_of(done).await,
-        (None, Some(_)) => thread.values.unwrap_or_else(|| json!({})),
+        (None, Some(run)) => crate::remote::stored_outcome(&app, thread, run).await?,
         (None, None) => {
             json!({"__error__": {"error": "NotFound", "message": "404: Run not found"}})
         }
@@ -260,9 +263,9 @@ async fn list(
     Path(id): Path<String>,
     q: QueryMap,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     let (limit, offset) = (number(&q, "limit", 10)?, number(&q, "offset", 0)?);
-    let runs = app.store.runs(&id, limit, offset)?;
+    let runs = app.store.runs(&id, limit, offset).await?;
     Ok(Json(runs.iter().map(run_json).collect()))
 }
 
@@ -270,11 +273,11 @@ async fn one(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     if !is_uuid(&run_id) {
         return Err(ApiError::not_uuid("run"));
     }
-    let run = app.store.run(&id, &run_id)?;
+    let run = app.store.run(&id, &run_id).await?;
     run.map(|r| Json(run_json(&r)))
         .ok_or_else(|| ApiError::NotFound("Not Found".to_owned()))
 }
@@ -292,14 +295,14 @@ async fn delete(
     if !is_uuid(&run_id) {
         return Err(ApiError::not_uuid("run"));
     }
-    if app.store.run(&id, &run_id)?.is_none() {
+    if app.store.run(&id, &run_id).await?.is_none() {
         return Err(ApiError::NotFound("Run not found".to_owned()));
     }
     if let Some(done) = app.running_run(&run_id) {
         app.cancel_run(&id, &run_id, false);
         outcome_of(done).await;
     }
-    app.store.delete_run(&run_id)?;
+    app.store.delete_run(&run_id).await?;
     Ok(axum::http::StatusCode::NO_CONTENT.into_response())
 }
 
@@ -336,7 +339,7 @@ async fn cancel(
     Path((id, run_id)): Path<(String, String)>,
     q: QueryMap,
 ) -> Result<Response, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     let wait = flag(&q, "wait")?;
     let rollback = match q.get("action").map_or("interrupt", String::as_str) {
         "interrupt" => false,
@@ -348,7 +351,8 @@ async fn cancel(
         }
     };
     let outcome = app.running_run(&run_id);
-    if !app.cancel_run(&id, &run_id, rollback) {
+    let here = app.cancel_run(&id, &run_id, rollback);
+    if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait).await? {
         return Err(ApiError::NotFound(format!(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));
@@ -373,7 +377,7 @@ async fn join_stream(
     Path((id, run_id)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     match app.running_log(&run_id) {
         Some(log) => {
@@ -383,7 +387,7 @@ async fn join_stream(
                 .unwrap_or(0);
             log.follow(after, tx);
         }
-        None if app.store.run(&id, &run_id)?.is_some() => drop(tx),
+        None if app.store.run(&id, &run_id).await?.is_some() => drop(tx),
         None => return Err(ApiError::NotFound("Not Found".to_owned())),
     }
     let at = format!("/threads/{id}/runs/{run_id}");

@@ -1,4 +1,4 @@
-//! The builder: graphs by name, the database file, and serving.
+//! The builder: graphs by name, the database, and serving.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::CheckpointError;
 use agent_state::graph::{Graph, GraphState};
 use agent_state::json_schema::{schema_of, schemars::JsonSchema, StateJsonSchema};
@@ -20,18 +19,21 @@ use serde_json::{json, Value};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::app::{App, Assistant};
+use crate::open::Database;
 use crate::served::{Erased, ServedGraph};
-use crate::store::Store;
-use crate::{access, assistants, body, cors, ids, listen, runs, threads};
+use crate::{access, assistants, body, cors, ids, listen, remote, runs, threads};
 
-/// A server of graphs: register them by name, pick the database file,
-/// then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
+/// A server of graphs: register them by name, pick the database (a
+/// SQLite file, or PostgreSQL with the `postgres` feature), then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
 /// address, as tests do with port 0).
 pub struct Server {
     graphs: Vec<Registered>,
-    database: PathBuf,
+    database: Database,
     read_timeout: Duration,
     custom: Router,
+    /// How requests share connections on PostgreSQL.
+    #[cfg(feature = "postgres")]
+    pool: crate::open::PoolSettings,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -63,10 +65,10 @@ impl fmt::Debug for Server {
 pub enum ServerError {
     /// Two graphs were registered under one name.
     DuplicateGraph(String),
-    /// The database file could not be opened as a checkpointer.
+    /// The database could not be opened as a checkpointer.
     Checkpoint(CheckpointError),
-    /// The server's tables in the database file could not be set up.
-    Store(rusqlite::Error),
+    /// The server's tables in the database could not be set up.
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// Binding the address or serving failed.
     Io(std::io::Error),
 }
@@ -89,7 +91,7 @@ impl std::error::Error for ServerError {
         match self {
             ServerError::DuplicateGraph(_) => None,
             ServerError::Checkpoint(e) => Some(e),
-            ServerError::Store(e) => Some(e),
+            ServerError::Store(e) => Some(&**e),
             ServerError::Io(e) => Some(e),
         }
     }
@@ -101,9 +103,11 @@ impl Server {
     pub fn new() -> Self {
         Server {
             graphs: Vec::new(),
-            database: PathBuf::from("agent-state.db"),
+            database: Database::Sqlite(PathBuf::from("agent-state.db")),
             read_timeout: Duration::from_secs(30),
             custom: Router::new(),
+            #[cfg(feature = "postgres")]
+            pool: crate::open::PoolSettings::default(),
         }
     }
 
@@ -111,7 +115,46 @@ impl Server {
     /// assistants (created with its directory if missing).
     #[must_use]
     pub fn database(mut self, path: impl Into<PathBuf>) -> Self {
-        self.database = path.into();
+        self.database = Database::Sqlite(path.into());
+        self
+    }
+
+    /// Keeps checkpoints, threads, runs and assistants in the PostgreSQL
+    /// database at `url` (libpq-style `host=.. user=.. dbname=..` or a
+    /// `postgresql://` URL) instead of a file, so several servers can
+    /// serve the same threads: a thread runs one run at a time across
+    /// all of them, and a run started on one is read, listed and joined
+    /// on any. Requests share a pool of at most 16 connections (see
+    /// [`pool_size`](Self::pool_size)); each server holds one more for
+    /// its threads' locks, and the checkpointer one.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn postgres(mut self, url: impl Into<String>) -> Self {
+        self.database = Database::Postgres(url.into());
+        self
+    }
+
+    /// The most connections requests share on PostgreSQL (16 by
+    /// default); a request that finds them all taken waits (see
+    /// [`pool_wait`](Self::pool_wait)). No effect on SQLite (one
+    /// connection).
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn pool_size(mut self, connections: usize) -> Self {
+        self.pool.size = connections.max(1);
+        self
+    }
+
+    /// How long a request waits on PostgreSQL for a connection when all
+    /// [`pool_size`](Self::pool_size) are taken (30 s by default), before
+    /// it is answered 503 `{"detail": "The database is busy: .."}`.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn pool_wait(mut self, wait: Duration) -> Self {
+        self.pool.wait = wait;
         self
     }
 
@@ -181,10 +224,15 @@ impl Server {
     }
 
     /// Opens the database and makes the routes, to serve them another way
-    /// (under a prefix of a larger app, say).
-    pub fn router(self) -> Result<Router, ServerError> {
-        let saver = SqliteCheckpointer::open(&self.database).map_err(ServerError::Checkpoint)?;
-        let store = Store::open(&self.database).map_err(ServerError::Store)?;
+    /// (under a prefix of a larger app, say). Runs left unfinished by a
+    /// server that died are marked `error` (on PostgreSQL, only those of
+    /// servers that are gone, checked again every 5 s).
+    pub async fn router(self) -> Result<Router, ServerError> {
+        #[cfg(feature = "postgres")]
+        let pool = self.pool;
+        #[cfg(not(feature = "postgres"))]
+        let pool = crate::open::PoolSettings::default();
+        let (store, saver, leases) = self.database.open(&ids::new_id(), pool).await?;
         let mut assistants = BTreeMap::new();
         for Registered {
             name,
@@ -195,7 +243,8 @@ impl Server {
             let id = ids::assistant_id(&name);
             let created_at = store
                 .assistant_created_at(&id, &name)
-                .map_err(ServerError::Store)?;
+                .await
+                .map_err(|e| ServerError::Store(e.into()))?;
             let assistant = Assistant {
                 id,
                 graph_id: name.clone(),
@@ -207,9 +256,12 @@ impl Server {
                 return Err(ServerError::DuplicateGraph(name));
             }
         }
-        let mut app = App::new(assistants, store, Arc::new(saver));
+        let mut app = App::new(assistants, store, saver, leases);
         app.read_timeout = self.read_timeout;
         let app = Arc::new(app);
+        remote::recover(&app)
+            .await
+            .map_err(|e| ServerError::Store(e.into()))?;
         Ok(routes(app, self.custom))
     }
 
@@ -218,7 +270,7 @@ impl Server {
     /// [`Listening::local_addr`] says which.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Listening, ServerError> {
         let read_timeout = self.read_timeout;
-        let router = self.router()?;
+        let router = self.router().await?;
         let listener = TcpListener::bind(addr).await.map_err(ServerError::Io)?;
         Ok(Listening {
             listener,

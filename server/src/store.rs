@@ -1,289 +1,339 @@
-//! Threads, runs and assistants in SQLite, in the same file as the
-//! checkpoints (tables of their own, prefixed `server_`), so one file holds
-//! everything a restart needs.
+//! Threads, runs and assistants, in tables of their own (prefixed
+//! `server_`) beside the checkpoints: in the SQLite file
+//! ([`sqlite`]), or in the PostgreSQL database ([`postgres`]), so one
+//! database holds everything a restart needs.
+//!
+//! The queries are written once, here, in the SQL both databases read
+//! (`$1` parameters, `ON CONFLICT DO NOTHING`, text columns); a backend
+//! only runs a statement and hands back its rows as text.
 
-use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
-
-use rusqlite::{params, Connection, OptionalExtension, Row};
-use serde_json::{Map, Value};
+use std::error::Error;
+use std::fmt;
 
 use crate::ids::now;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS server_assistants (
-    assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS server_threads (
+mod arg;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+mod rows;
+pub(crate) mod sqlite;
+
+pub(crate) use arg::{Arg, TextRow};
+use rows::{run_row, text0, thread_args, thread_row};
+pub(crate) use rows::{RunRow, ThreadRow};
+
+/// The server's tables, in both databases' SQL. `owner` is the server
+/// process that started a run: only a dead owner's runs are failed.
+pub(crate) const TABLES: [&str; 3] = [
+    "CREATE TABLE IF NOT EXISTS server_assistants (
+    assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS server_threads (
     thread_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
     state_updated_at TEXT NOT NULL, metadata TEXT NOT NULL, status TEXT NOT NULL,
-    config TEXT NOT NULL, state TEXT, error TEXT, interrupts TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS server_runs (
+    config TEXT NOT NULL, state TEXT, error TEXT, interrupts TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS server_runs (
     run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL,
     metadata TEXT NOT NULL, status TEXT NOT NULL, kwargs TEXT NOT NULL,
-    multitask_strategy TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, created_at);
-";
+    multitask_strategy TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    owner TEXT NOT NULL DEFAULT '')",
+];
 
-/// The server's tables.
-pub(crate) struct Store {
-    conn: Mutex<Connection>,
+/// Their indexes, made once the tables have every column.
+pub(crate) const INDEXES: [&str; 2] = [
+    "CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, created_at)",
+    // What the sweep for dead servers' runs reads, however many runs ended.
+    "CREATE INDEX IF NOT EXISTS server_runs_unfinished ON server_runs (owner)
+    WHERE status IN ('pending', 'running')",
+];
+
+const THREAD_COLUMNS: &str = "thread_id, created_at, updated_at, state_updated_at, metadata, \
+    status, config, state, error, interrupts";
+const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, metadata, status, kwargs, \
+    multitask_strategy, created_at, updated_at";
+
+/// Why the store failed.
+#[derive(Debug)]
+pub(crate) enum StoreError {
+    /// The database failed: the driver's error, for the log only (it may
+    /// name a file or a host).
+    Db(Box<dyn Error + Send + Sync>),
+    /// No connection came free in time: the database is saturated.
+    #[cfg(feature = "postgres")]
+    Busy,
+    /// The SQLite file was deleted or replaced while the server ran:
+    /// nothing more is written until a restart opens the new one.
+    Gone,
 }
 
-/// A thread as the API shows it.
-#[derive(Debug, Clone)]
-pub(crate) struct ThreadRow {
-    pub thread_id: String,
-    pub created_at: String,
-    pub updated_at: String,
-    pub state_updated_at: String,
-    pub metadata: Map<String, Value>,
-    pub status: String,
-    pub config: Value,
-    pub values: Option<Value>,
-    pub error: Option<Value>,
-    pub interrupts: Value,
+impl StoreError {
+    pub(crate) fn db(e: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+        StoreError::Db(e.into())
+    }
 }
 
-/// A run as the API shows it.
-#[derive(Debug, Clone)]
-pub(crate) struct RunRow {
-    pub run_id: String,
-    pub thread_id: String,
-    pub assistant_id: String,
-    pub metadata: Value,
-    pub status: String,
-    pub kwargs: Value,
-    pub multitask_strategy: String,
-    pub created_at: String,
-    pub updated_at: String,
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Db(e) => write!(f, "{e}"),
+            #[cfg(feature = "postgres")]
+            StoreError::Busy => f.write_str("no database connection came free in time"),
+            StoreError::Gone => f.write_str(GONE),
+        }
+    }
 }
 
-/// The busy-timeout SQLite waits for the checkpointer's writes.
-const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            StoreError::Db(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
 
-impl Store {
-    /// Opens the file (the checkpointer has created it) and its tables.
-    /// Runs left `pending` or `running` by a process that died are marked
-    /// `error`, and their threads too: nothing stays busy forever.
-    pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(BUSY)?;
-        // The checkpointer's promise (WAL, `synchronous = NORMAL`: a crash
-        // of the process loses nothing, a power cut may lose the last
-        // commits) for the rows beside its checkpoints. SQLite's default,
-        // FULL, was an fsync on every thread and run write (six a run),
-        // which bounded the server to one run per 15 ms whatever the
-        // number of clients.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(SCHEMA)?;
-        let stamp = now();
-        conn.execute(
-            "UPDATE server_threads SET status = 'error', updated_at = ?1 WHERE thread_id IN
-             (SELECT thread_id FROM server_runs WHERE status IN ('pending', 'running'))",
-            [&stamp],
-        )?;
-        conn.execute(
-            "UPDATE server_runs SET status = 'error', updated_at = ?1
-             WHERE status IN ('pending', 'running')",
-            [&stamp],
-        )?;
-        Ok(Store {
-            conn: Mutex::new(conn),
-        })
+/// What a client and the log are told when the database file went away.
+pub(crate) const GONE: &str =
+    "the database file was deleted or replaced while the server ran: restart the server";
+
+/// A thread's error when the server running its run died.
+const ORPHANED: &str = r#"{"error":"ServerDied","message":"the server running this run stopped before the run ended"}"#;
+
+/// The database the tables are in.
+pub(crate) enum Db {
+    Sqlite(sqlite::SqliteDb),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::PgDb),
+}
+
+impl Db {
+    async fn execute(&self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {
+        match self {
+            Db::Sqlite(db) => db.execute(sql, args),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.execute(sql, args).await,
+        }
     }
 
-    fn db(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding it leaves SQLite consistent (each statement
-        // is atomic), so a poisoned lock is still usable.
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    async fn query(&self, sql: &str, args: Vec<Arg>) -> Result<Vec<TextRow>, StoreError> {
+        match self {
+            Db::Sqlite(db) => db.query(sql, args),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.query(sql, args).await,
+        }
+    }
+}
+
+/// The server's tables, and which process this is (the `owner` of the
+/// runs it starts).
+pub(crate) struct Store {
+    db: Db,
+    owner: String,
+}
+
+impl Store {
+    /// The tables in `db` (created by the backend), for the process
+    /// `owner`.
+    pub(crate) fn new(db: Db, owner: String) -> Self {
+        Store { db, owner }
     }
 
     /// The assistant's creation time, stored at its first registration so
     /// it survives restarts.
-    pub(crate) fn assistant_created_at(&self, id: &str, graph: &str) -> rusqlite::Result<String> {
-        let db = self.db();
-        db.execute(
-            "INSERT OR IGNORE INTO server_assistants VALUES (?1, ?2, ?3)",
-            params![id, graph, now()],
-        )?;
-        db.query_row(
-            "SELECT created_at FROM server_assistants WHERE assistant_id = ?1",
-            [id],
-            |r| r.get(0),
-        )
+    pub(crate) async fn assistant_created_at(
+        &self,
+        id: &str,
+        graph: &str,
+    ) -> Result<String, StoreError> {
+        self.db
+            .execute(
+                "INSERT INTO server_assistants VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                vec![id.into(), graph.into(), now().into()],
+            )
+            .await?;
+        let rows = self
+            .db
+            .query(
+                "SELECT created_at FROM server_assistants WHERE assistant_id = $1",
+                vec![id.into()],
+            )
+            .await?;
+        Ok(rows.into_iter().next().map(text0).unwrap_or_else(now))
     }
 
     /// Stores a new thread; `false` when the id is taken.
-    pub(crate) fn insert_thread(&self, t: &ThreadRow) -> rusqlite::Result<bool> {
-        let n = self.db().execute(
-            "INSERT OR IGNORE INTO server_threads VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                t.thread_id,
-                t.created_at,
-                t.updated_at,
-                t.state_updated_at,
-                Value::Object(t.metadata.clone()).to_string(),
-                t.status,
-                t.config.to_string(),
-                t.values.as_ref().map(Value::to_string),
-                t.error.as_ref().map(Value::to_string),
-                t.interrupts.to_string(),
-            ],
-        )?;
-        Ok(n == 1)
+    pub(crate) async fn insert_thread(&self, t: &ThreadRow) -> Result<bool, StoreError> {
+        let sql = format!(
+            "INSERT INTO server_threads ({THREAD_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING"
+        );
+        let mut args = vec![t.thread_id.as_str().into(), t.created_at.as_str().into()];
+        args.extend(thread_args(t));
+        Ok(self.db.execute(&sql, args).await? == 1)
     }
 
     /// Writes every column of a stored thread.
-    pub(crate) fn save_thread(&self, t: &ThreadRow) -> rusqlite::Result<()> {
-        self.db().execute(
-            "UPDATE server_threads SET updated_at = ?2, state_updated_at = ?3, metadata = ?4,
-             status = ?5, config = ?6, state = ?7, error = ?8, interrupts = ?9
-             WHERE thread_id = ?1",
-            params![
-                t.thread_id,
-                t.updated_at,
-                t.state_updated_at,
-                Value::Object(t.metadata.clone()).to_string(),
-                t.status,
-                t.config.to_string(),
-                t.values.as_ref().map(Value::to_string),
-                t.error.as_ref().map(Value::to_string),
-                t.interrupts.to_string(),
-            ],
-        )?;
+    pub(crate) async fn save_thread(&self, t: &ThreadRow) -> Result<(), StoreError> {
+        let mut args = vec![t.thread_id.as_str().into()];
+        args.extend(thread_args(t));
+        self.db
+            .execute(
+                "UPDATE server_threads SET updated_at = $2, state_updated_at = $3, metadata = $4,
+                 status = $5, config = $6, state = $7, error = $8, interrupts = $9
+                 WHERE thread_id = $1",
+                args,
+            )
+            .await?;
         Ok(())
     }
 
     /// The thread, if stored.
-    pub(crate) fn thread(&self, id: &str) -> rusqlite::Result<Option<ThreadRow>> {
-        self.db()
-            .query_row(
-                "SELECT * FROM server_threads WHERE thread_id = ?1",
-                [id],
-                thread_row,
-            )
-            .optional()
+    pub(crate) async fn thread(&self, id: &str) -> Result<Option<ThreadRow>, StoreError> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE thread_id = $1");
+        let rows = self.db.query(&sql, vec![id.into()]).await?;
+        Ok(rows.into_iter().next().map(thread_row))
     }
 
     /// Every thread, newest first (searches filter them).
-    pub(crate) fn threads(&self) -> rusqlite::Result<Vec<ThreadRow>> {
-        let db = self.db();
-        let mut stmt = db.prepare("SELECT * FROM server_threads ORDER BY created_at DESC")?;
-        let rows = stmt.query_map([], thread_row)?;
-        rows.collect()
+    pub(crate) async fn threads(&self) -> Result<Vec<ThreadRow>, StoreError> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads ORDER BY created_at DESC");
+        let rows = self.db.query(&sql, Vec::new()).await?;
+        Ok(rows.into_iter().map(thread_row).collect())
     }
 
     /// Deletes the thread and its runs; `false` when there was none.
-    pub(crate) fn delete_thread(&self, id: &str) -> rusqlite::Result<bool> {
-        let db = self.db();
-        db.execute("DELETE FROM server_runs WHERE thread_id = ?1", [id])?;
-        Ok(db.execute("DELETE FROM server_threads WHERE thread_id = ?1", [id])? == 1)
+    pub(crate) async fn delete_thread(&self, id: &str) -> Result<bool, StoreError> {
+        let db = &self.db;
+        db.execute(
+            "DELETE FROM server_runs WHERE thread_id = $1",
+            vec![id.into()],
+        )
+        .await?;
+        let n = db
+            .execute(
+                "DELETE FROM server_threads WHERE thread_id = $1",
+                vec![id.into()],
+            )
+            .await?;
+        Ok(n == 1)
     }
 
-    /// Stores a new run.
-    pub(crate) fn insert_run(&self, r: &RunRow) -> rusqlite::Result<()> {
-        self.db().execute(
-            "INSERT INTO server_runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                r.run_id,
-                r.thread_id,
-                r.assistant_id,
-                r.metadata.to_string(),
-                r.status,
-                r.kwargs.to_string(),
-                r.multitask_strategy,
-                r.created_at,
-                r.updated_at,
-            ],
-        )?;
+    /// Stores a new run, owned by this process.
+    pub(crate) async fn insert_run(&self, r: &RunRow) -> Result<(), StoreError> {
+        let sql = format!(
+            "INSERT INTO server_runs ({RUN_COLUMNS}, owner)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        );
+        let args = vec![
+            r.run_id.as_str().into(),
+            r.thread_id.as_str().into(),
+            r.assistant_id.as_str().into(),
+            r.metadata.to_string().into(),
+            r.status.as_str().into(),
+            r.kwargs.to_string().into(),
+            r.multitask_strategy.as_str().into(),
+            r.created_at.as_str().into(),
+            r.updated_at.as_str().into(),
+            self.owner.as_str().into(),
+        ];
+        self.db.execute(&sql, args).await?;
         Ok(())
     }
 
     /// Deletes a run's record; `false` when there was none.
-    pub(crate) fn delete_run(&self, run_id: &str) -> rusqlite::Result<bool> {
+    pub(crate) async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
         let n = self
-            .db()
-            .execute("DELETE FROM server_runs WHERE run_id = ?1", [run_id])?;
+            .db
+            .execute(
+                "DELETE FROM server_runs WHERE run_id = $1",
+                vec![run_id.into()],
+            )
+            .await?;
         Ok(n == 1)
     }
 
     /// Sets a run's status.
-    pub(crate) fn set_run_status(&self, run_id: &str, status: &str) -> rusqlite::Result<()> {
-        self.db().execute(
-            "UPDATE server_runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
-            params![run_id, status, now()],
-        )?;
+    pub(crate) async fn set_run_status(
+        &self,
+        run_id: &str,
+        status: &str,
+    ) -> Result<(), StoreError> {
+        self.db
+            .execute(
+                "UPDATE server_runs SET status = $2, updated_at = $3 WHERE run_id = $1",
+                vec![run_id.into(), status.into(), now().into()],
+            )
+            .await?;
         Ok(())
     }
 
     /// The run of a thread, if stored.
-    pub(crate) fn run(&self, thread_id: &str, run_id: &str) -> rusqlite::Result<Option<RunRow>> {
-        self.db()
-            .query_row(
-                "SELECT * FROM server_runs WHERE thread_id = ?1 AND run_id = ?2",
-                [thread_id, run_id],
-                run_row,
-            )
-            .optional()
+    pub(crate) async fn run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Result<Option<RunRow>, StoreError> {
+        let sql =
+            format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE thread_id = $1 AND run_id = $2");
+        let rows = self
+            .db
+            .query(&sql, vec![thread_id.into(), run_id.into()])
+            .await?;
+        Ok(rows.into_iter().next().map(run_row))
     }
 
     /// A thread's runs, newest first.
-    pub(crate) fn runs(
+    pub(crate) async fn runs(
         &self,
         thread_id: &str,
         limit: i64,
         offset: i64,
-    ) -> rusqlite::Result<Vec<RunRow>> {
-        let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT * FROM server_runs WHERE thread_id = ?1
-             ORDER BY created_at DESC, run_id DESC LIMIT ?2 OFFSET ?3",
-        )?;
-        let rows = stmt.query_map(params![thread_id, limit, offset], run_row)?;
-        rows.collect()
+    ) -> Result<Vec<RunRow>, StoreError> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM server_runs WHERE thread_id = $1
+             ORDER BY created_at DESC, run_id DESC LIMIT $2 OFFSET $3"
+        );
+        let args = vec![thread_id.into(), limit.into(), offset.into()];
+        let rows = self.db.query(&sql, args).await?;
+        Ok(rows.into_iter().map(run_row).collect())
     }
-}
 
-/// A JSON column; a value that does not parse (written by hand) reads as
-/// null rather than failing the whole listing.
-fn json_col(row: &Row<'_>, i: usize) -> rusqlite::Result<Value> {
-    let text: Option<String> = row.get(i)?;
-    Ok(text
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null))
-}
+    /// The owners of the runs left `pending` or `running`, other than
+    /// this process.
+    #[cfg(feature = "postgres")]
+    pub(crate) async fn unfinished_owners(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self
+            .db
+            .query(
+                "SELECT DISTINCT owner FROM server_runs
+                 WHERE status IN ('pending', 'running') AND owner <> $1",
+                vec![self.owner.as_str().into()],
+            )
+            .await?;
+        Ok(rows.into_iter().map(text0).collect())
+    }
 
-fn thread_row(row: &Row<'_>) -> rusqlite::Result<ThreadRow> {
-    let metadata = match json_col(row, 4)? {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let values = Some(json_col(row, 7)?).filter(|v| !v.is_null());
-    let error = Some(json_col(row, 8)?).filter(|v| !v.is_null());
-    Ok(ThreadRow {
-        thread_id: row.get(0)?,
-        created_at: row.get(1)?,
-        updated_at: row.get(2)?,
-        state_updated_at: row.get(3)?,
-        metadata,
-        status: row.get(5)?,
-        config: json_col(row, 6)?,
-        values,
-        error,
-        interrupts: json_col(row, 9)?,
-    })
-}
-
-fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
-    Ok(RunRow {
-        run_id: row.get(0)?,
-        thread_id: row.get(1)?,
-        assistant_id: row.get(2)?,
-        metadata: json_col(row, 3)?,
-        status: row.get(4)?,
-        kwargs: json_col(row, 5)?,
-        multitask_strategy: row.get(6)?,
-        created_at: row.get(7)?,
-        updated_at: row.get(8)?,
-    })
+    /// Marks `error` the runs `owner` left `pending` or `running` (every
+    /// owner's when `None`), and their threads: a process that died
+    /// leaves nothing busy forever. How many runs.
+    pub(crate) async fn fail_runs_of(&self, owner: Option<&str>) -> Result<u64, StoreError> {
+        let owner = Arg::from(owner.map(str::to_owned));
+        let stamp = Arg::from(now());
+        let error = Arg::from(ORPHANED.to_string());
+        self.db
+            .execute(
+                "UPDATE server_threads SET status = 'error', updated_at = $2, error = $3
+                 WHERE thread_id IN
+                 (SELECT thread_id FROM server_runs WHERE status IN ('pending', 'running')
+                  AND (CAST($1 AS TEXT) IS NULL OR owner = $1))",
+                vec![owner.clone(), stamp.clone(), error],
+            )
+            .await?;
+        self.db
+            .execute(
+                "UPDATE server_runs SET status = 'error', updated_at = $2
+                 WHERE status IN ('pending', 'running') AND (CAST($1 AS TEXT) IS NULL OR owner = $1)",
+                vec![owner, stamp],
+            )
+            .await
+    }
 }

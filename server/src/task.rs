@@ -10,12 +10,13 @@ use agent_state::checkpoint::CheckpointId;
 use agent_state::futures::stream::{BoxStream, StreamExt};
 use agent_state::graph::Interrupt;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, watch, Mutex, Notify, OwnedMutexGuard};
+use tokio::sync::{mpsc, watch, Notify};
 
 use crate::app::App;
 use crate::copy::rewind;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
+use crate::lease::Lease;
 use crate::log::RunLog;
 use crate::served::{RunEvent, ServedGraph};
 use crate::sse::{frame, frame_with_id};
@@ -23,8 +24,8 @@ use crate::sse::{frame, frame_with_id};
 /// How the run gets its thread: it holds it already (`reject` found it
 /// free), or waits its turn (`enqueue`).
 pub(crate) enum Turn {
-    Held(OwnedMutexGuard<()>),
-    Wait(Arc<Mutex<()>>),
+    Held(Lease),
+    Wait,
 }
 
 /// What the run's task needs to know.
@@ -86,16 +87,20 @@ pub(crate) async fn drive(
 ) {
     let mut output =
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
-    let Some(_turn) = job.wait_turn(turn).await else {
-        // Another run may hold the thread: nothing of it is this run's.
-        job.finish(&done, output, Some("cancelled while queued"), Ok(None))
-            .await;
-        return;
+    let _turn = match job.wait_turn(turn).await {
+        Ok(lease) => lease,
+        Err(None) => {
+            // Another run may hold the thread: nothing of it is this run's.
+            job.finish(&done, output, Some("cancelled while queued"), Ok(None))
+                .await;
+            return;
+        }
+        Err(Some(error)) => return job.unrunnable(error, frames, &done).await,
     };
     // Where the thread stands before the run writes: what a rollback
     // returns it to.
     let base = job.head().await;
-    job.record_status("running");
+    job.record_status("running").await;
     let stop = loop {
         let event = match job.next(&mut events, &frames).await {
             Next::Event(event) => event,
@@ -110,11 +115,11 @@ pub(crate) async fn drive(
                 interrupts,
             } => {
                 output = with_interrupts(state.clone(), &interrupts);
-                job.finished(state, &next, &interrupts);
+                job.finished(state, &next, &interrupts).await;
                 continue;
             }
             RunEvent::Failed(error) => {
-                job.failed(&error);
+                job.failed(&error).await;
                 let framed = job.emit("error", error.to_string());
                 output = json!({ "__error__": error });
                 framed
@@ -149,16 +154,37 @@ impl Job {
         self.log.with_data(id, framed)
     }
 
-    /// The thread, once its earlier runs are done; `None` when this run
-    /// was cancelled while it waited.
-    async fn wait_turn(&self, turn: Turn) -> Option<OwnedMutexGuard<()>> {
+    /// The thread, once its earlier runs are done; `Err(None)` when this
+    /// run was cancelled while it waited, `Err(Some(error))` when the
+    /// thread's lock could not be taken (the database failed).
+    async fn wait_turn(&self, turn: Turn) -> Result<Lease, Option<Value>> {
         match turn {
-            Turn::Held(guard) => Some(guard),
-            Turn::Wait(lock) => tokio::select! {
-                guard = lock.lock_owned() => Some(guard),
-                () = self.cancel.notified() => None,
+            Turn::Held(lease) => Ok(lease),
+            Turn::Wait => tokio::select! {
+                lease = self.app.leases.take(&self.thread_id) => lease.map_err(|e| {
+                    tracing::error!(run_id = %self.run_id, error = %e, "could not take the thread's lock");
+                    Some(json!({"error": "Store", "message": "the thread's lock could not be taken"}))
+                }),
+                () = self.cancel.notified() => Err(None),
             },
         }
+    }
+
+    /// The run could not start: it fails with `error`, which its client
+    /// gets as its stream's last event.
+    async fn unrunnable(
+        &self,
+        error: Value,
+        frames: Option<mpsc::Sender<String>>,
+        done: &watch::Sender<Option<Value>>,
+    ) {
+        self.failed(&error).await;
+        let framed = self.emit("error", error.to_string());
+        if let Some(tx) = frames {
+            let _ = tx.send(framed).await;
+        }
+        self.finish(done, json!({ "__error__": error }), None, Ok(None))
+            .await;
     }
 
     /// The run's next event, or why it is to stop.
@@ -190,7 +216,7 @@ impl Job {
     /// A run stopped by a rollback: its steps are taken off the thread,
     /// which is again as it was at `base`, and its record is deleted.
     async fn rolled_back(&self, base: Base) {
-        if let Err(e) = self.app.store.delete_run(&self.run_id) {
+        if let Err(e) = self.app.store.delete_run(&self.run_id).await {
             tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
         }
         tracing::info!(run_id = %self.run_id, "run rolled back");
@@ -211,16 +237,17 @@ impl Job {
                 let paused = !s.next.is_empty();
                 let status = if paused { "interrupted" } else { "idle" };
                 let interrupts = by_node(&s.interrupts);
-                self.update_thread(status, Some(s.values), None, interrupts);
+                self.update_thread(status, Some(s.values), None, interrupts)
+                    .await;
             }
-            _ => self.clear_thread(),
+            _ => self.clear_thread().await,
         }
     }
 
     /// The thread has no checkpoint left: idle, with no values.
-    fn clear_thread(&self) {
+    async fn clear_thread(&self) {
         let store = &self.app.store;
-        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
+        let Ok(Some(mut thread)) = store.thread(&self.thread_id).await else {
             return;
         };
         thread.values = None;
@@ -228,7 +255,7 @@ impl Job {
         thread.error = None;
         thread.interrupts = json!({});
         thread.updated_at = now();
-        if let Err(e) = store.save_thread(&thread) {
+        if let Err(e) = store.save_thread(&thread).await {
             tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
         }
     }
@@ -243,11 +270,12 @@ impl Job {
                 } else {
                     "interrupted"
                 };
-                self.update_thread(status, Some(s.values), None, json!({}));
+                self.update_thread(status, Some(s.values), None, json!({}))
+                    .await;
             }
-            _ => self.update_thread("idle", None, None, json!({})),
+            _ => self.update_thread("idle", None, None, json!({})).await,
         }
-        self.record_status("interrupted");
+        self.record_status("interrupted").await;
         tracing::info!(run_id = %self.run_id, why, "run stopped");
     }
 
@@ -274,29 +302,31 @@ impl Job {
         self.app.forget_run(&self.run_id);
     }
 
-    fn record_status(&self, status: &str) {
-        if let Err(e) = self.app.store.set_run_status(&self.run_id, status) {
+    async fn record_status(&self, status: &str) {
+        if let Err(e) = self.app.store.set_run_status(&self.run_id, status).await {
             tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
         }
     }
 
     /// The run reached its end or paused: the thread holds its output.
-    fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
+    async fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
         let paused = !interrupts.is_empty() || !next.is_empty();
         let status = if paused { "interrupted" } else { "idle" };
-        self.update_thread(status, Some(values), None, by_node(interrupts));
-        self.record_status("success");
+        self.update_thread(status, Some(values), None, by_node(interrupts))
+            .await;
+        self.record_status("success").await;
         tracing::info!(run_id = %self.run_id, status, "run finished");
     }
 
     /// The run failed: the thread keeps its last state and shows the error.
-    fn failed(&self, error: &Value) {
-        self.update_thread("error", None, Some(error.clone()), json!({}));
-        self.record_status("error");
+    async fn failed(&self, error: &Value) {
+        self.update_thread("error", None, Some(error.clone()), json!({}))
+            .await;
+        self.record_status("error").await;
         tracing::warn!(run_id = %self.run_id, %error, "run failed");
     }
 
-    fn update_thread(
+    async fn update_thread(
         &self,
         status: &str,
         values: Option<Value>,
@@ -304,7 +334,7 @@ impl Job {
         interrupts: Value,
     ) {
         let store = &self.app.store;
-        let Ok(Some(mut thread)) = store.thread(&self.thread_id) else {
+        let Ok(Some(mut thread)) = store.thread(&self.thread_id).await else {
             return;
         };
         let stamp = now();
@@ -316,7 +346,7 @@ impl Job {
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();
         thread.updated_at = stamp;
-        if let Err(e) = store.save_thread(&thread) {
+        if let Err(e) = store.save_thread(&thread).await {
             tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
         }
     }
@@ -326,7 +356,7 @@ impl Job {
         if !self.temporary {
             return;
         }
-        let _ = self.app.store.delete_thread(&self.thread_id);
+        let _ = self.app.store.delete_thread(&self.thread_id).await;
         if let Err(e) = self.app.saver.delete_thread(&self.thread_id).await {
             tracing::error!(thread_id = %self.thread_id, error = %e, "could not delete a stateless run's thread");
         }

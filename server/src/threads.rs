@@ -69,11 +69,14 @@ pub(crate) fn new_thread(id: String, metadata: Map<String, Value>) -> ThreadRow 
 
 /// The stored thread a path names: 422 for an id that is not a UUID
 /// (`.` and `..` included), 404 for an unknown one.
-pub(crate) fn path_thread(app: &App, id: &str) -> Result<ThreadRow, ApiError> {
+pub(crate) async fn path_thread(app: &App, id: &str) -> Result<ThreadRow, ApiError> {
     if !is_uuid(id) {
         return Err(ApiError::not_uuid("thread"));
     }
-    app.store.thread(id)?.ok_or_else(|| ApiError::no_thread(id))
+    app.store
+        .thread(id)
+        .await?
+        .ok_or_else(|| ApiError::no_thread(id))
 }
 
 /// `POST /threads`'s body.
@@ -103,10 +106,10 @@ async fn create(
         return Err(ApiError::not_uuid("thread"));
     }
     let thread = new_thread(id.clone(), body.metadata);
-    if app.store.insert_thread(&thread)? {
+    if app.store.insert_thread(&thread).await? {
         return Ok(Json(thread_json(&thread)));
     }
-    match (do_nothing, app.store.thread(&id)?) {
+    match (do_nothing, app.store.thread(&id).await?) {
         (true, Some(existing)) => Ok(Json(thread_json(&existing))),
         _ => Err(ApiError::Conflict(format!(
             "Thread with ID {id} already exists"
@@ -115,7 +118,7 @@ async fn create(
 }
 
 async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(thread_json(&path_thread(&app, &id)?)))
+    Ok(Json(thread_json(&path_thread(&app, &id).await?)))
 }
 
 /// `PATCH /threads/{id}`'s body.
@@ -130,21 +133,21 @@ async fn patch(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<Patch>,
 ) -> Result<Json<Value>, ApiError> {
-    let mut thread = path_thread(&app, &id)?;
+    let mut thread = path_thread(&app, &id).await?;
     thread.metadata.extend(body.metadata);
     thread.updated_at = now();
-    app.store.save_thread(&thread)?;
+    app.store.save_thread(&thread).await?;
     Ok(Json(thread_json(&thread)))
 }
 
 /// `DELETE /threads/{id}`: its runs are stopped first (each at its next
 /// event), then the thread, its runs and its checkpoints are deleted; 204.
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    path_thread(&app, &id)?;
+    path_thread(&app, &id).await?;
     app.cancel_thread_runs(&id, false);
-    let lock = app.thread_lock(&id);
-    let _held = lock.lock().await;
-    app.store.delete_thread(&id)?;
+    crate::remote::cancel_elsewhere(&app, &id, None).await?;
+    let _held = app.leases.take(&id).await?;
+    app.store.delete_thread(&id).await?;
     app.saver
         .delete_thread(&id)
         .await
@@ -196,7 +199,7 @@ const FIELDS: [&str; 9] = [
 
 /// The threads a search or a count matches (by ids, status, metadata and
 /// values, each key equal), in the order asked (newest first).
-fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
     if !q.extract.is_empty() {
         return Err(ApiError::Invalid(
             "extract: not supported by this server yet; use `select`".to_owned(),
@@ -211,7 +214,7 @@ fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
                 .iter()
                 .all(|(k, v)| values.and_then(|x| x.get(k)) == Some(v))
     };
-    let threads = app.store.threads()?.into_iter().filter(matches);
+    let threads = app.store.threads().await?.into_iter().filter(matches);
     let mut found: Vec<Value> = threads.map(|t| thread_json(&t)).collect();
     let (by, order) = (q.sort_by.as_deref(), q.sort_order.as_deref());
     crate::listing::sort(&mut found, by, order, &SORT_KEYS, "created_at")?;
@@ -222,7 +225,7 @@ async fn search(
     State(app): State<Arc<App>>,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Response, ApiError> {
-    let found = matching(&app, &q)?;
+    let found = matching(&app, &q).await?;
     let total = found.len();
     let page = found
         .into_iter()
@@ -238,7 +241,7 @@ async fn count(
     State(app): State<Arc<App>>,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Json<usize>, ApiError> {
-    Ok(Json(matching(&app, &q)?.len()))
+    Ok(Json(matching(&app, &q).await?.len()))
 }
 
 /// The graph a thread ran on, from the `graph_id` its first run stamped.
@@ -251,7 +254,7 @@ async fn state(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Ok(Json(snapshot::empty()));
     };
@@ -269,7 +272,7 @@ async fn state_at(
     State(app): State<Arc<App>>,
     Path((id, checkpoint_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let thread = path_thread(&app, &id)?;
+    let thread = path_thread(&app, &id).await?;
     let unknown = || {
         ApiError::NotFound(format!(
             "Checkpoint {checkpoint_id} not found in thread {id}"
@@ -303,7 +306,7 @@ async fn update_state(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<UpdateState>,
 ) -> Result<Json<Value>, ApiError> {
-    let mut thread = path_thread(&app, &id)?;
+    let mut thread = path_thread(&app, &id).await?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Err(ApiError::BadRequest(
             "Thread has no graph yet: run it once before updating its state".to_owned(),
@@ -322,13 +325,13 @@ async fn update_state(
     {
         Ok(cp) => cp,
         Err(UpdateError::Values(e)) => return Err(ApiError::Invalid(format!("values: {e}"))),
-        Err(UpdateError::Graph(e)) => return Err(ApiError::BadRequest(e.to_string())),
+        Err(UpdateError::Graph(e)) => return Err(ApiError::from_graph(e)),
     };
     if let Ok(snap) = assistant.graph.state(saver, &id).await {
         thread.values = Some(snap.values);
         thread.state_updated_at = now();
         thread.updated_at = thread.state_updated_at.clone();
-        app.store.save_thread(&thread)?;
+        app.store.save_thread(&thread).await?;
     }
     Ok(Json(snapshot::updated(&cp)))
 }
@@ -340,7 +343,7 @@ async fn copy(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let original = path_thread(&app, &id)?;
+    let original = path_thread(&app, &id).await?;
     let new_id = new_id();
     crate::copy::copy_thread(&*app.saver, &id, &new_id, None)
         .await
@@ -352,6 +355,6 @@ async fn copy(
     if original.status != "busy" {
         thread.status = original.status;
     }
-    app.store.insert_thread(&thread)?;
+    app.store.insert_thread(&thread).await?;
     Ok(Json(thread_json(&thread)))
 }

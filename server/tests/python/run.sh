@@ -5,7 +5,8 @@
 # Prints "N passed, N failed"; exits non-zero on a failure.
 #
 # SDK_VENV=path uses (or creates) the virtualenv there; by default
-# target/server-sdk-venv.
+# target/server-sdk-venv. SDK_POSTGRES=conninfo runs the server on that
+# PostgreSQL database (an empty one) instead of a SQLite file.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/server/tests/python"
@@ -14,11 +15,17 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet -r "$here/requirements.txt"
 fi
-cargo build --quiet -p agent-state-server --example serve --manifest-path "$root/Cargo.toml"
 target="${CARGO_TARGET_DIR:-$root/target}"
 work="$(mktemp -d)"
+features=()
+store=(--db "$work/server.db")
+if [ -n "${SDK_POSTGRES:-}" ]; then
+    features=(--features postgres)
+    store=(--postgres "$SDK_POSTGRES")
+fi
+cargo build --quiet -p agent-state-server "${features[@]}" --example serve --manifest-path "$root/Cargo.toml"
 log="$work/server.log"
-"$target/debug/examples/serve" --port 0 --db "$work/server.db" > "$log" 2>&1 &
+"$target/debug/examples/serve" --port 0 "${store[@]}" > "$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 url=""

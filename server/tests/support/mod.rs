@@ -3,11 +3,13 @@
 
 #![allow(dead_code)]
 
+pub mod db;
 pub mod http;
+#[cfg(feature = "postgres")]
+#[path = "../../../tests/support/pg.rs"]
+pub mod pg;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +17,9 @@ use agent_state::graph::{BoxError, NodeContext, StateGraph, END, START};
 use agent_state::{ai, AgentState, MessageChunk, Messages};
 use agent_state_server::Server;
 use tokio::sync::oneshot;
+
+#[allow(unused_imports)]
+pub use db::{fresh_db, fresh_file, Db};
 
 /// A draft a person approves: `draft` writes a custom event, `review`
 /// pauses on an interrupt. A topic of `boom` fails the run.
@@ -202,7 +207,7 @@ fn nest() -> agent_state::graph::Graph<Nest> {
 }
 
 /// The server of the test graphs on `db`.
-pub fn server(db: &PathBuf) -> Server {
+pub fn server(db: &Db) -> Server {
     let approval = StateGraph::<Approval>::new()
         .add_node("draft", draft)
         .add_node("review", review)
@@ -238,8 +243,7 @@ pub fn server(db: &PathBuf) -> Server {
         )
         .compile()
         .expect("countdown graph");
-    Server::new()
-        .database(db)
+    db.configure(Server::new())
         .graph("countdown", countdown)
         .graph("pair", pair())
         .graph("ask", ask())
@@ -249,15 +253,6 @@ pub fn server(db: &PathBuf) -> Server {
         .graph("approval", approval)
         .graph("slow", slow)
         .graph_with_schemas("guarded", guarded)
-}
-
-/// A fresh database path under the system's temporary directory.
-pub fn fresh_db() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("agent-state-server-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir.join("server.db")
 }
 
 /// A running server: its base URL, and a way to stop it.
@@ -279,12 +274,13 @@ impl Running {
 }
 
 /// Starts the test server on a free port of 127.0.0.1.
-pub async fn start(db: &PathBuf) -> Running {
+pub async fn start(db: &Db) -> Running {
     start_with(db, |s| s).await
 }
 
 /// Starts the test server, set up by `configure`.
-pub async fn start_with(db: &PathBuf, configure: impl FnOnce(Server) -> Server) -> Running {
+pub async fn start_with(db: &Db, configure: impl FnOnce(Server) -> Server) -> Running {
+    db.create().await;
     let listening = configure(server(db))
         .bind("127.0.0.1:0")
         .await

@@ -123,7 +123,7 @@ where
             sink.keep_joins(self.graph, &at.joins, &fired).await?;
         }
         if !self.shows_nothing() {
-            self.emit(&*sink, observed, next).await;
+            self.emit(sink, observed, next).await?;
         }
         let after = at.tasks.iter().any(|t| self.breaks_after(t.node));
         std::mem::swap(&mut at.tasks, next);

@@ -483,6 +483,17 @@ where
         self.observer.is_none() && self.stream.is_none()
     }
 
+    /// Whether a step's checkpoint is reported (to the step callback, or
+    /// in `checkpoints` / `debug`): then its store is waited for first,
+    /// so the report names it.
+    fn shows_checkpoints(&self) -> bool {
+        let streamed = self.stream.as_ref().is_some_and(|c| {
+            let modes = c.modes();
+            modes.contains(StreamMode::Checkpoints) || modes.contains(StreamMode::Debug)
+        });
+        streamed || self.observer.is_some()
+    }
+
     /// Whether a step's writes are copied for the step callback (the
     /// `updates` stream gets each task's as it ends).
     fn observed(&self) -> bool {

@@ -40,10 +40,13 @@ where
     /// (its writes, when they were copied for the callback).
     pub(super) async fn emit(
         &mut self,
-        sink: &Sink<'a, S, C>,
+        sink: &mut Sink<'a, S, C>,
         writes: Option<Vec<NodeWrite<S::Update>>>,
         next: &[Task],
-    ) {
+    ) -> Result<(), GraphError> {
+        if self.shows_checkpoints() {
+            sink.settle_now().await?;
+        }
         let step = sink.next_step() - 1;
         if let Some(observer) = &mut self.observer {
             let names = self.graph.names_of(next);
@@ -65,5 +68,6 @@ where
             };
             channel.publish(self.graph, news).await;
         }
+        Ok(())
     }
 }

@@ -176,6 +176,16 @@ where
         }
     }
 
+    /// Waits for the store under way, if any, so the head is the last step
+    /// applied: what a reported checkpoint must name (a backend that
+    /// stores later, as PostgreSQL does, would otherwise be a step behind).
+    pub(super) async fn settle_now(&mut self) -> Result<(), GraphError> {
+        if let Sink::Saved(thread, in_flight) = self {
+            Self::settle(thread, in_flight).await?;
+        }
+        Ok(())
+    }
+
     /// Waits for the store under way, if any, and takes it as the head.
     pub(super) async fn settle(
         thread: &mut Thread<'c, S, C>,

@@ -170,6 +170,9 @@ where
                 },
                 other => other,
             })?;
+        if self.shows_checkpoints() {
+            sink.settle_now().await?;
+        }
         let step = sink.next_step() - 1;
         // LangGraph lists the input as a task of `__start__`.
         let start = SnapshotTask {
@@ -259,7 +262,7 @@ where
         graph.settle(&mut routed, &mut at.tasks);
         sink.keep_joins(graph, &at.joins, &[]).await?;
         at.steps = 1;
-        self.emit(sink, observed, &at.tasks).await;
+        self.emit(sink, observed, &at.tasks).await?;
         Ok(())
     }
 
@@ -330,7 +333,7 @@ where
         at.resuming = true;
         at.steps = 1;
         sink.keep_joins(graph, &at.joins, &[]).await?;
-        self.emit(sink, observed, &at.tasks).await;
+        self.emit(sink, observed, &at.tasks).await?;
         Ok(at)
     }
 
