@@ -43,6 +43,12 @@ pub(crate) async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // Each SSE event is a small write: with Nagle's algorithm on, the
+        // second one waits for the client's delayed ACK (40 ms on Linux),
+        // the lag a client sees before a run's first `values` event.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%peer, %error, "could not set TCP_NODELAY");
+        }
         // A router serves any body hyper reads (`Incoming`) as it is.
         let service = TowerToHyperService::new(router.clone());
         let connection = builder.serve_connection(TokioIo::new(stream), service);
