@@ -186,6 +186,7 @@ mod body;
 mod control;
 mod copy;
 mod cors;
+mod drawing;
 mod error;
 mod events;
 mod gate;
