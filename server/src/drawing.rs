@@ -9,22 +9,37 @@ use crate::error::ApiError;
 
 /// `xray`: absent, empty or `false` draws no subgraph (depth 0), `true`
 /// every level, a whole number from 1 that many levels; anything else is
-/// a 422 naming it (the official server's rule, which takes `True` and
-/// `False` too).
+/// a 422 naming it (the official server's rule: `True` and `False` too,
+/// and a number as Python's `int()` reads it).
 pub(crate) fn xray_depth(value: Option<&str>) -> Result<usize, ApiError> {
     match value {
         None | Some("" | "false" | "False") => Ok(0),
         Some("true" | "True") => Ok(usize::MAX),
-        Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
-            // A depth past what fits is every level.
-            let depth = digits.parse::<usize>().unwrap_or(usize::MAX);
-            match depth {
-                0 => Err(bad_xray(digits)),
-                n => Ok(n),
+        Some(text) => match python_int(text) {
+            Some((false, digits)) if digits.bytes().any(|b| b != b'0') => {
+                // A depth past what fits is every level.
+                Ok(digits.parse::<usize>().unwrap_or(usize::MAX))
             }
-        }
-        Some(other) => Err(bad_xray(other)),
+            _ => Err(bad_xray(text)),
+        },
     }
+}
+
+/// A whole number as Python's `int()` reads text: spaces around it, a
+/// sign, single underscores between digits. Whether it is negative, and
+/// its digits.
+fn python_int(text: &str) -> Option<(bool, String)> {
+    let text = text.trim();
+    let (negative, rest) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let groups: Vec<&str> = rest.split('_').collect();
+    let digit_groups = groups
+        .iter()
+        .all(|g| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit()));
+    digit_groups.then(|| (negative, groups.concat()))
 }
 
 fn bad_xray(value: &str) -> ApiError {

@@ -62,7 +62,12 @@ async fn xray_spellings_and_refusals() {
     assert_eq!(get(&c, url("?xray=7")).await, (StatusCode::OK, all.clone()));
     let huge = "?xray=99999999999999999999999";
     assert_eq!(get(&c, url(huge)).await, (StatusCode::OK, all));
-    for bad in ["yes", "+1", "1e3"] {
+    // A number as Python's `int()` reads it.
+    for spelled in ["%2B2", "%201%20", "0_2", "01"] {
+        let (status, _) = get(&c, url(&format!("?xray={spelled}"))).await;
+        assert_eq!(status, StatusCode::OK, "{spelled}");
+    }
+    for bad in ["yes", "1e3", "-0", "00", "1__0", "_1", "-", "%20"] {
         let (status, answer) = get(&c, url(&format!("?xray={bad}"))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {answer}");
         assert!(answer["detail"].as_str().unwrap().contains("xray"));
