@@ -248,3 +248,83 @@ fn edges_of_a_node_to_itself_come_last() {
     );
     assert_eq!(body(&graph.to_mermaid()), expected);
 }
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Count {
+    n: u32,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Middle {
+    #[state(flatten)]
+    count: Count,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Top {
+    #[state(flatten)]
+    middle: Middle,
+    label: String,
+}
+
+/// `top` runs `mid` (a part: `Middle`, whose node `child` runs `Count`'s
+/// `inc`) and `side` (`Count`'s graph mapped from and to `Top`'s state),
+/// then `last`.
+fn nested() -> Result<agent_state::graph::Graph<Top>, GraphError> {
+    let count = || {
+        StateGraph::<Count>::new()
+            .add_node("inc", |s: &Count| CountUpdate::new().n(s.n + 1))
+            .add_edge(START, "inc")
+            .compile()
+    };
+    let middle = StateGraph::<Middle>::new()
+        .add_node("child", count()?)
+        .add_edge(START, "child")
+        .compile()?;
+    let side = count()?.mapped(
+        |s: &Top| s.middle.count.clone(),
+        |c: &Count| TopUpdate::new().label(c.n.to_string()),
+    );
+    StateGraph::<Top>::new()
+        .add_node("mid", middle)
+        .add_node("side", side)
+        .add_node("last", |_: &Top| TopUpdate::new())
+        .add_edge(START, "mid")
+        .add_edge("mid", "side")
+        .add_edge("side", "last")
+        .compile()
+}
+
+#[test]
+fn outlines_list_subgraph_nodes_to_the_depth_asked() -> Result<(), GraphError> {
+    let graph = nested()?;
+    let edge = |a: &str, b: &str| (a.to_owned(), b.to_owned(), false);
+    // Depth 0: the graph alone, as `node_names` and `edges` give it.
+    let flat = graph.outline(0);
+    assert_eq!(flat.nodes, ["mid", "side", "last"]);
+    assert_eq!(flat.edges, graph.edges());
+    assert!(flat.subgraphs.is_empty());
+    // Depth 1: both subgraph nodes, a part's and a mapped one, in node
+    // order; the part's own subgraph node left out.
+    let one = graph.outline(1);
+    let names: Vec<&str> = one.subgraphs.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(names, ["mid", "side"]);
+    let mid = &one.subgraphs[0].1;
+    assert_eq!(mid.nodes, ["child"]);
+    assert_eq!(
+        mid.edges,
+        [edge(START, "child"), edge("child", END)],
+        "as its own drawing lists them"
+    );
+    assert!(mid.subgraphs.is_empty());
+    assert_eq!(one.subgraphs[1].1.nodes, ["inc"]);
+    // Every level: the part's subgraph node has its own outline.
+    let all = graph.outline(usize::MAX);
+    let inner = &all.subgraphs[0].1.subgraphs;
+    assert_eq!(inner.len(), 1);
+    assert_eq!(inner[0].0, "child");
+    assert_eq!(inner[0].1.nodes, ["inc"]);
+    assert_eq!(inner[0].1.edges, [edge(START, "inc"), edge("inc", END)]);
+    assert_eq!(graph.outline(2), all, "two levels are all this graph has");
+    Ok(())
+}

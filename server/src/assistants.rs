@@ -1,8 +1,9 @@
 //! `/assistants`: one per registered graph.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -12,6 +13,7 @@ use serde_json::{json, Map, Value};
 
 use crate::app::App;
 use crate::body::JsonBody;
+use crate::drawing;
 use crate::error::ApiError;
 use crate::listing;
 
@@ -121,11 +123,16 @@ async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json
     Ok(Json(app.path_assistant(&id)?.to_json()))
 }
 
+/// The graph's nodes and edges; with `xray`, its subgraph nodes drawn
+/// expanded (`true`: every level; a number: that many).
 async fn graph(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(app.path_assistant(&id)?.graph.drawing()))
+    let assistant = app.path_assistant(&id)?;
+    let depth = drawing::xray_depth(q.get("xray").map(String::as_str))?;
+    Ok(Json(assistant.graph.drawing(depth)))
 }
 
 /// The input, output and state JSON Schemas of a graph registered with

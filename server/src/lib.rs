@@ -34,7 +34,9 @@
 //! * one assistant per graph, its id derived from the graph's name as the
 //!   official server derives it, so it survives restarts; a run's
 //!   `assistant_id` may be the graph's name; its `/graph` (nodes and
-//!   edges) and, for a graph registered with
+//!   edges; with `xray`, `true` or a depth, each node that is a graph of
+//!   its own drawn expanded, its nodes named `node:child`, as the official
+//!   server draws it) and, for a graph registered with
 //!   [`Server::graph_with_schemas`], its input, output and state JSON
 //!   Schemas;
 //! * assistants searched by graph, name, metadata, sorted and `select`ed,
@@ -149,6 +151,9 @@
 //! (from 1, also in a subgraph that resumes); a message a node returns
 //! whole has no chat model events, as in LangChain.
 //!
+//! A bad `xray` is a 422 whose detail names it and its value (the
+//! official server's says `Invalid xray value`).
+//!
 //! Run control: a `command.goto`, `interrupt_before` or `interrupt_after`
 //! naming no node of the graph is a 422 naming it (the official server
 //! ignores it); a `checkpoint_id` this thread does not have is a 404, one
@@ -171,9 +176,15 @@
 //! cancel; the rollback is done only where the run runs).
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
-//! `command.resume` together with `command.update` or `command.goto` (send them as two
-//! runs), and a thread search's `extract`. Assistants are one per graph
-//! (no create or update), and there are no crons or store.
+//! a thread search's `extract`, and `command.resume` together with
+//! `command.update` or `command.goto` (send them as two runs). For the
+//! latter the official server writes the update into the paused step's
+//! state before its tasks run (no checkpoint of its own) and runs the
+//! goto's nodes in the resumed step beside the paused ones; the runtime
+//! resumes a step only with the tasks its stored head leads to, on the
+//! state stored there, and has no way yet to add a write or a task to it
+//! that a crash in the middle of the step would keep. Assistants are
+//! one per graph (no create or update), and there are no crons or store.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -186,6 +197,7 @@ mod body;
 mod control;
 mod copy;
 mod cors;
+mod drawing;
 mod error;
 mod events;
 mod gate;

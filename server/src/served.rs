@@ -11,7 +11,7 @@ use agent_state::futures::future::{self, BoxFuture};
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
 use agent_state::graph::{
     Graph, GraphError, GraphState, Input, Interrupt, Resume, RunStream, Send as Sent,
-    StateSnapshot, StreamEvent, StreamModes, END, START,
+    StateSnapshot, StreamEvent, StreamModes, START,
 };
 use agent_state::schema::ReducerKind;
 use agent_state::{StateInput, StateUpdate};
@@ -111,8 +111,9 @@ pub(crate) trait ServedGraph: Send + Sync {
         as_node: Option<String>,
     ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>>;
 
-    /// The nodes and edges, as `/assistants/{id}/graph` lists them.
-    fn drawing(&self) -> Value;
+    /// The nodes and edges, as `/assistants/{id}/graph` lists them, the
+    /// subgraph nodes drawn expanded `depth` levels down (`xray`).
+    fn drawing(&self, depth: usize) -> Value;
 
     /// The graph's nodes, by name (what `command.goto` and breakpoints may
     /// name).
@@ -301,10 +302,6 @@ async fn prepare<S: GraphState>(
     Ok((Input::Resume, None))
 }
 
-fn node_json(name: &str) -> Value {
-    json!({"id": name, "type": "runnable", "data": {"name": name}})
-}
-
 impl<S: GraphState> ServedGraph for Erased<S> {
     fn start(
         &self,
@@ -399,21 +396,8 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         })
     }
 
-    fn drawing(&self) -> Value {
-        let mut nodes = vec![node_json(START)];
-        nodes.extend(self.0.node_names().map(node_json));
-        let edges = self.0.edges();
-        if edges.iter().any(|e| e.1 == END) {
-            nodes.push(json!({ "id": END }));
-        }
-        let edges: Vec<Value> = edges
-            .into_iter()
-            .map(|(source, target, conditional)| match conditional {
-                true => json!({"source": source, "target": target, "conditional": true}),
-                false => json!({"source": source, "target": target}),
-            })
-            .collect();
-        json!({"nodes": nodes, "edges": edges})
+    fn drawing(&self, depth: usize) -> Value {
+        crate::drawing::to_json(&self.0.outline(depth))
     }
 
     fn node_names(&self) -> Vec<String> {

@@ -302,3 +302,34 @@ async fn command_goto_sends_work_to_a_node_that_takes_a_send() {
     assert_eq!(out, json!({"done": ["a", "b", "c"]}));
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_with_update_or_goto_is_refused_and_the_pause_kept() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    paused_approval(&c, b).await;
+    let runs = format!("{b}/threads/{THREAD}/runs/wait");
+    let before = history(&c, b).await;
+    for command in [
+        json!({"resume": true, "update": {"topic": "y"}}),
+        json!({"resume": true, "goto": "draft"}),
+        json!({"resume": false, "update": {"topic": "y"}, "goto": ["draft"]}),
+    ] {
+        let body = json!({"assistant_id": "approval", "command": command});
+        let detail = refused(&runs, StatusCode::UNPROCESSABLE_ENTITY, body).await;
+        assert!(
+            detail.starts_with("command:") && detail.contains("resume"),
+            "{detail}"
+        );
+    }
+    // Nothing was stored: the thread still waits for its answer, which a
+    // run of `resume` alone gives.
+    assert_eq!(history(&c, b).await, before);
+    let (_, thread) = get(&c, format!("{b}/threads/{THREAD}")).await;
+    assert_eq!(thread["status"], "interrupted", "{thread}");
+    let resume = json!({"assistant_id": "approval", "command": {"resume": true}});
+    let (status, out) = post(&c, runs, resume).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(out["approved"], json!(true), "{out}");
+    server.stop().await;
+}

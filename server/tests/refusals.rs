@@ -30,7 +30,7 @@ async fn bad_requests_are_refused_before_the_stream_starts() {
     .await;
     assert!(
         detail.contains(
-            "registered graphs: approval, ask, chat, countdown, guarded, nest, pair, reply, slow"
+            "registered graphs: approval, ask, chat, countdown, deep, guarded, nest, pair, reply, slow"
         ),
         "{detail}"
     );

@@ -30,6 +30,7 @@ async fn assistants_search_by_name_sorted_selected_and_counted() {
         "ask",
         "chat",
         "countdown",
+        "deep",
         "guarded",
         "nest",
         "pair",

@@ -50,6 +50,25 @@ async def assistants(client):
 
 
 @check
+async def graph_xray(client):
+    # `nest`'s node `child` is a graph of its own: drawn expanded with
+    # `xray`, its node `inc` as `child:inc`, where the official server
+    # draws it.
+    flat = await client.assistants.get_graph("nest")
+    assert [n["id"] for n in flat["nodes"]] == ["__start__", "child", "done", "__end__"], flat
+    drawn = await client.assistants.get_graph("nest", xray=True)
+    assert [n["id"] for n in drawn["nodes"]] == ["__start__", "done", "__end__", "child:inc"], drawn
+    assert drawn["edges"] == [
+        {"source": "__start__", "target": "child:inc"},
+        {"source": "child:inc", "target": "done"},
+        {"source": "done", "target": "__end__"},
+    ], drawn
+    assert await client.assistants.get_graph("nest", xray=1) == drawn
+    await refused(422, client.assistants.get_graph("nest", xray=0))
+    await refused(422, client.assistants.get_graph("nest", params={"xray": "deep"}))
+
+
+@check
 async def threads(client):
     tid = str(uuid.uuid4())
     t = await client.threads.create(thread_id=tid, metadata={"user": "sdk"})

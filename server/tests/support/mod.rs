@@ -129,6 +129,28 @@ async fn done(s: Arc<Nest>) -> NestUpdate {
     NestUpdate::new().count(CountUpdate::new().n(s.count.n * 10))
 }
 
+/// A graph two levels deep: `mid` runs `Nest`'s graph (whose `child`
+/// runs `Count`'s), then `last` adds 100. What `xray`'s depth is drawn
+/// against.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Deep {
+    #[state(flatten)]
+    pub nest: Nest,
+}
+
+fn deep() -> agent_state::graph::Graph<Deep> {
+    StateGraph::<Deep>::new()
+        .add_node("mid", nest())
+        .add_node("last", |s: &Deep| {
+            DeepUpdate::new()
+                .nest(NestUpdate::new().count(CountUpdate::new().n(s.nest.count.n + 100)))
+        })
+        .add_edge(START, "mid")
+        .add_edge("mid", "last")
+        .compile()
+        .expect("deep graph")
+}
+
 /// An answer a person gives inside a subgraph: its node pauses. Its
 /// private field is never streamed.
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -249,6 +271,7 @@ pub fn server(db: &Db) -> Server {
         .graph("ask", ask())
         .graph("reply", reply())
         .graph("nest", nest())
+        .graph("deep", deep())
         .graph("chat", chat)
         .graph("approval", approval)
         .graph("slow", slow)

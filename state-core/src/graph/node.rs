@@ -407,6 +407,9 @@ pub(crate) trait SubgraphRunner<S, U>: std::marker::Send + Sync {
         thread_id: String,
         prefix: String,
     ) -> SnapshotFuture<'a>;
+
+    /// The child's outline, `depth` levels of its own subgraphs included.
+    fn outline(&self, depth: usize) -> super::Outline;
 }
 
 /// A subgraph's snapshot on its way, its values as JSON.

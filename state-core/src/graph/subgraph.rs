@@ -182,6 +182,10 @@ where
     ) -> SnapshotFuture<'a> {
         Box::pin(async move { self.child_snapshot(saver, &thread_id, &prefix).await })
     }
+
+    fn outline(&self, depth: usize) -> super::Outline {
+        self.child.outline(depth)
+    }
 }
 
 impl<S, C> Subgraph<S, C>

@@ -37,3 +37,13 @@ record events_approval_resume approval '["events", "updates"]' 'null' ', "comman
 thread_for_next="$(new_thread)"
 record subgraph_pause ask '["values", "updates"]' '{"answer": ""}' ', "stream_subgraphs": true'
 record subgraph_resume ask '["values", "updates"]' 'null' ', "command": {"resume": "because"}, "stream_subgraphs": true'
+# A paused approval answered with `command.resume` together with `update`
+# and `goto` (one run each, on a thread of its own).
+for case in 'resume_update:{"resume": true, "update": {"log": ["upd"]}}' \
+    'resume_goto:{"resume": true, "goto": "draft"}' \
+    'resume_update_goto:{"resume": false, "update": {"topic": "y"}, "goto": ["draft"]}'; do
+    thread_for_next="$(new_thread)"
+    record "command_${case%%:*}_pause" approval '["values", "updates"]' '{"topic": "x"}'
+    record "command_${case%%:*}" approval '["values", "updates"]' 'null' ", \"command\": ${case#*:}"
+    rm "$out/official_mode_command_${case%%:*}_pause.sse"
+done
