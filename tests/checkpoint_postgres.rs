@@ -38,6 +38,7 @@ scenarios!(
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
     pending_writes_per_checkpoint,
+    truncate_after_rolls_back,
     unstorable_values_are_refused,
     depth_limit_round_trips,
     marker_shaped_writes_round_trip,

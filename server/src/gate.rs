@@ -120,6 +120,7 @@ impl<G: Gate> Checkpointer for Gated<G> {
         thread_id: &'a str,
         keep: Option<CheckpointId>,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
-        through!(self, "truncate_after", |c| c.truncate_after(thread_id, keep))
+        through!(self, "truncate_after", |c| c
+            .truncate_after(thread_id, keep))
     }
 }

@@ -49,9 +49,11 @@ fn options() -> Result<Options, String> {
             "--pg" => pg = Some(value),
             "--token-delay-ms" => delay = value,
             "--log" => log = value,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown option `{other}`; expected --addr, --db, --pg, --token-delay-ms or --log"
-            )),
+            ))
+            }
         }
     }
     let delay: u64 = delay

@@ -534,8 +534,8 @@ impl SqliteCheckpointer {
         } = &mut *db;
         // Several statements: a transaction even on an exclusive handle.
         let tx = WriteTx::begin(conn).map_err(db_err("truncate"))?;
-        let result = truncate_in(&tx, heads, *exclusive, thread_id, keep)
-            .and_then(|(dropped, known)| {
+        let result =
+            truncate_in(&tx, heads, *exclusive, thread_id, keep).and_then(|(dropped, known)| {
                 tx.commit().map_err(db_err("truncate"))?;
                 Ok((dropped, known))
             });
@@ -763,8 +763,7 @@ fn truncate_in(
             .map_err(db_err("truncate"))
     };
     after("DELETE FROM agent_state_pending WHERE thread_id = ?1 AND checkpoint_id > ?2")?;
-    let dropped =
-        after("DELETE FROM agent_state_checkpoints WHERE thread_id = ?1 AND id > ?2")?;
+    let dropped = after("DELETE FROM agent_state_checkpoints WHERE thread_id = ?1 AND id > ?2")?;
     if dropped > 0 {
         // The ids taken off stay given out: the next append passes them.
         conn.prepare_cached(
