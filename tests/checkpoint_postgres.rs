@@ -540,3 +540,77 @@ async fn a_held_input_with_a_nul_is_refused_naming_the_field() {
     }
     assert!(saver.head("pg-held-nul").await.unwrap().is_none());
 }
+
+/// A database whose threads table predates truncation (no `retired`
+/// column) gains the column when a checkpointer connects, keeps its
+/// threads, and a truncation on it keeps its ids: in a schema of its own,
+/// so the other tests' tables stay as they are.
+#[tokio::test]
+async fn an_older_threads_table_gains_the_retired_column() {
+    use agent_state::checkpoint::Checkpointer;
+
+    let admin = connect().await;
+    admin
+        .client()
+        .batch_execute(
+            "DROP SCHEMA IF EXISTS before_truncation CASCADE;
+             CREATE SCHEMA before_truncation;
+             CREATE TABLE before_truncation.agent_state_threads (
+                 thread_id TEXT PRIMARY KEY, head BIGINT NOT NULL, last_id BIGINT NOT NULL
+             );
+             INSERT INTO before_truncation.agent_state_threads VALUES ('kept', 7, 7);",
+        )
+        .await
+        .unwrap();
+    let url = pg::url();
+    let config = if url.contains("://") {
+        let joint = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{joint}options=-csearch_path%3Dbefore_truncation")
+    } else {
+        format!("{url} options='-c search_path=before_truncation'")
+    };
+    let saver = PostgresCheckpointer::connect(&config).await.unwrap();
+    // Connecting again finds the column there.
+    drop(PostgresCheckpointer::connect(&config).await.unwrap());
+    let (last, retired): (i64, i64) = {
+        let row = admin
+            .client()
+            .query_one(
+                "SELECT last_id, retired FROM before_truncation.agent_state_threads
+                 WHERE thread_id = 'kept'",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!((last, retired), (7, 0));
+    let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+    for n in 0..3 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await
+            .unwrap();
+    }
+    let first = thread
+        .history(None, 10)
+        .await
+        .unwrap()
+        .last()
+        .unwrap()
+        .meta
+        .id;
+    assert_eq!(saver.truncate_after("t", Some(first)).await.unwrap(), 2);
+    let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+        .await
+        .unwrap();
+    assert_eq!(thread.head().unwrap().id.0, 4, "ids 2 and 3 stay given out");
+    assert_eq!(thread.state().log, [0, 9]);
+    admin
+        .client()
+        .batch_execute("DROP SCHEMA before_truncation CASCADE")
+        .await
+        .unwrap();
+}
