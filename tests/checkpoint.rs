@@ -516,6 +516,65 @@ fn a_first_layout_file_gains_pending_writes_and_retired_ids() {
     );
 }
 
+/// A truncation that fails after its deletes ran (its last write refused,
+/// as a full disk would) leaves the thread whole: records, pending writes
+/// and head, on this handle and on another one.
+#[test]
+fn a_truncation_that_fails_midway_changes_nothing() {
+    use agent_state::checkpoint::{CheckpointError, Checkpointer, PendingWrite};
+
+    let path = temp_db("cut-fails");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let other = SqliteCheckpointer::open(&path).unwrap();
+    let write = PendingWrite {
+        task: "n".into(),
+        key: "done".into(),
+        value: "[]".into(),
+    };
+    block_on(async {
+        let mut thread = Thread::<Debate, _>::create(&saver, "t", Debate::default()).await?;
+        let first = thread.head().unwrap().id;
+        for n in 0..3 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await?;
+        }
+        let head = thread.head().unwrap().id;
+        saver.put_pending("t", head, vec![write.clone()]).await?;
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TRIGGER full BEFORE INSERT ON agent_state_retired
+                 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+            )
+            .unwrap();
+        let err = saver.truncate_after("t", Some(first)).await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                CheckpointError::Backend {
+                    operation: "truncate",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("disk is full"), "{err}");
+        for handle in [&saver, &other] {
+            assert_eq!(handle.head("t").await?.unwrap().meta.id, head);
+            assert_eq!(handle.list("t", None, 10).await?.len(), 4);
+            assert_eq!(handle.pending("t", head).await?, [write.clone()]);
+        }
+        // The handle still writes, after the head it had.
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+            .await?;
+        assert_eq!(thread.head().unwrap().id.0, head.0 + 1);
+        Ok::<(), CheckpointError>(())
+    })
+    .unwrap();
+}
+
 /// A backend of its own that does not implement `truncate_after` refuses
 /// it, saying what needs it, and changes nothing.
 #[test]
