@@ -614,3 +614,68 @@ async fn an_older_threads_table_gains_the_retired_column() {
         .await
         .unwrap();
 }
+
+/// A truncation is one statement: when its last delete fails (a trigger
+/// refuses it, as a full disk would), the head, the records and the
+/// pending writes are all as they were.
+#[tokio::test]
+async fn a_truncation_that_fails_midway_changes_nothing() {
+    use agent_state::checkpoint::{CheckpointError, CheckpointId, Checkpointer, PendingWrite};
+
+    let (saver, admin) = (connect().await, connect().await);
+    let id = "pg-cut-fails";
+    let mut thread = Thread::<Debate, _>::open(&saver, id).await.unwrap();
+    for n in 0..3 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await
+            .unwrap();
+    }
+    let head = thread.head().unwrap().id;
+    let write = PendingWrite {
+        task: "n".into(),
+        key: "done".into(),
+        value: "[]".into(),
+    };
+    saver
+        .put_pending(id, head, vec![write.clone()])
+        .await
+        .unwrap();
+    admin
+        .client()
+        .batch_execute(&format!(
+            "CREATE OR REPLACE FUNCTION refuse_cut() RETURNS trigger AS $$
+             BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END;
+             $$ LANGUAGE plpgsql;
+             CREATE TRIGGER refuse_cut BEFORE DELETE ON agent_state_pending
+             FOR EACH ROW WHEN (OLD.thread_id = '{id}') EXECUTE FUNCTION refuse_cut();"
+        ))
+        .await
+        .unwrap();
+    let err = saver.truncate_after(id, Some(CheckpointId(1))).await;
+    admin
+        .client()
+        .batch_execute("DROP TRIGGER refuse_cut ON agent_state_pending")
+        .await
+        .unwrap();
+    let err = err.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            CheckpointError::Backend {
+                operation: "truncate",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("No space left"), "{err}");
+    assert_eq!(saver.head(id).await.unwrap().unwrap().meta.id, head);
+    assert_eq!(saver.list(id, None, 10).await.unwrap().len(), 3);
+    assert_eq!(saver.pending(id, head).await.unwrap(), [write]);
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+        .await
+        .unwrap();
+    assert_eq!(thread.head().unwrap().id.0, head.0 + 1);
+}
