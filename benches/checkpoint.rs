@@ -293,6 +293,14 @@ impl<C: Checkpointer> Checkpointer for Counting<C> {
     fn snapshot_policy(&self) -> SnapshotPolicy {
         self.inner.snapshot_policy()
     }
+
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        self.inner.truncate_after(thread_id, keep)
+    }
 }
 
 /// The floor of a SQLite step: a bare `INSERT` of a row as large as the

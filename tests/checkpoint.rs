@@ -66,6 +66,7 @@ scenarios!(
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
     pending_writes_per_checkpoint,
+    truncate_after_rolls_back,
     unstorable_values_are_refused,
     depth_limit_round_trips,
     marker_shaped_writes_round_trip,
@@ -465,10 +466,11 @@ fn a_newer_table_layout_is_refused() {
     assert!(err.to_string().contains("format 99"), "{err}");
 }
 
-/// A file of the first layout (no pending writes) gains the pending table
-/// when opened, keeps its threads, and records the new layout.
+/// A file of the first layout (no pending writes, no retired ids) gains
+/// both tables when opened, keeps its threads, and records the new layout;
+/// a truncation then keeps its ids as in a new file.
 #[test]
-fn a_first_layout_file_gains_pending_writes() {
+fn a_first_layout_file_gains_pending_writes_and_retired_ids() {
     use agent_state::checkpoint::Checkpointer;
     let path = temp_db("layout-1");
     {
@@ -481,7 +483,7 @@ fn a_first_layout_file_gains_pending_writes() {
         .unwrap();
     }
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE agent_state_pending")
+    conn.execute_batch("DROP TABLE agent_state_pending; DROP TABLE agent_state_retired")
         .unwrap();
     conn.pragma_update(None, "user_version", 1).unwrap();
     drop(conn);
@@ -498,7 +500,109 @@ fn a_first_layout_file_gains_pending_writes() {
         .unwrap()
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
+    let mut thread = block_on(Thread::<Debate, _>::open(&saver, "old")).unwrap();
+    block_on(thread.save_step(Source::Loop, [("n", DebateUpdate::new().add_log(1))])).unwrap();
+    assert_eq!(
+        block_on(saver.truncate_after("old", Some(head))).unwrap(),
+        1
+    );
+    let mut thread = block_on(Thread::<Debate, _>::open(&saver, "old")).unwrap();
+    block_on(thread.save_step(Source::Loop, [("n", DebateUpdate::new().add_log(2))])).unwrap();
+    assert_eq!(
+        thread.head().unwrap().id.0,
+        head.0 + 2,
+        "the truncated id stays given out"
+    );
+}
+
+/// A truncation that fails after its deletes ran (its last write refused,
+/// as a full disk would) leaves the thread whole: records, pending writes
+/// and head, on this handle and on another one.
+#[test]
+fn a_truncation_that_fails_midway_changes_nothing() {
+    use agent_state::checkpoint::{CheckpointError, Checkpointer, PendingWrite};
+
+    let path = temp_db("cut-fails");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let other = SqliteCheckpointer::open(&path).unwrap();
+    let write = PendingWrite {
+        task: "n".into(),
+        key: "done".into(),
+        value: "[]".into(),
+    };
+    block_on(async {
+        let mut thread = Thread::<Debate, _>::create(&saver, "t", Debate::default()).await?;
+        let first = thread.head().unwrap().id;
+        for n in 0..3 {
+            thread
+                .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+                .await?;
+        }
+        let head = thread.head().unwrap().id;
+        saver.put_pending("t", head, vec![write.clone()]).await?;
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TRIGGER full BEFORE INSERT ON agent_state_retired
+                 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+            )
+            .unwrap();
+        let err = saver.truncate_after("t", Some(first)).await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                CheckpointError::Backend {
+                    operation: "truncate",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("disk is full"), "{err}");
+        for handle in [&saver, &other] {
+            assert_eq!(handle.head("t").await?.unwrap().meta.id, head);
+            assert_eq!(handle.list("t", None, 10).await?.len(), 4);
+            assert_eq!(
+                handle.pending("t", head).await?,
+                std::slice::from_ref(&write)
+            );
+        }
+        // The handle still writes, after the head it had.
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+            .await?;
+        assert_eq!(thread.head().unwrap().id.0, head.0 + 1);
+        Ok::<(), CheckpointError>(())
+    })
+    .unwrap();
+}
+
+/// A backend of its own that does not implement `truncate_after` refuses
+/// it, saying what needs it, and changes nothing.
+#[test]
+fn a_backend_without_truncation_refuses_it() {
+    use agent_state::checkpoint::{CheckpointError, Checkpointer};
+
+    let saver = NoSnapshots(MemoryCheckpointer::new());
+    block_on(async {
+        let thread = Thread::<Debate, _>::create(&saver, "u", Debate::default())
+            .await
+            .unwrap();
+        let head = thread.head().unwrap().id;
+        let err = saver.truncate_after("u", None).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CheckpointError::Unsupported {
+                    operation: "truncate_after"
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("rolling a run back"), "{err}");
+        assert_eq!(saver.head("u").await.unwrap().unwrap().meta.id, head);
+    });
 }
 
 /// A store whose snapshots fail (a full disk, say), over the in-memory one.

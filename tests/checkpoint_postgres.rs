@@ -38,6 +38,7 @@ scenarios!(
     unreadable_checkpoints_fail_loudly,
     versions_migrate,
     pending_writes_per_checkpoint,
+    truncate_after_rolls_back,
     unstorable_values_are_refused,
     depth_limit_round_trips,
     marker_shaped_writes_round_trip,
@@ -538,4 +539,143 @@ async fn a_held_input_with_a_nul_is_refused_naming_the_field() {
         other => panic!("expected a refusal, got {other}"),
     }
     assert!(saver.head("pg-held-nul").await.unwrap().is_none());
+}
+
+/// A database whose threads table predates truncation (no `retired`
+/// column) gains the column when a checkpointer connects, keeps its
+/// threads, and a truncation on it keeps its ids: in a schema of its own,
+/// so the other tests' tables stay as they are.
+#[tokio::test]
+async fn an_older_threads_table_gains_the_retired_column() {
+    use agent_state::checkpoint::Checkpointer;
+
+    let admin = connect().await;
+    admin
+        .client()
+        .batch_execute(
+            "DROP SCHEMA IF EXISTS before_truncation CASCADE;
+             CREATE SCHEMA before_truncation;
+             CREATE TABLE before_truncation.agent_state_threads (
+                 thread_id TEXT PRIMARY KEY, head BIGINT NOT NULL, last_id BIGINT NOT NULL
+             );
+             INSERT INTO before_truncation.agent_state_threads VALUES ('kept', 7, 7);",
+        )
+        .await
+        .unwrap();
+    let url = pg::url();
+    let config = if url.contains("://") {
+        let joint = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{joint}options=-csearch_path%3Dbefore_truncation")
+    } else {
+        format!("{url} options='-c search_path=before_truncation'")
+    };
+    let saver = PostgresCheckpointer::connect(&config).await.unwrap();
+    // Connecting again finds the column there.
+    drop(PostgresCheckpointer::connect(&config).await.unwrap());
+    let (last, retired): (i64, i64) = {
+        let row = admin
+            .client()
+            .query_one(
+                "SELECT last_id, retired FROM before_truncation.agent_state_threads
+                 WHERE thread_id = 'kept'",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!((last, retired), (7, 0));
+    let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+    for n in 0..3 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await
+            .unwrap();
+    }
+    let first = thread
+        .history(None, 10)
+        .await
+        .unwrap()
+        .last()
+        .unwrap()
+        .meta
+        .id;
+    assert_eq!(saver.truncate_after("t", Some(first)).await.unwrap(), 2);
+    let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+        .await
+        .unwrap();
+    assert_eq!(thread.head().unwrap().id.0, 4, "ids 2 and 3 stay given out");
+    assert_eq!(thread.state().log, [0, 9]);
+    admin
+        .client()
+        .batch_execute("DROP SCHEMA before_truncation CASCADE")
+        .await
+        .unwrap();
+}
+
+/// A truncation is one statement: when its last delete fails (a trigger
+/// refuses it, as a full disk would), the head, the records and the
+/// pending writes are all as they were.
+#[tokio::test]
+async fn a_truncation_that_fails_midway_changes_nothing() {
+    use agent_state::checkpoint::{CheckpointError, CheckpointId, Checkpointer, PendingWrite};
+
+    let (saver, admin) = (connect().await, connect().await);
+    let id = "pg-cut-fails";
+    let mut thread = Thread::<Debate, _>::open(&saver, id).await.unwrap();
+    for n in 0..3 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await
+            .unwrap();
+    }
+    let head = thread.head().unwrap().id;
+    let write = PendingWrite {
+        task: "n".into(),
+        key: "done".into(),
+        value: "[]".into(),
+    };
+    saver
+        .put_pending(id, head, vec![write.clone()])
+        .await
+        .unwrap();
+    admin
+        .client()
+        .batch_execute(&format!(
+            "CREATE OR REPLACE FUNCTION refuse_cut() RETURNS trigger AS $$
+             BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END;
+             $$ LANGUAGE plpgsql;
+             CREATE TRIGGER refuse_cut BEFORE DELETE ON agent_state_pending
+             FOR EACH ROW WHEN (OLD.thread_id = '{id}') EXECUTE FUNCTION refuse_cut();"
+        ))
+        .await
+        .unwrap();
+    let err = saver.truncate_after(id, Some(CheckpointId(1))).await;
+    admin
+        .client()
+        .batch_execute("DROP TRIGGER refuse_cut ON agent_state_pending")
+        .await
+        .unwrap();
+    let err = err.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            CheckpointError::Backend {
+                operation: "truncate",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("No space left"), "{err}");
+    assert_eq!(saver.head(id).await.unwrap().unwrap().meta.id, head);
+    assert_eq!(saver.list(id, None, 10).await.unwrap().len(), 3);
+    assert_eq!(saver.pending(id, head).await.unwrap(), [write]);
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+        .await
+        .unwrap();
+    assert_eq!(thread.head().unwrap().id.0, head.0 + 1);
 }

@@ -1,6 +1,7 @@
 //! Copying a thread's checkpoints, record by record, through the
-//! checkpointer's own interface: what `POST /threads/{id}/copy` stores,
-//! and how a rolled-back run's steps are taken off its thread.
+//! checkpointer's own interface: what `POST /threads/{id}/copy` stores.
+//! (A rolled-back run's steps come off its thread in place, with
+//! `Checkpointer::truncate_after`: see `task.rs`.)
 
 use std::collections::HashMap;
 
@@ -62,30 +63,4 @@ async fn snapshot_of(
         .next()
         .filter(|first: &StoredCheckpoint| first.meta.id == id)
         .and_then(|first| first.snapshot))
-}
-
-/// Takes the checkpoints after `base` off the thread (all of them when
-/// `base` is `None`): the thread is as it was at `base`. The checkpointer
-/// cannot drop a thread's last records, so the records up to `base` are
-/// copied aside, the thread deleted and the copy put back.
-pub(crate) async fn rewind(
-    saver: &dyn Checkpointer,
-    thread_id: &str,
-    base: Option<CheckpointId>,
-) -> Result<(), CheckpointError> {
-    let head = saver.head(thread_id).await?.map(|h| h.meta.id);
-    if head == base {
-        return Ok(());
-    }
-    let Some(base) = base else {
-        saver.delete_thread(thread_id).await?;
-        return Ok(());
-    };
-    let aside = format!("{thread_id}#rewind");
-    saver.delete_thread(&aside).await?;
-    copy_thread(saver, thread_id, &aside, Some(base)).await?;
-    saver.delete_thread(thread_id).await?;
-    copy_thread(saver, &aside, thread_id, None).await?;
-    saver.delete_thread(&aside).await?;
-    Ok(())
 }

@@ -114,4 +114,13 @@ impl<G: Gate> Checkpointer for Gated<G> {
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
         through!(self, "pending", |c| c.pending(thread_id, checkpoint))
     }
+
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        through!(self, "truncate_after", |c| c
+            .truncate_after(thread_id, keep))
+    }
 }

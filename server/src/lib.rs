@@ -69,7 +69,10 @@
 //!   `rollback`); deleted (`DELETE .../runs/{run_id}`);
 //!   a new input on a paused thread run from the start; `multitask_strategy`
 //!   `reject`, `enqueue`, `interrupt` or `rollback` (the run holding the
-//!   thread is stopped, and it and the steps it stored are deleted);
+//!   thread is stopped, and it and the steps it stored are deleted: in
+//!   one transaction of the checkpointer, `Checkpointer::truncate_after`,
+//!   so the checkpoints before it keep their ids, its own are never given
+//!   out again, and a crash leaves the thread before or after it);
 //!   `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
@@ -165,11 +168,8 @@
 //! always deleted before the cancel's `wait` answers. A thread copy keeps
 //! the original's status, values and interrupts (the official server's
 //! copy says `idle` until its next run), and copying an unknown thread is
-//! a 404 (the official server answers 409). A rollback takes the run's
-//! steps off its thread by copying the steps before it aside and back:
-//! their checkpoint ids may change, and a crash in the middle of it can
-//! lose the thread's history. A `command.update` on a thread with no
-//! state runs the graph with the update as its input (the official server
+//! a 404 (the official server answers 409). A `command.update` on a
+//! thread with no state runs the graph with the update as its input (the official server
 //! fails the run).
 //! On PostgreSQL, a rollback asked of another server's run stops it
 //! without taking its steps off (the server running it is told to

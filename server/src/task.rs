@@ -13,7 +13,6 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::app::App;
-use crate::copy::rewind;
 use crate::events::{state_interrupts, with_interrupts};
 use crate::ids::now;
 use crate::lease::Lease;
@@ -215,21 +214,27 @@ impl Job {
 
     /// A run stopped by a rollback: its steps are taken off the thread,
     /// which is again as it was at `base`, and its record is deleted.
+    /// The checkpointer does it in one transaction: the checkpoints kept
+    /// keep their ids, the ones taken off are never given out again, and
+    /// a crash leaves the thread before or after the rollback.
     async fn rolled_back(&self, base: Base) {
         if let Err(e) = self.app.store.delete_run(&self.run_id).await {
             tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
         }
-        tracing::info!(run_id = %self.run_id, "run rolled back");
         let saver = &*self.app.saver;
         let rewound = match base {
             Ok(None) => return,
-            Ok(Some(base)) => rewind(saver, &self.thread_id, base)
+            Ok(Some(base)) => saver
+                .truncate_after(&self.thread_id, base)
                 .await
                 .map_err(|e| e.to_string()),
             Err(()) => Err("its thread's head could not be read".to_owned()),
         };
-        if let Err(error) = rewound {
-            tracing::error!(run_id = %self.run_id, %error, "could not roll a run back");
+        match rewound {
+            Ok(steps) => tracing::info!(run_id = %self.run_id, steps, "run rolled back"),
+            Err(error) => {
+                tracing::error!(run_id = %self.run_id, %error, "could not roll a run back");
+            }
         }
         let snapshot = self.graph.state(saver, &self.thread_id).await;
         match snapshot {

@@ -19,6 +19,15 @@ async fn values(c: &Client, b: &str, thread: &str) -> Vec<Value> {
     states.into_iter().map(|s| s["values"].clone()).collect()
 }
 
+/// The checkpoint ids of the thread's states, newest first.
+async fn checkpoint_ids(c: &Client, b: &str, thread: &str) -> Vec<String> {
+    let url = format!("{b}/threads/{thread}/history");
+    let (_, states) = post(c, url, json!({"limit": 100})).await;
+    let states = states.as_array().expect("a list").clone();
+    let id = |s: &Value| s["checkpoint"]["checkpoint_id"].as_str().map(str::to_owned);
+    states.iter().map(|s| id(s).expect("an id")).collect()
+}
+
 /// Starts a long countdown in the background: its run's URL.
 async fn long_run(c: &Client, b: &str) -> String {
     let long = json!({"assistant_id": "countdown", "input": {"n": 30}});
@@ -41,7 +50,11 @@ async fn a_rollback_run_deletes_the_run_it_replaces_and_its_steps() {
     )
     .await;
     let before = values(&c, b, THREAD).await;
+    let kept_ids = checkpoint_ids(&c, b, THREAD).await;
     let first = long_run(&c, b).await;
+    let mut dropped_ids = checkpoint_ids(&c, b, THREAD).await;
+    dropped_ids.truncate(dropped_ids.len() - kept_ids.len());
+    assert!(!dropped_ids.is_empty(), "the long run stored steps");
     let rollback =
         json!({"assistant_id": "countdown", "input": {"n": 1}, "multitask_strategy": "rollback"});
     let (_, out) = post(&c, runs, rollback).await;
@@ -57,6 +70,14 @@ async fn a_rollback_run_deletes_the_run_it_replaces_and_its_steps() {
         after.iter().all(|v| v["n"].as_u64() <= Some(1)),
         "{after:?}"
     );
+    // Taken off in place: the steps before keep their ids, and the
+    // rolled-back run's ids are not given to the new run's steps.
+    let after_ids = checkpoint_ids(&c, b, THREAD).await;
+    assert_eq!(after_ids[after_ids.len() - kept_ids.len()..], kept_ids[..]);
+    assert!(
+        after_ids.iter().all(|id| !dropped_ids.contains(id)),
+        "{after_ids:?} reuses one of {dropped_ids:?}"
+    );
     let (_, listed) = get(&c, format!("{b}/threads/{THREAD}/runs")).await;
     assert_eq!(listed.as_array().map(Vec::len), Some(2));
     server.stop().await;
@@ -68,6 +89,7 @@ async fn a_cancel_with_rollback_returns_the_thread_to_before_the_run() {
     let (c, b) = (Client::new(), &server.base);
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
     let first = long_run(&c, b).await;
+    let dropped_ids = checkpoint_ids(&c, b, THREAD).await;
     let bad = c
         .post(format!("{first}/cancel?action=undo"))
         .send()
@@ -96,6 +118,15 @@ async fn a_cancel_with_rollback_returns_the_thread_to_before_the_run() {
         .await
         .unwrap();
     assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    // The thread starts again past the ids the rolled-back run had.
+    let run = json!({"assistant_id": "countdown", "input": {"n": 1}});
+    post(&c, format!("{b}/threads/{THREAD}/runs/wait"), run).await;
+    let ids = checkpoint_ids(&c, b, THREAD).await;
+    assert!(!ids.is_empty() && !dropped_ids.is_empty());
+    assert!(
+        ids.iter().all(|id| !dropped_ids.contains(id)),
+        "{ids:?} reuses one of {dropped_ids:?}"
+    );
     server.stop().await;
 }
 

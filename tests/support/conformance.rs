@@ -506,6 +506,106 @@ pub async fn pending_writes_per_checkpoint<C: Checkpointer>(a: &C, b: &C, t: &st
     Ok(())
 }
 
+/// `truncate_after` makes an earlier checkpoint the head again: to the
+/// head it is a no-op; an id not in the thread (unknown, or another
+/// thread's) is `NotFound` and changes nothing; the records after it go
+/// with their pending writes, the kept one keeps its snapshot and its own;
+/// a handle from before conflicts, a thread opened after resumes from the
+/// kept head, and no id is given out twice. To `None` the thread has no
+/// checkpoint left and starts again past every id it gave out.
+pub async fn truncate_after_rolls_back<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let (id, other) = (format!("{t}-cut"), format!("{t}-cut-other"));
+    let mut thread = logged_thread(a, &id, "cut", 2).await?;
+    thread.snapshot().await?;
+    let (kept, kept_state) = (thread.head().unwrap().id, thread.state().clone());
+    let write = |key: &str| PendingWrite {
+        task: "n".into(),
+        key: key.into(),
+        value: "1".into(),
+    };
+    a.put_pending(&id, kept, vec![write("kept")]).await?;
+    for n in 2..5 {
+        thread
+            .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(n))])
+            .await?;
+    }
+    let newest = thread.head().unwrap().id;
+    let dropped = CheckpointId(kept.0 + 1);
+    a.put_pending(&id, dropped, vec![write("dropped")]).await?;
+    logged_thread(a, &other, "other", newest.0 + 2).await?;
+
+    assert_eq!(b.truncate_after(&id, Some(newest)).await?, 0, "to the head");
+    assert_eq!(a.head(&id).await?.unwrap().meta.id, newest);
+    for missing in [CheckpointId(newest.0 + 100), CheckpointId(newest.0 + 1)] {
+        let err = b.truncate_after(&id, Some(missing)).await.unwrap_err();
+        assert!(
+            matches!(&err, CheckpointError::NotFound { thread_id, checkpoint: Some(c) }
+                if *thread_id == id && *c == missing),
+            "{missing}: {err}"
+        );
+    }
+    assert_eq!(a.list(&id, None, 100).await?.len() as u64, newest.0);
+
+    assert_eq!(b.truncate_after(&id, Some(kept)).await?, newest.0 - kept.0);
+    assert_eq!(a.head(&id).await?.unwrap().meta.id, kept);
+    let left: Vec<u64> = a
+        .list(&id, None, 100)
+        .await?
+        .iter()
+        .map(|r| r.meta.id.0)
+        .collect();
+    assert_eq!(left, (1..=kept.0).rev().collect::<Vec<_>>());
+    assert!(
+        a.pending(&id, dropped).await?.is_empty(),
+        "dropped's writes"
+    );
+    assert_eq!(a.pending(&id, kept).await?, [write("kept")]);
+    let stale = thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(9))])
+        .await
+        .unwrap_err();
+    assert!(stale.is_conflict(), "a handle from before: {stale}");
+
+    let mut reopened = Thread::<Debate, _>::open(a, &id).await?;
+    assert_eq!(reopened.state(), &kept_state, "resumes from the kept head");
+    assert_eq!(a.chain(&id, kept).await?.len(), 1, "from its snapshot");
+    reopened
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(7))])
+        .await?;
+    let next = reopened.head().unwrap().clone();
+    assert!(next.id > newest, "{} given out again", next.id);
+    assert_eq!(next.parent, Some(kept));
+    assert_eq!(
+        Thread::<Debate, _>::open(b, &id).await?.state().log,
+        [0, 1, 7]
+    );
+    assert_eq!(a.list(&other, None, 100).await?.len() as u64, newest.0 + 3);
+
+    assert_eq!(b.truncate_after(&id, None).await?, kept.0 + 1, "all of it");
+    assert!(a.head(&id).await?.is_none());
+    assert!(a.list(&id, None, 100).await?.is_empty());
+    assert_eq!(
+        Thread::<Debate, _>::open(a, &id).await?.state(),
+        &Debate::default()
+    );
+    let again = Thread::create(a, &id, start("again")).await?;
+    assert!(
+        again.head().unwrap().id > next.id,
+        "past every id given out"
+    );
+    assert_eq!(b.truncate_after(&format!("{t}-cut-none"), None).await?, 0);
+    let none = b.truncate_after(&format!("{t}-cut-none"), Some(kept)).await;
+    assert!(
+        matches!(none, Err(CheckpointError::NotFound { .. })),
+        "{none:?}"
+    );
+    // Deleting forgets the thread whole: its ids start over.
+    assert!(a.delete_thread(&id).await?);
+    let anew = Thread::create(a, &id, start("anew")).await?;
+    assert_eq!(anew.head().unwrap().id, CheckpointId(1));
+    Ok(())
+}
+
 // ---- stored data that no longer fits the state --------------------------
 
 /// The same thread read by a program whose `status` became a number.

@@ -247,4 +247,14 @@ impl<C: Checkpointer> Checkpointer for Faulty<C> {
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
         self.guarded("pending", move || self.inner.pending(thread_id, checkpoint))
     }
+
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        self.guarded("truncate_after", move || {
+            self.inner.truncate_after(thread_id, keep)
+        })
+    }
 }

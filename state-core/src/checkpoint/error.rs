@@ -98,9 +98,11 @@ pub enum CheckpointError {
     },
     /// The backend does not implement an operation a feature needs: a
     /// [`Checkpointer`](super::Checkpointer) without pending writes cannot
-    /// keep a paused run (interrupts) or a half-finished superstep.
+    /// keep a paused run (interrupts) or a half-finished superstep; one
+    /// without `truncate_after` cannot take a rolled-back run's steps off
+    /// its thread.
     Unsupported {
-        /// The operation: `"put_pending"`, ...
+        /// The operation: `"put_pending"`, `"truncate_after"`, ...
         operation: &'static str,
     },
     /// The storage itself failed (I/O, SQL, connection).
@@ -204,7 +206,8 @@ impl fmt::Display for CheckpointError {
             ),
             CheckpointError::Unsupported { operation } => write!(
                 f,
-                "this checkpointer does not implement `{operation}`, which pausing a run (interrupts) and keeping a superstep's finished tasks need"
+                "this checkpointer does not implement `{operation}`, which {} need",
+                needed_by(operation)
             ),
             CheckpointError::Backend { operation, source } => {
                 write!(f, "checkpoint storage failed during {operation}: {source}")
@@ -230,5 +233,14 @@ impl Error for CheckpointError {
 impl From<StateError> for CheckpointError {
     fn from(error: StateError) -> Self {
         CheckpointError::Rejected(error)
+    }
+}
+
+/// What needs a checkpointer's optional `operation`, for its
+/// [`CheckpointError::Unsupported`] message.
+fn needed_by(operation: &str) -> &'static str {
+    match operation {
+        "truncate_after" => "rolling a run back (taking its steps off its thread)",
+        _ => "pausing a run (interrupts) and keeping a superstep's finished tasks",
     }
 }

@@ -11,7 +11,11 @@ use super::record::{
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 struct ThreadLog {
-    head: CheckpointId,
+    /// `None` once [`Checkpointer::truncate_after`] took every record off.
+    head: Option<CheckpointId>,
+    /// The highest id given out, kept past a truncation so no id is given
+    /// out twice.
+    last: u64,
     records: BTreeMap<CheckpointId, StoredCheckpoint>,
     /// Pending writes by (checkpoint, task, key).
     pending: BTreeMap<(CheckpointId, String, String), String>,
@@ -41,7 +45,8 @@ impl MemoryCheckpointer {
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, ThreadLog>> {
         // A panic elsewhere while holding the lock cannot leave a half-written
-        // record: every change below is one insert after all checks.
+        // record: every change below is made after all checks (an insert,
+        // or a truncation's cuts, which cannot fail).
         self.threads.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -53,7 +58,7 @@ impl MemoryCheckpointer {
     ) -> Result<CheckpointMeta, CheckpointError> {
         check_thread_id(thread_id)?;
         let mut threads = self.lock();
-        let found = threads.get(thread_id).map(|t| t.head);
+        let found = threads.get(thread_id).and_then(|t| t.head);
         if found != expected_head {
             return Err(CheckpointError::Conflict {
                 thread_id: thread_id.to_owned(),
@@ -64,21 +69,22 @@ impl MemoryCheckpointer {
         let log = threads
             .entry(thread_id.to_owned())
             .or_insert_with(|| ThreadLog {
-                head: CheckpointId(0),
+                head: None,
+                last: 0,
                 records: BTreeMap::new(),
                 pending: BTreeMap::new(),
             });
-        let last = log.records.keys().next_back().map_or(0, |id| id.0);
         let meta = CheckpointMeta {
             thread_id: thread_id.to_owned(),
-            id: CheckpointId(last + 1),
+            id: CheckpointId(log.last + 1),
             parent: record.parent,
             step: record.step,
             source: record.source,
             version: record.version,
             created_at_ms: now_ms(),
         };
-        log.head = meta.id;
+        log.head = Some(meta.id);
+        log.last = meta.id.0;
         log.records.insert(
             meta.id,
             StoredCheckpoint {
@@ -134,6 +140,35 @@ impl MemoryCheckpointer {
                 value: value.clone(),
             })
             .collect())
+    }
+
+    /// [`Checkpointer::truncate_after`]: every check before the first
+    /// change, all of it under the lock.
+    fn truncate_sync(
+        &self,
+        thread_id: &str,
+        keep: Option<CheckpointId>,
+    ) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut threads = self.lock();
+        let log = threads.get_mut(thread_id);
+        let log = match (log, keep) {
+            (Some(log), Some(id)) if log.records.contains_key(&id) => log,
+            (Some(log), None) => log,
+            (None, None) => return Ok(0),
+            (_, Some(id)) => {
+                return Err(CheckpointError::NotFound {
+                    thread_id: thread_id.to_owned(),
+                    checkpoint: Some(id),
+                })
+            }
+        };
+        // The first id to drop: everything from it on goes.
+        let from = CheckpointId(keep.map_or(0, |id| id.0 + 1));
+        let dropped = log.records.split_off(&from);
+        log.pending.split_off(&(from, String::new(), String::new()));
+        log.head = keep;
+        Ok(dropped.len() as u64)
     }
 
     fn chain_sync(
@@ -223,7 +258,7 @@ impl Checkpointer for MemoryCheckpointer {
             let threads = self.lock();
             Ok(threads
                 .get(thread_id)
-                .and_then(|log| log.records.get(&log.head))
+                .and_then(|log| log.records.get(&log.head?))
                 .map(without_snapshot))
         })
     }
@@ -288,5 +323,13 @@ impl Checkpointer for MemoryCheckpointer {
         checkpoint: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
         Box::pin(async move { self.pending_sync(thread_id, checkpoint) })
+    }
+
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.truncate_sync(thread_id, keep) })
     }
 }

@@ -96,7 +96,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///   never lose each other's steps: one wins, the other can reload and retry.
 /// * A record that `append` reported stored survives a crash of the process.
 /// * Checkpoint ids are allocated per thread, increase, and are never reused,
-///   so a child's id is always greater than its parent's.
+///   so a child's id is always greater than its parent's. That holds across
+///   [`truncate_after`](Self::truncate_after) too: the ids it took off the
+///   thread are not handed out again (a client may still hold one).
+///   [`delete_thread`](Self::delete_thread) forgets the thread whole, its
+///   ids with it: a thread created again under its id starts over.
 /// * Records are stored as given: [`Thread`] writes a thread's first
 ///   checkpoint without a parent at step -1, and every later one with an
 ///   older parent and the parent's step plus one (a fork too, as in
@@ -153,7 +157,8 @@ pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>>;
 
-    /// Deletes every record of the thread. Returns whether it existed.
+    /// Deletes every record of the thread, and what it knew of the ids it
+    /// gave out. Returns whether it existed.
     fn delete_thread<'a>(
         &'a self,
         thread_id: &'a str,
@@ -179,6 +184,44 @@ pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
         Box::pin(async {
             Err(CheckpointError::Unsupported {
                 operation: "put_pending",
+            })
+        })
+    }
+
+    /// Makes checkpoint `keep` the thread's head again, as one atomic
+    /// change: every record after it (every id above it, forks included)
+    /// is deleted with its pending writes, and nothing else. This is how a
+    /// cancelled run's steps come off its thread (the Agent Server's
+    /// `rollback`); a crash leaves the thread as it was before or after,
+    /// never between. Returns how many records were deleted.
+    ///
+    /// `keep` of `None` takes every record off (the run that created the
+    /// thread is rolled back): the thread has no checkpoint left, so
+    /// [`head`](Self::head) answers `None` and the next
+    /// [`append`](Self::append) expects no head, as for a new thread; unlike
+    /// [`delete_thread`](Self::delete_thread), the thread keeps counting
+    /// its ids. Either way the next id given out is greater than every id
+    /// given out before, so a truncated id never names another record.
+    ///
+    /// `keep` itself keeps its snapshot and its own pending writes (those
+    /// of the superstep that ran on it). Truncating to the head deletes
+    /// nothing; `None` on a thread without records too.
+    /// [`CheckpointError::NotFound`] if `keep` is not a record of the
+    /// thread, and nothing changes.
+    ///
+    /// The default refuses with [`CheckpointError::Unsupported`]: a backend
+    /// of your own must do it in one transaction (or under one lock) and
+    /// remember the highest id it gave out, or it would break the
+    /// contract above; the server's rollback then fails and says so.
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        let _ = (thread_id, keep);
+        Box::pin(async {
+            Err(CheckpointError::Unsupported {
+                operation: "truncate_after",
             })
         })
     }

@@ -9,8 +9,14 @@
 //! `INSERT` of the step's record. A writer whose head moved gets
 //! [`CheckpointError::Conflict`] and nothing is stored.
 //!
+//! [`truncate_after`](Checkpointer::truncate_after) is one statement too:
+//! the thread's row moves its head back (if it is still the head the
+//! statement read) and the records after it go with their pending writes.
+//!
 //! The tables, as in the SQLite file (`\d agent_state_checkpoints` in
-//! `psql`): `agent_state_threads(thread_id, head, last_id)`,
+//! `psql`): `agent_state_threads(thread_id, head, last_id, retired)` (`head`
+//! 0 once a truncation took every record off; `retired` the highest id a
+//! truncation took off, which the next id passes),
 //! `agent_state_checkpoints(thread_id, id, parent_id, step, source, version,
 //! created_at_ms, writes, log_bytes, base_bytes, snapshot)` with `writes` and
 //! `snapshot` as `jsonb`, so `SELECT writes->0->'update' FROM
@@ -61,8 +67,20 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS agent_state_threads (
     thread_id TEXT PRIMARY KEY,
     head      BIGINT NOT NULL,
-    last_id   BIGINT NOT NULL
+    last_id   BIGINT NOT NULL,
+    retired   BIGINT NOT NULL DEFAULT 0
 );
+-- A table made before truncation existed gains the column; looked up
+-- first, since ALTER TABLE locks the table even when it has the column.
+DO $$ BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_attribute
+        WHERE attrelid = 'agent_state_threads'::regclass AND attname = 'retired'
+          AND NOT attisdropped
+    ) THEN
+        ALTER TABLE agent_state_threads ADD COLUMN retired BIGINT NOT NULL DEFAULT 0;
+    END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
     thread_id     TEXT    NOT NULL,
     id            BIGINT  NOT NULL,
@@ -111,6 +129,39 @@ SELECT $1::text, t.last_id, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::bi
        $7::text::jsonb, $8::bigint, $9::bigint, $10::text::jsonb
 FROM t RETURNING id";
 
+/// [`Checkpointer::truncate_after`] as one statement (`$2`: the id kept,
+/// 0 for none). The thread's row moves only if its head is still the one
+/// the statement's snapshot read, so the deletes, which see that snapshot,
+/// cannot miss a record a racing append stored; the last two columns say
+/// why nothing moved (no thread, or `$2` not in it; else a race), the
+/// first of them being the head the statement read.
+const TRUNCATE: &str = "
+WITH seen AS (SELECT head FROM agent_state_threads WHERE thread_id = $1),
+kept AS (
+    SELECT $2::bigint = 0
+        OR EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2) AS ok
+),
+t AS (
+    UPDATE agent_state_threads
+    SET head = $2, last_id = $2, retired = greatest(retired, last_id)
+    WHERE thread_id = $1 AND head = (SELECT head FROM seen) AND (SELECT ok FROM kept)
+    RETURNING 1
+),
+c AS (
+    DELETE FROM agent_state_checkpoints
+    WHERE thread_id = $1 AND id > $2 AND EXISTS (SELECT 1 FROM t) RETURNING 1
+),
+p AS (
+    DELETE FROM agent_state_pending
+    WHERE thread_id = $1 AND checkpoint_id > $2 AND EXISTS (SELECT 1 FROM t)
+)
+SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM c),
+       (SELECT head FROM seen), (SELECT ok FROM kept)";
+
+/// How often [`Checkpointer::truncate_after`] tries again after an append
+/// moved the head under it, before it reports the conflict.
+const TRUNCATE_TRIES: usize = 3;
+
 struct Statements {
     append_new: Statement,
     append_next: Statement,
@@ -120,6 +171,7 @@ struct Statements {
     list: Statement,
     snapshot: Statement,
     delete: Statement,
+    truncate: Statement,
     put_pending: Statement,
     pending: Statement,
 }
@@ -249,16 +301,22 @@ impl PostgresCheckpointer {
         };
         let st = Statements {
             append_new: prepare(format!(
+                // A thread a truncation emptied (head 0) starts again
+                // past every id it gave out.
                 "WITH t AS (
-                     INSERT INTO agent_state_threads (thread_id, head, last_id) VALUES ($1, 1, 1)
-                     ON CONFLICT (thread_id) DO NOTHING RETURNING last_id
+                     INSERT INTO agent_state_threads AS s (thread_id, head, last_id) VALUES ($1, 1, 1)
+                     ON CONFLICT (thread_id) DO UPDATE
+                     SET head = greatest(s.last_id, s.retired) + 1,
+                         last_id = greatest(s.last_id, s.retired) + 1
+                     WHERE s.head = 0 RETURNING last_id
                  ) {INSERT_SELECT}"
             ))
             .await?,
             append_next: prepare(format!(
                 "WITH t AS (
-                     UPDATE agent_state_threads SET head = last_id + 1, last_id = last_id + 1
-                     WHERE thread_id = $1 AND head = $11::bigint RETURNING last_id
+                     UPDATE agent_state_threads
+                     SET head = greatest(last_id, retired) + 1, last_id = greatest(last_id, retired) + 1
+                     WHERE thread_id = $1 AND head = $11::bigint AND head > 0 RETURNING last_id
                  ) {INSERT_SELECT}"
             ))
             .await?,
@@ -318,6 +376,7 @@ impl PostgresCheckpointer {
                     .into(),
             )
             .await?,
+            truncate: prepare(TRUNCATE.into()).await?,
             put_pending: prepare(PUT_PENDING.into()).await?,
             pending: prepare(PENDING.into()).await?,
         };
@@ -392,7 +451,9 @@ impl PostgresCheckpointer {
                 .query_opt(&self.st.head_id, &[&thread_id])
                 .await
                 .map_err(pg_err("append"))?
-                .map(|r| CheckpointId(from_sql(r.get(0))));
+                .map(|r| from_sql(r.get(0)))
+                .filter(|&head| head > 0)
+                .map(CheckpointId);
             return Err(CheckpointError::Conflict {
                 thread_id: thread_id.to_owned(),
                 expected,
@@ -448,6 +509,10 @@ impl PostgresCheckpointer {
         let found: Option<i64> = row.try_get(1).map_err(pg_err("head"))?;
         let head: i64 = row.try_get(10).map_err(pg_err("head"))?;
         let last: i64 = row.try_get(11).map_err(pg_err("head"))?;
+        if head == 0 && last == 0 {
+            // A truncation took every record off: no checkpoint.
+            return Ok(None);
+        }
         let broken = |reason: String| CheckpointError::Malformed {
             thread_id: thread_id.to_owned(),
             checkpoint: CheckpointId(from_sql(head)),
@@ -487,6 +552,46 @@ impl PostgresCheckpointer {
 }
 
 impl PostgresCheckpointer {
+    async fn truncate_async(
+        &self,
+        thread_id: &str,
+        keep: Option<CheckpointId>,
+    ) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let keep_sql = keep.map_or(0, |id| to_sql(id.0));
+        let mut seen = None;
+        for _ in 0..TRUNCATE_TRIES {
+            let row = self
+                .client
+                .query_one(&self.st.truncate, &[&thread_id, &keep_sql])
+                .await
+                .map_err(pg_err("truncate"))?;
+            let moved: i64 = row.get(0);
+            let dropped: i64 = row.get(1);
+            let kept: bool = row.get(3);
+            seen = row.get::<_, Option<i64>>(2);
+            if moved > 0 {
+                return Ok(from_sql(dropped));
+            }
+            if seen.is_none() || !kept {
+                return match keep {
+                    None => Ok(0),
+                    Some(id) => Err(CheckpointError::NotFound {
+                        thread_id: thread_id.to_owned(),
+                        checkpoint: Some(id),
+                    }),
+                };
+            }
+        }
+        // Appends kept moving the head: the caller's writer is still at it.
+        let found = self.head_async(thread_id).await?.map(|h| h.meta.id);
+        Err(CheckpointError::Conflict {
+            thread_id: thread_id.to_owned(),
+            expected: seen.map(from_sql).filter(|&h| h > 0).map(CheckpointId),
+            found,
+        })
+    }
+
     async fn put_pending_async(
         &self,
         thread_id: &str,
@@ -728,6 +833,14 @@ impl Checkpointer for PostgresCheckpointer {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(self.put_pending_async(thread_id, checkpoint, writes))
+    }
+
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(self.truncate_async(thread_id, keep))
     }
 
     fn pending<'a>(

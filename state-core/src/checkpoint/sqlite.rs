@@ -23,6 +23,10 @@
 //! * `agent_state_pending(thread_id, checkpoint_id, task, key, value)`: the
 //!   [pending writes](super::PendingWrite) of a superstep not saved yet (a
 //!   paused run's interrupts, the finished tasks of a step cut short).
+//! * `agent_state_retired(thread_id, last_id)`: the highest id a thread gave
+//!   out, written only when [`truncate_after`](Checkpointer::truncate_after)
+//!   takes records off it, so the next id passes the ones taken off (a
+//!   thread's ids are never given out twice).
 //!
 //! ```
 //! use agent_state::checkpoint::sqlite::SqliteCheckpointer;
@@ -68,8 +72,10 @@ use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 
 /// The layout version of the tables, kept in `PRAGMA user_version`, so a
 /// later layout can upgrade a file and an older program refuses a newer one.
-/// 2 added `agent_state_pending` (a file of format 1 gains it on open).
-const FORMAT: i64 = 2;
+/// 2 added `agent_state_pending`, 3 `agent_state_retired` (an older file
+/// gains them on open; a program of format 2 would give a truncated id
+/// out again, so it refuses a file of format 3).
+const FORMAT: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS agent_state_checkpoints (
@@ -93,6 +99,10 @@ CREATE TABLE IF NOT EXISTS agent_state_pending (
     key           TEXT    NOT NULL,
     value         TEXT    NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_id, task, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS agent_state_retired (
+    thread_id     TEXT    NOT NULL PRIMARY KEY,
+    last_id       INTEGER NOT NULL
 ) WITHOUT ROWID;
 ";
 
@@ -327,15 +337,15 @@ impl SqliteCheckpointer {
         // The head is the thread's newest id: insert only if it is still
         // the one the writer loaded (none: no thread yet). The write lock
         // is held from `BEGIN IMMEDIATE`, so nothing moves in between.
-        let found = newest_id(conn, heads, *exclusive, thread_id).map_err(db_err("append"))?;
-        if found != expected.map(|h| to_sql(h.0)) {
+        let known = known_ids(conn, heads, *exclusive, thread_id).map_err(db_err("append"))?;
+        if known.head != expected.map(|h| to_sql(h.0)) {
             return Err(CheckpointError::Conflict {
                 thread_id: thread_id.to_owned(),
                 expected,
-                found: found.map(from_sql).map(CheckpointId),
+                found: known.head.map(from_sql).map(CheckpointId),
             });
         }
-        let id = expected.map_or(1, |h| h.0 + 1);
+        let id = from_sql(known.last) + 1;
         let meta = CheckpointMeta {
             thread_id: thread_id.to_owned(),
             id: CheckpointId(id),
@@ -375,7 +385,7 @@ impl SqliteCheckpointer {
                 db_err("append")(e)
             })?;
         }
-        heads.set(thread_id, Some(to_sql(id)));
+        heads.set(thread_id, Known::appended(to_sql(id)));
         Ok(meta)
     }
 
@@ -492,19 +502,53 @@ impl SqliteCheckpointer {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db_err("delete"))?;
-        tx.execute(
-            "DELETE FROM agent_state_pending WHERE thread_id = ?1",
-            params![thread_id],
-        )
-        .map_err(db_err("delete"))?;
-        let deleted = tx
-            .execute(
-                "DELETE FROM agent_state_checkpoints WHERE thread_id = ?1",
-                params![thread_id],
-            )
-            .map_err(db_err("delete"))?;
+        let mut deleted = 0;
+        for table in [
+            "agent_state_pending",
+            "agent_state_checkpoints",
+            "agent_state_retired",
+        ] {
+            let sql = format!("DELETE FROM {table} WHERE thread_id = ?1");
+            let rows = tx
+                .execute(&sql, params![thread_id])
+                .map_err(db_err("delete"))?;
+            if table != "agent_state_pending" {
+                deleted += rows;
+            }
+        }
         tx.commit().map_err(db_err("delete"))?;
         Ok(deleted > 0)
+    }
+
+    fn truncate_sync(
+        &self,
+        thread_id: &str,
+        keep: Option<CheckpointId>,
+    ) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut db = self.lock();
+        let Db {
+            conn,
+            heads,
+            exclusive,
+        } = &mut *db;
+        // Several statements: a transaction even on an exclusive handle.
+        let tx = WriteTx::begin(conn).map_err(db_err("truncate"))?;
+        let result =
+            truncate_in(&tx, heads, *exclusive, thread_id, keep).and_then(|(dropped, known)| {
+                tx.commit().map_err(db_err("truncate"))?;
+                Ok((dropped, known))
+            });
+        match result {
+            Ok((dropped, known)) => {
+                heads.set(thread_id, known);
+                Ok(dropped)
+            }
+            Err(e) => {
+                heads.forget(thread_id);
+                Err(e)
+            }
+        }
     }
 
     fn put_pending_sync(
@@ -597,7 +641,27 @@ impl std::ops::Deref for Db {
     }
 }
 
-/// The newest id of each thread this connection wrote or read in a write
+/// What a connection knows of a thread's ids.
+#[derive(Clone, Copy)]
+struct Known {
+    /// The newest record's id (the head); `None`: no record.
+    head: Option<i64>,
+    /// The highest id the thread gave out, taken off by a truncation or
+    /// not: the next one is this plus one.
+    last: i64,
+}
+
+impl Known {
+    /// Right after the append of `id`, the newest id ever.
+    fn appended(id: i64) -> Self {
+        Self {
+            head: Some(id),
+            last: id,
+        }
+    }
+}
+
+/// The ids of each thread this connection wrote or read in a write
 /// transaction, valid while SQLite's `data_version` says no other
 /// connection (of this process or another) has committed since: then a
 /// step needs no query for the head. Any other commit empties it.
@@ -605,7 +669,7 @@ impl std::ops::Deref for Db {
 struct Heads {
     /// `PRAGMA data_version` when the entries were true.
     version: Option<i64>,
-    newest: HashMap<String, Option<i64>>,
+    newest: HashMap<String, Known>,
 }
 
 impl Heads {
@@ -617,11 +681,11 @@ impl Heads {
         }
     }
 
-    fn get(&self, thread_id: &str) -> Option<Option<i64>> {
+    fn get(&self, thread_id: &str) -> Option<Known> {
         self.newest.get(thread_id).copied()
     }
 
-    fn set(&mut self, thread_id: &str, newest: Option<i64>) {
+    fn set(&mut self, thread_id: &str, newest: Known) {
         match self.newest.get_mut(thread_id) {
             Some(entry) => *entry = newest,
             None => {
@@ -635,15 +699,15 @@ impl Heads {
     }
 }
 
-/// The thread's newest id, inside a write transaction: from `heads` when no
-/// other connection has committed since it was learnt (none can, on an
-/// `exclusive` handle), else from the table.
-fn newest_id(
+/// The thread's ids, inside a write transaction: from `heads` when no
+/// other connection has committed since they were learnt (none can, on an
+/// `exclusive` handle), else from the tables.
+fn known_ids(
     conn: &Connection,
     heads: &mut Heads,
     exclusive: bool,
     thread_id: &str,
-) -> rusqlite::Result<Option<i64>> {
+) -> rusqlite::Result<Known> {
     if !exclusive {
         let version: i64 = conn
             .prepare_cached("PRAGMA data_version")?
@@ -653,11 +717,67 @@ fn newest_id(
     if let Some(found) = heads.get(thread_id) {
         return Ok(found);
     }
-    let found: Option<i64> = conn
-        .prepare_cached("SELECT max(id) FROM agent_state_checkpoints WHERE thread_id = ?1")?
-        .query_row(params![thread_id], |r| r.get(0))?;
+    let (head, retired): (Option<i64>, Option<i64>) = conn
+        .prepare_cached(
+            "SELECT (SELECT max(id) FROM agent_state_checkpoints WHERE thread_id = ?1),
+                    (SELECT last_id FROM agent_state_retired WHERE thread_id = ?1)",
+        )?
+        .query_row(params![thread_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let last = head.unwrap_or(0).max(retired.unwrap_or(0));
+    let found = Known { head, last };
     heads.set(thread_id, found);
     Ok(found)
+}
+
+/// The changes of [`Checkpointer::truncate_after`], inside the write
+/// transaction `tx`: how many records went, and the thread's ids after.
+/// Nothing changes before the checks pass; a failure after that is rolled
+/// back with the transaction.
+fn truncate_in(
+    tx: &WriteTx<'_>,
+    heads: &mut Heads,
+    exclusive: bool,
+    thread_id: &str,
+    keep: Option<CheckpointId>,
+) -> Result<(u64, Known), CheckpointError> {
+    let conn = tx.conn;
+    let known = known_ids(conn, heads, exclusive, thread_id).map_err(db_err("truncate"))?;
+    let keep_sql = keep.map_or(0, |id| to_sql(id.0));
+    if let Some(id) = keep {
+        let exists: bool = conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = ?1 AND id = ?2)",
+            )
+            .and_then(|mut st| st.query_row(params![thread_id, keep_sql], |r| r.get(0)))
+            .map_err(db_err("truncate"))?;
+        if !exists {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(id),
+            });
+        }
+    }
+    let after = |sql: &str| {
+        conn.prepare_cached(sql)
+            .and_then(|mut st| st.execute(params![thread_id, keep_sql]))
+            .map_err(db_err("truncate"))
+    };
+    after("DELETE FROM agent_state_pending WHERE thread_id = ?1 AND checkpoint_id > ?2")?;
+    let dropped = after("DELETE FROM agent_state_checkpoints WHERE thread_id = ?1 AND id > ?2")?;
+    if dropped > 0 {
+        // The ids taken off stay given out: the next append passes them.
+        conn.prepare_cached(
+            "INSERT INTO agent_state_retired (thread_id, last_id) VALUES (?1, ?2)
+             ON CONFLICT (thread_id) DO UPDATE SET last_id = max(last_id, excluded.last_id)",
+        )
+        .and_then(|mut st| st.execute(params![thread_id, known.last]))
+        .map_err(db_err("truncate"))?;
+    }
+    let known = Known {
+        head: keep.map(|_| keep_sql),
+        last: known.last,
+    };
+    Ok((dropped as u64, known))
 }
 
 /// A write transaction through cached statements (`BEGIN IMMEDIATE`,
@@ -811,5 +931,13 @@ impl Checkpointer for SqliteCheckpointer {
         checkpoint: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
         Box::pin(async move { self.at(thread_id, self.pending_sync(thread_id, checkpoint)) })
+    }
+
+    fn truncate_after<'a>(
+        &'a self,
+        thread_id: &'a str,
+        keep: Option<CheckpointId>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.at(thread_id, self.truncate_sync(thread_id, keep)) })
     }
 }
