@@ -59,6 +59,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{params, Connection, Row, TransactionBehavior};
+/// The SQLite binding [`SqliteCheckpointer::with_connection`] hands a
+/// connection of.
+pub use rusqlite;
 
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
@@ -282,6 +285,19 @@ impl SqliteCheckpointer {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs `f` on this handle's connection, between its steps: for a
+    /// program's tables of its own in the same file. One connection then
+    /// writes the file, so the program's statements and the steps take
+    /// turns in this process instead of at SQLite's write lock, whose busy
+    /// handler sleeps a millisecond or more per wait. `f` must not write
+    /// the checkpointer's tables (the handle caches each thread's head);
+    /// a transaction it leaves open, or panics in, is rolled back.
+    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        let db = self.lock();
+        let guard = RollbackOpen(&db.conn);
+        f(guard.0)
     }
 
     /// `result`, its storage failure located in the file and `thread_id`.
@@ -594,6 +610,19 @@ impl std::ops::Deref for Db {
 
     fn deref(&self) -> &Connection {
         &self.conn
+    }
+}
+
+/// Rolls back, when dropped, a transaction left open on its connection.
+struct RollbackOpen<'c>(&'c Connection);
+
+impl Drop for RollbackOpen<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit() {
+            // A failed rollback leaves SQLite's own (it rolls back a
+            // transaction it could not commit).
+            let _ = self.0.execute_batch("ROLLBACK");
+        }
     }
 }
 
