@@ -934,11 +934,13 @@ fn with_connection_keeps_own_tables_and_rolls_back_open_transactions() {
     saver.with_connection(|c| {
         c.execute_batch("CREATE TABLE mine (n INTEGER); INSERT INTO mine VALUES (1)")
             .unwrap();
-        c.execute_batch("BEGIN; INSERT INTO mine VALUES (2)").unwrap();
+        c.execute_batch("BEGIN; INSERT INTO mine VALUES (2)")
+            .unwrap();
     });
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         saver.with_connection(|c| {
-            c.execute_batch("BEGIN; INSERT INTO mine VALUES (3)").unwrap();
+            c.execute_batch("BEGIN; INSERT INTO mine VALUES (3)")
+                .unwrap();
             panic!("mid-transaction");
         })
     }));
@@ -946,7 +948,10 @@ fn with_connection_keeps_own_tables_and_rolls_back_open_transactions() {
     block_on(async {
         let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
         let update = DebateUpdate::new().add_log(1);
-        thread.save_step(Source::Loop, [("n", update)]).await.unwrap();
+        thread
+            .save_step(Source::Loop, [("n", update)])
+            .await
+            .unwrap();
     });
     drop(saver);
     let reopened = SqliteCheckpointer::open(&path).unwrap();

@@ -58,10 +58,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, Row, TransactionBehavior};
 /// The SQLite binding [`SqliteCheckpointer::with_connection`] hands a
 /// connection of.
 pub use rusqlite;
+use rusqlite::{params, Connection, Row, TransactionBehavior};
 
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
