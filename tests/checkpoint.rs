@@ -1027,3 +1027,44 @@ fn nul_characters_round_trip_outside_postgres() {
         .unwrap();
     }
 }
+
+/// A program's own table on the handle's connection sits beside the
+/// steps, and a transaction left open (or panicked in) is rolled back,
+/// so the next step still commits.
+#[test]
+fn with_connection_keeps_own_tables_and_rolls_back_open_transactions() {
+    let path = temp_db("with_connection");
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    saver.with_connection(|c| {
+        c.execute_batch("CREATE TABLE mine (n INTEGER); INSERT INTO mine VALUES (1)")
+            .unwrap();
+        c.execute_batch("BEGIN; INSERT INTO mine VALUES (2)")
+            .unwrap();
+    });
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        saver.with_connection(|c| {
+            c.execute_batch("BEGIN; INSERT INTO mine VALUES (3)")
+                .unwrap();
+            panic!("mid-transaction");
+        })
+    }));
+    assert!(panicked.is_err());
+    block_on(async {
+        let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
+        let update = DebateUpdate::new().add_log(1);
+        thread
+            .save_step(Source::Loop, [("n", update)])
+            .await
+            .unwrap();
+    });
+    drop(saver);
+    let reopened = SqliteCheckpointer::open(&path).unwrap();
+    let rows: Vec<i64> = reopened.with_connection(|c| {
+        let mut s = c.prepare("SELECT n FROM mine").unwrap();
+        let rows = s.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    });
+    assert_eq!(rows, [1]);
+    let thread = block_on(Thread::<Debate, _>::open(&reopened, "t")).unwrap();
+    assert_eq!(thread.state().log, [1]);
+}

@@ -77,11 +77,12 @@ impl Database {
 }
 
 fn open_sqlite(path: &std::path::Path, owner: &str) -> Result<Opened, ServerError> {
-    let saver = SqliteCheckpointer::open(path).map_err(ServerError::Checkpoint)?;
+    let saver = Arc::new(SqliteCheckpointer::open(path).map_err(ServerError::Checkpoint)?);
     let watch = Arc::new(FileWatch::new(path));
-    let db = SqliteDb::open(path, Arc::clone(&watch)).map_err(|e| ServerError::Store(e.into()))?;
+    let db = SqliteDb::open(Arc::clone(&saver), Arc::clone(&watch))
+        .map_err(|e| ServerError::Store(e.into()))?;
     let saver = Gated(Watched {
-        inner: Arc::new(saver),
+        inner: saver,
         watch,
     });
     let store = Store::new(Db::Sqlite(db), owner.to_owned());

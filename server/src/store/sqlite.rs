@@ -1,81 +1,87 @@
-//! The tables in the checkpointer's SQLite file, on one connection of
-//! their own, every statement checked against the file's identity first
-//! (see [`crate::watch`]).
+//! The tables in the checkpointer's SQLite file, on the checkpointer's
+//! own connection, every statement checked against the file's identity
+//! first (see [`crate::watch`]).
 
-use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, ToSql};
 
 use super::{Arg, StoreError, TextRow, INDEXES, TABLES};
 use crate::watch::FileWatch;
 
-/// The busy-timeout SQLite waits for the checkpointer's writes.
-const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
+/// Prepared statements kept per connection: the checkpointer's and all
+/// of the store's, so none is prepared again.
+const CACHED_STATEMENTS: usize = 64;
 
-/// The SQLite file's connection.
+/// The tables' access to the file: through the checkpointer's connection,
+/// so a run's store writes and its steps take turns in this process
+/// rather than wait for each other at SQLite's write lock (two
+/// connections did, and SQLite's busy handler slept a millisecond or
+/// more inside a Tokio worker each time, which held 16 clients below
+/// one client's runs/s). The connection keeps the checkpointer's
+/// promise (WAL, `synchronous = NORMAL`: a crash of the process loses
+/// nothing, a power cut may lose the last commits).
 pub(crate) struct SqliteDb {
-    conn: Mutex<Connection>,
+    saver: Arc<SqliteCheckpointer>,
     watch: Arc<FileWatch>,
 }
 
 impl SqliteDb {
-    /// Opens the file (the checkpointer has created it) and its tables;
+    /// The tables beside `saver`'s checkpoints (created if missing);
     /// `watch` tells when the file at the path is no longer this one.
-    pub(crate) fn open(path: &Path, watch: Arc<FileWatch>) -> Result<Self, StoreError> {
-        let conn = Connection::open(path).map_err(StoreError::db)?;
-        conn.busy_timeout(BUSY).map_err(StoreError::db)?;
-        // The checkpointer's promise (WAL, `synchronous = NORMAL`: a crash
-        // of the process loses nothing, a power cut may lose the last
-        // commits) for the rows beside its checkpoints. SQLite's default,
-        // FULL, was an fsync on every thread and run write (six a run),
-        // which bounded the server to one run per 15 ms whatever the
-        // number of clients.
-        conn.pragma_update(None, "synchronous", "NORMAL")
+    pub(crate) fn open(
+        saver: Arc<SqliteCheckpointer>,
+        watch: Arc<FileWatch>,
+    ) -> Result<Self, StoreError> {
+        saver
+            .with_connection(create_tables)
             .map_err(StoreError::db)?;
-        for statement in TABLES {
-            conn.execute_batch(statement).map_err(StoreError::db)?;
-        }
-        add_owner_column(&conn).map_err(StoreError::db)?;
-        for statement in INDEXES {
-            conn.execute_batch(statement).map_err(StoreError::db)?;
-        }
-        Ok(SqliteDb {
-            conn: Mutex::new(conn),
-            watch,
-        })
+        Ok(SqliteDb { saver, watch })
     }
 
-    fn db(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
+    /// `f` on the connection, once the file is known to be still there.
+    fn on_conn<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
         self.watch.check()?;
-        // A panic while holding it leaves SQLite consistent (each statement
-        // is atomic), so a poisoned lock is still usable.
-        Ok(self.conn.lock().unwrap_or_else(|e| e.into_inner()))
+        self.saver.with_connection(f).map_err(StoreError::db)
     }
 
     pub(crate) fn execute(&self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {
-        let db = self.db()?;
-        let mut stmt = db.prepare_cached(&numbered(sql)).map_err(StoreError::db)?;
-        let n = stmt
-            .execute(params_from_iter(args))
-            .map_err(StoreError::db)?;
-        Ok(n as u64)
+        self.on_conn(|db| {
+            let mut stmt = db.prepare_cached(&numbered(sql))?;
+            Ok(stmt.execute(params_from_iter(args))? as u64)
+        })
     }
 
     pub(crate) fn query(&self, sql: &str, args: Vec<Arg>) -> Result<Vec<TextRow>, StoreError> {
-        let db = self.db()?;
-        let mut stmt = db.prepare_cached(&numbered(sql)).map_err(StoreError::db)?;
-        let width = stmt.column_count();
-        let rows = stmt
-            .query_map(params_from_iter(args), |row| {
+        self.on_conn(|db| {
+            let mut stmt = db.prepare_cached(&numbered(sql))?;
+            let width = stmt.column_count();
+            let rows = stmt.query_map(params_from_iter(args), |row| {
                 (0..width)
                     .map(|i| row.get::<_, Option<String>>(i))
                     .collect()
-            })
-            .map_err(StoreError::db)?;
-        rows.collect::<Result<_, _>>().map_err(StoreError::db)
+            })?;
+            rows.collect()
+        })
     }
+}
+
+/// The server's tables and indexes, each idempotent.
+fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
+    for statement in TABLES {
+        conn.execute_batch(statement)?;
+    }
+    add_owner_column(conn)?;
+    for statement in INDEXES {
+        conn.execute_batch(statement)?;
+    }
+    Ok(())
 }
 
 /// `$1` as SQLite numbers a parameter (`?1`): the queries are written in

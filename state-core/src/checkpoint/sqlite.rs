@@ -62,6 +62,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+/// The SQLite binding [`SqliteCheckpointer::with_connection`] hands a
+/// connection of.
+pub use rusqlite;
 use rusqlite::{params, Connection, Row, TransactionBehavior};
 
 use super::record::{
@@ -292,6 +295,19 @@ impl SqliteCheckpointer {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs `f` on this handle's connection, between its steps: for a
+    /// program's tables of its own in the same file. One connection then
+    /// writes the file, so the program's statements and the steps take
+    /// turns in this process instead of at SQLite's write lock, whose busy
+    /// handler sleeps a millisecond or more per wait. `f` must not write
+    /// the checkpointer's tables (the handle caches each thread's head);
+    /// a transaction it leaves open, or panics in, is rolled back.
+    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        let db = self.lock();
+        let guard = RollbackOpen(&db.conn);
+        f(guard.0)
     }
 
     /// `result`, its storage failure located in the file and `thread_id`.
@@ -657,6 +673,19 @@ impl Known {
         Self {
             head: Some(id),
             last: id,
+        }
+    }
+}
+
+/// Rolls back, when dropped, a transaction left open on its connection.
+struct RollbackOpen<'c>(&'c Connection);
+
+impl Drop for RollbackOpen<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit() {
+            // A failed rollback leaves SQLite's own (it rolls back a
+            // transaction it could not commit).
+            let _ = self.0.execute_batch("ROLLBACK");
         }
     }
 }
