@@ -1270,23 +1270,14 @@ pub fn assert_names(err: &CheckpointError, thread: &str, named: u64, case: &str)
     kind
 }
 
-/// Values damaged with plain SQL (the rows' links intact): writes or a
-/// snapshot of the wrong shape, a field of the wrong type or unknown, a
-/// version newer than the program's, a run's input held by a `loop`
-/// record; with `not_json`, text that is not JSON (a `jsonb` column
-/// cannot hold it). Each load fails naming the thread, the checkpoint and
-/// what is wrong (the field, when one is), never a state with a default
-/// in its place.
-pub async fn damaged_values_fail_loudly<C: Checkpointer>(
-    a: &C,
-    t: &str,
-    sql: Sql<'_>,
-    not_json: bool,
-) -> R {
-    let table = "agent_state_checkpoints";
-    // (case, SET clause, the row changed, what the error is, what it says).
-    // The thread holds ids 1..=5, steps -1..=3; 1 has the snapshot.
-    let mut cases: Vec<(&str, &str, u64, &str, &str)> = vec![
+/// A damage done to a stored row, and what loading it must say.
+type Damage = (&'static str, &'static str, u64, &'static str, &'static str);
+
+/// The damages of [`damaged_values_fail_loudly`]: (case, SET clause, the
+/// row changed, what the error is, what it says). The thread holds ids
+/// 1..=5, steps -1..=3; 1 has the snapshot.
+fn damaged_value_cases(not_json: bool) -> Vec<Damage> {
+    let mut cases: Vec<Damage> = vec![
         (
             "writes-shape",
             r#"writes = '[{"node": 3}]'"#,
@@ -1363,6 +1354,24 @@ pub async fn damaged_values_fail_loudly<C: Checkpointer>(
             "not JSON",
         ));
     }
+    cases
+}
+
+/// Values damaged with plain SQL (the rows' links intact): writes or a
+/// snapshot of the wrong shape, a field of the wrong type or unknown, a
+/// version newer than the program's, a run's input held by a `loop`
+/// record; with `not_json`, text that is not JSON (a `jsonb` column
+/// cannot hold it). Each load fails naming the thread, the checkpoint and
+/// what is wrong (the field, when one is), never a state with a default
+/// in its place.
+pub async fn damaged_values_fail_loudly<C: Checkpointer>(
+    a: &C,
+    t: &str,
+    sql: Sql<'_>,
+    not_json: bool,
+) -> R {
+    let table = "agent_state_checkpoints";
+    let cases = damaged_value_cases(not_json);
     for (case, set, row, kind, says) in cases {
         let id = format!("{t}-values-{case}");
         logged_thread(a, &id, case, 4).await?;
