@@ -384,14 +384,19 @@ fn json_updates_of_every_shape() {
     assert!(s.messages.is_empty());
 }
 
+/// A message as LangChain JS's `JSON.stringify` writes one: class `class`
+/// of `langchain_core.messages`, its fields in `kwargs`.
+fn js(class: &str, kwargs: Value) -> Value {
+    json!({"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", class], "kwargs": kwargs})
+}
+
 /// Messages as LangChain JS writes them with `JSON.stringify` (the lines
 /// below are @langchain/core 1.4's output), and as Python's `dumpd` writes
 /// them (kwargs with `type`, another namespace), read as those messages in
 /// an update: every class, chunks as the message they make, a removal.
 #[test]
 fn langchain_serialised_messages_read_as_those_messages() {
-    use agent_state::{Content, MessageChunk, MessageType, ToolStatus};
-    let js = |class: &str, kwargs: Value| json!({"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", class], "kwargs": kwargs});
+    use agent_state::{Content, MessageType, ToolStatus};
     let mut s = seeded();
     s.apply_json(json!({"messages": [
         js("HumanMessage", json!({"content": "hi", "id": "h1", "name": "bob", "additional_kwargs": {}, "response_metadata": {}})),
@@ -458,7 +463,17 @@ fn langchain_serialised_messages_read_as_those_messages() {
     );
     assert_eq!(m("t2").tool_call_id.as_deref(), Some("c2"));
     assert_eq!(m("p1").content, Content::Text("from python".into()));
+}
 
+/// A `RemoveMessage` as JS writes it removes; a chunk reads as a chunk;
+/// a class that is no message's, or kwargs of another type, are refused
+/// naming the field and the class, with nothing applied.
+#[test]
+fn langchain_removals_chunks_and_bad_classes() {
+    use agent_state::{MessageChunk, MessageType};
+    let mut s = seeded();
+    s.apply_json(json!({"messages": [js("AIMessage", json!({"content": "", "id": "a1"}))]}))
+        .unwrap();
     // A removal, as JS writes a `RemoveMessage`.
     s.apply_json(json!({"messages": js("RemoveMessage", json!({"id": "a1", "content": [], "additional_kwargs": {}, "response_metadata": {}}))}))
         .unwrap();

@@ -558,6 +558,76 @@ struct Middle {
     work: Work,
 }
 
+/// a → child (c1 → grand (ask, which interrupts)), the child a mapped
+/// part of the root, the grandchild over the child's flattened part.
+fn nested_graph() -> Graph<Desk> {
+    let grand = StateGraph::<Work>::new()
+        .add_node(
+            "ask",
+            |_: &Work, ctx: &NodeContext| -> Result<WorkUpdate, BoxError> {
+                let answer: String = ctx.interrupt(json!({"q": "deep?"}))?;
+                Ok(last(&format!("ask:{answer}")))
+            },
+        )
+        .add_edge(START, "ask")
+        .compile()
+        .unwrap();
+    let child = StateGraph::<Middle>::new()
+        .add_node("c1", |s: &Middle| Middle::lift(count(&s.work, "c1")))
+        .add_node("grand", grand)
+        .add_edge(START, "c1")
+        .add_edge("c1", "grand")
+        .compile()
+        .unwrap();
+    StateGraph::<Desk>::new()
+        .add_node("a", |s: &Desk| Desk::lift(count(&s.work, "a")))
+        .add_node(
+            "child",
+            child.mapped(
+                |d: &Desk| Middle {
+                    work: d.work.clone(),
+                },
+                |m: &Middle| Desk::lift(WorkUpdate::new().n(m.work.n).last(m.work.last.clone())),
+            ),
+        )
+        .add_edge(START, "a")
+        .add_edge("a", "child")
+        .compile()
+        .unwrap()
+}
+
+/// `get_state_with_subgraphs` of the paused nested run: each level's
+/// values, next, step and interrupt (the id `id` at every level).
+fn assert_nested_snapshots(graph: &Graph<Desk>, saver: &MemoryCheckpointer, id: &Value) {
+    let snapshot = block_on(graph.get_state_with_subgraphs(saver, "t")).unwrap();
+    let child_state = snapshot.tasks[0]
+        .state
+        .as_deref()
+        .expect("the child's snapshot");
+    assert_eq!(
+        (&child_state.values, &child_state.next[..]),
+        (&state(2, "c1"), &["grand".to_owned()][..])
+    );
+    assert_eq!(child_state.checkpoint.as_ref().unwrap().step, 1);
+    let grand_state = child_state.tasks[0]
+        .state
+        .as_deref()
+        .expect("the grandchild's snapshot");
+    assert_eq!(
+        (&grand_state.values, &grand_state.next[..]),
+        (&state(2, "c1"), &["ask".to_owned()][..])
+    );
+    assert_eq!(grand_state.checkpoint.as_ref().unwrap().step, 0);
+    assert_eq!(grand_state.tasks[0].state, None);
+    for level in [
+        &snapshot.interrupts,
+        &child_state.interrupts,
+        &grand_state.interrupts,
+    ] {
+        assert_eq!(json!(level[0].id), *id);
+    }
+}
+
 #[test]
 fn nested_subgraphs_stream_one_namespace_entry_per_level() {
     // langgraph 1.2.22, a → child (c1 → grand (ask, which interrupts)) on a
@@ -579,39 +649,7 @@ fn nested_subgraphs_stream_one_namespace_entry_per_level() {
     //   (('child:6198..', 'grand:b2ae..'), 'updates', {'ask': {'last': 'ask:yes'}})
     //   (('child:6198..',), 'updates', {'grand': {'n': 2, 'last': 'ask:yes'}})
     //   ((), 'updates', {'child': {'n': 2, 'last': 'ask:yes'}})
-    let grand = StateGraph::<Work>::new()
-        .add_node(
-            "ask",
-            |_: &Work, ctx: &NodeContext| -> Result<WorkUpdate, BoxError> {
-                let answer: String = ctx.interrupt(json!({"q": "deep?"}))?;
-                Ok(last(&format!("ask:{answer}")))
-            },
-        )
-        .add_edge(START, "ask")
-        .compile()
-        .unwrap();
-    let child = StateGraph::<Middle>::new()
-        .add_node("c1", |s: &Middle| Middle::lift(count(&s.work, "c1")))
-        .add_node("grand", grand)
-        .add_edge(START, "c1")
-        .add_edge("c1", "grand")
-        .compile()
-        .unwrap();
-    let graph = StateGraph::<Desk>::new()
-        .add_node("a", |s: &Desk| Desk::lift(count(&s.work, "a")))
-        .add_node(
-            "child",
-            child.mapped(
-                |d: &Desk| Middle {
-                    work: d.work.clone(),
-                },
-                |m: &Middle| Desk::lift(WorkUpdate::new().n(m.work.n).last(m.work.last.clone())),
-            ),
-        )
-        .add_edge(START, "a")
-        .add_edge("a", "child")
-        .compile()
-        .unwrap();
+    let graph = nested_graph();
     let saver = MemoryCheckpointer::new();
     let run = graph.run(start()).on_thread(&saver, "t");
     let events = collect(run.stream(StreamMode::Updates).subgraphs(true));
@@ -642,33 +680,7 @@ fn nested_subgraphs_stream_one_namespace_entry_per_level() {
         Some(StreamEvent::Interrupt { .. })
     ));
 
-    let snapshot = block_on(graph.get_state_with_subgraphs(&saver, "t")).unwrap();
-    let child_state = snapshot.tasks[0]
-        .state
-        .as_deref()
-        .expect("the child's snapshot");
-    assert_eq!(
-        (&child_state.values, &child_state.next[..]),
-        (&state(2, "c1"), &["grand".to_owned()][..])
-    );
-    assert_eq!(child_state.checkpoint.as_ref().unwrap().step, 1);
-    let grand_state = child_state.tasks[0]
-        .state
-        .as_deref()
-        .expect("the grandchild's snapshot");
-    assert_eq!(
-        (&grand_state.values, &grand_state.next[..]),
-        (&state(2, "c1"), &["ask".to_owned()][..])
-    );
-    assert_eq!(grand_state.checkpoint.as_ref().unwrap().step, 0);
-    assert_eq!(grand_state.tasks[0].state, None);
-    for level in [
-        &snapshot.interrupts,
-        &child_state.interrupts,
-        &grand_state.interrupts,
-    ] {
-        assert_eq!(json!(level[0].id), ids[0]);
-    }
+    assert_nested_snapshots(&graph, &saver, &ids[0]);
 
     let resume = Input::ResumeWith(Resume::new().answer(ids[0].as_str().unwrap(), "yes"));
     let run = graph.run(resume).on_thread(&saver, "t");
