@@ -10,7 +10,7 @@ use agent_state::AgentState;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::http::{get, post, refused, THREAD};
-use support::{frames, fresh_db, start, start_with};
+use support::{frames, fresh_db, post_frames, start, start_with};
 
 /// A thread of the approval graph, paused at `review` (after `draft`).
 async fn paused_approval(c: &Client, b: &str) {
@@ -117,13 +117,7 @@ async fn interrupt_before_pauses_as_the_official_server_streams_it() {
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
     let run = json!({"assistant_id": "approval", "input": {"topic": "x"},
                      "interrupt_before": ["review"], "stream_mode": ["values", "updates"]});
-    let r = c
-        .post(format!("{b}/threads/{THREAD}/runs/stream"))
-        .json(&run)
-        .send()
-        .await
-        .unwrap();
-    let ours = frames(&r.text().await.unwrap());
+    let ours = post_frames(&c, format!("{b}/threads/{THREAD}/runs/stream"), &run).await;
     let theirs = frames(include_str!(
         "fixtures/official_stream_interrupt_before.sse"
     ));

@@ -12,7 +12,7 @@ use std::time::Duration;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::db::{connect, fresh_pg};
-use support::http::{get, post, THREAD};
+use support::http::{get, new_thread, post, THREAD};
 use support::start;
 
 /// Creates a background run on `base`'s thread: its id.
@@ -41,12 +41,7 @@ async fn two_servers_serve_the_same_threads() {
     let db = fresh_pg();
     let (a, b) = (start(&db).await, start(&db).await);
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", a.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &a.base, THREAD).await;
     let slow = json!({"assistant_id": "slow", "input": {"n": 0}});
     let run_id = background(&c, &a.base, slow).await;
     wait_for_status(&c, &b.base, &run_id, "running").await;
@@ -82,12 +77,7 @@ async fn only_a_dead_servers_runs_are_failed() {
     let db = fresh_pg();
     let a = start(&db).await;
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", a.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &a.base, THREAD).await;
     let live = background(
         &c,
         &a.base,
@@ -96,12 +86,7 @@ async fn only_a_dead_servers_runs_are_failed() {
     .await;
     wait_for_status(&c, &a.base, &live, "running").await;
     let orphan_thread = "22222222-2222-2222-2222-222222222222";
-    post(
-        &c,
-        format!("{}/threads", a.base),
-        json!({"thread_id": orphan_thread}),
-    )
-    .await;
+    new_thread(&c, &a.base, orphan_thread).await;
     let orphan = "33333333-3333-3333-3333-333333333333";
     // What a server killed mid-run leaves: its run `running`, its thread
     // `busy`, and no session holding its owner lock.
@@ -141,12 +126,7 @@ async fn a_join_on_a_run_whose_server_died_ends_with_an_error() {
     let db = fresh_pg();
     let b = start(&db).await;
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", b.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &b.base, THREAD).await;
     let orphan = "44444444-4444-4444-4444-444444444444";
     connect(&db.url())
         .await
@@ -175,12 +155,7 @@ async fn a_lost_lock_connection_is_opened_again() {
     let db = fresh_pg();
     let server = start(&db).await;
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", server.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &server.base, THREAD).await;
     let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
     let run = |n: u32| json!({"assistant_id": "guarded", "input": {"topic": format!("t{n}")}});
     assert_eq!(post(&c, wait.clone(), run(1)).await.0, StatusCode::OK);
@@ -212,12 +187,7 @@ async fn a_run_that_cannot_take_its_threads_lock_fails_saying_so() {
     let db = fresh_pg();
     let server = start(&db).await;
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", server.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &server.base, THREAD).await;
     let support::Db::Postgres { admin, name } = &db else {
         unreachable!("a PostgreSQL database")
     };
@@ -264,12 +234,7 @@ async fn a_request_that_waits_too_long_for_a_connection_is_a_503() {
     let server = support::start_with(&db, one).await;
     let c = Client::new();
     let thread = format!("{}/threads/{THREAD}", server.base);
-    post(
-        &c,
-        format!("{}/threads", server.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &server.base, THREAD).await;
     // Another session holds the table: the pool's one connection waits
     // on it with the first request.
     let admin = connect(&db.url()).await;
@@ -298,12 +263,7 @@ async fn a_run_on_one_server_is_cancelled_and_interrupted_through_another() {
     let db = fresh_pg();
     let (a, b) = (start(&db).await, start(&db).await);
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", a.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &a.base, THREAD).await;
     let long = json!({"assistant_id": "countdown", "input": {"n": 30}});
     let run_id = background(&c, &a.base, long.clone()).await;
     wait_for_status(&c, &b.base, &run_id, "running").await;
@@ -337,12 +297,7 @@ async fn a_server_outlives_its_connections() {
     let db = fresh_pg();
     let server = start(&db).await;
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", server.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &server.base, THREAD).await;
     let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
     let run = |topic: &str| json!({"assistant_id": "guarded", "input": {"topic": topic}});
     assert_eq!(post(&c, wait.clone(), run("a")).await.0, StatusCode::OK);

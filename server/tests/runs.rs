@@ -10,7 +10,7 @@ use std::time::Duration;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::http::{get, post, post_owned, read_then_leave, APPROVAL, THREAD};
-use support::{frames, fresh_db, start};
+use support::{frames, fresh_db, post_frames, start};
 
 /// The event names of the official server's stream of the same graph and
 /// input (its `custom` event included), and its framing.
@@ -66,13 +66,7 @@ async fn messages_stream_as_the_official_servers_tuples() {
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
     let run = json!({"assistant_id": "chat", "stream_mode": ["messages-tuple", "values"],
                      "input": {"messages": [{"type": "human", "content": "hi"}]}});
-    let r = c
-        .post(format!("{b}/threads/{THREAD}/runs/stream"))
-        .json(&run)
-        .send()
-        .await
-        .unwrap();
-    let ours = frames(&r.text().await.unwrap());
+    let ours = post_frames(&c, format!("{b}/threads/{THREAD}/runs/stream"), &run).await;
     let theirs = frames(include_str!("fixtures/official_stream_messages.sse"));
     let names = |f: &[(String, Value)]| f.iter().map(|e| e.0.clone()).collect::<Vec<_>>();
     assert_eq!(names(&ours), names(&theirs));
@@ -189,13 +183,7 @@ async fn a_failing_run_streams_an_error_and_marks_the_thread() {
     let (c, b) = (Client::new(), &server.base);
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
     let run = json!({"assistant_id": "approval", "input": {"topic": "boom"}});
-    let r = c
-        .post(format!("{b}/threads/{THREAD}/runs/stream"))
-        .json(&run)
-        .send()
-        .await
-        .unwrap();
-    let events = frames(&r.text().await.unwrap());
+    let events = post_frames(&c, format!("{b}/threads/{THREAD}/runs/stream"), &run).await;
     let (name, error) = events.last().unwrap();
     assert_eq!(name, "error");
     assert!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
-use support::http::{get, post, THREAD};
+use support::http::{get, new_thread, post, THREAD};
 use support::{frames, fresh_file, start, Db};
 
 /// Starts a streamed run of 2 s, deletes the file once its first event
@@ -75,12 +75,7 @@ async fn a_database_file_replaced_while_serving_is_noticed() {
     let db = fresh_file();
     let server = start(&db).await;
     let c = Client::new();
-    post(
-        &c,
-        format!("{}/threads", server.base),
-        json!({"thread_id": THREAD}),
-    )
-    .await;
+    new_thread(&c, &server.base, THREAD).await;
     let other = db.path().with_extension("other");
     std::fs::copy(db.path(), &other).expect("copy the file");
     std::fs::rename(&other, db.path()).expect("replace the file");

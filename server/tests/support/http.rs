@@ -19,6 +19,16 @@ pub async fn post(c: &Client, url: String, body: Value) -> (StatusCode, Value) {
     (r.status(), r.json().await.unwrap_or(Value::Null))
 }
 
+/// `POST /threads` on `base` with the caller's id `id`.
+pub async fn new_thread(c: &Client, base: &str, id: &str) -> (StatusCode, Value) {
+    post(
+        c,
+        format!("{base}/threads"),
+        serde_json::json!({"thread_id": id}),
+    )
+    .await
+}
+
 pub async fn get(c: &Client, url: String) -> (StatusCode, Value) {
     let r = c.get(url).send().await.expect("request");
     (r.status(), r.json().await.unwrap_or(Value::Null))

@@ -324,6 +324,16 @@ pub async fn start_with(db: &Db, configure: impl FnOnce(Server) -> Server) -> Ru
     }
 }
 
+/// `POST url` with `body`, the answer's server-sent events as [`frames`].
+pub async fn post_frames(
+    c: &reqwest::Client,
+    url: String,
+    body: &serde_json::Value,
+) -> Vec<(String, serde_json::Value)> {
+    let r = c.post(url).json(body).send().await.unwrap();
+    frames(&r.text().await.unwrap())
+}
+
 /// The `(event, data)` pairs of an SSE body framed with `\r\n`.
 pub fn frames(body: &str) -> Vec<(String, serde_json::Value)> {
     body.split("\r\n\r\n")
