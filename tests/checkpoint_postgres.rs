@@ -14,6 +14,28 @@ async fn connect() -> PostgresCheckpointer {
     PostgresCheckpointer::connect(pg::url()).await.unwrap()
 }
 
+/// A schema of its own, made afresh, so a test that alters tables leaves
+/// the others' as they are: the URL whose connections use it.
+async fn own_schema(admin: &PostgresCheckpointer, schema: &str) -> String {
+    admin
+        .client()
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
+        .await
+        .unwrap();
+    format!("{} options='-c search_path={schema}'", pg::url())
+}
+
+/// Drops a schema of [`own_schema`].
+async fn drop_schema(admin: &PostgresCheckpointer, schema: &str) {
+    admin
+        .client()
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
+
 macro_rules! scenarios {
     ($($name:ident),* $(,)?) => {$(
         #[tokio::test]
@@ -108,14 +130,7 @@ async fn stored_writes_are_queryable_jsonb() {
 async fn a_load_reads_only_its_chain() {
     let schema = "chain_plan_test";
     let admin = connect().await;
-    admin
-        .client()
-        .batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        ))
-        .await
-        .unwrap();
-    let url = format!("{} options='-c search_path={schema}'", pg::url());
+    let url = own_schema(&admin, schema).await;
     let saver = PostgresCheckpointer::connect(&url)
         .await
         .unwrap()
@@ -155,11 +170,7 @@ async fn a_load_reads_only_its_chain() {
         read <= 2 * records + 10,
         "loading a chain of {records} records read {read} rows"
     );
-    admin
-        .client()
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    drop_schema(&admin, schema).await;
 }
 
 /// Outside a Tokio runtime, connecting says what is missing instead of
@@ -294,14 +305,7 @@ async fn damaged_postgres_values_fail_loudly() {
 async fn postgres_columns_of_the_wrong_type_are_named() {
     let schema = "wrong_types_test";
     let admin = connect().await;
-    admin
-        .client()
-        .batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        ))
-        .await
-        .unwrap();
-    let url = format!("{} options='-c search_path={schema}'", pg::url());
+    let url = own_schema(&admin, schema).await;
     let saver = PostgresCheckpointer::connect(&url).await.unwrap();
     let mut thread = Thread::<Debate, _>::open(&saver, "t").await.unwrap();
     for n in 0..3 {
@@ -327,11 +331,7 @@ async fn postgres_columns_of_the_wrong_type_are_named() {
     // The first record of the chain is the first to fail.
     conformance::assert_malformed(&err, "t", 1, "column `step`", "step as text");
     assert!(err.to_string().contains("text"), "{err}");
-    admin
-        .client()
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    drop_schema(&admin, schema).await;
 }
 
 /// A PostgreSQL error says what the server said (its message, SQLSTATE
@@ -345,14 +345,7 @@ async fn postgres_errors_carry_the_servers_message() {
 
     let schema = "server_errors_test";
     let admin = connect().await;
-    admin
-        .client()
-        .batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        ))
-        .await
-        .unwrap();
-    let url = format!("{} options='-c search_path={schema}'", pg::url());
+    let url = own_schema(&admin, schema).await;
     let saver = PostgresCheckpointer::connect(&url).await.unwrap();
     admin
         .client()
@@ -381,11 +374,7 @@ async fn postgres_errors_carry_the_servers_message() {
     assert_eq!(pg.code(), Some("23514"));
     assert!(pg.message().unwrap().contains("steps_below_zero"));
     assert!(pg.detail().unwrap().starts_with("Failing row contains"));
-    admin
-        .client()
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    drop_schema(&admin, schema).await;
 
     let missing = format!("{} dbname=agent_state_no_such_db", pg::url());
     let err = PostgresCheckpointer::connect(&missing).await.err().unwrap();
