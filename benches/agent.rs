@@ -24,7 +24,7 @@ use agent_state::agent::{
 };
 use agent_state::base::{HasMessages, MessagesState};
 use agent_state::checkpoint::block_on;
-use agent_state::graph::Graph;
+use agent_state::graph::{Graph, NodeContext};
 use agent_state::schemars::JsonSchema;
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{Map, Value};
@@ -84,7 +84,7 @@ impl AgentMiddleware<Bench> for Counter {
         Hooks::BEFORE_MODEL
     }
 
-    fn before_model(&self, state: &Bench) -> HookResult<Bench> {
+    fn before_model(&self, state: &Bench, _: &NodeContext) -> HookResult<Bench> {
         let calls = state.part::<CountState>().model_calls + 1;
         Ok(HookOutput::update(Bench::lift(
             CountStateUpdate::new().model_calls(calls),

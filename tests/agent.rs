@@ -21,7 +21,7 @@ use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
 use agent_state::futures::future::BoxFuture;
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
-use agent_state::graph::{Command, GraphError, Input, StreamEvent, StreamMode};
+use agent_state::graph::{Command, GraphError, Input, NodeContext, StreamEvent, StreamMode};
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Map, Value};
 use agent_state::{
@@ -128,19 +128,19 @@ where
         self.name
     }
 
-    fn before_agent(&self, state: &S) -> HookResult<S> {
+    fn before_agent(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         self.hook("before_agent", state)
     }
 
-    fn before_model(&self, state: &S) -> HookResult<S> {
+    fn before_model(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         self.hook("before_model", state)
     }
 
-    fn after_model(&self, state: &S) -> HookResult<S> {
+    fn after_model(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         self.hook("after_model", state)
     }
 
-    fn after_agent(&self, state: &S) -> HookResult<S> {
+    fn after_agent(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         self.hook("after_agent", state)
     }
 
@@ -1177,7 +1177,7 @@ impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Guard {
         Hooks::BEFORE_MODEL
     }
 
-    fn before_model(&self, state: &S) -> HookResult<S> {
+    fn before_model(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         let stop = state.messages().last().is_some_and(|m| m.text() == "stop");
         Ok(if stop {
             HookOutput::update(S::lift(MessagesStateUpdate::new().message(ai("stopped"))))
@@ -1215,7 +1215,7 @@ impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Redraft {
         Hooks::AFTER_MODEL
     }
 
-    fn after_model(&self, state: &S) -> HookResult<S> {
+    fn after_model(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         let draft = state.messages().last().is_some_and(|m| m.text() == "draft");
         Ok(if draft {
             HookOutput::jump(Jump::Model)
@@ -1238,7 +1238,7 @@ impl<S: HasMessages + Send + Sync + 'static> AgentMiddleware<S> for ToolsFirst {
         Hooks::BEFORE_AGENT
     }
 
-    fn before_agent(&self, state: &S) -> HookResult<S> {
+    fn before_agent(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         let pending = state
             .messages()
             .last()

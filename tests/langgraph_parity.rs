@@ -785,11 +785,11 @@ mod agent {
             Hooks::BEFORE_MODEL | Hooks::AFTER_MODEL
         }
 
-        fn before_model(&self, _: &Talk) -> HookResult<Talk> {
+        fn before_model(&self, _: &Talk, _: &NodeContext) -> HookResult<Talk> {
             Ok(HookOutput::none())
         }
 
-        fn after_model(&self, _: &Talk) -> HookResult<Talk> {
+        fn after_model(&self, _: &Talk, _: &NodeContext) -> HookResult<Talk> {
             Ok(HookOutput::none())
         }
     }

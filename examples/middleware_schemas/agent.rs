@@ -15,7 +15,7 @@ use agent_state::agent::{
     ModelHandler, ModelRequest, Tool, ToolOutput, ToolRuntime,
 };
 use agent_state::base::{HasMessages, MessagesState, MessagesStateUpdate};
-use agent_state::graph::{Command, Graph};
+use agent_state::graph::{Command, Graph, NodeContext};
 use agent_state::schemars::JsonSchema;
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::serde_json::{json, Map, Value};
@@ -153,7 +153,7 @@ impl<S: AgentOf<LanguageDetectionState>> AgentMiddleware<S> for LanguageDetectio
         Hooks::BEFORE_AGENT | Hooks::WRAP_MODEL_CALL
     }
 
-    fn before_agent(&self, state: &S) -> HookResult<S> {
+    fn before_agent(&self, state: &S, _: &NodeContext) -> HookResult<S> {
         let last_human = state
             .messages()
             .iter()
@@ -228,7 +228,7 @@ impl<S: AgentOf<SkillsState>> AgentMiddleware<S> for Skills {
         Hooks::BEFORE_AGENT | Hooks::WRAP_MODEL_CALL
     }
 
-    fn before_agent(&self, _state: &S) -> HookResult<S> {
+    fn before_agent(&self, _state: &S, _: &NodeContext) -> HookResult<S> {
         let skills = self
             .available
             .iter()

@@ -170,8 +170,9 @@ where
                 };
                 graph = fallback(graph, &name, &then, lp);
                 let (lp, m) = (Arc::clone(lp), Arc::clone(m));
-                graph = graph.add_node(name, move |state: &S| {
-                    lp.hook_step(m.as_ref(), kind, &then, state)
+                graph = graph.add_node(name, move |state: Arc<S>, ctx: NodeContext| {
+                    let (lp, m, then) = (Arc::clone(&lp), Arc::clone(&m), then.clone());
+                    async move { lp.hook_step(m.as_ref(), kind, &then, &state, &ctx).await }
                 });
             }
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::model::ModelRequest;
 use super::tool::{Tool, ToolError, ToolFuture};
 use super::ModelFuture;
-use crate::graph::{BoxError, RunContext};
+use crate::graph::{BoxError, NodeContext};
 use crate::message::ToolCall;
 use crate::state::AgentState;
 
@@ -107,6 +107,9 @@ impl<S: AgentState> HookOutput<S> {
 /// hook named; nothing of its step is applied).
 pub type HookResult<S> = Result<HookOutput<S>, BoxError>;
 
+/// What an async node hook returns.
+pub type HookFuture<'a, S> = futures::future::BoxFuture<'a, HookResult<S>>;
+
 /// A tool call on its way to the tool: LangChain's `ToolCallRequest`.
 pub struct ToolCallRequest<S: AgentState> {
     /// The call (name, arguments, id); a `wrap_tool_call` may change it.
@@ -115,7 +118,7 @@ pub struct ToolCallRequest<S: AgentState> {
     /// (a `wrap_tool_call` may answer it itself).
     pub tool: Option<Arc<dyn Tool<S>>>,
     pub(crate) state: Arc<S>,
-    pub(crate) context: Option<RunContext>,
+    pub(crate) node: NodeContext,
 }
 
 impl<S: AgentState> Clone for ToolCallRequest<S> {
@@ -124,7 +127,7 @@ impl<S: AgentState> Clone for ToolCallRequest<S> {
             call: self.call.clone(),
             tool: self.tool.clone(),
             state: Arc::clone(&self.state),
-            context: self.context.clone(),
+            node: self.node.clone(),
         }
     }
 }
@@ -133,7 +136,15 @@ impl<S: AgentState> ToolCallRequest<S> {
     /// The run's context of type `T` (`Run::context`, LangChain's
     /// `runtime.context`); `None` when absent or of another type.
     pub fn context<T: std::any::Any>(&self) -> Option<&T> {
-        self.context.as_deref()?.downcast_ref()
+        self.node.context()
+    }
+
+    /// The tools node's context: a `wrap_tool_call` may
+    /// [`interrupt`](NodeContext::interrupt) the run (to have a human
+    /// approve the call, say), keep work [`once`](NodeContext::once) or
+    /// write to the run's stream.
+    pub fn node(&self) -> &NodeContext {
+        &self.node
     }
 
     /// The agent's state when the model made the call.
@@ -174,28 +185,73 @@ pub trait AgentMiddleware<S: AgentState>: Send + Sync {
         Vec::new()
     }
 
-    /// Once per invocation, before the loop.
-    fn before_agent(&self, state: &S) -> HookResult<S> {
-        let _ = state;
+    /// Once per invocation, before the loop. `ctx` is the hook node's: it
+    /// may [`interrupt`](NodeContext::interrupt) the run for a value from
+    /// outside (the hook runs again from its start when resumed), keep work
+    /// [`once`](NodeContext::once), write to the run's stream, read the
+    /// run's [`context`](NodeContext::context) (LangChain's `runtime`).
+    fn before_agent(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
+        let _ = (state, ctx);
         Ok(HookOutput::none())
     }
 
-    /// Before every model call.
-    fn before_model(&self, state: &S) -> HookResult<S> {
-        let _ = state;
+    /// Before every model call (`ctx` as in
+    /// [`before_agent`](Self::before_agent)).
+    fn before_model(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
+        let _ = (state, ctx);
         Ok(HookOutput::none())
     }
 
-    /// After every model response (its AI message is in the state).
-    fn after_model(&self, state: &S) -> HookResult<S> {
-        let _ = state;
+    /// After every model response (its AI message is in the state; `ctx`
+    /// as in [`before_agent`](Self::before_agent)): where a human approves
+    /// the tool calls it asks for.
+    fn after_model(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
+        let _ = (state, ctx);
         Ok(HookOutput::none())
     }
 
-    /// Once per invocation, after the loop.
-    fn after_agent(&self, state: &S) -> HookResult<S> {
-        let _ = state;
+    /// Once per invocation, after the loop (`ctx` as in
+    /// [`before_agent`](Self::before_agent)).
+    fn after_agent(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
+        let _ = (state, ctx);
         Ok(HookOutput::none())
+    }
+
+    /// [`before_agent`](Self::before_agent) for a hook that awaits (a model
+    /// call, a database): LangChain's `abefore_agent`. The agent calls
+    /// this one; by default it calls the sync hook.
+    fn before_agent_async<'a>(&'a self, state: &'a S, ctx: &'a NodeContext) -> HookFuture<'a, S>
+    where
+        S: Sync,
+    {
+        Box::pin(async move { self.before_agent(state, ctx) })
+    }
+
+    /// [`before_model`](Self::before_model) for a hook that awaits (a
+    /// summary by a model, say); by default calls the sync hook.
+    fn before_model_async<'a>(&'a self, state: &'a S, ctx: &'a NodeContext) -> HookFuture<'a, S>
+    where
+        S: Sync,
+    {
+        Box::pin(async move { self.before_model(state, ctx) })
+    }
+
+    /// [`after_model`](Self::after_model) for a hook that awaits; by
+    /// default calls the sync hook.
+    fn after_model_async<'a>(&'a self, state: &'a S, ctx: &'a NodeContext) -> HookFuture<'a, S>
+    where
+        S: Sync,
+    {
+        Box::pin(async move { self.after_model(state, ctx) })
+    }
+
+    /// [`after_agent`](Self::after_agent) for a hook that awaits; by
+    /// default calls the sync hook.
+    fn after_agent_async<'a>(&'a self, state: &'a S, ctx: &'a NodeContext) -> HookFuture<'a, S>
+    where
+        S: Sync,
+    {
+        Box::pin(async move { self.after_agent(state, ctx) })
     }
 
     /// Around every model call: change the request (system prompt,

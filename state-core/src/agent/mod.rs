@@ -63,8 +63,8 @@ use std::sync::Arc;
 
 pub use crate::message::{invalid_tool_call, parse_args, ToolCallChunk};
 pub use middleware::{
-    AgentMiddleware, HookOutput, HookResult, Hooks, Jump, ModelHandler, ToolCallRequest,
-    ToolHandler,
+    AgentMiddleware, HookFuture, HookOutput, HookResult, Hooks, Jump, ModelHandler,
+    ToolCallRequest, ToolHandler,
 };
 pub use model::{
     ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolChoice,

@@ -10,7 +10,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{json, Value};
 
 use crate::base::HasMessages;
-use crate::graph::{BoxError, RunContext, StreamWriter};
+use crate::graph::{BoxError, NodeContext, StreamWriter};
 use crate::message::{Message, MessageChunk, MessageType};
 
 /// A tool as the model sees it: its name, what it is for, and the JSON
@@ -62,7 +62,7 @@ pub struct ModelRequest<S> {
     tools: Arc<[ToolDefinition]>,
     settings: ModelSettings,
     writer: Option<StreamWriter>,
-    context: Option<RunContext>,
+    node: Option<NodeContext>,
 }
 
 impl<S> Clone for ModelRequest<S> {
@@ -74,7 +74,7 @@ impl<S> Clone for ModelRequest<S> {
             tools: Arc::clone(&self.tools),
             settings: self.settings.clone(),
             writer: self.writer.clone(),
-            context: self.context.clone(),
+            node: self.node.clone(),
         }
     }
 }
@@ -89,7 +89,7 @@ impl<S: HasMessages> ModelRequest<S> {
             tools: Arc::from(Vec::new()),
             settings: ModelSettings::default(),
             writer: None,
-            context: None,
+            node: None,
         }
     }
 
@@ -97,12 +97,20 @@ impl<S: HasMessages> ModelRequest<S> {
     /// `runtime.context`), for a `wrap_model_call` that depends on who
     /// the run serves; `None` when absent or of another type.
     pub fn context<T: std::any::Any>(&self) -> Option<&T> {
-        self.context.as_deref()?.downcast_ref()
+        self.node.as_ref()?.context()
     }
 
-    /// Carries the run's context.
-    pub(crate) fn with_run_context(mut self, context: Option<RunContext>) -> Self {
-        self.context = context;
+    /// The model node's context, in a run: a `wrap_model_call` may
+    /// [`interrupt`](NodeContext::interrupt) the run, keep work
+    /// [`once`](NodeContext::once), read the thread and step. `None` for
+    /// a request made outside a run.
+    pub fn node(&self) -> Option<&NodeContext> {
+        self.node.as_ref()
+    }
+
+    /// Carries the model node's context.
+    pub(crate) fn with_node(mut self, node: NodeContext) -> Self {
+        self.node = Some(node);
         self
     }
 

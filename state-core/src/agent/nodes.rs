@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use futures::stream::StreamExt;
 
 use super::middleware::{
-    unknown_tool, AgentMiddleware, HookResult, Jump, ModelExec, ModelHandler, ToolCallRequest,
+    unknown_tool, AgentMiddleware, HookFuture, Jump, ModelExec, ModelHandler, ToolCallRequest,
     ToolExec,
 };
 use super::model::{
@@ -145,15 +145,14 @@ where
             call,
             tool,
             state,
-            context,
+            node,
         } = request;
         let Some(tool) = tool else {
             let error = unknown_tool(&call.name, &self.names);
             return Box::pin(futures::future::ready(Err(error)));
         };
         Box::pin(async move {
-            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name)
-                .with_run_context(context);
+            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name, node);
             tool.call(call.args, runtime).await
         })
     }
@@ -200,12 +199,17 @@ impl HookKind {
         }
     }
 
-    fn call<S: AgentState>(self, m: &dyn AgentMiddleware<S>, state: &S) -> HookResult<S> {
+    fn call<'a, S: AgentState + Sync>(
+        self,
+        m: &'a dyn AgentMiddleware<S>,
+        state: &'a S,
+        ctx: &'a NodeContext,
+    ) -> HookFuture<'a, S> {
         match self {
-            Self::BeforeAgent => m.before_agent(state),
-            Self::BeforeModel => m.before_model(state),
-            Self::AfterModel => m.after_model(state),
-            Self::AfterAgent => m.after_agent(state),
+            Self::BeforeAgent => m.before_agent_async(state, ctx),
+            Self::BeforeModel => m.before_model_async(state, ctx),
+            Self::AfterModel => m.after_model_async(state, ctx),
+            Self::AfterAgent => m.after_agent_async(state, ctx),
         }
     }
 }
@@ -245,7 +249,7 @@ where
                 self.settings.clone(),
             )
             .with_stream_writer(ctx.writer())
-            .with_run_context(ctx.run_context());
+            .with_node(ctx.clone());
         if let Some(history) = &repaired {
             request = request.with_messages(history.clone());
         }
@@ -276,14 +280,15 @@ where
     }
 
     /// A hook node's step: the hook's update, and where to go.
-    pub(crate) fn hook_step(
+    pub(crate) async fn hook_step(
         &self,
         middleware: &dyn AgentMiddleware<S>,
         kind: HookKind,
         then: &Then,
         state: &S,
+        ctx: &NodeContext,
     ) -> Result<Command<S::Update>, BoxError> {
-        let out = kind.call(middleware, state)?;
+        let out = kind.call(middleware, state, ctx).await?;
         let goto = match (out.jump_to, then) {
             (Some(jump), _) => self.jump(jump, kind == HookKind::AfterAgent),
             (None, Then::Node(name)) => name.clone(),

@@ -12,19 +12,20 @@ use serde_json::{Map, Value};
 
 use super::model::ToolDefinition;
 use crate::base::HasMessages;
-use crate::graph::{BoxError, Command, RunContext};
+use crate::graph::{BoxError, Command, Interrupted, NodeContext};
 use crate::message::{Content, Message, MessageType, ToolStatus};
 use crate::messages::MessageOp;
 use crate::state::AgentState;
 use crate::write::FieldWrite;
 
 /// What a tool gets besides its arguments: LangChain's `ToolRuntime` (the
-/// state, read-only, and the id of the call it answers).
+/// state, read-only, the id of the call it answers, the run's context, and
+/// the tools node's [`NodeContext`] to pause the run or stream from).
 pub struct ToolRuntime<S> {
     state: Arc<S>,
     call_id: String,
     tool: String,
-    context: Option<RunContext>,
+    node: NodeContext,
 }
 
 impl<S> Clone for ToolRuntime<S> {
@@ -33,31 +34,45 @@ impl<S> Clone for ToolRuntime<S> {
             state: Arc::clone(&self.state),
             call_id: self.call_id.clone(),
             tool: self.tool.clone(),
-            context: self.context.clone(),
+            node: self.node.clone(),
         }
     }
 }
 
 impl<S> ToolRuntime<S> {
-    pub(crate) fn new(state: Arc<S>, call_id: String, tool: String) -> Self {
+    pub(crate) fn new(state: Arc<S>, call_id: String, tool: String, node: NodeContext) -> Self {
         Self {
             state,
             call_id,
             tool,
-            context: None,
+            node,
         }
-    }
-
-    pub(crate) fn with_run_context(mut self, context: Option<RunContext>) -> Self {
-        self.context = context;
-        self
     }
 
     /// The run's context of type `T` (`Run::context`, LangChain's
     /// `ToolRuntime.context`): who the call is made for, a client; `None`
     /// when absent or of another type.
     pub fn context<T: std::any::Any>(&self) -> Option<&T> {
-        self.context.as_deref()?.downcast_ref()
+        self.node.context()
+    }
+
+    /// The tools node's context: the run's thread and step, its stream
+    /// ([`writer`](NodeContext::writer), LangChain's
+    /// `runtime.stream_writer`), work kept [`once`](NodeContext::once).
+    pub fn node(&self) -> &NodeContext {
+        &self.node
+    }
+
+    /// Pauses the run for a value from outside, as LangGraph's
+    /// `interrupt()` called in a tool: the first time returns
+    /// [`Interrupted`] (return it with `?`); when the run is resumed the
+    /// tool is called again from its start and this returns the value read
+    /// as `R` (see [`NodeContext::interrupt`]).
+    pub fn interrupt<R: serde::de::DeserializeOwned>(
+        &self,
+        payload: impl serde::Serialize,
+    ) -> Result<R, Interrupted> {
+        self.node.interrupt(payload)
     }
 
     /// The agent's state when the model made the call.

@@ -59,7 +59,7 @@ where
                 call: call.clone(),
                 tool: self.tools.by_name.get(&call.name).cloned(),
                 state: Arc::clone(&state),
-                context: ctx.run_context(),
+                node: ctx.clone(),
             };
             let key = call.id.clone().unwrap_or_default();
             let ctx = &ctx;

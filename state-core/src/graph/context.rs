@@ -370,13 +370,6 @@ impl NodeContext {
         self.inner.scope.context.as_deref()?.downcast_ref()
     }
 
-    /// The run's context as given, to hand to what the node calls (the
-    /// agent's tools and middleware).
-    #[cfg(feature = "agent")]
-    pub(crate) fn run_context(&self) -> Option<RunContext> {
-        self.inner.scope.context.clone()
-    }
-
     /// How many more supersteps the run may take after this one before
     /// its recursion limit stops it (LangGraph's `RemainingSteps`): a node
     /// that sees few left can wrap up instead of failing the run.

@@ -90,7 +90,6 @@ pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
 #[cfg(feature = "agent")]
-pub(crate) use context::RunContext;
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use error::GraphError;
 pub use into_node::{form, IntoNode, Node, Sent};
