@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::middleware::{AgentMiddleware, Hooks};
+use super::hooks::{AgentMiddleware, Hooks};
 use super::nodes::{AgentLoop, HookKind, Places, Then};
 use crate::base::HasMessages;
 use crate::graph::{NodeContext, StateGraph, END};

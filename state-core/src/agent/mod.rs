@@ -47,7 +47,8 @@
 //! ```
 
 mod graph;
-mod middleware;
+mod hooks;
+pub mod middleware;
 mod model;
 mod nodes;
 #[cfg(feature = "openai")]
@@ -62,7 +63,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::message::{invalid_tool_call, parse_args, ToolCallChunk};
-pub use middleware::{
+pub use hooks::{
     AgentMiddleware, HookFuture, HookOutput, HookResult, Hooks, Jump, ModelHandler,
     ToolCallRequest, ToolHandler,
 };

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::stream::StreamExt;
 
-use super::middleware::{
+use super::hooks::{
     unknown_tool, AgentMiddleware, HookFuture, Jump, ModelExec, ModelHandler, ToolCallRequest,
     ToolExec,
 };

@@ -13,7 +13,7 @@ use crate::graph::trace::Timed;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::middleware::{ToolCallRequest, ToolHandler};
+use super::hooks::{ToolCallRequest, ToolHandler};
 use super::nodes::AgentLoop;
 use super::tool::{add_message, answer_message, answers_call, OutputKind, ToolError, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};

@@ -1,0 +1,7 @@
+//! LangChain's built-in middleware (`agent_state::agent::middleware`), each
+//! run as langchain 1.4.7 runs it: the expected events and states are
+//! LangChain's own, recorded by `tests/reference/middleware/<name>.py`
+//! into `tests/expected/middleware/<name>.json` (rerun and compared by
+//! `tests/reference/run.sh`, in `.ci/run`).
+
+mod support;
