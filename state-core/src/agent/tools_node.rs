@@ -2,7 +2,6 @@
 //! together, their answers and updates applied as one step.
 
 use std::any::Any;
-use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -37,9 +36,11 @@ where
     /// The tools node's step: every pending call of the last AI message,
     /// concurrently, each through the `wrap_tool_call` chain with panics
     /// caught; one write per call, applied together (`apply_all`'s rules).
-    /// Each call's answer is kept as it comes (`NodeContext::once_async`,
-    /// by call id): when the step runs again after a crash or a
-    /// cancellation, a call that had finished is not made again.
+    /// On a thread each call's answer is kept as it comes (as
+    /// `NodeContext::once_async` keeps values, by call id): when the step
+    /// runs again after a crash, a cancellation or an interrupt, a call
+    /// that had finished is not made again. Off a thread nothing could run
+    /// the step again, so nothing is kept (no JSON round trip).
     pub(crate) async fn tools_step(
         &self,
         state: Arc<S>,
@@ -70,17 +71,24 @@ where
                 duration_us = tracing::field::Empty,
             );
             async move {
-                ctx.once_async(&key, || async {
-                    let timed = Timed::new(span.clone());
-                    let output = guarded(handler, request).instrument(span).await;
-                    drop(timed);
-                    let (update, goto) = self.answer(call, output);
-                    Ok::<_, Infallible>(KeptAnswer {
-                        update: update.to_json(),
-                        goto,
-                    })
-                })
-                .await
+                if let Some(kept) = ctx.kept::<KeptAnswer>(&key)? {
+                    return Ok((S::Update::from_json(kept.update)?, kept.goto));
+                }
+                let timed = Timed::new(span.clone());
+                let output = guarded(handler, request).instrument(span).await;
+                drop(timed);
+                let (update, goto) = self.answer(call, output);
+                if ctx.keeps() {
+                    let update = update.to_json();
+                    ctx.keep(
+                        &key,
+                        &KeptAnswer {
+                            update,
+                            goto: goto.clone(),
+                        },
+                    )?;
+                }
+                Ok::<_, BoxError>((update, goto))
             }
         });
         let results = join_all(runs).await;
@@ -89,9 +97,9 @@ where
         let mut commands = Vec::with_capacity(calls.len());
         let mut jumps: Vec<String> = Vec::new();
         for result in results {
-            let kept = result?;
-            jumps.extend(kept.goto);
-            commands.push(Command::update(S::Update::from_json(kept.update)?));
+            let (update, goto) = result?;
+            jumps.extend(goto);
+            commands.push(Command::update(update));
         }
         let next = if !jumps.is_empty() {
             jumps

@@ -543,6 +543,10 @@ pub(crate) fn fast_outcome<U: Default>(
 /// ids start with its prefix, for its child).
 fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>) -> TaskCtx {
     ctx.resume = paused.resume;
+    if answers.is_empty() {
+        // Most steps resume nothing: no ids to make.
+        return ctx;
+    }
     let prefix = ctx.child_prefix();
     for (id, value) in answers {
         if let Some(child) = id.strip_prefix(&prefix) {
