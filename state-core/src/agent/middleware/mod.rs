@@ -6,3 +6,13 @@
 //! state that has the messages and, where the middleware keeps state of its
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
+
+mod model_fallback;
+mod model_retry;
+mod retry;
+mod tool_retry;
+
+pub use model_fallback::ModelFallback;
+pub use model_retry::{ModelRetry, RetryOn};
+pub use retry::{Backoff, OnFailure, RetryConfigError, Sleeper};
+pub use tool_retry::{tool_failed, ToolRetry};
