@@ -5,3 +5,7 @@
 //! `tests/reference/run.sh`, in `.ci/run`).
 
 mod support;
+#[cfg(feature = "agent")]
+mod model_retry;
+#[cfg(feature = "agent")]
+mod script;
