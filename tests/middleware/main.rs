@@ -9,3 +9,5 @@ mod support;
 mod model_retry;
 #[cfg(feature = "agent")]
 mod script;
+#[cfg(feature = "agent")]
+mod model_fallback;
