@@ -4,10 +4,12 @@
 //! into `tests/expected/middleware/<name>.json` (rerun and compared by
 //! `tests/reference/run.sh`, in `.ci/run`).
 
-mod support;
+#[cfg(feature = "agent")]
+mod model_fallback;
 #[cfg(feature = "agent")]
 mod model_retry;
 #[cfg(feature = "agent")]
 mod script;
+mod support;
 #[cfg(feature = "agent")]
-mod model_fallback;
+mod tool_retry;

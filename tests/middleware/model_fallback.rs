@@ -42,7 +42,10 @@ fn falls_back_in_order_as_langchain_does() {
     let expected = recorded("model_fallback");
     let ours = run(
         vec![Step::Api(503, "primary down")],
-        vec![vec![Step::Api(401, "bad key")], vec![reply("from fallback 2")]],
+        vec![
+            vec![Step::Api(401, "bad key")],
+            vec![reply("from fallback 2")],
+        ],
     );
     assert_eq!(ours, expected["second_fallback_answers"]);
     let ours = run(vec![reply("from primary")], vec![vec![reply("unused")]]);
@@ -58,7 +61,10 @@ fn returns_the_last_error_when_every_model_fails() {
     );
     let said = ours["raised"].take();
     let said = said.as_str().expect("the run should fail");
-    assert!(said.contains("busy") && !said.contains("primary down"), "{said}");
+    assert!(
+        said.contains("busy") && !said.contains("primary down"),
+        "{said}"
+    );
     assert_eq!(ours["calls"], expected["calls"]);
     assert_eq!(ours["seen"], expected["seen"]);
     assert_eq!(json!(ours.get("messages")), json!(null));

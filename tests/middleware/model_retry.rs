@@ -44,22 +44,36 @@ fn retries_as_langchain_does() {
     let slow = || Step::RateLimited("slow down");
     let hello = Step::Reply(agent_state::ai("hello"));
     let cases = [
-        ("recovers", run(vec![slow(), slow(), hello], ModelRetry::new())),
-        ("exhausted", run(vec![Step::Api(503, "server down")], ModelRetry::new())),
-        ("one_attempt", run(vec![slow()], ModelRetry::new().max_retries(0))),
+        (
+            "recovers",
+            run(vec![slow(), slow(), hello], ModelRetry::new()),
+        ),
+        (
+            "exhausted",
+            run(vec![Step::Api(503, "server down")], ModelRetry::new()),
+        ),
+        (
+            "one_attempt",
+            run(vec![slow()], ModelRetry::new().max_retries(0)),
+        ),
         (
             "on_failure_text",
             run(
                 vec![slow()],
                 ModelRetry::new()
                     .max_retries(1)
-                    .on_failure(OnFailure::message(|e: &ModelError| format!("sorry: {}", e.message()))),
+                    .on_failure(OnFailure::message(|e: &ModelError| {
+                        format!("sorry: {}", e.message())
+                    })),
             ),
         ),
         (
             "retry_on_predicate",
             run(
-                vec![Step::Api(401, "bad key"), Step::Reply(agent_state::ai("in"))],
+                vec![
+                    Step::Api(401, "bad key"),
+                    Step::Reply(agent_state::ai("in")),
+                ],
                 ModelRetry::new().retry_on(|e| e.kind_name() == "ModelAuthenticationError"),
             ),
         ),
@@ -100,7 +114,12 @@ fn waits_an_exponential_backoff_capped_at_max_delay() {
         .unwrap();
     let out = outcome(&agent, "hi", || model.calls());
     assert_eq!(out["calls"], json!(5));
-    let secs: Vec<u64> = waits.lock().unwrap().iter().map(Duration::as_secs).collect();
+    let secs: Vec<u64> = waits
+        .lock()
+        .unwrap()
+        .iter()
+        .map(Duration::as_secs)
+        .collect();
     assert_eq!(secs, [1, 2, 3, 3]);
 }
 
@@ -111,8 +130,14 @@ fn jitter_stays_within_a_quarter_of_the_delay() {
     assert!(delays
         .iter()
         .all(|d| (3.0..=5.0).contains(&d.as_secs_f64())));
-    assert!(delays.windows(2).any(|w| w[0] != w[1]), "jitter should vary");
-    let constant = Backoff::default().backoff_factor(0.0).unwrap().jitter(false);
+    assert!(
+        delays.windows(2).any(|w| w[0] != w[1]),
+        "jitter should vary"
+    );
+    let constant = Backoff::default()
+        .backoff_factor(0.0)
+        .unwrap()
+        .jitter(false);
     assert_eq!(constant.delay(5), Duration::from_secs(1));
 }
 
@@ -120,6 +145,8 @@ fn jitter_stays_within_a_quarter_of_the_delay() {
 fn a_negative_backoff_factor_is_an_error_naming_it() {
     let error = ModelRetry::new().backoff_factor(-1.0).unwrap_err();
     assert_eq!(error.field, "backoff_factor");
-    assert!(error.to_string().contains("backoff_factor must be a number >= 0"));
+    assert!(error
+        .to_string()
+        .contains("backoff_factor must be a number >= 0"));
     assert!(Backoff::default().backoff_factor(f64::NAN).is_err());
 }

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use agent_state::agent::{ChatModel, ModelError, ModelRequest, ToolChoice};
 use agent_state::base::HasMessages;
+use agent_state::base::MessagesState;
 use agent_state::futures::future::{ready, BoxFuture};
 use agent_state::graph::Graph;
 use agent_state::serde_json::{json, Map, Value};
-use agent_state::base::MessagesState;
 use agent_state::{AgentState, Content, Message, MessageType, ToolCall};
 
 /// The agent's state in these tests: the messages.
