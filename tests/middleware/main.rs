@@ -9,6 +9,8 @@ mod model_fallback;
 #[cfg(feature = "agent")]
 mod model_retry;
 #[cfg(feature = "agent")]
+mod pii;
+#[cfg(feature = "agent")]
 mod script;
 mod support;
 #[cfg(feature = "agent")]

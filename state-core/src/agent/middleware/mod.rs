@@ -9,10 +9,17 @@
 
 mod model_fallback;
 mod model_retry;
+mod pii;
+mod pii_detect;
 mod retry;
 mod tool_retry;
 
 pub use model_fallback::ModelFallback;
 pub use model_retry::{ModelRetry, RetryOn};
+pub use pii::{Pii, PiiError};
+pub use pii_detect::{
+    apply_strategy, builtin_detector, detect_credit_card, detect_email, detect_ip,
+    detect_mac_address, detect_url, pattern_detector, Detector, PiiMatch, PiiStrategy, BUILTIN_PII,
+};
 pub use retry::{Backoff, OnFailure, RetryConfigError, Sleeper};
 pub use tool_retry::{tool_failed, ToolRetry};
