@@ -5,6 +5,8 @@
 //! `tests/reference/run.sh`, in `.ci/run`).
 
 #[cfg(feature = "agent")]
+mod context_editing;
+#[cfg(feature = "agent")]
 mod model_fallback;
 #[cfg(feature = "agent")]
 mod model_retry;

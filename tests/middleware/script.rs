@@ -87,7 +87,7 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for Script {
         if let Some(prompt) = request.system_prompt() {
             messages.push(json!({"type": "system", "content": prompt}));
         }
-        messages.extend(request.messages().iter().map(plain));
+        messages.extend(request.messages().iter().map(|m| plain_with(m, true)));
         let choice = request.settings().tool_choice.as_ref().map(|c| match c {
             ToolChoice::Required => "any".to_owned(),
             ToolChoice::Auto => "auto".to_owned(),

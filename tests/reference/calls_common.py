@@ -34,7 +34,7 @@ class ScriptedChat(BaseChatModel):
         tools = kwargs.get("tools") or []
         self.seen.append(
             {
-                "messages": [plain(m) for m in messages],
+                "messages": [plain(m, metadata=True) for m in messages],
                 "tools": [t["function"]["name"] for t in tools],
                 "tool_choice": kwargs.get("tool_choice"),
             }

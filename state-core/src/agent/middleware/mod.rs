@@ -7,13 +7,16 @@
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
 
+mod context_editing;
 mod model_fallback;
 mod model_retry;
 mod pii;
 mod pii_detect;
 mod retry;
+mod tokens;
 mod tool_retry;
 
+pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing, TokenCounter};
 pub use model_fallback::ModelFallback;
 pub use model_retry::{ModelRetry, RetryOn};
 pub use pii::{Pii, PiiError};
@@ -22,4 +25,5 @@ pub use pii_detect::{
     detect_mac_address, detect_url, pattern_detector, Detector, PiiMatch, PiiStrategy, BUILTIN_PII,
 };
 pub use retry::{Backoff, OnFailure, RetryConfigError, Sleeper};
+pub use tokens::count_tokens_approximately;
 pub use tool_retry::{tool_failed, ToolRetry};
