@@ -7,6 +7,8 @@
 #[cfg(feature = "agent")]
 mod context_editing;
 #[cfg(feature = "agent")]
+mod llm_tool_selector;
+#[cfg(feature = "agent")]
 mod model_fallback;
 #[cfg(feature = "agent")]
 mod model_retry;

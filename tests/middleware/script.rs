@@ -55,6 +55,7 @@ pub struct Script {
     steps: Vec<Step>,
     calls: AtomicUsize,
     seen: Mutex<Vec<Value>>,
+    schemas: bool,
 }
 
 impl Script {
@@ -64,6 +65,18 @@ impl Script {
             steps: steps.into_iter().collect(),
             calls: AtomicUsize::new(0),
             seen: Mutex::new(Vec::new()),
+            schemas: false,
+        })
+    }
+
+    /// A script that also records the tools' definitions
+    /// (`tool_schemas`), as `scripted(.., record_schemas=True)`.
+    pub fn with_schemas(steps: impl IntoIterator<Item = Step>) -> Arc<Self> {
+        Arc::new(Self {
+            steps: steps.into_iter().collect(),
+            calls: AtomicUsize::new(0),
+            seen: Mutex::new(Vec::new()),
+            schemas: true,
         })
     }
 
@@ -94,11 +107,19 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for Script {
             ToolChoice::None => "none".to_owned(),
             ToolChoice::Tool(name) => name.clone(),
         });
-        self.seen.lock().unwrap().push(json!({
+        let mut seen = json!({
             "messages": messages,
             "tools": request.tools().iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
             "tool_choice": choice,
-        }));
+        });
+        if self.schemas {
+            seen["tool_schemas"] = request
+                .tools()
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+                .collect();
+        }
+        self.seen.lock().unwrap().push(seen);
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(ready(self.steps[call % self.steps.len()].result()))
     }

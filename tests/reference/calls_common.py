@@ -21,6 +21,7 @@ class ScriptedChat(BaseChatModel):
     script: list[Any]
     calls: int = 0
     seen: list[dict] = []
+    record_schemas: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -32,13 +33,14 @@ class ScriptedChat(BaseChatModel):
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         tools = kwargs.get("tools") or []
-        self.seen.append(
-            {
-                "messages": [plain(m, metadata=True) for m in messages],
-                "tools": [t["function"]["name"] for t in tools],
-                "tool_choice": kwargs.get("tool_choice"),
-            }
-        )
+        seen = {
+            "messages": [plain(m, metadata=True) for m in messages],
+            "tools": [t["function"]["name"] for t in tools],
+            "tool_choice": kwargs.get("tool_choice"),
+        }
+        if self.record_schemas:
+            seen["tool_schemas"] = [t["function"] for t in tools]
+        self.seen.append(seen)
         step = self.script[self.calls % len(self.script)]
         self.calls += 1
         if isinstance(step, BaseException):
@@ -46,8 +48,8 @@ class ScriptedChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=step.model_copy())])
 
 
-def scripted(*steps) -> ScriptedChat:
-    return ScriptedChat(script=list(steps), seen=[])
+def scripted(*steps, record_schemas=False) -> ScriptedChat:
+    return ScriptedChat(script=list(steps), seen=[], record_schemas=record_schemas)
 
 
 def plain(message: BaseMessage, metadata: bool = False) -> dict:

@@ -8,6 +8,7 @@
 //! state with `#[state(flatten)]`, as seed 003's agent does.
 
 mod context_editing;
+mod llm_tool_selector;
 mod model_fallback;
 mod model_retry;
 mod pii;
@@ -17,6 +18,9 @@ mod tokens;
 mod tool_retry;
 
 pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing, TokenCounter};
+pub use llm_tool_selector::{
+    LlmToolSelector, OnParsingFailure, ToolSelectionError, DEFAULT_SELECTOR_PROMPT,
+};
 pub use model_fallback::ModelFallback;
 pub use model_retry::{ModelRetry, RetryOn};
 pub use pii::{Pii, PiiError};
