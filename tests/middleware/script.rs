@@ -23,6 +23,7 @@ pub struct Chat {
 
 /// One reply of a [`Script`]: a message, or an error to fail with.
 #[derive(Clone)]
+#[allow(clippy::large_enum_variant)] // a test script of a few steps
 pub enum Step {
     /// Answer with this message.
     Reply(Message),

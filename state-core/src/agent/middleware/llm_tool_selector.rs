@@ -37,8 +37,11 @@ pub enum OnParsingFailure {
     Tools(Vec<String>),
     /// The tools this function picks from the malformed answer (the
     /// selection tool's arguments, if there were any).
-    With(Arc<dyn Fn(Option<&Value>) -> Vec<String> + Send + Sync>),
+    With(PickOnFailure),
 }
+
+/// Picks tools from a malformed selection answer (its arguments, if any).
+pub type PickOnFailure = Arc<dyn Fn(Option<&Value>) -> Vec<String> + Send + Sync>;
 
 impl fmt::Debug for OnParsingFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -19,7 +19,7 @@ mod tool_retry;
 
 pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing, TokenCounter};
 pub use llm_tool_selector::{
-    LlmToolSelector, OnParsingFailure, ToolSelectionError, DEFAULT_SELECTOR_PROMPT,
+    LlmToolSelector, OnParsingFailure, PickOnFailure, ToolSelectionError, DEFAULT_SELECTOR_PROMPT,
 };
 pub use model_fallback::ModelFallback;
 pub use model_retry::{ModelRetry, RetryOn};

@@ -170,7 +170,7 @@ fn host(rest: &str) -> &str {
 /// the first (as LangChain replaces them).
 fn replace_all(text: &str, matches: &[PiiMatch], replace: impl Fn(&PiiMatch) -> String) -> String {
     let mut ordered: Vec<&PiiMatch> = matches.iter().collect();
-    ordered.sort_by(|a, b| b.start.cmp(&a.start));
+    ordered.sort_by_key(|m| std::cmp::Reverse(m.start));
     let mut out = text.to_owned();
     for m in ordered {
         if m.start <= m.end
