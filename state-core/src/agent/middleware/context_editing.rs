@@ -181,10 +181,22 @@ fn clear_inputs(ai: &mut Message, call_id: &str) {
 ///
 /// ```
 /// use agent_state::agent::middleware::{ClearToolUses, ContextEditing};
+/// use agent_state::{ai, human, tool, ToolCall};
 ///
 /// let editing = ContextEditing::new()
-///     .edit(ClearToolUses { trigger: 2_000, keep: 1, ..ClearToolUses::default() });
-/// # let _ = editing;
+///     .edit(ClearToolUses { trigger: 20, keep: 1, ..ClearToolUses::default() });
+/// let call = |id: &str| ai("").with_tool_call(ToolCall::new("search", Default::default(), id));
+/// let history = vec![
+///     human("find it"),
+///     call("c1"),
+///     tool("a long result nobody needs any more", "c1"),
+///     call("c2"),
+///     tool("the latest result", "c2"),
+/// ];
+/// // What a model call is sent (the agent's state keeps the originals):
+/// let sent = editing.apply(&history);
+/// assert_eq!(sent[2].text(), "[cleared]");
+/// assert_eq!(sent[4].text(), "the latest result");
 /// ```
 #[derive(Clone)]
 pub struct ContextEditing {

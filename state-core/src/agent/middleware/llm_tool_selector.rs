@@ -130,17 +130,36 @@ impl std::error::Error for ToolSelectionError {}
 ///
 /// ```
 /// use agent_state::agent::middleware::LlmToolSelector;
-/// use agent_state::agent::ScriptedModel;
+/// use agent_state::agent::{create_agent, input, FnTool, ScriptedModel, ToolRuntime};
 /// use agent_state::base::MessagesState;
-/// # use agent_state::AgentState;
-/// # #[derive(AgentState, Debug, Clone, PartialEq)]
-/// # struct Chat { #[state(flatten)] base: MessagesState }
+/// use agent_state::checkpoint::block_on;
+/// use agent_state::{ai, AgentState, ToolCall};
+/// use std::sync::Arc;
 ///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Chat {
+///     #[state(flatten)]
+///     base: MessagesState,
+/// }
+///
+/// let tool = |name: &str| {
+///     FnTool::sync(name, "A tool.", |_: serde_json::Value, _: &ToolRuntime<Chat>| "ok")
+/// };
+/// let args = serde_json::json!({"tools": ["weather", "email"]});
+/// let pick = ToolCall::new("ToolSelectionResponse", args.as_object().unwrap().clone(), "s1");
 /// // Selects with the agent's own model unless given another.
-/// let selector = LlmToolSelector::<Chat>::new()
-///     .max_tools(2)
-///     .always_include(["search"]);
-/// # let _ = selector;
+/// let model = Arc::new(ScriptedModel::new([ai("").with_tool_call(pick), ai("done")]).recording());
+/// let agent = create_agent(Arc::clone(&model))
+///     .tool(tool("weather"))
+///     .tool(tool("email"))
+///     .tool(tool("search"))
+///     .middleware(LlmToolSelector::new().max_tools(1).always_include(["search"]))
+///     .compile()?;
+/// block_on(agent.run(input::<Chat>("weather in Paris?")))?;
+/// let seen = model.seen();
+/// assert_eq!(seen[0].tools, ["ToolSelectionResponse"]);
+/// assert_eq!(seen[1].tools, ["weather", "search"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct LlmToolSelector<S> {
     model: Option<Arc<dyn ChatModel<S>>>,

@@ -19,19 +19,21 @@ use crate::state::AgentState;
 /// no provider-specific settings, so there is nothing to strip.
 ///
 /// ```
-/// use std::sync::Arc;
 /// use agent_state::agent::middleware::ModelFallback;
 /// use agent_state::agent::{create_agent, input, FnModel, ModelError, ScriptedModel};
 /// use agent_state::base::{HasMessages, MessagesState};
 /// use agent_state::checkpoint::block_on;
+/// # use agent_state::AgentState;
+/// # #[derive(AgentState, Debug, Clone, PartialEq)]
+/// # struct Chat { #[state(flatten)] base: MessagesState }
 /// use agent_state::ai;
 ///
 /// let down = FnModel(|_: &_| Err(ModelError::Api { status: 503, message: "down".into() }));
 /// let backup = ScriptedModel::new([ai("from the backup")]);
 /// let agent = create_agent(down)
-///     .middleware(ModelFallback::<MessagesState>::new(backup))
+///     .middleware(ModelFallback::<Chat>::new(backup))
 ///     .compile()?;
-/// let out = block_on(agent.run(input::<MessagesState>("hi")))?;
+/// let out = block_on(agent.run(input::<Chat>("hi")))?;
 /// assert_eq!(out.state.messages().last().unwrap().text(), "from the backup");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

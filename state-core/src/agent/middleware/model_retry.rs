@@ -32,6 +32,9 @@ pub type RetryOn<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 /// use agent_state::agent::{create_agent, input, FnModel, ModelError};
 /// use agent_state::base::{HasMessages, MessagesState};
 /// use agent_state::checkpoint::block_on;
+/// # use agent_state::AgentState;
+/// # #[derive(AgentState, Debug, Clone, PartialEq)]
+/// # struct Chat { #[state(flatten)] base: MessagesState }
 /// use agent_state::ai;
 ///
 /// let calls = AtomicUsize::new(0);
@@ -41,7 +44,7 @@ pub type RetryOn<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 /// });
 /// let retry = ModelRetry::new().backoff(Backoff::default().initial_delay(Duration::ZERO));
 /// let agent = create_agent(flaky).middleware(retry).compile()?;
-/// let out = block_on(agent.run(agent_state::agent::input::<MessagesState>("hi")))?;
+/// let out = block_on(agent.run(input::<Chat>("hi")))?;
 /// assert_eq!(out.state.messages().last().unwrap().text(), "hello");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -39,17 +39,20 @@ use crate::state::AgentState;
 /// use agent_state::agent::{create_agent, input, FnTool, ScriptedModel, ToolRuntime};
 /// use agent_state::base::{HasMessages, MessagesState};
 /// use agent_state::checkpoint::block_on;
+/// # use agent_state::AgentState;
+/// # #[derive(AgentState, Debug, Clone, PartialEq)]
+/// # struct Chat { #[state(flatten)] base: MessagesState }
 /// use agent_state::{ai, ToolCall};
 ///
 /// let tries = AtomicUsize::new(0);
-/// let flaky = FnTool::sync("fetch", "Fetches", move |_: serde_json::Value, _: &ToolRuntime<MessagesState>| {
+/// let flaky = FnTool::sync("fetch", "Fetches", move |_: serde_json::Value, _: &ToolRuntime<Chat>| {
 ///     if tries.fetch_add(1, Ordering::SeqCst) < 2 { Err("timeout") } else { Ok("page") }
 /// });
 /// let call = ToolCall::new("fetch", Default::default(), "c1");
 /// let model = ScriptedModel::new([ai("").with_tool_call(call), ai("done")]);
 /// let retry = ToolRetry::new().backoff(Backoff::default().initial_delay(Duration::ZERO));
 /// let agent = create_agent(model).tool(flaky).middleware(retry).compile()?;
-/// let out = block_on(agent.run(input::<MessagesState>("go")))?;
+/// let out = block_on(agent.run(input::<Chat>("go")))?;
 /// assert_eq!(out.state.messages()[2].text(), "page");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
