@@ -155,3 +155,36 @@ fn bad_arguments_are_not_retried() {
     );
     assert_eq!(tries.load(Ordering::SeqCst), 0);
 }
+
+/// An interrupt is no failure: the call is not retried and the run pauses
+/// (LangChain's middleware let `GraphBubbleUp` through).
+#[test]
+fn interrupts_pass_through_unretried() {
+    use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+
+    let tries = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&tries);
+    let ask = FnTool::sync(
+        "ask",
+        "Asks a human.",
+        move |_: Value, rt: &ToolRuntime<Chat>| {
+            count.fetch_add(1, Ordering::SeqCst);
+            rt.interrupt::<String>("approve?")
+                .map(|answer| format!("human said {answer}"))
+        },
+    );
+    let model = Script::new([
+        Step::Reply(calling(&[("ask", "c1", json!({}))])),
+        Step::Reply(agent_state::ai("done")),
+    ]);
+    let agent = create_agent::<Chat, _>(model)
+        .tool(ask)
+        .middleware(ToolRetry::new())
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let input = agent_state::agent::input::<Chat>("go");
+    let paused = block_on(agent.run(input).on_thread(&saver, "t")).unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    assert_eq!(tries.load(Ordering::SeqCst), 1);
+}
