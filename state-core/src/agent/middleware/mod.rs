@@ -6,6 +6,18 @@
 //! state that has the messages and, where the middleware keeps state of its
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
+//!
+//! Around the calls (`wrap_model_call` / `wrap_tool_call`, no state of
+//! their own):
+//!
+//! | middleware | LangChain's | does |
+//! | --- | --- | --- |
+//! | [`ModelRetry`] | `ModelRetryMiddleware` | retries failed model calls with [`Backoff`] |
+//! | [`ModelFallback`] | `ModelFallbackMiddleware` | other models, in order, on error |
+//! | [`ToolRetry`] | `ToolRetryMiddleware` | retries failed tool calls, per tool |
+//! | [`LlmToolSelector`] | `LLMToolSelectorMiddleware` | a model picks the tools each call is offered |
+//! | [`ContextEditing`] | `ContextEditingMiddleware` | clears old tool results from what the model is sent |
+//! | [`Pii`] | `PIIMiddleware` | redacts, masks, hashes or blocks personal data (node hooks) |
 
 mod context_editing;
 mod llm_tool_selector;
