@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_state::agent::middleware::{Backoff, ModelRetry, OnFailure};
-use agent_state::agent::{create_agent, ModelError};
+use agent_state::agent::{
+    create_agent, AgentMiddleware, Hooks, ModelError, ModelFuture, ModelHandler, ModelRequest,
+};
 use agent_state::serde_json::{json, Value};
 
 use crate::script::{outcome, Chat, Script, Step};
@@ -149,4 +151,56 @@ fn a_negative_backoff_factor_is_an_error_naming_it() {
         .to_string()
         .contains("backoff_factor must be a number >= 0"));
     assert!(Backoff::default().backoff_factor(f64::NAN).is_err());
+}
+
+/// Interrupts the run from inside the retried call, counting its tries.
+struct AskFirst(Arc<std::sync::atomic::AtomicUsize>);
+
+impl AgentMiddleware<Chat> for AskFirst {
+    fn name(&self) -> &str {
+        "ask_first"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::WRAP_MODEL_CALL
+    }
+
+    fn wrap_model_call<'a>(
+        &'a self,
+        request: ModelRequest<Chat>,
+        handler: ModelHandler<'a, Chat>,
+    ) -> ModelFuture<'a> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match request.node().unwrap().interrupt::<String>("go on?") {
+            Ok(_) => handler.call(request),
+            Err(paused) => Box::pin(async move { Err(ModelError::other(paused)) }),
+        }
+    }
+}
+
+/// An interrupt is no failure: neither retried nor sent to a fallback; the
+/// run pauses (LangChain's middleware let `GraphBubbleUp` through).
+#[test]
+fn interrupts_pass_through_retries_and_fallbacks() {
+    use agent_state::agent::middleware::ModelFallback;
+    use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+
+    let tries = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let backup = Script::new([Step::Reply(agent_state::ai("backup"))]);
+    let agent = create_agent::<Chat, _>(Script::new([Step::Reply(agent_state::ai("hi"))]))
+        .middleware(ModelFallback::new(Arc::clone(&backup)))
+        .middleware(ModelRetry::new().backoff(no_wait()))
+        .middleware(AskFirst(Arc::clone(&tries)))
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let paused = block_on(
+        agent
+            .run(agent_state::agent::input::<Chat>("hi"))
+            .on_thread(&saver, "t"),
+    )
+    .unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    assert_eq!(tries.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(backup.calls(), 0);
 }
