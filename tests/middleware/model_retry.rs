@@ -204,3 +204,27 @@ fn interrupts_pass_through_retries_and_fallbacks() {
     assert_eq!(tries.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(backup.calls(), 0);
 }
+
+/// Without a sleeper of one's own, the crate's timer waits (no runtime
+/// needed): two retries of 5 ms each take 10 ms at least.
+#[test]
+fn the_default_timer_really_waits() {
+    let model = Script::new([
+        Step::RateLimited("slow down"),
+        Step::RateLimited("slow down"),
+        Step::Reply(agent_state::ai("ok")),
+    ]);
+    let backoff = Backoff::default()
+        .initial_delay(Duration::from_millis(5))
+        .backoff_factor(1.0)
+        .unwrap()
+        .jitter(false);
+    let agent = create_agent::<Chat, _>(Arc::clone(&model))
+        .middleware(ModelRetry::new().backoff(backoff))
+        .compile()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = outcome(&agent, "hi", || model.calls());
+    assert!(started.elapsed() >= Duration::from_millis(10));
+    assert_eq!(out["calls"], 3);
+}
