@@ -16,7 +16,7 @@ use super::hooks::{ToolCallRequest, ToolHandler};
 use super::nodes::AgentLoop;
 use super::tool::{add_message, answer_message, answers_call, OutputKind, ToolError, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};
-use crate::graph::{BoxError, Command, NodeContext, NodeOutput, END};
+use crate::graph::{BoxError, Command, Interrupted, NodeContext, NodeOutput, END};
 use crate::message::{Message, MessageType, ToolCall, ToolStatus};
 use crate::state::{AgentState, StateUpdate};
 
@@ -77,6 +77,13 @@ where
                 let timed = Timed::new(span.clone());
                 let output = guarded(handler, request).instrument(span).await;
                 drop(timed);
+                if let Err(ToolError::Failed { error, .. }) = &output {
+                    if let Some(paused) = error.downcast_ref::<Interrupted>() {
+                        // The call paused the run: no answer, nothing kept;
+                        // resumed, the tool is called again.
+                        return Err(Box::new(paused.clone()) as BoxError);
+                    }
+                }
                 let (update, goto) = self.answer(call, output);
                 if ctx.keeps() {
                     let update = update.to_json();

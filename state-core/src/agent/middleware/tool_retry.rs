@@ -9,7 +9,6 @@ use super::retry::{attempts_word, Backoff, OnFailure, RetryConfigError};
 use crate::agent::{
     AgentMiddleware, Hooks, ToolCallRequest, ToolError, ToolFuture, ToolHandler, ToolOutput,
 };
-use crate::graph::Interrupted;
 use crate::message::{Message, MessageType, ToolStatus};
 use crate::state::AgentState;
 
@@ -86,7 +85,7 @@ impl Default for ToolRetry {
 /// the tool's own failure, not an interrupt it returned.
 pub fn tool_failed(error: &ToolError) -> bool {
     match error {
-        ToolError::Failed { error, .. } => !error.is::<Interrupted>(),
+        error @ ToolError::Failed { .. } => !error.is_interrupt(),
         ToolError::Panicked { .. } => true,
         _ => false,
     }
@@ -229,9 +228,7 @@ where
                     Ok(output) => return Ok(output),
                     Err(error) => error,
                 };
-                let interrupt =
-                    matches!(&error, ToolError::Failed { error, .. } if error.is::<Interrupted>());
-                if interrupt || !(self.retry_on)(&error) {
+                if error.is_interrupt() || !(self.retry_on)(&error) {
                     return Err(error);
                 }
                 if attempt >= self.max_retries {
