@@ -4,4 +4,5 @@
 //! into `tests/expected/middleware/<name>.json` (rerun and compared by
 //! `tests/reference/run.sh`, in `.ci/run`).
 
+mod model_call_limit;
 mod support;

@@ -6,3 +6,11 @@
 //! state that has the messages and, where the middleware keeps state of its
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
+
+mod limits;
+mod model_call_limit;
+
+pub use limits::LimitConfigError;
+pub use model_call_limit::{
+    ModelCallExit, ModelCallLimit, ModelCallLimitExceeded, ModelCallLimitState,
+};
