@@ -6,3 +6,4 @@
 
 mod model_call_limit;
 mod support;
+mod tool_call_limit;

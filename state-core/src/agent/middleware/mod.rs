@@ -14,3 +14,7 @@ pub use limits::LimitConfigError;
 pub use model_call_limit::{
     ModelCallExit, ModelCallLimit, ModelCallLimitExceeded, ModelCallLimitState,
 };
+mod tool_call_limit;
+pub use tool_call_limit::{
+    ToolCallExit, ToolCallLimit, ToolCallLimitExceeded, ToolCallLimitState, ALL_TOOLS, STOPPED_CALL,
+};
