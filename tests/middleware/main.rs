@@ -6,4 +6,5 @@
 
 mod model_call_limit;
 mod support;
+mod todo_list;
 mod tool_call_limit;

@@ -1,5 +1,9 @@
 //! What the middleware tests share: LangChain's recorded output.
 
+use std::sync::{Arc, Mutex};
+
+use agent_state::agent::{BoxFuture, ChatModel, ModelError, ModelRequest, ScriptedModel};
+use agent_state::base::HasMessages;
 use agent_state::serde_json::{json, Map, Value};
 use agent_state::{Message, MessageType, ToolCall};
 
@@ -51,4 +55,56 @@ fn dump_one(m: &Message) -> Value {
 pub fn call(name: &str, args: Value, id: &str) -> ToolCall {
     let args = args.as_object().cloned().unwrap_or_default();
     ToolCall::new(name, args, id)
+}
+
+/// A scripted model that records its requests as
+/// `tests/reference/scripted.py`'s `ScriptedChat` does: per call the
+/// system prompt, the messages and the tool names; the last tool
+/// definitions offered (name, description, parameters).
+#[allow(dead_code)]
+pub struct Recorder {
+    script: ScriptedModel,
+    seen: Mutex<Vec<Value>>,
+    tools: Mutex<Value>,
+}
+
+#[allow(dead_code)]
+impl Recorder {
+    /// Answers with `replies` in order.
+    pub fn new(replies: impl IntoIterator<Item = Message>) -> Arc<Self> {
+        Arc::new(Self {
+            script: ScriptedModel::new(replies),
+            seen: Mutex::new(Vec::new()),
+            tools: Mutex::new(json!([])),
+        })
+    }
+
+    /// The requests, as the reference prints them.
+    pub fn seen(&self) -> Value {
+        Value::Array(self.seen.lock().unwrap().clone())
+    }
+
+    /// The tools of the last request, as the reference prints them.
+    pub fn tools(&self) -> Value {
+        self.tools.lock().unwrap().clone()
+    }
+}
+
+impl<S: HasMessages + Send + Sync> ChatModel<S> for Recorder {
+    fn invoke<'a>(
+        &'a self,
+        request: &'a ModelRequest<S>,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        let tools = request.tools();
+        *self.tools.lock().unwrap() = tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+            .collect();
+        self.seen.lock().unwrap().push(json!({
+            "system_prompt": request.system_prompt(),
+            "messages": dump(request.messages()),
+            "tools": tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+        }));
+        self.script.invoke(request)
+    }
 }

@@ -18,3 +18,9 @@ mod tool_call_limit;
 pub use tool_call_limit::{
     ToolCallExit, ToolCallLimit, ToolCallLimitExceeded, ToolCallLimitState, ALL_TOOLS, STOPPED_CALL,
 };
+mod pyrepr;
+mod todo_list;
+pub use todo_list::{
+    Todo, TodoList, TodoListState, TodoStatus, PARALLEL_WRITE_TODOS_ERROR,
+    WRITE_TODOS_SYSTEM_PROMPT, WRITE_TODOS_TOOL_DESCRIPTION,
+};
