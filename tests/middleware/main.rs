@@ -5,6 +5,7 @@
 //! `tests/reference/run.sh`, in `.ci/run`).
 
 mod model_call_limit;
+mod summarization;
 mod support;
 mod todo_list;
 mod tool_call_limit;

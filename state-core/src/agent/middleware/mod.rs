@@ -24,3 +24,11 @@ pub use todo_list::{
     Todo, TodoList, TodoListState, TodoStatus, PARALLEL_WRITE_TODOS_ERROR,
     WRITE_TODOS_SYSTEM_PROMPT, WRITE_TODOS_TOOL_DESCRIPTION,
 };
+mod summarization;
+mod summary_input;
+mod token_count;
+pub use summarization::{
+    ContextSize, Summarization, SummarizationConfigError, TokenCounter, TriggerClause,
+    DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX,
+};
+pub use token_count::ApproximateTokenCounter;

@@ -45,6 +45,26 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
+/// Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "`
+/// between items, floats as Python prints them.
+pub(crate) fn json_dumps(value: &Value) -> String {
+    match value {
+        Value::Number(n) if n.is_f64() => number(n),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(json_dumps).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), json_dumps(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Python's `repr(str)`: single quotes unless the text has a single quote
 /// and no double one; backslash escapes for the quote, `\\`, `\n`, `\r`,
 /// `\t` and control characters.
@@ -134,5 +154,15 @@ mod tests {
         for (value, expected) in cases {
             assert_eq!(repr(&value), expected, "{value}");
         }
+    }
+
+    #[test]
+    fn dumps_json_as_python_does() {
+        // What CPython 3.11's json.dumps(..., ensure_ascii=False) printed.
+        let value = json!({"a": [1, 2.5, 1.0], "b": {"c": "café \"q\"\n"}, "d": null});
+        assert_eq!(
+            json_dumps(&value),
+            r#"{"a": [1, 2.5, 1.0], "b": {"c": "café \"q\"\n"}, "d": null}"#
+        );
     }
 }

@@ -1,0 +1,185 @@
+//! `Summarization` against LangChain's `SummarizationMiddleware`
+//! (`tests/reference/middleware/summarization.py`), scripted models on both
+//! sides: when it triggers, where it cuts, what the summarising model is
+//! asked, the messages that replace the history; LangChain's approximate
+//! token counter on its own; the refused configurations.
+
+use agent_state::agent::middleware::{
+    ApproximateTokenCounter, ContextSize, Summarization, SummarizationConfigError, TriggerClause,
+};
+use agent_state::agent::{create_agent, input, FnTool, ToolRuntime};
+use agent_state::base::{HasMessages, MessagesState};
+use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+use agent_state::serde_json::{json, Value};
+use agent_state::{ai, human, tool, AgentState, Content, Message};
+
+use crate::support::{call, dump, recorded, Recorder};
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Chat {
+    #[state(flatten)]
+    base: MessagesState,
+}
+
+#[derive(serde::Deserialize, agent_state::schemars::JsonSchema)]
+#[schemars(crate = "agent_state::schemars")]
+struct City {
+    city: String,
+}
+
+const QUESTION: &str =
+    "Find the weather in Paris & Rome <today>.\nThen compare them.\nKeep it short.";
+
+fn replies() -> Vec<Message> {
+    let lookups = ["Paris", "Rome"]
+        .iter()
+        .enumerate()
+        .fold(ai("Looking both up."), |m, (i, city)| {
+            m.with_tool_call(call("weather", json!({"city": city}), &format!("c{i}")))
+        });
+    vec![
+        lookups,
+        ai("Paris and Rome are both sunny."),
+        ai("Berlin too."),
+    ]
+}
+
+/// The reference's scenario: two runs of one thread with `summarize`
+/// configured on a scripted summariser.
+fn scenario(
+    configure: impl FnOnce(
+        Summarization<std::sync::Arc<Recorder>>,
+    ) -> Summarization<std::sync::Arc<Recorder>>,
+) -> Value {
+    let model = Recorder::new(replies());
+    let summarizer = Recorder::new([ai("  Both cities are sunny.  ")]);
+    let weather = FnTool::sync(
+        "weather",
+        "The weather in a city.",
+        |a: City, _: &ToolRuntime<Chat>| format!("{}: sunny", a.city),
+    );
+    let agent = create_agent(model.clone())
+        .tool(weather)
+        .middleware(configure(Summarization::new(summarizer.clone())))
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    block_on(agent.run(input::<Chat>(QUESTION)).on_thread(&saver, "t")).unwrap();
+    let out = block_on(
+        agent
+            .run(input::<Chat>("And Berlin?"))
+            .on_thread(&saver, "t"),
+    )
+    .unwrap();
+    json!({
+        "messages": dump(out.state.messages()),
+        "summarizer_requests": summarizer.seen(),
+        "last_model_request": model.seen().as_array().unwrap().last(),
+    })
+}
+
+#[test]
+fn a_kept_tool_answer_pulls_the_cut_back_to_its_ai_message() {
+    let got = scenario(|s| {
+        s.trigger(ContextSize::Tokens(100))
+            .unwrap()
+            .keep(ContextSize::Messages(3))
+            .unwrap()
+    });
+    assert_eq!(
+        got,
+        recorded("summarization")["messages_keep_cut_back_to_the_ai_message"]
+    );
+}
+
+#[test]
+fn keeping_tokens_cuts_where_the_newest_messages_fit() {
+    let got = scenario(|s| {
+        s.trigger(ContextSize::Messages(6))
+            .unwrap()
+            .keep(ContextSize::Tokens(40))
+            .unwrap()
+    });
+    assert_eq!(got, recorded("summarization")["tokens_keep"]);
+}
+
+#[test]
+fn a_clause_of_a_fraction_and_a_message_count_triggers_when_both_are_met() {
+    let clause = TriggerClause {
+        fraction: Some(0.5),
+        messages: Some(6),
+        ..TriggerClause::default()
+    };
+    let got = scenario(|s| {
+        let s = s.max_input_tokens(200).trigger_when(clause).unwrap();
+        s.keep(ContextSize::Messages(2)).unwrap()
+    });
+    assert_eq!(got, recorded("summarization")["fraction_and_clause"]);
+}
+
+#[test]
+fn the_messages_to_summarise_are_trimmed_to_their_newest_lines() {
+    let got = scenario(|s| {
+        let s = s
+            .trigger(ContextSize::Messages(6))
+            .unwrap()
+            .keep(ContextSize::Messages(1))
+            .unwrap();
+        s.trim_tokens_to_summarize(Some(92))
+            .summary_prompt("Summarise:\n{messages}\n\n")
+    });
+    assert_eq!(got, recorded("summarization")["trimmed_for_the_summary"]);
+}
+
+#[test]
+fn the_approximate_counter_counts_as_langchain() {
+    let mut answer = ai("It is sunny.");
+    answer.usage_metadata =
+        Some(json!({"input_tokens": 30, "output_tokens": 30, "total_tokens": 60}));
+    answer
+        .response_metadata
+        .insert("model_provider".into(), json!("openai"));
+    let blocks = vec![
+        json!({"type": "text", "text": "and this?"}),
+        json!({"type": "image_url", "image_url": {"url": "x"}}),
+    ];
+    let history = vec![
+        human("hello there"),
+        ai("").with_tool_call(call("weather", json!({"city": "Zürich"}), "c1")),
+        tool("Zürich: sunny", "c1").with_name("weather"),
+        answer,
+        Message::new(agent_state::MessageType::Human, Content::Blocks(blocks)),
+    ];
+    let plain = ApproximateTokenCounter::default();
+    let scaled = ApproximateTokenCounter {
+        use_usage_metadata_scaling: true,
+        ..plain.clone()
+    };
+    let counts = [
+        plain.count(&history),
+        scaled.count(&history),
+        scaled.count(&history[..4]),
+        plain.count(&history[..1]),
+    ];
+    assert_eq!(json!(counts), recorded("summarization")["counts"]);
+}
+
+#[test]
+fn bad_sizes_are_refused_naming_the_parameter() {
+    let new = || Summarization::new(Recorder::new([]));
+    let err = |r: Result<Summarization<_>, SummarizationConfigError>| r.err().unwrap().to_string();
+    assert_eq!(
+        err(new().keep(ContextSize::Fraction(1.5))),
+        "Fractional keep values must be between 0 and 1, got 1.5."
+    );
+    assert_eq!(
+        err(new().trigger(ContextSize::Messages(0))),
+        "trigger thresholds must be greater than 0, got 0."
+    );
+    assert_eq!(
+        err(new().trigger_when(TriggerClause::default())),
+        "trigger clause must specify at least one of 'tokens', 'messages', 'fraction'"
+    );
+    let no_profile = new().trigger(ContextSize::Fraction(0.5)).err();
+    assert_eq!(no_profile, Some(SummarizationConfigError::NoProfile));
+}
