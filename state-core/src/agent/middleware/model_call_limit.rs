@@ -95,7 +95,7 @@ impl std::error::Error for ModelCallLimitExceeded {}
 ///
 /// ```
 /// use agent_state::agent::middleware::{ModelCallLimit, ModelCallLimitState};
-/// use agent_state::agent::{create_agent, input, ScriptedModel};
+/// use agent_state::agent::{create_agent, input, FnTool, ScriptedModel, ToolRuntime};
 /// use agent_state::base::{HasMessages, MessagesState};
 /// use agent_state::checkpoint::block_on;
 /// use agent_state::{ai, AgentState, ToolCall};
@@ -108,11 +108,12 @@ impl std::error::Error for ModelCallLimitExceeded {}
 ///     limits: ModelCallLimitState,
 /// }
 ///
-/// // The model asks for a tool forever; the limit stops it after one call.
-/// let call = ToolCall::new("missing", Default::default(), "c1");
+/// // The model calls a tool forever; the limit stops it after one call.
+/// let call = ToolCall::new("ping", Default::default(), "c1");
 /// let model = ScriptedModel::new([ai("").with_tool_call(call)]).cycle();
+/// let ping = FnTool::sync("ping", "Pings", |_: serde_json::Value, _: &ToolRuntime<Chat>| "pong");
 /// let limit = ModelCallLimit::new(None, Some(1))?;
-/// let agent = create_agent(model).middleware(limit).compile()?;
+/// let agent = create_agent(model).tool(ping).middleware(limit).compile()?;
 /// let out = block_on(agent.run(input::<Chat>("hi")))?;
 /// let last = out.state.messages().last().unwrap();
 /// assert_eq!(last.text(), "Model call limits exceeded: run limit (1/1)");
