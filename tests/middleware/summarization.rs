@@ -7,9 +7,15 @@
 use agent_state::agent::middleware::{
     ApproximateTokenCounter, ContextSize, Summarization, SummarizationConfigError, TriggerClause,
 };
-use agent_state::agent::{create_agent, input, FnTool, ToolRuntime};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_state::agent::{
+    create_agent, input, FnModel, FnTool, ModelError, ModelRequest, ToolRuntime,
+};
 use agent_state::base::{HasMessages, MessagesState};
 use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+use agent_state::graph::GraphError;
 use agent_state::serde_json::{json, Value};
 use agent_state::{ai, human, tool, AgentState, Content, Message};
 
@@ -47,9 +53,7 @@ fn replies() -> Vec<Message> {
 /// The reference's scenario: two runs of one thread with `summarize`
 /// configured on a scripted summariser.
 fn scenario(
-    configure: impl FnOnce(
-        Summarization<std::sync::Arc<Recorder>>,
-    ) -> Summarization<std::sync::Arc<Recorder>>,
+    configure: impl FnOnce(Summarization<Arc<Recorder>>) -> Summarization<Arc<Recorder>>,
 ) -> Value {
     let model = Recorder::new(replies());
     let summarizer = Recorder::new([ai("  Both cities are sunny.  ")]);
@@ -182,4 +186,85 @@ fn bad_sizes_are_refused_naming_the_parameter() {
     );
     let no_profile = new().trigger(ContextSize::Fraction(0.5)).err();
     assert_eq!(no_profile, Some(SummarizationConfigError::NoProfile));
+}
+
+/// A summariser failing with `errors` (by attempt) before it answers, and
+/// how often it was called.
+fn flaky(
+    errors: Vec<ModelError>,
+) -> (
+    FnModel<impl Fn(&ModelRequest<Chat>) -> Result<Message, ModelError>>,
+    Arc<AtomicUsize>,
+) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let errors = Mutex::new(errors.into_iter());
+    let counted = Arc::clone(&calls);
+    let model = FnModel(move |_: &ModelRequest<Chat>| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        match errors.lock().unwrap().next() {
+            Some(error) => Err(error),
+            None => Ok(ai("Short.")),
+        }
+    });
+    (model, calls)
+}
+
+/// Two runs of a thread whose second summarises with `summarizer`: the
+/// second run's result and the thread's messages after it.
+fn second_run(
+    summarizer: FnModel<
+        impl Fn(&ModelRequest<Chat>) -> Result<Message, ModelError> + Send + Sync + 'static,
+    >,
+) -> (Result<usize, GraphError>, usize) {
+    let summarize = Summarization::new(summarizer)
+        .trigger(ContextSize::Messages(3))
+        .unwrap()
+        .keep(ContextSize::Messages(1))
+        .unwrap();
+    let model = Recorder::new([ai("one"), ai("two")]);
+    let agent = create_agent(model).middleware(summarize).compile().unwrap();
+    let saver = MemoryCheckpointer::new();
+    block_on(agent.run(input::<Chat>("hi")).on_thread(&saver, "t")).unwrap();
+    let out = block_on(agent.run(input::<Chat>("again")).on_thread(&saver, "t"));
+    let stored = block_on(agent.get_state(&saver, "t")).unwrap().values;
+    (
+        out.map(|o| o.state.messages().len()),
+        stored.messages().len(),
+    )
+}
+
+fn api(status: u16) -> ModelError {
+    ModelError::Api {
+        status,
+        message: format!("status {status}"),
+    }
+}
+
+#[test]
+fn a_failing_summary_is_tried_three_times_then_fails_the_run_with_history_kept() {
+    let (summarizer, calls) = flaky(vec![api(500), api(502), api(503)]);
+    let (out, stored) = second_run(summarizer);
+    let err = out.unwrap_err();
+    assert!(err.to_string().contains("status 503"), "{err}");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // The summary's step applied nothing: the three messages are all there.
+    assert_eq!(stored, 3);
+}
+
+#[test]
+fn a_refused_summary_request_is_not_retried() {
+    let (summarizer, calls) = flaky(vec![api(400)]);
+    let (out, _) = second_run(summarizer);
+    assert!(out.unwrap_err().to_string().contains("status 400"));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_summary_that_fails_once_is_retried() {
+    let (summarizer, calls) = flaky(vec![ModelError::other("connection reset")]);
+    let (out, stored) = second_run(summarizer);
+    // The summary, "again" and "two".
+    assert_eq!(out.unwrap(), 3);
+    assert_eq!(stored, 3);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
