@@ -188,34 +188,28 @@ fn bad_sizes_are_refused_naming_the_parameter() {
     assert_eq!(no_profile, Some(SummarizationConfigError::NoProfile));
 }
 
+/// A scripted summariser's reply function.
+type Reply = Box<dyn Fn(&ModelRequest<Chat>) -> Result<Message, ModelError> + Send + Sync>;
+
 /// A summariser failing with `errors` (by attempt) before it answers, and
 /// how often it was called.
-fn flaky(
-    errors: Vec<ModelError>,
-) -> (
-    FnModel<impl Fn(&ModelRequest<Chat>) -> Result<Message, ModelError>>,
-    Arc<AtomicUsize>,
-) {
+fn flaky(errors: Vec<ModelError>) -> (FnModel<Reply>, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let errors = Mutex::new(errors.into_iter());
     let counted = Arc::clone(&calls);
-    let model = FnModel(move |_: &ModelRequest<Chat>| {
+    let reply: Reply = Box::new(move |_: &ModelRequest<Chat>| {
         counted.fetch_add(1, Ordering::SeqCst);
         match errors.lock().unwrap().next() {
             Some(error) => Err(error),
             None => Ok(ai("Short.")),
         }
     });
-    (model, calls)
+    (FnModel(reply), calls)
 }
 
 /// Two runs of a thread whose second summarises with `summarizer`: the
-/// second run's result and the thread's messages after it.
-fn second_run(
-    summarizer: FnModel<
-        impl Fn(&ModelRequest<Chat>) -> Result<Message, ModelError> + Send + Sync + 'static,
-    >,
-) -> (Result<usize, GraphError>, usize) {
+/// second run's message count (or its error) and the thread's after it.
+fn second_run(summarizer: FnModel<Reply>) -> (Result<usize, GraphError>, usize) {
     let summarize = Summarization::new(summarizer)
         .trigger(ContextSize::Messages(3))
         .unwrap()

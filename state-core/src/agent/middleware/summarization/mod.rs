@@ -2,10 +2,15 @@
 //! a trigger, a model summarises its older part, and the summary and the
 //! newest messages replace the history.
 
-use std::fmt;
 use std::sync::Arc;
 
-use super::summary_input::{buffer_string_xml, trim_last};
+mod config;
+mod input;
+mod prompt;
+
+pub use config::{ContextSize, SummarizationConfigError, TokenCounter, TriggerClause};
+pub use prompt::{DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX};
+
 use super::token_count::ApproximateTokenCounter;
 use crate::agent::{
     AgentMiddleware, ChatModel, HookFuture, HookOutput, HookResult, Hooks, ModelError, ModelRequest,
@@ -14,174 +19,8 @@ use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::{BoxError, NodeContext};
 use crate::message::{Message, MessageType};
 use crate::RemoveMessage;
-
-/// The default prompt of the summarising model (LangChain's
-/// `DEFAULT_SUMMARY_PROMPT`, to the letter): `{messages}` is replaced by
-/// the messages to summarise.
-pub const DEFAULT_SUMMARY_PROMPT: &str = r#"<role>
-Context Extraction Assistant
-</role>
-
-<primary_objective>
-Your sole objective in this task is to extract the highest quality/most relevant context from the conversation history below.
-</primary_objective>
-
-<objective_information>
-You're nearing the total number of input tokens you can accept, so you must extract the highest quality/most relevant pieces of information from your conversation history.
-This context will then overwrite the conversation history presented below. Because of this, ensure the context you extract is only the most important information to continue working toward your overall goal.
-</objective_information>
-
-<instructions>
-The conversation history below will be replaced with the context you extract in this step.
-You want to ensure that you don't repeat any actions you've already completed, so the context you extract from the conversation history should be focused on the most important information to your overall goal.
-
-You should structure your summary using the following sections. Each section acts as a checklist - you must populate it with relevant information or explicitly state "None" if there is nothing to report for that section:
-
-## SESSION INTENT
-
-What is the user's primary goal or request? What overall task are you trying to accomplish? This should be concise but complete enough to understand the purpose of the entire session.
-
-## SUMMARY
-
-Extract and record all of the most important context from the conversation history. Include important choices, conclusions, or strategies determined during this conversation. Include the reasoning behind key decisions. Document any rejected options and why they were not pursued.
-
-## ARTIFACTS
-
-What artifacts, files, or resources were created, modified, or accessed during this conversation? For file modifications, list specific file paths and briefly describe the changes made to each. This section prevents silent loss of artifact information.
-
-## NEXT STEPS
-
-What specific tasks remain to be completed to achieve the session intent? What should you do next?
-
-</instructions>
-
-The user will message you with the full message history from which you'll extract context to create a replacement. Carefully read through it all and think deeply about what information is most important to your overall goal and should be saved:
-
-With all of this in mind, please carefully read over the entire conversation history, and extract the most important and relevant context to replace it so that you can free up space in the conversation history.
-Respond ONLY with the extracted context. Do not include any additional information, or text before or after the extracted context.
-
-<messages>
-Messages to summarize:
-{messages}
-</messages>"#;
-
-/// The start of the message that carries the summary (LangChain's words).
-pub const SUMMARY_PREFIX: &str = "Here is a summary of the conversation to date:\n\n";
-
-/// How much context: LangChain's `ContextSize`, for a trigger or what to
-/// keep.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ContextSize {
-    /// A fraction (in `(0, 1]`) of the model's maximum input tokens (see
-    /// [`Summarization::max_input_tokens`]).
-    Fraction(f64),
-    /// A number of tokens (above 0).
-    Tokens(u64),
-    /// A number of messages (above 0).
-    Messages(usize),
-}
-
-/// Thresholds that must all be met (LangChain's `TriggerClause`): several
-/// clauses on one middleware trigger when any one is met.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct TriggerClause {
-    /// At least this many tokens (counted, or reported by the model).
-    pub tokens: Option<u64>,
-    /// At least this many messages.
-    pub messages: Option<usize>,
-    /// At least this fraction of the model's maximum input tokens.
-    pub fraction: Option<f64>,
-}
-
-impl From<ContextSize> for TriggerClause {
-    fn from(size: ContextSize) -> Self {
-        match size {
-            ContextSize::Fraction(f) => Self {
-                fraction: Some(f),
-                ..Self::default()
-            },
-            ContextSize::Tokens(t) => Self {
-                tokens: Some(t),
-                ..Self::default()
-            },
-            ContextSize::Messages(m) => Self {
-                messages: Some(m),
-                ..Self::default()
-            },
-        }
-    }
-}
-
-/// Why a [`Summarization`] configuration was refused (LangChain's
-/// `ValueError`s, in its words).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum SummarizationConfigError {
-    /// A fraction outside `(0, 1]`.
-    FractionOutOfRange {
-        /// `"trigger"` or `"keep"`.
-        parameter: &'static str,
-        /// The fraction given.
-        value: f64,
-    },
-    /// A token or message count of 0.
-    NotPositive {
-        /// `"trigger"` or `"keep"`.
-        parameter: &'static str,
-    },
-    /// A trigger clause with no threshold.
-    EmptyClause,
-    /// A fraction, with no maximum input tokens of the model to take it of.
-    NoProfile,
-}
-
-impl fmt::Display for SummarizationConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::FractionOutOfRange { parameter, value } => {
-                write!(f, "Fractional {parameter} values must be between 0 and 1, got {value}.")
-            }
-            Self::NotPositive { parameter } => write!(f, "{parameter} thresholds must be greater than 0, got 0."),
-            Self::EmptyClause => f.write_str("trigger clause must specify at least one of 'tokens', 'messages', 'fraction'"),
-            Self::NoProfile => f.write_str(
-                "Model profile information is required to use fractional token limits, and is unavailable for the specified model. Please use absolute token counts instead, or set `max_input_tokens`.",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SummarizationConfigError {}
-
-/// A function counting the tokens of messages.
-pub type TokenCounter = Arc<dyn Fn(&[Message]) -> u64 + Send + Sync>;
-
-/// The counter: LangChain's approximate one (scaled by reported usage for
-/// the whole history, unscaled for parts of it), or the user's.
-#[derive(Clone)]
-enum Counter {
-    Approximate(ApproximateTokenCounter),
-    Custom(TokenCounter),
-}
-
-impl Counter {
-    fn full(&self, messages: &[Message]) -> u64 {
-        match self {
-            Self::Approximate(c) => c.count(messages),
-            Self::Custom(f) => f(messages),
-        }
-    }
-
-    fn partial(&self, messages: &[Message]) -> u64 {
-        match self {
-            Self::Approximate(c) => ApproximateTokenCounter {
-                use_usage_metadata_scaling: false,
-                ..c.clone()
-            }
-            .count(messages),
-            Self::Custom(f) => f(messages),
-        }
-    }
-}
+use config::Counter;
+use input::{buffer_string_xml, trim_last};
 
 /// Summarises the older part of the conversation before a model call once
 /// it grows past a trigger, as LangChain's `SummarizationMiddleware`:

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::pyrepr;
+use crate::agent::middleware::pyrepr;
 use crate::message::{Content, Message, MessageType};
 
 /// Counts the tokens of messages.
