@@ -12,7 +12,7 @@ use crate::message::Message;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ContextSize {
     /// A fraction (in `(0, 1]`) of the model's maximum input tokens (see
-    /// [`Summarization::max_input_tokens`]).
+    /// [`Summarization::max_input_tokens`](super::Summarization::max_input_tokens)).
     Fraction(f64),
     /// A number of tokens (above 0).
     Tokens(u64),
