@@ -107,6 +107,20 @@ fn keeping_tokens_cuts_where_the_newest_messages_fit() {
     assert_eq!(got, recorded("summarization")["tokens_keep"]);
 }
 
+/// Not a reference scenario of its own: 0.2 of 200 input tokens is the
+/// 40 tokens the reference keeps, so the cut is the same.
+#[test]
+fn keeping_a_fraction_keeps_that_fraction_of_the_models_input_tokens() {
+    let got = scenario(|s| {
+        let s = s
+            .max_input_tokens(200)
+            .trigger(ContextSize::Messages(6))
+            .unwrap();
+        s.keep(ContextSize::Fraction(0.2)).unwrap()
+    });
+    assert_eq!(got, recorded("summarization")["tokens_keep"]);
+}
+
 #[test]
 fn a_clause_of_a_fraction_and_a_message_count_triggers_when_both_are_met() {
     let clause = TriggerClause {
