@@ -9,6 +9,8 @@ mod context_editing;
 #[cfg(feature = "agent")]
 mod llm_tool_selector;
 #[cfg(feature = "agent")]
+mod model_call_limit;
+#[cfg(feature = "agent")]
 mod model_fallback;
 #[cfg(feature = "agent")]
 mod model_retry;
@@ -16,6 +18,12 @@ mod model_retry;
 mod pii;
 #[cfg(feature = "agent")]
 mod script;
+#[cfg(feature = "agent")]
+mod summarization;
 mod support;
+#[cfg(feature = "agent")]
+mod todo_list;
+#[cfg(feature = "agent")]
+mod tool_call_limit;
 #[cfg(feature = "agent")]
 mod tool_retry;

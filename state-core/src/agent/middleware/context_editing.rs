@@ -7,14 +7,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::tokens::count_tokens_approximately;
+use super::token_count::{count_tokens_approximately, TokenCounter};
 use crate::agent::{AgentMiddleware, Hooks, ModelFuture, ModelHandler, ModelRequest};
 use crate::base::HasMessages;
 use crate::message::{Content, Message, MessageType};
 use crate::state::AgentState;
-
-/// Counts the tokens of some messages.
-pub type TokenCounter = Arc<dyn Fn(&[Message]) -> u64 + Send + Sync>;
 
 /// One way of editing the messages a model call is sent: LangChain's
 /// `ContextEdit` protocol.

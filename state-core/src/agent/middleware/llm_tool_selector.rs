@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::tokens::python_repr;
+use super::pyrepr::repr as python_repr;
 use crate::agent::{
     AgentMiddleware, ChatModel, Hooks, ModelError, ModelFuture, ModelHandler, ModelRequest,
     ModelSettings, ToolChoice, ToolDefinition,

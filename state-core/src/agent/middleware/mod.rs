@@ -7,6 +7,15 @@
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
 //!
+//! With state of their own or rewriting the conversation (node hooks):
+//!
+//! | middleware | LangChain's | its part of the state |
+//! | --- | --- | --- |
+//! | [`Summarization`] | `SummarizationMiddleware` | none (rewrites the messages) |
+//! | [`TodoList`] | `TodoListMiddleware` | [`TodoListState`] |
+//! | [`ModelCallLimit`] | `ModelCallLimitMiddleware` | [`ModelCallLimitState`] |
+//! | [`ToolCallLimit`] | `ToolCallLimitMiddleware` | [`ToolCallLimitState`] |
+//!
 //! Around the calls (`wrap_model_call` / `wrap_tool_call`, no state of
 //! their own):
 //!
@@ -20,18 +29,28 @@
 //! | [`Pii`] | `PIIMiddleware` | redacts, masks, hashes or blocks personal data (node hooks) |
 
 mod context_editing;
+mod limits;
 mod llm_tool_selector;
+mod model_call_limit;
 mod model_fallback;
 mod model_retry;
 mod pii;
 mod pii_detect;
+mod pyrepr;
 mod retry;
-mod tokens;
+mod summarization;
+mod todo_list;
+mod token_count;
+mod tool_call_limit;
 mod tool_retry;
 
-pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing, TokenCounter};
+pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing};
+pub use limits::LimitConfigError;
 pub use llm_tool_selector::{
     LlmToolSelector, OnParsingFailure, PickOnFailure, ToolSelectionError, DEFAULT_SELECTOR_PROMPT,
+};
+pub use model_call_limit::{
+    ModelCallExit, ModelCallLimit, ModelCallLimitExceeded, ModelCallLimitState,
 };
 pub use model_fallback::ModelFallback;
 pub use model_retry::{ModelRetry, RetryOn};
@@ -41,5 +60,16 @@ pub use pii_detect::{
     detect_mac_address, detect_url, pattern_detector, Detector, PiiMatch, PiiStrategy, BUILTIN_PII,
 };
 pub use retry::{Backoff, OnFailure, RetryConfigError, Sleeper};
-pub use tokens::count_tokens_approximately;
+pub use summarization::{
+    ContextSize, Summarization, SummarizationConfigError, TriggerClause, DEFAULT_SUMMARY_PROMPT,
+    SUMMARY_PREFIX,
+};
+pub use todo_list::{
+    Todo, TodoList, TodoListState, TodoStatus, PARALLEL_WRITE_TODOS_ERROR,
+    WRITE_TODOS_SYSTEM_PROMPT, WRITE_TODOS_TOOL_DESCRIPTION,
+};
+pub use token_count::{count_tokens_approximately, ApproximateTokenCounter, TokenCounter};
+pub use tool_call_limit::{
+    ToolCallExit, ToolCallLimit, ToolCallLimitExceeded, ToolCallLimitState, ALL_TOOLS, STOPPED_CALL,
+};
 pub use tool_retry::{tool_failed, ToolRetry};
