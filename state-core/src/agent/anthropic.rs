@@ -270,7 +270,11 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 
 /// The error an error status makes, with the server's `type: message`
 /// when the body is Anthropic's error JSON, otherwise the body's start.
-async fn status_error(status: u16, wait: Option<Duration>, response: reqwest::Response) -> ModelError {
+async fn status_error(
+    status: u16,
+    wait: Option<Duration>,
+    response: reqwest::Response,
+) -> ModelError {
     let text = match response.text().await {
         Ok(text) => text,
         Err(error) => return ModelError::Transport(Box::new(error)),

@@ -31,7 +31,11 @@ pub(super) enum Block {
     /// Text.
     Text { text: String },
     /// A client tool call: its input is a JSON object.
-    ToolUse { id: String, name: String, input: Value },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
     /// Thinking, server tool use, citations' documents, ...: not part of
     /// our message.
     #[serde(other)]
@@ -128,7 +132,9 @@ impl WireUsage {
             cache_creation_input_tokens: self
                 .cache_creation_input_tokens
                 .or(earlier.cache_creation_input_tokens),
-            cache_creation: self.cache_creation.or_else(|| earlier.cache_creation.clone()),
+            cache_creation: self
+                .cache_creation
+                .or_else(|| earlier.cache_creation.clone()),
         }
     }
 
@@ -160,9 +166,8 @@ impl WireUsage {
         } else {
             self.cache_creation_input_tokens.unwrap_or(0)
         };
-        let input = self.input_tokens.unwrap_or(0)
-            + self.cache_read_input_tokens.unwrap_or(0)
-            + creation;
+        let input =
+            self.input_tokens.unwrap_or(0) + self.cache_read_input_tokens.unwrap_or(0) + creation;
         let output = self.output_tokens.unwrap_or(0);
         json!({
             "input_tokens": input,
