@@ -5,23 +5,7 @@
 //! of 408, 409, 429 and 5xx answers (529 "overloaded" among them) as
 //! Anthropic's own clients retry them. There is no official Rust client;
 //! this speaks the documented protocol over reqwest (rustls). Needs a
-//! Tokio runtime.
-//!
-//! ```no_run
-//! use agent_state::agent::anthropic::AnthropicChat;
-//! use agent_state::agent::{create_agent, input};
-//! use agent_state::base::{HasMessages, MessagesState};
-//!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default: Anthropic's),
-//! // ANTHROPIC_MODEL (default: `DEFAULT_MODEL`).
-//! let model = AnthropicChat::from_env().with_max_tokens(1024);
-//! let agent = create_agent(model).system_prompt("Answer in one line.").compile()?;
-//! let out = agent.run(input::<MessagesState>("Why is the sky blue?")).await?;
-//! println!("{}", out.state.messages().last().unwrap().text());
-//! # Ok(())
-//! # }
-//! ```
+//! Tokio runtime. See [`AnthropicChat`] for an example.
 
 use std::time::Duration;
 
@@ -67,6 +51,32 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 /// statuses [`ModelError::Api`] (529 is "overloaded"), a body that is not
 /// a message [`ModelError::InvalidResponse`], each with the server's
 /// message; a network failure is [`ModelError::Transport`].
+///
+/// ```no_run
+/// use agent_state::agent::anthropic::AnthropicChat;
+/// use agent_state::agent::{create_agent, input};
+/// use agent_state::base::{HasMessages, MessagesState};
+/// use agent_state::AgentState;
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Chat {
+///     #[state(flatten)]
+///     base: MessagesState,
+/// }
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default: Anthropic's),
+/// // ANTHROPIC_MODEL (default: `DEFAULT_MODEL`).
+/// let model = AnthropicChat::from_env().with_max_tokens(1024);
+/// // Or spelled out: a proxy that speaks the Messages API.
+/// let proxied = AnthropicChat::new("claude-haiku-4-5").with_base_url("http://localhost:4000");
+/// # let _ = proxied;
+/// let agent = create_agent(model).system_prompt("Answer in one line.").compile()?;
+/// let out = agent.run(input::<Chat>("Why is the sky blue?")).await?;
+/// println!("{}", out.state.messages().last().unwrap().text());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct AnthropicChat {
     client: reqwest::Client,

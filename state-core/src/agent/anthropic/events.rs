@@ -34,7 +34,7 @@ enum StreamEvent {
     },
     ContentBlockDelta {
         index: usize,
-        delta: Delta,
+        delta: Piece,
     },
     ContentBlockStop {
         index: usize,
@@ -80,7 +80,7 @@ enum BlockStart {
 /// A piece of a content block.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Delta {
+enum Piece {
     TextDelta {
         text: String,
     },
@@ -219,15 +219,15 @@ impl Decoder {
         }
     }
 
-    fn delta(&mut self, index: usize, delta: Delta) -> Option<ChatChunk> {
+    fn delta(&mut self, index: usize, delta: Piece) -> Option<ChatChunk> {
         match delta {
-            Delta::TextDelta { text } => Some(MessageChunk::ai(text)),
-            Delta::InputJsonDelta { partial_json } => {
+            Piece::TextDelta { text } => Some(MessageChunk::ai(text)),
+            Piece::InputJsonDelta { partial_json } => {
                 let call = self.calls.get_mut(&index)?;
                 call.input.push_str(&partial_json);
                 Some(call_chunk(index, None, None, &partial_json))
             }
-            Delta::Other => None,
+            Piece::Other => None,
         }
     }
 
