@@ -5,6 +5,7 @@
 #![cfg(feature = "anthropic")]
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,6 +41,10 @@ enum Reply {
     /// A status with a body and extra headers.
     Status(u16, &'static str, Vec<(&'static str, &'static str)>),
     Raw(&'static str),
+    /// SSE sent live: the events up to the first text delta, then (once
+    /// the flag is set, or after a second) the rest; the second flag
+    /// records whether the first came first.
+    Live(Vec<Value>, Arc<AtomicBool>, Arc<AtomicBool>),
 }
 
 /// A request as the server saw it: the headers that matter and the body.
@@ -76,12 +81,10 @@ async fn messages(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes
     match reply {
         Some(Reply::Json(value)) => axum::Json(value).into_response(),
         Some(Reply::Sse(events)) => {
-            let text: String = events
-                .iter()
-                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-                .collect();
+            let text: String = events.iter().map(sse).collect();
             ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response()
         }
+        Some(Reply::Live(events, go, waited)) => live(events, go, waited),
         Some(Reply::Status(code, body, extra)) => {
             let mut response = (StatusCode::from_u16(code).unwrap(), body).into_response();
             for (name, value) in extra {
@@ -94,6 +97,55 @@ async fn messages(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes
         }
         None => (StatusCode::IM_A_TEAPOT, "no reply scripted").into_response(),
     }
+}
+
+/// An event as the server writes it.
+fn sse(event: &Value) -> String {
+    format!(
+        "event: {}\ndata: {event}\n\n",
+        event["type"].as_str().unwrap()
+    )
+}
+
+/// A body fed by a channel, so the server can send events one by one.
+struct Chunks(tokio::sync::mpsc::UnboundedReceiver<String>);
+
+impl futures::Stream for Chunks {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0
+            .poll_recv(cx)
+            .map(|text| text.map(|t| Ok(Bytes::from(t))))
+    }
+}
+
+fn live(events: Vec<Value>, go: Arc<AtomicBool>, waited: Arc<AtomicBool>) -> Response {
+    let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let first = events
+            .iter()
+            .position(|e| e["type"] == "content_block_delta");
+        let (before, after) = events.split_at(first.map_or(events.len(), |at| at + 1));
+        for event in before {
+            let _ = send.send(sse(event));
+        }
+        for _ in 0..1000 {
+            if go.load(Ordering::SeqCst) {
+                waited.store(true, Ordering::SeqCst);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        for event in after {
+            let _ = send.send(sse(event));
+        }
+    });
+    let body = axum::body::Body::from_stream(Chunks(receive));
+    ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
 }
 
 /// Starts the server on a loopback port; the model talks to it.
@@ -408,6 +460,35 @@ async fn the_messages_stream_mode_carries_the_pieces() {
         panic!("the stream ends with the run's output")
     };
     assert_eq!(out.state.messages()[3].text(), "Done.");
+}
+
+#[tokio::test]
+async fn tokens_reach_the_sink_while_the_answer_is_still_coming() {
+    let (go, waited) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let events = streamed_text(&["Hel", "lo"]);
+    let (model, _) = serve(vec![Reply::Live(
+        events,
+        Arc::clone(&go),
+        Arc::clone(&waited),
+    )])
+    .await;
+    let agent = create_agent(model)
+        .on_token(move |c| {
+            if c.text() == "Hel" {
+                go.store(true, Ordering::SeqCst);
+            }
+        })
+        .compile()
+        .unwrap();
+    let out = agent.run(input::<Chat>("hi")).await.unwrap();
+    assert_eq!(out.state.messages()[1].text(), "Hello");
+    assert!(
+        waited.load(Ordering::SeqCst),
+        "the first token reached the sink before the server sent the rest"
+    );
 }
 
 /// What goes wrong inside a stream is a clear error: a tool input that
