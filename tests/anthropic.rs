@@ -634,6 +634,45 @@ async fn each_error_status_maps_to_its_kind() {
     );
 }
 
+/// A stream the server refuses (an error status before any event) is
+/// retried like a call, then fails with its status; a server nobody
+/// answers at is a transport error.
+#[tokio::test]
+async fn a_refused_stream_and_an_unreachable_server_are_errors() {
+    let unauthorized = r#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#;
+    let (model, mock) = serve(vec![
+        status(529, OVERLOADED),
+        Reply::Sse(streamed_text(&["ok"])),
+        Reply::Status(401, unauthorized, vec![]),
+    ])
+    .await;
+    let request = ModelRequest::new(Arc::new(Chat::default()));
+    let pieces: Vec<_> = model.stream(&request).collect().await;
+    let text: String = pieces.iter().map(|p| p.as_ref().unwrap().text()).collect();
+    assert_eq!(text, "ok");
+    let pieces: Vec<_> = model.stream(&request).collect().await;
+    assert_eq!(pieces.len(), 1);
+    assert!(
+        matches!(&pieces[0], Err(ModelError::Api { status: 401, message })
+            if message == "authentication_error: invalid x-api-key"),
+        "{pieces:?}"
+    );
+    assert_eq!(
+        mock.requests.lock().unwrap().len(),
+        3,
+        "the 529 was retried"
+    );
+
+    let nowhere = AnthropicChat::new("claude-test")
+        .with_base_url("http://127.0.0.1:1")
+        .with_max_retries(0);
+    let err = nowhere.invoke(&request).await.unwrap_err();
+    assert!(matches!(err, ModelError::Transport(_)), "{err:?}");
+    assert!(err
+        .to_string()
+        .starts_with("the model provider could not be reached"));
+}
+
 /// The tool choice in Anthropic's words; the settings' model and
 /// `max_tokens` over the model's.
 #[tokio::test]
