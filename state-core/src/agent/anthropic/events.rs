@@ -269,3 +269,62 @@ fn call_chunk(index: usize, id: Option<String>, name: Option<String>, args: &str
     });
     chunk
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(data: Value) -> Event {
+        Event {
+            event: data["type"].as_str().unwrap_or("message").to_owned(),
+            data: data.to_string(),
+            id: String::new(),
+            retry: None,
+        }
+    }
+
+    /// Events this version does not know, thinking blocks and their
+    /// deltas give nothing; a tool input given whole at the start is the
+    /// call's first piece; a delta for a block never started is dropped.
+    #[test]
+    fn unknown_events_and_blocks_give_nothing() {
+        let mut decoder = Decoder::default();
+        let mut feed = |data: Value| decoder.event(&event(data)).unwrap();
+        assert!(feed(json!({"type": "some_future_event", "x": 1})).is_none());
+        assert!(feed(json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "thinking", "thinking": ""}}))
+        .is_none());
+        assert!(feed(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "hmm"}}))
+        .is_none());
+        assert!(feed(json!({"type": "content_block_delta", "index": 5,
+            "delta": {"type": "input_json_delta", "partial_json": "{"}}))
+        .is_none());
+        let whole = feed(
+            json!({"type": "content_block_start", "index": 1, "content_block":
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}}),
+        )
+        .unwrap();
+        assert_eq!(whole.tool_call_chunks[0].args, "{\"a\":1}");
+        assert!(feed(json!({"type": "content_block_stop", "index": 1})).is_none());
+    }
+
+    #[test]
+    fn data_that_does_not_parse_is_named() {
+        let mut decoder = Decoder::default();
+        let bad = Event {
+            event: "content_block_delta".to_owned(),
+            data: "{\"type\": \"content_block_delta\", \"index\": ".to_owned(),
+            id: String::new(),
+            retry: None,
+        };
+        let error = decoder.event(&bad).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("the `content_block_delta` event does not parse"),
+            "{error}"
+        );
+    }
+}

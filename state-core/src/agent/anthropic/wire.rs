@@ -247,3 +247,75 @@ pub(super) fn excerpt(body: &str) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(value: Value) -> WireUsage {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// Cache writes split by time to live count once, by their parts,
+    /// as LangChain's `_create_usage_metadata` counts them.
+    #[test]
+    fn cache_writes_by_time_to_live_count_once() {
+        let split = usage(json!({"input_tokens": 10, "output_tokens": 3,
+            "cache_read_input_tokens": 1, "cache_creation_input_tokens": 6,
+            "cache_creation": {"ephemeral_5m_input_tokens": 2, "ephemeral_1h_input_tokens": 4}}));
+        assert_eq!(
+            split.to_json(),
+            json!({"input_tokens": 17, "output_tokens": 3, "total_tokens": 20,
+                   "input_token_details": {"cache_read": 1, "cache_creation": 0,
+                       "ephemeral_5m_input_tokens": 2, "ephemeral_1h_input_tokens": 4}})
+        );
+        let bare = usage(json!({"input_tokens": 10, "output_tokens": 3}));
+        assert_eq!(
+            bare.to_json(),
+            json!({"input_tokens": 10, "output_tokens": 3, "total_tokens": 13,
+                   "input_token_details": {}})
+        );
+    }
+
+    /// A `message_delta` without input counts takes `message_start`'s.
+    #[test]
+    fn missing_counts_come_from_earlier_ones() {
+        let start = usage(json!({"input_tokens": 7, "cache_read_input_tokens": 2}));
+        let delta = usage(json!({"output_tokens": 5}));
+        let merged = delta.or(&start).to_json();
+        assert_eq!(
+            (
+                merged["input_tokens"].clone(),
+                merged["total_tokens"].clone()
+            ),
+            (json!(9), json!(14))
+        );
+    }
+
+    #[test]
+    fn unknown_blocks_are_skipped_and_odd_inputs_are_invalid_calls() {
+        let reply: Reply = serde_json::from_value(json!({"id": "msg_1", "type": "message",
+            "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"},
+                        {"type": "text", "text": "a"}, {"type": "text", "text": "b"},
+                        {"type": "tool_use", "id": "t1", "name": "f", "input": [1]}],
+            "stop_reason": "tool_use"}))
+        .unwrap();
+        let message = from_reply(reply).unwrap();
+        assert_eq!(message.text(), "ab");
+        assert!(message.tool_calls.is_empty());
+        assert_eq!(message.invalid_tool_calls[0]["args"], "[1]");
+        assert_eq!(message.usage_metadata, None);
+    }
+
+    #[test]
+    fn an_error_body_with_status_200_is_the_error_it_names() {
+        let reply: Reply = serde_json::from_value(json!({"type": "error",
+            "error": {"type": "overloaded_error", "message": "Overloaded"}}))
+        .unwrap();
+        let error = from_reply(reply).unwrap_err();
+        assert!(
+            matches!(&error, ModelError::Api { status: 529, message } if message == "overloaded_error: Overloaded"),
+            "{error:?}"
+        );
+    }
+}
