@@ -673,6 +673,32 @@ async fn a_refused_stream_and_an_unreachable_server_are_errors() {
         .starts_with("the model provider could not be reached"));
 }
 
+/// A server that stops sending mid-answer fails the call once the
+/// timeout passes without a byte.
+#[tokio::test]
+async fn a_stalled_stream_times_out() {
+    let never = Arc::new(AtomicBool::new(false));
+    let (model, _) = serve(vec![Reply::Live(
+        streamed_text(&["Hel", "lo"]),
+        never,
+        Arc::new(AtomicBool::new(false)),
+    )])
+    .await;
+    let model = model.with_timeout(Duration::from_millis(100));
+    let request = ModelRequest::new(Arc::new(Chat::default()));
+    let pieces: Vec<_> = model.stream(&request).collect().await;
+    let texts: Vec<String> = pieces
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .map(|c| c.text())
+        .collect();
+    assert_eq!(texts, ["", "Hel"], "message_start, then the first delta");
+    let Some(Err(err)) = pieces.last() else {
+        panic!("expected the stream to fail: {pieces:?}");
+    };
+    assert!(matches!(err, ModelError::Transport(_)), "{err:?}");
+}
+
 /// The tool choice in Anthropic's words; the settings' model and
 /// `max_tokens` over the model's.
 #[tokio::test]

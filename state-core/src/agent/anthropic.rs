@@ -40,6 +40,11 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// Retries of a failed call by default (as Anthropic's clients).
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 
+/// How long a response may go without sending a byte by default: ten
+/// minutes, Anthropic's clients' timeout (a long answer streams for
+/// longer, so the wait is per read, not for the whole answer).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// A chat model served by Anthropic's Messages API (`POST /v1/messages`).
 ///
 /// Cheap to clone (the HTTP client is shared). Requests send the API key
@@ -50,7 +55,8 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 /// [`ModelError::RateLimited`] with the server's `retry-after`, other
 /// statuses [`ModelError::Api`] (529 is "overloaded"), a body that is not
 /// a message [`ModelError::InvalidResponse`], each with the server's
-/// message; a network failure is [`ModelError::Transport`].
+/// message; a network failure, or a response silent for longer than the
+/// [timeout](Self::with_timeout), is [`ModelError::Transport`].
 ///
 /// ```no_run
 /// use agent_state::agent::anthropic::AnthropicChat;
@@ -85,6 +91,7 @@ pub struct AnthropicChat {
     model: String,
     max_tokens: u32,
     max_retries: u32,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for AnthropicChat {
@@ -94,6 +101,7 @@ impl std::fmt::Debug for AnthropicChat {
             .field("base_url", &self.base_url)
             .field("max_tokens", &self.max_tokens)
             .field("max_retries", &self.max_retries)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -103,12 +111,13 @@ impl AnthropicChat {
     /// [`with_api_key`](Self::with_api_key)).
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            client: reqwest::Client::new(),
+            client: http_client(DEFAULT_TIMEOUT),
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: String::new(),
             model: model.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             max_retries: DEFAULT_MAX_RETRIES,
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 
@@ -169,6 +178,16 @@ impl AnthropicChat {
     #[must_use]
     pub fn with_max_retries(mut self, retries: u32) -> Self {
         self.max_retries = retries;
+        self
+    }
+
+    /// How long a response may go without sending a byte (connecting:
+    /// at most this, and 10 s) before the call fails as a transport error
+    /// (and is not retried).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.client = http_client(timeout);
+        self.timeout = timeout;
         self
     }
 
@@ -249,6 +268,17 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for AnthropicChat {
             })
             .boxed()
     }
+}
+
+/// The HTTP client: rustls, a per-read `timeout`.
+fn http_client(timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .read_timeout(timeout)
+        .build()
+        // Only a TLS backend that cannot start fails here, and then so
+        // does the default client, with reqwest's own message.
+        .unwrap_or_else(|_| reqwest::Client::new())
 }
 
 /// Whether a failure of `status` may pass if tried again (Anthropic's
