@@ -721,6 +721,7 @@ async fn settings_choose_the_model_max_tokens_and_tool_choice() {
         let settings = ModelSettings {
             model: Some("claude-other".into()),
             max_tokens: Some(64),
+            temperature: Some(0.7),
             tool_choice: Some(choice.clone()),
             ..ModelSettings::default()
         };
@@ -735,6 +736,10 @@ async fn settings_choose_the_model_max_tokens_and_tool_choice() {
     for (body, (_, expected)) in bodies.iter().zip(&choices) {
         assert_eq!(body["model"], "claude-other");
         assert_eq!(body["max_tokens"], 64);
+        assert_eq!(
+            body["temperature"], 0.7,
+            "the decimal set, not its f64 widening"
+        );
         assert_eq!(&body["tool_choice"], expected);
         assert!(body.get("system").is_none());
     }

@@ -40,7 +40,7 @@ pub(super) fn build<S: HasMessages>(
     }
     body.insert("messages".to_owned(), messages.into());
     if let Some(temperature) = settings.temperature {
-        body.insert("temperature".to_owned(), f64::from(temperature).into());
+        body.insert("temperature".to_owned(), decimal(temperature));
     }
     let tools = request.tools();
     if !tools.is_empty() {
@@ -53,6 +53,13 @@ pub(super) fn build<S: HasMessages>(
         body.insert("stream".to_owned(), true.into());
     }
     Value::Object(body)
+}
+
+/// An `f32` as the decimal it was written as (0.7, not the
+/// 0.699999988079071 its `f64` widening prints).
+fn decimal(value: f32) -> Value {
+    let widened = value.to_string().parse::<f64>().unwrap_or(f64::from(value));
+    serde_json::Number::from_f64(widened).map_or(Value::Null, Value::Number)
 }
 
 /// A tool as Anthropic declares one.
