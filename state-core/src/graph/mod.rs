@@ -89,7 +89,6 @@ use std::time::Duration;
 pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;
-#[cfg(feature = "agent")]
 pub use context::{Interrupt, Interrupted, NodeContext, Resume};
 pub use error::GraphError;
 pub use into_node::{form, IntoNode, Node, Sent};
