@@ -48,6 +48,9 @@
 
 mod graph;
 mod hooks;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod middleware;
 mod model;
 mod nodes;

@@ -1,0 +1,85 @@
+"""An MCP server for agent-state's MCP tests, on the official Python SDK.
+
+Tools: `add` (two integers), `whoami` (echoes the auth the call carried:
+the HTTP header named by `--auth-header` over streamable HTTP, `_meta`'s
+`authorization` over stdio), `fail` (answers with `isError`), `slow`
+(sleeps, for the client's timeout), `crash` (ends the process, for a
+server that dies mid-call).
+
+    server.py stdio
+    server.py http [--auth-header NAME]   # prints "listening on URL"
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import sys
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("transport", choices=["stdio", "http"])
+parser.add_argument("--auth-header", default="authorization")
+options = parser.parse_args()
+
+server = MCPServer("agent-state-test")
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Adds two integers."""
+    return str(a + b)
+
+
+@server.tool()
+def whoami(ctx: Context) -> str:
+    """Says which credentials the call carried."""
+    headers = ctx.headers
+    meta = ctx.request_context.meta
+    seen = {
+        "header": None if headers is None else headers.get(options.auth_header),
+        "meta": None if meta is None else (meta.model_extra or {}).get("authorization"),
+        "label": os.environ.get("AGENT_STATE_LABEL"),
+    }
+    return json.dumps(seen, sort_keys=True)
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails with the reason given."""
+    raise ValueError(f"refused: {reason}")
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleeps, then answers."""
+    await asyncio.sleep(seconds)
+    return "done"
+
+
+@server.tool()
+def crash() -> str:
+    """Ends the server process mid-call."""
+    os._exit(3)
+
+
+def serve_http() -> None:
+    """Serves streamable HTTP on an ephemeral port, printed once bound."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = server.streamable_http_app()
+    config = uvicorn.Config(app, log_level="warning")
+    print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+if options.transport == "stdio":
+    server.run("stdio")
+else:
+    serve_http()
+    sys.exit(0)
