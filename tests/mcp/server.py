@@ -8,6 +8,7 @@ server that dies mid-call).
 
     server.py stdio
     server.py http [--auth-header NAME]   # prints "listening on URL"
+    server.py schemas                     # prints {tool: inputSchema}, as listed
 """
 
 import argparse
@@ -21,7 +22,7 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
 parser = argparse.ArgumentParser()
-parser.add_argument("transport", choices=["stdio", "http"])
+parser.add_argument("transport", choices=["stdio", "http", "schemas"])
 parser.add_argument("--auth-header", default="authorization")
 options = parser.parse_args()
 
@@ -80,6 +81,9 @@ def serve_http() -> None:
 
 if options.transport == "stdio":
     server.run("stdio")
+elif options.transport == "schemas":
+    listed = asyncio.run(server.list_tools())
+    print(json.dumps({tool.name: tool.inputSchema for tool in listed}, sort_keys=True))
 else:
     serve_http()
     sys.exit(0)
