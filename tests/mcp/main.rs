@@ -9,14 +9,15 @@
 mod support;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_state::agent::mcp::{McpError, McpServer, McpTools};
 use agent_state::agent::{create_agent, input, ChatModel, Tool};
 use agent_state::base::{HasMessages, MessagesStateUpdate};
 use agent_state::graph::{Graph, Input};
-use agent_state::serde_json::{json, Value};
-use agent_state::{human, AgentState, Message, MessageType, ToolStatus};
+use agent_state::serde_json::{json, Map, Value};
+use agent_state::{human, AgentState, Content, Message, MessageType, ToolStatus};
 
 use support::{call, model, python, stdio_server, Chat, HttpProcess};
 
@@ -58,18 +59,140 @@ fn whoami(answer: &Message) -> Value {
     agent_state::serde_json::from_str(&answer.text()).expect("whoami answers JSON")
 }
 
+/// The server over both transports, tools connected with `configure`
+/// applied; the HTTP server's process lives as long as the pair.
+async fn both(
+    python: &PathBuf,
+    auth_header: &str,
+    configure: impl Fn(McpTools<Chat>) -> McpTools<Chat>,
+) -> Vec<(McpTools<Chat>, Option<HttpProcess>)> {
+    let stdio = stdio_server(python).args(["--auth-header", auth_header]);
+    let stdio = McpTools::connect(stdio).await.expect("connects over stdio");
+    let process = HttpProcess::start(python, auth_header);
+    let http = McpTools::connect(process.server()).await.expect("connects over HTTP");
+    vec![(configure(stdio), None), (configure(http), Some(process))]
+}
+
+/// The input schemas the server lists, as its own SDK gives them.
+fn listed_schemas(python: &PathBuf) -> Value {
+    let script = format!("{}/tests/mcp/server.py", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(python)
+        .args([script.as_str(), "schemas"])
+        .output()
+        .expect("the server script runs");
+    agent_state::serde_json::from_slice(&out.stdout).expect("it prints JSON")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stdio_tools_are_offered_as_listed_and_answer() {
+async fn tools_are_offered_with_the_servers_name_description_and_schema() {
     let Some(python) = python() else { return };
-    let mcp = McpTools::<Chat>::connect(stdio_server(&python)).await.unwrap();
-    assert_eq!(mcp.names(), ["add", "whoami", "fail", "slow", "crash"]);
-    let (model, offered) = model(vec![call("add", json!({"a": 2, "b": 3}), "c1")]);
-    let answers = tool_answers(&agent(model, &mcp), &[]).await;
-    assert_eq!(answers.len(), 1);
-    assert_eq!(answers[0].text(), "5");
-    assert_eq!(answers[0].status, Some(ToolStatus::Success));
-    let offered = offered.lock().unwrap();
-    let add = offered[0].iter().find(|t| t.name == "add").unwrap();
-    println!("{:#?}", offered[0]);
-    assert_eq!(add.description, "Adds two integers.");
+    let schemas = listed_schemas(&python);
+    for (mcp, _process) in both(&python, "authorization", |mcp| mcp).await {
+        assert_eq!(mcp.names(), ["add", "whoami", "fail", "slow", "crash"]);
+        let (model, offered) = model(vec![call("add", json!({"a": 2, "b": 3}), "c1")]);
+        tool_answers(&agent(model, &mcp), &[]).await;
+        let offered = offered.lock().unwrap();
+        assert_eq!(offered.len(), 2, "the model is called before and after the tool");
+        let by_name: Map<String, Value> = offered[0]
+            .iter()
+            .map(|tool| (tool.name.clone(), tool.parameters.clone()))
+            .collect();
+        assert_eq!(Value::Object(by_name), schemas, "{}", mcp.server());
+        let add = &offered[0][0];
+        assert_eq!((add.name.as_str(), add.description.as_str()), ("add", "Adds two integers."));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_answer_with_the_results_content_blocks() {
+    let Some(python) = python() else { return };
+    for (mcp, process) in both(&python, "authorization", |mcp| mcp).await {
+        let (model, _) = model(vec![
+            call("add", json!({"a": 2, "b": 3}), "c1"),
+            call("whoami", json!({}), "c2"),
+        ]);
+        let answers = tool_answers(&agent(model, &mcp), &[]).await;
+        assert_eq!(answers.len(), 2);
+        assert_eq!(answers[0].content, Content::Blocks(vec![json!({"type": "text", "text": "5"})]));
+        assert_eq!(answers[0].status, Some(ToolStatus::Success));
+        assert_eq!(answers[0].tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(answers[0].name.as_deref(), Some("add"));
+        // No token in the state: nothing is sent; the stdio server got
+        // the environment it was given.
+        let label = if process.is_some() { "over HTTP" } else { "over stdio" };
+        assert_eq!(whoami(&answers[1]), json!({"header": null, "meta": null, "label": label}));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_calls_token_comes_from_the_state() {
+    let Some(python) = python() else { return };
+    let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
+    for (mcp, process) in both(&python, "authorization", |mcp| mcp.with_call_auth(auth)).await {
+        let (model, _) = model(vec![
+            call("whoami", json!({}), "c1"),
+            call("add", json!({"a": 1, "b": 1}), "c2"),
+        ]);
+        let agent = agent(model, &mcp);
+        let tokens = [("whoami", "ucan-whoami"), ("add", "ucan-add")];
+        let answers = tool_answers(&agent, &tokens).await;
+        let seen = whoami(&answers[0]);
+        if process.is_some() {
+            assert_eq!(seen["header"], "Bearer ucan-whoami");
+            assert_eq!(seen["meta"], Value::Null, "over HTTP the token is a header only");
+        } else {
+            assert_eq!(seen["header"], Value::Null);
+            assert_eq!(seen["meta"], "Bearer ucan-whoami");
+        }
+        assert_eq!(answers[1].text(), "2");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_header_carries_the_bare_token_and_replaces_a_static_one() {
+    let Some(python) = python() else { return };
+    let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
+    let set = |mcp: McpTools<Chat>| mcp.with_call_auth(auth).auth_header("X-UCAN").unwrap();
+    for (mcp, process) in both(&python, "x-ucan", set).await {
+        let (model, _) = model(vec![call("whoami", json!({}), "c1")]);
+        let seen = whoami(&tool_answers(&agent(model, &mcp), &[("whoami", "inv-1")]).await[0]);
+        let key = if process.is_some() { "header" } else { "meta" };
+        assert_eq!(seen[key], "inv-1", "{}", mcp.server());
+    }
+    // A header set on the connection is sent when the state has no token,
+    // and replaced by the call's own when it has one.
+    let process = HttpProcess::start(&python, "x-ucan");
+    let server = process.server().header("x-ucan", "static");
+    let mcp = McpTools::connect(server).await.unwrap().with_call_auth(auth);
+    let mcp = mcp.auth_header("x-ucan").unwrap();
+    for (tokens, expected) in [(&[][..], "static"), (&[("whoami", "inv-2")][..], "inv-2")] {
+        let (model, _) = model(vec![call("whoami", json!({}), "c1")]);
+        let seen = whoami(&tool_answers(&agent(model, &mcp), tokens).await[0]);
+        assert_eq!(seen["header"], expected);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_errors_and_bad_arguments_are_error_answers_the_model_sees() {
+    let Some(python) = python() else { return };
+    for (mcp, _process) in both(&python, "authorization", |mcp| mcp).await {
+        let (model, offered) = model(vec![
+            call("fail", json!({"reason": "no budget"}), "c1"),
+            call("add", json!({"a": "two", "b": 3}), "c2"),
+            call("nope", json!({}), "c3"),
+        ]);
+        let answers = tool_answers(&agent(model, &mcp), &[]).await;
+        for answer in &answers {
+            assert_eq!(answer.status, Some(ToolStatus::Error), "{answer:?}");
+        }
+        // The server's words, as it wrote them.
+        assert_eq!(answers[0].text(), "Error executing tool fail: refused: no budget");
+        let bad_args = answers[1].text();
+        assert!(bad_args.starts_with("Error executing tool add: 1 validation error for addArguments\na\n"), "{bad_args}");
+        assert_eq!(
+            answers[2].text(),
+            "Error: nope is not a valid tool, try one of [add, whoami, fail, slow, crash]."
+        );
+        assert_eq!(offered.lock().unwrap().len(), 4, "the model saw every answer");
+    }
 }

@@ -1,12 +1,12 @@
 """An MCP server for agent-state's MCP tests, on the official Python SDK.
 
 Tools: `add` (two integers), `whoami` (echoes the auth the call carried:
-the HTTP header named by `--auth-header` over streamable HTTP, `_meta`'s
-`authorization` over stdio), `fail` (answers with `isError`), `slow`
+the HTTP header named by `--auth-header`, `authorization` unless set, and
+the `_meta` key of that name), `fail` (answers with `isError`), `slow`
 (sleeps, for the client's timeout), `crash` (ends the process, for a
 server that dies mid-call).
 
-    server.py stdio
+    server.py stdio [--auth-header NAME]
     server.py http [--auth-header NAME]   # prints "listening on URL"
     server.py schemas                     # prints {tool: inputSchema}, as listed
 """
@@ -20,13 +20,14 @@ import sys
 
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("transport", choices=["stdio", "http", "schemas"])
 parser.add_argument("--auth-header", default="authorization")
 options = parser.parse_args()
 
-server = MCPServer("agent-state-test")
+server = MCPServer("agent-state-test", log_level="WARNING")
 
 
 @server.tool()
@@ -42,7 +43,7 @@ def whoami(ctx: Context) -> str:
     meta = ctx.request_context.meta
     seen = {
         "header": None if headers is None else headers.get(options.auth_header),
-        "meta": None if meta is None else (meta.model_extra or {}).get("authorization"),
+        "meta": None if meta is None else meta.get(options.auth_header),
         "label": os.environ.get("AGENT_STATE_LABEL"),
     }
     return json.dumps(seen, sort_keys=True)
@@ -51,7 +52,7 @@ def whoami(ctx: Context) -> str:
 @server.tool()
 def fail(reason: str) -> str:
     """Always fails with the reason given."""
-    raise ValueError(f"refused: {reason}")
+    raise ToolError(f"refused: {reason}")
 
 
 @server.tool()
@@ -72,6 +73,7 @@ def serve_http() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
     port = sock.getsockname()[1]
     app = server.streamable_http_app()
     config = uvicorn.Config(app, log_level="warning")
@@ -83,7 +85,7 @@ if options.transport == "stdio":
     server.run("stdio")
 elif options.transport == "schemas":
     listed = asyncio.run(server.list_tools())
-    print(json.dumps({tool.name: tool.inputSchema for tool in listed}, sort_keys=True))
+    print(json.dumps({tool.name: tool.input_schema for tool in listed}, sort_keys=True))
 else:
     serve_http()
     sys.exit(0)
