@@ -82,7 +82,10 @@ fn text_block(text: &str) -> Value {
 }
 
 fn inline_block(kind: &str, base64: Option<&str>, mime: Option<&str>) -> Value {
-    with_mime(json!({ "type": kind, "base64": base64.unwrap_or_default() }), mime)
+    with_mime(
+        json!({ "type": kind, "base64": base64.unwrap_or_default() }),
+        mime,
+    )
 }
 
 fn with_mime(mut block: Value, mime: Option<&str>) -> Value {
@@ -125,7 +128,10 @@ mod tests {
         );
         assert_eq!(answer.text(), "ab");
         assert_eq!(answer.status, None);
-        assert_eq!(answer.artifact, Some(json!({"structured_content": {"result": 5}})));
+        assert_eq!(
+            answer.artifact,
+            Some(json!({"structured_content": {"result": 5}}))
+        );
     }
 
     #[test]

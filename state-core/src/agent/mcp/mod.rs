@@ -168,6 +168,14 @@ pub enum McpCallError {
         /// The server.
         server: String,
     },
+    /// The request could not be sent (over HTTP: the server is not
+    /// listening any more, or the network failed).
+    Unreachable {
+        /// The server.
+        server: String,
+        /// Why, with the causes.
+        message: String,
+    },
     /// The server answered with a JSON-RPC error (unknown tool, arguments
     /// it rejects before running the tool, ...).
     Refused {
@@ -178,7 +186,7 @@ pub enum McpCallError {
         /// Its message.
         message: String,
     },
-    /// The request could not be sent, or the answer was not a tool result.
+    /// The answer was not a tool result, or the exchange failed otherwise.
     Protocol {
         /// The server.
         server: String,
@@ -204,6 +212,10 @@ impl McpCallError {
                 message: data.message.into_owned(),
             },
             rmcp::ServiceError::TransportClosed => Self::Closed { server },
+            rmcp::ServiceError::TransportSend(error) => Self::Unreachable {
+                server,
+                message: with_causes(error.error.as_ref()),
+            },
             other => Self::Protocol {
                 server,
                 message: other.to_string(),
@@ -222,6 +234,9 @@ impl fmt::Display for McpCallError {
                 f,
                 "the connection to the MCP server {server} is closed (the server exited or dropped it)"
             ),
+            Self::Unreachable { server, message } => {
+                write!(f, "the MCP server {server} could not be reached: {message}")
+            }
             Self::Refused { server, code, message } => {
                 write!(f, "the MCP server {server} refused the call (error {code}): {message}")
             }
@@ -238,3 +253,15 @@ impl fmt::Display for McpCallError {
 }
 
 impl std::error::Error for McpCallError {}
+
+/// An error's message followed by its causes', each after a colon.
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}

@@ -208,8 +208,8 @@ fn http_transport(
         let (name, value) = header(name, value)?;
         headers.insert(name, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(server.url.as_str())
-        .custom_headers(headers);
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url.as_str()).custom_headers(headers);
     Ok(StreamableHttpClientTransport::with_client(
         CallAuthClient::default(),
         config,

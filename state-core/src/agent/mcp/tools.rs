@@ -278,12 +278,20 @@ impl<S> McpTool<S> {
     /// state has some for this tool.
     fn request(&self, args: Map<String, Value>, state: &S) -> Result<ClientRequest, McpCallError> {
         let shared = &self.shared;
-        let mut params = CallToolRequestParams::new(self.definition.name.clone()).with_arguments(args);
-        let token = shared.auth.as_ref().and_then(|auth| auth(state, &self.definition.name));
+        let mut params =
+            CallToolRequestParams::new(self.definition.name.clone()).with_arguments(args);
+        let token = shared
+            .auth
+            .as_ref()
+            .and_then(|auth| auth(state, &self.definition.name));
         let Some(token) = token else {
             return Ok(ClientRequest::CallToolRequest(CallToolRequest::new(params)));
         };
-        let value = if shared.bearer { format!("Bearer {token}") } else { token };
+        let value = if shared.bearer {
+            format!("Bearer {token}")
+        } else {
+            token
+        };
         if shared.connection.over_http {
             let value = HeaderValue::from_str(&value).map_err(|_| McpCallError::InvalidToken {
                 header: shared.auth_header.to_string(),
