@@ -9,7 +9,7 @@
 mod support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agent_state::agent::mcp::{McpError, McpServer, McpTools};
@@ -63,7 +63,7 @@ fn whoami(answer: &Message) -> Value {
 /// The server over both transports, tools connected with `configure`
 /// applied; the HTTP server's process lives as long as the pair.
 async fn both(
-    python: &PathBuf,
+    python: &Path,
     auth_header: &str,
     configure: impl Fn(McpTools<Chat>) -> McpTools<Chat>,
 ) -> Vec<(McpTools<Chat>, Option<HttpProcess>)> {
@@ -77,7 +77,7 @@ async fn both(
 }
 
 /// The input schemas the server lists, as its own SDK gives them.
-fn listed_schemas(python: &PathBuf) -> Value {
+fn listed_schemas(python: &Path) -> Value {
     let script = format!("{}/tests/mcp/server.py", env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(python)
         .args([script.as_str(), "schemas"])

@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use agent_state::agent::mcp::{HttpServer, McpServer, StdioServer};
-use agent_state::agent::{FnModel, ModelError, ModelRequest, ToolDefinition};
+use agent_state::agent::{ChatModel, FnModel, ModelRequest, ToolDefinition};
 use agent_state::base::MessagesState;
 use agent_state::serde_json::{Map, Value};
 use agent_state::{ai, AgentState, Message, ToolCall};
@@ -54,7 +54,7 @@ fn script() -> String {
 }
 
 /// The server spawned over stdio.
-pub fn stdio_server(python: &PathBuf) -> StdioServer {
+pub fn stdio_server(python: &Path) -> StdioServer {
     McpServer::stdio(python.display().to_string())
         .arg(script())
         .arg("stdio")
@@ -71,7 +71,7 @@ pub struct HttpProcess {
 
 impl HttpProcess {
     /// Starts it, `auth_header` the header its `whoami` tool reports.
-    pub fn start(python: &PathBuf, auth_header: &str) -> Self {
+    pub fn start(python: &Path, auth_header: &str) -> Self {
         let mut child = Command::new(python)
             .args([&script(), "http", "--auth-header", auth_header])
             .env("AGENT_STATE_LABEL", "over HTTP")
@@ -115,12 +115,7 @@ pub type Offered = Arc<Mutex<Vec<Vec<ToolDefinition>>>>;
 
 /// A model that answers with `replies` in order, recording the tools each
 /// request offers.
-pub fn model(
-    replies: Vec<Message>,
-) -> (
-    FnModel<impl Fn(&ModelRequest<Chat>) -> Result<Message, ModelError> + Send + Sync>,
-    Offered,
-) {
+pub fn model(replies: Vec<Message>) -> (impl ChatModel<Chat> + 'static, Offered) {
     let offered: Offered = Arc::default();
     let seen = Arc::clone(&offered);
     let replies = Mutex::new(replies.into_iter());
