@@ -91,7 +91,10 @@ async fn tools_are_offered_with_the_servers_name_description_and_schema() {
     let Some(python) = python() else { return };
     let schemas = listed_schemas(&python);
     for (mcp, _process) in both(&python, "authorization", |mcp| mcp).await {
-        assert_eq!(mcp.names(), ["add", "whoami", "fail", "slow", "crash"]);
+        assert_eq!(
+            mcp.names(),
+            ["add", "whoami", "fail", "slow", "cancelled", "crash"]
+        );
         let (model, offered) = model(vec![call("add", json!({"a": 2, "b": 3}), "c1")]);
         tool_answers(&agent(model, &mcp), &[]).await;
         let offered = offered.lock().unwrap();
@@ -225,7 +228,7 @@ async fn tool_errors_and_bad_arguments_are_error_answers_the_model_sees() {
         );
         assert_eq!(
             answers[2].text(),
-            "Error: nope is not a valid tool, try one of [add, whoami, fail, slow, crash]."
+            "Error: nope is not a valid tool, try one of [add, whoami, fail, slow, cancelled, crash]."
         );
         assert_eq!(
             offered.lock().unwrap().len(),
@@ -243,6 +246,7 @@ async fn a_call_past_its_deadline_is_answered_with_an_error_and_the_next_goes_th
         let (model, _) = model(vec![
             call("slow", json!({"seconds": 30}), "c1"),
             call("add", json!({"a": 4, "b": 4}), "c2"),
+            call("cancelled", json!({}), "c3"),
         ]);
         let started = Instant::now();
         let answers = tool_answers(&agent(model, &mcp), &[]).await;
@@ -260,6 +264,11 @@ async fn a_call_past_its_deadline_is_answered_with_an_error_and_the_next_goes_th
             )
         );
         assert_eq!(answers[1].text(), "8");
+        assert_eq!(
+            answers[2].text(),
+            "1",
+            "the server was told to cancel the late call"
+        );
     }
 }
 

@@ -3,7 +3,8 @@
 Tools: `add` (two integers), `whoami` (echoes the auth the call carried:
 the HTTP header named by `--auth-header`, `authorization` unless set, and
 the `_meta` key of that name), `fail` (answers with `isError`), `slow`
-(sleeps, for the client's timeout), `crash` (ends the process, for a
+(sleeps, for the client's timeout), `cancelled` (how many
+`slow` calls were cancelled), `crash` (ends the process, for a
 server that dies mid-call).
 
     server.py stdio [--auth-header NAME]
@@ -55,11 +56,24 @@ def fail(reason: str) -> str:
     raise ToolError(f"refused: {reason}")
 
 
+cancelled_calls = []
+
+
 @server.tool()
 async def slow(seconds: float) -> str:
     """Sleeps, then answers."""
-    await asyncio.sleep(seconds)
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        cancelled_calls.append(seconds)
+        raise
     return "done"
+
+
+@server.tool()
+def cancelled() -> str:
+    """How many `slow` calls the client cancelled."""
+    return str(len(cancelled_calls))
 
 
 @server.tool()

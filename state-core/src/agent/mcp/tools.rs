@@ -26,6 +26,10 @@ use crate::state::AgentState;
 /// The deadline of a call, and of connecting, unless set otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How much longer than a call's deadline the whole exchange may take
+/// before it is given up without rmcp's answer.
+const SEND_GRACE: Duration = Duration::from_millis(250);
+
 type AuthFn<S> = dyn Fn(&S, &str) -> Option<String> + Send + Sync;
 
 /// The tools of one MCP server, connected: what the server listed, offered
@@ -328,7 +332,10 @@ async fn send(
         server: server.clone(),
         after: timeout,
     };
-    let response = tokio::time::timeout(timeout, exchange)
+    // rmcp's own deadline answers first and tells the server to cancel;
+    // this one, a little later, bounds the whole exchange (a stuck send
+    // too).
+    let response = tokio::time::timeout(timeout + SEND_GRACE, exchange)
         .await
         .map_err(|_| timed_out())?;
     match response {
