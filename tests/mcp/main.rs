@@ -329,6 +329,20 @@ async fn bad_servers_and_settings_are_refused_naming_what_is_wrong() {
         "{error}"
     );
 
+    let silent =
+        McpServer::stdio(python.display().to_string()).args(["-c", "import time; time.sleep(60)"]);
+    let started = Instant::now();
+    let error = McpTools::<Chat>::connect_within(silent, Duration::from_millis(500))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        error
+            .to_string()
+            .ends_with("did not answer within 500ms (the initialize handshake)"),
+        "{error}"
+    );
+
     let error = McpTools::<Chat>::connect(McpServer::http("not a url"))
         .await
         .unwrap_err();
