@@ -21,7 +21,8 @@ use super::McpError;
 #[non_exhaustive]
 pub enum McpServer {
     /// A child process, spawned when connecting and ended when the
-    /// connection is dropped.
+    /// connection is dropped; its stderr is this process's stderr (the
+    /// server's logs, as LangChain's MCP adapters leave them).
     Stdio(StdioServer),
     /// A server reached over streamable HTTP.
     Http(HttpServer),
