@@ -18,7 +18,7 @@ use agent_state::base::{HasMessages, MessagesStateUpdate};
 use agent_state::checkpoint::block_on;
 use agent_state::graph::{Graph, Input};
 use agent_state::serde_json::{json, Map, Value};
-use agent_state::{human, AgentState, Content, Message, MessageType, ToolStatus};
+use agent_state::{human, AgentState, Content, Message, MessageType, ToolCall, ToolStatus};
 
 use support::{call, model, python, stdio_server, Chat, HttpProcess};
 
@@ -418,4 +418,25 @@ fn connecting_needs_a_tokio_runtime_and_calls_work_from_any_executor() {
         answer.text(),
         "Error: tool `add` failed: the call was stopped before it finished (its Tokio runtime shut down)"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_of_one_step_each_carry_their_own_token() {
+    let Some(python) = python() else { return };
+    let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
+    for (mcp, process) in both(&python, "authorization", |mcp| mcp.with_call_auth(auth)).await {
+        let args = |value: Value| value.as_object().cloned().unwrap();
+        let step = agent_state::ai("")
+            .with_tool_call(ToolCall::new("slow", args(json!({"seconds": 1})), "c1"))
+            .with_tool_call(ToolCall::new("whoami", args(json!({})), "c2"));
+        let (model, _) = model(vec![step]);
+        let tokens = [("slow", "ucan-slow"), ("whoami", "ucan-whoami")];
+        let started = Instant::now();
+        let answers = tool_answers(&agent(model, &mcp), &tokens).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(answers[0].text(), "done");
+        let seen = whoami(&answers[1]);
+        let key = if process.is_some() { "header" } else { "meta" };
+        assert_eq!(seen[key], "Bearer ucan-whoami", "{}", mcp.server());
+    }
 }
