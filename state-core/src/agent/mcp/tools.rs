@@ -268,8 +268,18 @@ where
             connection.server.clone(),
         ));
         let abort = AbortOnDrop(task.abort_handle());
+        let server = connection.server.clone();
         async move {
-            let result = task.await.unwrap_or(Err(McpCallError::Aborted));
+            let result = task.await.unwrap_or_else(|error| {
+                Err(if error.is_panic() {
+                    McpCallError::Protocol {
+                        server,
+                        message: "the call panicked in rmcp".to_owned(),
+                    }
+                } else {
+                    McpCallError::Aborted
+                })
+            });
             drop(abort);
             result.map(ToolOutput::message).map_err(failed)
         }
