@@ -440,3 +440,50 @@ async fn calls_of_one_step_each_carry_their_own_token() {
         assert_eq!(seen[key], "Bearer ucan-whoami", "{}", mcp.server());
     }
 }
+
+/// The run of tests/reference/mcp/agent.py, LangChain's agent on the same
+/// server through LangChain's own MCP adapters, as JSON of the same shape.
+async fn side_by_side_run(python: &Path) -> Value {
+    let mcp = McpTools::<Chat>::connect(stdio_server(python))
+        .await
+        .unwrap();
+    let (model, offered) = model(vec![
+        call("add", json!({"a": 2, "b": 3}), "c1"),
+        call("fail", json!({"reason": "no budget"}), "c2"),
+        call("add", json!({"a": "two", "b": 3}), "c3"),
+        call("nope", json!({}), "c4"),
+    ]);
+    let answers = tool_answers(&agent(model, &mcp), &[]).await;
+    let offered: Vec<Value> = offered.lock().unwrap()[0]
+        .iter()
+        .map(|tool| {
+            json!({"name": tool.name, "description": tool.description, "parameters": tool.parameters})
+        })
+        .collect();
+    let answers: Vec<Value> = answers
+        .iter()
+        .map(|answer| {
+            json!({
+                "content": answer.content,
+                "status": answer.status,
+                "name": answer.name,
+                "tool_call_id": answer.tool_call_id,
+            })
+        })
+        .collect();
+    json!({"offered": offered, "answers": answers})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_and_answers_match_langchains_mcp_adapters() {
+    let Some(python) = python() else { return };
+    let path = format!(
+        "{}/tests/expected/mcp/agent.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let recorded = std::fs::read_to_string(&path).expect("LangChain's run is recorded");
+    let recorded: Value = agent_state::serde_json::from_str(&recorded).unwrap();
+    // Differences by design: LangChain's content blocks carry random ids
+    // (the recording drops them; ours have none), nothing else.
+    assert_eq!(side_by_side_run(&python).await, recorded);
+}
