@@ -51,6 +51,9 @@
 pub mod anthropic;
 mod graph;
 mod hooks;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod middleware;
 mod model;
 mod nodes;
