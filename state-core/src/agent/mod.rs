@@ -55,6 +55,7 @@ mod nodes;
 pub mod openai;
 mod repair;
 mod scripted;
+mod structured;
 mod tool;
 mod tools_node;
 
@@ -68,8 +69,13 @@ pub use hooks::{
     ToolCallRequest, ToolHandler,
 };
 pub use model::{
-    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolChoice,
-    ToolDefinition, Usage,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ResponseSchema,
+    ToolChoice, ToolDefinition, Usage,
+};
+pub use structured::{
+    AutoStrategy, ErrorHandler, HandleErrors, IntoResponseFormat, ProviderStrategy,
+    ResponseFormat, ResponseValue, StructuredErrorKind, StructuredOutputError, StructuredResponse,
+    StructuredResponseUpdate, ToolStrategy,
 };
 pub use nodes::TokenSink;
 
@@ -88,6 +94,7 @@ pub use tool::{
 use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::{Graph, GraphError, Input, StateGraph, START};
 use crate::message::Message;
+use crate::HasPart;
 use graph::{add_loop_nodes, hook_name, Chains};
 use nodes::{AgentLoop, HookKind, ModelCore, ToolCore};
 
@@ -165,6 +172,7 @@ pub struct AgentBuilder<S: crate::AgentState> {
     settings: ModelSettings,
     sink: Option<TokenSink>,
     recursion_limit: usize,
+    structured: Option<Arc<dyn structured::Binding<S>>>,
 }
 
 impl<S> AgentBuilder<S>
@@ -182,6 +190,7 @@ where
             settings: ModelSettings::default(),
             sink: None,
             recursion_limit: 10_000,
+            structured: None,
         }
     }
 
@@ -235,6 +244,63 @@ where
         self
     }
 
+    /// The agent's final answer as a typed value (LangChain's
+    /// `response_format`), written to the state's `structured_response`:
+    /// the state flattens a [`StructuredResponse<T>`] for the strategy's
+    /// `T`, which the compiler checks. A [`ToolStrategy`] ends the loop when
+    /// the model calls the type's tool with arguments that parse, and
+    /// retries (an error tool message, back to the model) when they do not;
+    /// a [`ProviderStrategy`] reads the model's final JSON text; an
+    /// [`AutoStrategy`] takes the provider's when the model
+    /// [supports it](ChatModel::supports_structured_output). Set again, the
+    /// last one counts.
+    ///
+    /// ```
+    /// use agent_state::agent::{create_agent, input, ScriptedModel, StructuredResponse, ToolStrategy};
+    /// use agent_state::base::MessagesState;
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::{ai, AgentState, ToolCall};
+    /// # use agent_state::schemars;
+    ///
+    /// /// The weather in a city.
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+    /// # #[schemars(crate = "agent_state::schemars")]
+    /// struct Weather {
+    ///     city: String,
+    ///     celsius: f64,
+    /// }
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    ///     #[state(flatten)]
+    ///     answer: StructuredResponse<Weather>,
+    /// }
+    ///
+    /// let args = serde_json::json!({"city": "Paris", "celsius": 21.5});
+    /// let call = ToolCall::new("Weather", args.as_object().unwrap().clone(), "c1");
+    /// let model = ScriptedModel::new([ai("").with_tool_call(call)]);
+    /// let agent = create_agent(model)
+    ///     .response_format(ToolStrategy::<Weather>::new())
+    ///     .compile()?;
+    /// let out = block_on(agent.run(input::<Chat>("Weather in Paris?")))?;
+    /// let weather = out.state.answer.structured_response.as_ref().unwrap();
+    /// assert_eq!(weather.celsius, 21.5);
+    /// assert_eq!(out.state.to_output_json()["structured_response"]["city"], "Paris");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn response_format<F: IntoResponseFormat>(mut self, format: F) -> Self
+    where
+        S: HasPart<StructuredResponse<F::Value>>,
+    {
+        let native = self.model.supports_structured_output();
+        let bound = structured::Bound::new(format.into_response_format(), native);
+        self.structured = Some(Arc::new(bound));
+        self
+    }
+
     /// How many supersteps one run may take (default 10,000, as
     /// `create_agent`'s).
     #[must_use]
@@ -267,6 +333,7 @@ where
             model: ModelCore {
                 model: self.model,
                 sink: self.sink,
+                structured: self.structured.clone(),
             },
             tools: ToolCore {
                 names: definitions.iter().map(|d| d.name.clone()).collect(),
@@ -281,6 +348,7 @@ where
             wrap_model: chains.wrap_model.clone(),
             wrap_tool: chains.wrap_tool.clone(),
             places,
+            structured: self.structured,
         });
         let graph = StateGraph::new()
             .with_recursion_limit(self.recursion_limit)
