@@ -5,3 +5,4 @@
 //! `tests/reference/run.sh`, in `.ci/run`).
 
 mod support;
+mod structured_output;

@@ -12,7 +12,7 @@ use super::error::StructuredOutputError;
 use super::strategy::{HandleErrors, ProviderStrategy, ResponseFormat, ResponseValue, ToolStrategy};
 use super::{StructuredResponse, StructuredResponseUpdate};
 use crate::agent::model::{ModelRequest, ResponseSchema, ToolChoice, ToolDefinition};
-use crate::message::{tool, Message, ToolCall};
+use crate::message::{tool, Message, ToolCall, ToolStatus};
 use crate::{AgentState, HasPart};
 
 /// What the agent does with one model answer.
@@ -122,7 +122,10 @@ impl<T: ResponseValue> Bound<T> {
     ) -> Result<(Option<T>, Vec<Message>), StructuredOutputError> {
         let calls: Vec<&ToolCall> = ai.tool_calls.iter().filter(|c| c.name == self.name).collect();
         let answer = |call: &ToolCall, text: String| {
-            tool(text, call.id.clone().unwrap_or_default()).with_name(call.name.clone())
+            let mut message =
+                tool(text, call.id.clone().unwrap_or_default()).with_name(call.name.clone());
+            message.status = Some(ToolStatus::Success);
+            message
         };
         let error = match calls.as_slice() {
             [] => return Ok((None, Vec::new())),

@@ -1,0 +1,268 @@
+//! Structured output (`create_agent(response_format=..)`), side by side
+//! with LangChain 1.4.7 (`tests/reference/middleware/structured_output.py`):
+//! the same scripted answers give the same messages, the same retry
+//! messages, the same structured value, the same requests (tools, tool
+//! choice, schema) and the same errors.
+//!
+//! Deliberate differences, normalised before comparing and checked on
+//! their own: the answer to the structured call shows the value as JSON
+//! (LangChain prints the Python object), and validation messages carry
+//! serde's words where LangChain's carry pydantic's.
+
+use std::sync::{Arc, Mutex};
+
+use agent_state::agent::{
+    create_agent, input, AutoStrategy, FnModel, FnTool, HandleErrors, IntoResponseFormat,
+    ModelError, ModelRequest, ProviderStrategy, ScriptedModel, StructuredErrorKind,
+    StructuredOutputError, StructuredResponse, StructuredResponseUpdate, ToolChoice,
+    ToolRuntime, ToolStrategy,
+};
+use agent_state::base::{HasMessages, MessagesState};
+use agent_state::checkpoint::MemoryCheckpointer;
+use agent_state::graph::{GraphError, Input};
+use agent_state::serde::{Deserialize, Serialize};
+use agent_state::serde_json::{json, Map, Value};
+use agent_state::{ai, AgentState, Message, StateInput, ToolCall};
+
+use super::support::{parser_words_hidden, recorded};
+
+/// The weather in a city.
+#[derive(Serialize, Deserialize, agent_state::schemars::JsonSchema, Debug, Clone, PartialEq)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+struct Weather {
+    city: String,
+    celsius: f64,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Chat {
+    #[state(flatten)]
+    base: MessagesState,
+    #[state(flatten)]
+    answer: StructuredResponse<Weather>,
+}
+
+#[derive(Deserialize, agent_state::schemars::JsonSchema)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+struct City {
+    city: String,
+}
+
+fn forecast() -> FnTool<Chat> {
+    FnTool::sync(
+        "get_forecast",
+        "The forecast for a city.",
+        |args: City, _: &ToolRuntime<Chat>| format!("sunny in {}, 21.5 C", args.city),
+    )
+}
+
+fn call(name: &str, args: Value, id: &str) -> ToolCall {
+    ToolCall::new(name, args.as_object().cloned().unwrap_or_default(), id)
+}
+
+fn calls(calls: &[(&str, Value, &str)]) -> Message {
+    calls.iter().fold(ai(""), |message, (name, args, id)| {
+        message.with_tool_call(call(name, args.clone(), id))
+    })
+}
+
+fn good() -> Value {
+    json!({"city": "Paris", "celsius": 21.5})
+}
+
+fn bad() -> Value {
+    json!({"city": "Paris", "celsius": "warm"})
+}
+
+/// What one model call was given, as the reference script prints it.
+fn request_json(request: &ModelRequest<Chat>) -> Value {
+    let tools: Vec<Value> = request
+        .tools()
+        .iter()
+        .map(|t| json!({"name": t.name, "description": t.description}))
+        .collect();
+    let choice = match &request.settings().tool_choice {
+        None => Value::Null,
+        Some(ToolChoice::Required) => json!("any"),
+        Some(other) => json!(format!("{other:?}")),
+    };
+    let mut out = json!({"tools": tools, "tool_choice": choice});
+    if let Some(format) = &request.settings().response_format {
+        let keys = |key: &str| -> Vec<String> {
+            let mut keys: Vec<String> = match &format.schema[key] {
+                Value::Object(map) => map.keys().cloned().collect(),
+                Value::Array(items) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+                _ => Vec::new(),
+            };
+            keys.sort();
+            keys
+        };
+        out["response_format"] = json!({
+            "type": "json_schema",
+            "name": format.name,
+            "strict": format.strict.unwrap_or(false),
+            "properties": keys("properties"),
+            "required": keys("required"),
+        });
+    }
+    out
+}
+
+/// A message as the reference script prints it.
+fn message_json(message: &Message) -> Value {
+    let full = agent_state::serde_json::to_value(message).unwrap();
+    let mut out = Map::new();
+    out.insert("type".into(), full["type"].clone());
+    let content = parser_words_hidden(&message.text());
+    out.insert("content".into(), json!(content));
+    if !message.tool_calls.is_empty() {
+        let calls: Vec<Value> = message
+            .tool_calls
+            .iter()
+            .map(|c| json!({"name": c.name, "args": c.args, "id": c.id}))
+            .collect();
+        out.insert("tool_calls".into(), json!(calls));
+    }
+    if full["type"] == "tool" {
+        for key in ["name", "tool_call_id", "status"] {
+            out.insert(key.into(), full[key].clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// Runs the scenario as the reference script does: the answers in order,
+/// every request recorded.
+async fn run<F>(replies: Vec<Message>, with_tools: bool, format: F) -> Value
+where
+    F: IntoResponseFormat<Value = Weather>,
+{
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let model = FnModel(move |request: &ModelRequest<Chat>| {
+        let mut log = log.lock().unwrap();
+        log.push(request_json(request));
+        replies
+            .get(log.len() - 1)
+            .cloned()
+            .ok_or_else(|| ModelError::other("the script is done"))
+    });
+    let mut builder = create_agent(model).response_format(format);
+    if with_tools {
+        builder = builder.tool(forecast());
+    }
+    let result = builder
+        .compile()
+        .unwrap()
+        .run(input::<Chat>("Weather in Paris?"))
+        .await;
+    let requests = Value::Array(seen.lock().unwrap().clone());
+    match result {
+        Ok(out) => json!({
+            "messages": out.state.messages().iter().map(message_json).collect::<Vec<_>>(),
+            "structured_response": out.state.answer.structured_response,
+            "requests": requests,
+        }),
+        Err(error) => json!({
+            "error": parser_words_hidden(&structured_error(&error).to_string()),
+            "requests": requests,
+        }),
+    }
+}
+
+/// The structured output error that failed the run.
+fn structured_error(error: &GraphError) -> &StructuredOutputError {
+    match error {
+        GraphError::Node { error, .. } => error
+            .downcast_ref::<StructuredOutputError>()
+            .unwrap_or_else(|| panic!("not a structured output error: {error}")),
+        other => panic!("not a node error: {other}"),
+    }
+}
+
+/// LangChain prints the value as a Python object, we print JSON: both
+/// become `<value>` once ours is checked to be the JSON.
+fn value_hidden(mut scenario: Value, ours: bool) -> Value {
+    let prefix = "Returning structured response: ";
+    if let Some(messages) = scenario["messages"].as_array_mut() {
+        for message in messages {
+            let Some(text) = message["content"].as_str() else {
+                continue;
+            };
+            if let Some(value) = text.strip_prefix(prefix) {
+                if ours {
+                    let parsed: Weather = agent_state::serde_json::from_str(value).unwrap();
+                    assert_eq!(json!(parsed), good());
+                }
+                message["content"] = json!(format!("{prefix}<value>"));
+            }
+        }
+    }
+    scenario
+}
+
+async fn scenario(name: &str) -> Value {
+    match name {
+        "tool_strategy_retries" => {
+            let replies = vec![
+                calls(&[("get_forecast", json!({"city": "Paris"}), "c1")]),
+                calls(&[("Weather", bad(), "c2")]),
+                calls(&[("Weather", good(), "c3"), ("Weather", good(), "c4")]),
+                calls(&[("Weather", good(), "c5")]),
+            ];
+            run(replies, true, ToolStrategy::<Weather>::new()).await
+        }
+        "tool_strategy_without_tools" => {
+            let replies = vec![ai("It is sunny."), calls(&[("Weather", good(), "c1")])];
+            run(replies, false, ToolStrategy::<Weather>::new()).await
+        }
+        "tool_strategy_with_another_call" => {
+            let replies = vec![calls(&[
+                ("get_forecast", json!({"city": "Paris"}), "c1"),
+                ("Weather", good(), "c2"),
+            ])];
+            run(replies, true, ToolStrategy::<Weather>::new()).await
+        }
+        "custom_messages" => {
+            let replies = vec![
+                calls(&[("Weather", bad(), "c1")]),
+                calls(&[("Weather", good(), "c2")]),
+            ];
+            let strategy = ToolStrategy::<Weather>::new()
+                .tool_message_content("Got it.")
+                .handle_errors("Try again.");
+            run(replies, true, strategy).await
+        }
+        "errors_not_handled" => {
+            let replies = vec![calls(&[("Weather", bad(), "c1")])];
+            run(replies, true, ToolStrategy::<Weather>::new().handle_errors(false)).await
+        }
+        "provider_strategy" => {
+            let replies = vec![
+                calls(&[("get_forecast", json!({"city": "Paris"}), "c1")]),
+                // Python's `json.dumps`, spaces and all.
+                ai(r#"{"city": "Paris", "celsius": 21.5}"#),
+            ];
+            run(replies, true, ProviderStrategy::<Weather>::new().strict(true)).await
+        }
+        "provider_strategy_bad_json" => {
+            let replies = vec![ai("sunny, 21.5")];
+            run(replies, true, ProviderStrategy::<Weather>::new()).await
+        }
+        other => panic!("no scenario {other}"),
+    }
+}
+
+#[tokio::test]
+async fn every_scenario_runs_as_langchain_runs_it() {
+    let expected = recorded("structured_output");
+    let names: Vec<&String> = expected.as_object().unwrap().keys().collect();
+    assert_eq!(names.len(), 7);
+    for name in names {
+        let ours = value_hidden(scenario(name).await, true);
+        let theirs = value_hidden(expected[name].clone(), false);
+        assert_eq!(ours, theirs, "scenario {name}");
+    }
+}
