@@ -266,3 +266,198 @@ async fn every_scenario_runs_as_langchain_runs_it() {
         assert_eq!(ours, theirs, "scenario {name}");
     }
 }
+
+/// Ours differs where LangChain prints a Python object: the value as JSON.
+#[tokio::test]
+async fn the_structured_call_is_answered_with_the_value_as_json() {
+    let out = scenario("tool_strategy_without_tools").await;
+    let last = out["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last["content"],
+        r#"Returning structured response: {"city":"Paris","celsius":21.5}"#
+    );
+    assert_eq!(last["name"], "Weather");
+}
+
+fn weather_agent(
+    replies: Vec<Message>,
+    strategy: ToolStrategy<Weather>,
+) -> (Arc<ScriptedModel>, agent_state::graph::Graph<Chat>) {
+    let model = Arc::new(ScriptedModel::new(replies).recording());
+    let agent = create_agent(Arc::clone(&model))
+        .tool(forecast())
+        .response_format(strategy)
+        .compile()
+        .unwrap();
+    (model, agent)
+}
+
+/// The retry message quotes serde's words inside LangChain's.
+#[tokio::test]
+async fn a_value_that_does_not_parse_is_retried_with_serdes_words() {
+    let replies = vec![
+        calls(&[("Weather", bad(), "c1")]),
+        calls(&[("Weather", good(), "c2")]),
+    ];
+    let (model, agent) = weather_agent(replies, ToolStrategy::new());
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(model.calls(), 2);
+    assert_eq!(
+        out.state.messages()[2].text(),
+        "Error: Failed to parse structured output for tool 'Weather': Failed to parse data to \
+         Weather: invalid type: string \"warm\", expected f64.\n Please fix your mistakes."
+    );
+    let want = Weather {
+        city: "Paris".into(),
+        celsius: 21.5,
+    };
+    assert_eq!(out.state.answer.structured_response, Some(want));
+}
+
+/// `HandleErrors::Only` retries the kinds it lists and fails on the
+/// others (LangChain's exception classes).
+#[tokio::test]
+async fn only_the_listed_kinds_of_error_are_retried() {
+    let only_multiple = || ToolStrategy::new().handle_errors(StructuredErrorKind::MultipleOutputs);
+    let twice = calls(&[("Weather", good(), "c1"), ("Weather", good(), "c2")]);
+    let replies = vec![twice, calls(&[("Weather", good(), "c3")])];
+    let (model, agent) = weather_agent(replies, only_multiple());
+    agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(model.calls(), 2);
+
+    let (model, agent) = weather_agent(vec![calls(&[("Weather", bad(), "c1")])], only_multiple());
+    let error = agent.run(input::<Chat>("Weather?")).await.unwrap_err();
+    assert_eq!(structured_error(&error).kind(), StructuredErrorKind::Validation);
+    assert_eq!(model.calls(), 1);
+}
+
+/// A handler writes the retry message (LangChain's callable).
+#[tokio::test]
+async fn a_handler_writes_the_retry_message() {
+    let handler = HandleErrors::with(|e: &StructuredOutputError| format!("{:?}, again", e.kind()));
+    let replies = vec![
+        calls(&[("Weather", bad(), "c1")]),
+        calls(&[("Weather", good(), "c2")]),
+    ];
+    let (_, agent) = weather_agent(replies, ToolStrategy::new().handle_errors(handler));
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(out.state.messages()[2].text(), "Validation, again");
+}
+
+/// A thread keeps the value, in its state and its output JSON; the next
+/// turn's model call clears it when it gives none (LangChain's
+/// `structured_response: None`), so a turn never shows the last one's.
+#[tokio::test]
+async fn a_thread_keeps_the_value_until_the_next_turn_gives_none() {
+    let saver = MemoryCheckpointer::new();
+    let replies = vec![calls(&[("Weather", good(), "c1")]), ai("You are welcome.")];
+    let (_, agent) = weather_agent(replies, ToolStrategy::new());
+    let first = agent.run(input::<Chat>("Weather?")).on_thread(&saver, "t");
+    let out = first.await.unwrap();
+    assert_eq!(out.state.to_output_json()["structured_response"], good());
+    let stored = agent.get_state(&saver, "t").await.unwrap();
+    assert_eq!(stored.values.to_json()["structured_response"], good());
+    assert!(stored.next.is_empty());
+
+    let second = agent.run(input::<Chat>("Thanks")).on_thread(&saver, "t");
+    let out = second.await.unwrap();
+    assert_eq!(out.state.answer.structured_response, None);
+    assert_eq!(out.state.messages().len(), 5);
+    assert_eq!(out.state.to_output_json()["structured_response"], Value::Null);
+}
+
+/// The input may not set it (LangChain's `OmitFromInput`): refused by
+/// name, as a typed update and as JSON, before anything runs.
+#[tokio::test]
+async fn the_input_may_not_set_the_value() {
+    let weather = Weather {
+        city: "Paris".into(),
+        celsius: 30.0,
+    };
+    let (model, agent) = weather_agent(vec![], ToolStrategy::new());
+    let update = Chat::lift(StructuredResponseUpdate::new().structured_response(weather));
+    let error = agent.run(Input::Update(update)).await.unwrap_err();
+    assert!(matches!(error, GraphError::InvalidInput { .. }), "{error}");
+    assert!(error.to_string().contains("structured_response"), "{error}");
+    assert_eq!(model.calls(), 0);
+
+    let json = json!({"structured_response": good()});
+    let error = <Chat as AgentState>::Input::from_json(json).unwrap_err();
+    assert!(error.to_string().contains("structured_response"), "{error}");
+}
+
+/// `AutoStrategy`: the provider's structured output when the model says
+/// it has it (the schema in the settings, no extra tool), else the tool.
+#[tokio::test]
+async fn auto_picks_the_provider_when_the_model_supports_it() {
+    let native = Arc::new(
+        ScriptedModel::new([ai(good().to_string())])
+            .with_structured_output()
+            .recording(),
+    );
+    let agent = create_agent(Arc::clone(&native))
+        .tool(forecast())
+        .response_format(AutoStrategy::<Weather>::new())
+        .compile()
+        .unwrap();
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(json!(out.state.answer.structured_response), good());
+    let seen = &native.seen()[0];
+    assert_eq!(seen.tools, ["get_forecast"]);
+    assert_eq!(seen.tool_choice, None);
+    let format = seen.response_format.as_ref().expect("the schema is sent");
+    assert_eq!(format.name, "Weather");
+    assert_eq!(format.description.as_deref(), Some("The weather in a city."));
+
+    let plain = Arc::new(ScriptedModel::new([calls(&[("Weather", good(), "c1")])]).recording());
+    let agent = create_agent(Arc::clone(&plain))
+        .tool(forecast())
+        .response_format(AutoStrategy::<Weather>::new())
+        .compile()
+        .unwrap();
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(json!(out.state.answer.structured_response), good());
+    let seen = &plain.seen()[0];
+    assert_eq!(seen.tools, ["get_forecast", "Weather"]);
+    assert_eq!(seen.tool_choice, Some(ToolChoice::Required));
+    assert_eq!(seen.response_format, None);
+}
+
+/// The provider's text that does not read as the type fails the run with
+/// an error naming the type (LangChain does not retry it either).
+#[tokio::test]
+async fn provider_text_of_the_wrong_shape_names_the_type() {
+    let model = ScriptedModel::new([ai(r#"{"city": "Paris"}"#)]);
+    let agent = create_agent(model)
+        .response_format(ProviderStrategy::<Weather>::new())
+        .compile()
+        .unwrap();
+    let error = agent.run(input::<Chat>("Weather?")).await.unwrap_err();
+    assert_eq!(
+        structured_error(&error).to_string(),
+        "Failed to parse structured output for tool 'Weather': Failed to parse data to Weather: \
+         missing field `celsius`."
+    );
+    assert!(error.to_string().contains("Weather"), "{error}");
+}
+
+/// A name and description of one's own for the structured tool.
+#[tokio::test]
+async fn the_tool_may_be_renamed_and_described() {
+    let strategy = ToolStrategy::<Weather>::new()
+        .name("report")
+        .description("Report the weather.");
+    let captured = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&captured);
+    let model = FnModel(move |request: &ModelRequest<Chat>| {
+        log.lock().unwrap().extend(request.tools().to_vec());
+        Ok(calls(&[("report", good(), "c1")]))
+    });
+    let agent = create_agent(model).response_format(strategy).compile().unwrap();
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(json!(out.state.answer.structured_response), good());
+    let tools = captured.lock().unwrap();
+    assert_eq!(tools[0].name, "report");
+    assert_eq!(tools[0].description, "Report the weather.");
+    assert_eq!(tools[0].parameters["required"], json!(["city", "celsius"]));
+}
