@@ -4,5 +4,5 @@
 //! into `tests/expected/middleware/<name>.json` (rerun and compared by
 //! `tests/reference/run.sh`, in `.ci/run`).
 
-mod support;
 mod structured_output;
+mod support;

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use agent_state::agent::{
     create_agent, input, AutoStrategy, FnModel, FnTool, HandleErrors, IntoResponseFormat,
     ModelError, ModelRequest, ProviderStrategy, ScriptedModel, StructuredErrorKind,
-    StructuredOutputError, StructuredResponse, StructuredResponseUpdate, ToolChoice,
-    ToolRuntime, ToolStrategy,
+    StructuredOutputError, StructuredResponse, StructuredResponseUpdate, ToolChoice, ToolRuntime,
+    ToolStrategy,
 };
 use agent_state::base::{HasMessages, MessagesState};
 use agent_state::checkpoint::MemoryCheckpointer;
@@ -93,7 +93,10 @@ fn request_json(request: &ModelRequest<Chat>) -> Value {
         let keys = |key: &str| -> Vec<String> {
             let mut keys: Vec<String> = match &format.schema[key] {
                 Value::Object(map) => map.keys().cloned().collect(),
-                Value::Array(items) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+                Value::Array(items) => items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
                 _ => Vec::new(),
             };
             keys.sort();
@@ -237,7 +240,12 @@ async fn scenario(name: &str) -> Value {
         }
         "errors_not_handled" => {
             let replies = vec![calls(&[("Weather", bad(), "c1")])];
-            run(replies, true, ToolStrategy::<Weather>::new().handle_errors(false)).await
+            run(
+                replies,
+                true,
+                ToolStrategy::<Weather>::new().handle_errors(false),
+            )
+            .await
         }
         "provider_strategy" => {
             let replies = vec![
@@ -245,7 +253,12 @@ async fn scenario(name: &str) -> Value {
                 // Python's `json.dumps`, spaces and all.
                 ai(r#"{"city": "Paris", "celsius": 21.5}"#),
             ];
-            run(replies, true, ProviderStrategy::<Weather>::new().strict(true)).await
+            run(
+                replies,
+                true,
+                ProviderStrategy::<Weather>::new().strict(true),
+            )
+            .await
         }
         "provider_strategy_bad_json" => {
             let replies = vec![ai("sunny, 21.5")];
@@ -327,7 +340,10 @@ async fn only_the_listed_kinds_of_error_are_retried() {
 
     let (model, agent) = weather_agent(vec![calls(&[("Weather", bad(), "c1")])], only_multiple());
     let error = agent.run(input::<Chat>("Weather?")).await.unwrap_err();
-    assert_eq!(structured_error(&error).kind(), StructuredErrorKind::Validation);
+    assert_eq!(
+        structured_error(&error).kind(),
+        StructuredErrorKind::Validation
+    );
     assert_eq!(model.calls(), 1);
 }
 
@@ -363,7 +379,10 @@ async fn a_thread_keeps_the_value_until_the_next_turn_gives_none() {
     let out = second.await.unwrap();
     assert_eq!(out.state.answer.structured_response, None);
     assert_eq!(out.state.messages().len(), 5);
-    assert_eq!(out.state.to_output_json()["structured_response"], Value::Null);
+    assert_eq!(
+        out.state.to_output_json()["structured_response"],
+        Value::Null
+    );
 }
 
 /// The input may not set it (LangChain's `OmitFromInput`): refused by
@@ -407,7 +426,10 @@ async fn auto_picks_the_provider_when_the_model_supports_it() {
     assert_eq!(seen.tool_choice, None);
     let format = seen.response_format.as_ref().expect("the schema is sent");
     assert_eq!(format.name, "Weather");
-    assert_eq!(format.description.as_deref(), Some("The weather in a city."));
+    assert_eq!(
+        format.description.as_deref(),
+        Some("The weather in a city.")
+    );
 
     let plain = Arc::new(ScriptedModel::new([calls(&[("Weather", good(), "c1")])]).recording());
     let agent = create_agent(Arc::clone(&plain))
@@ -453,7 +475,10 @@ async fn the_tool_may_be_renamed_and_described() {
         log.lock().unwrap().extend(request.tools().to_vec());
         Ok(calls(&[("report", good(), "c1")]))
     });
-    let agent = create_agent(model).response_format(strategy).compile().unwrap();
+    let agent = create_agent(model)
+        .response_format(strategy)
+        .compile()
+        .unwrap();
     let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
     assert_eq!(json!(out.state.answer.structured_response), good());
     let tools = captured.lock().unwrap();

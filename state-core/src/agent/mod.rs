@@ -72,12 +72,12 @@ pub use model::{
     ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ResponseSchema,
     ToolChoice, ToolDefinition, Usage,
 };
+pub use nodes::TokenSink;
 pub use structured::{
-    AutoStrategy, ErrorHandler, HandleErrors, IntoResponseFormat, ProviderStrategy,
-    ResponseFormat, ResponseValue, StructuredErrorKind, StructuredOutputError, StructuredResponse,
+    AutoStrategy, ErrorHandler, HandleErrors, IntoResponseFormat, ProviderStrategy, ResponseFormat,
+    ResponseValue, StructuredErrorKind, StructuredOutputError, StructuredResponse,
     StructuredResponseUpdate, ToolStrategy,
 };
-pub use nodes::TokenSink;
 
 /// A boxed, sendable future (futures' `BoxFuture`): what the `wrap_*` hooks
 /// and models return, re-exported so middleware need no futures dependency.

@@ -9,7 +9,9 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 use super::error::StructuredOutputError;
-use super::strategy::{HandleErrors, ProviderStrategy, ResponseFormat, ResponseValue, ToolStrategy};
+use super::strategy::{
+    HandleErrors, ProviderStrategy, ResponseFormat, ResponseValue, ToolStrategy,
+};
 use super::{StructuredResponse, StructuredResponseUpdate};
 use crate::agent::model::{ModelRequest, ResponseSchema, ToolChoice, ToolDefinition};
 use crate::message::{tool, Message, ToolCall, ToolStatus};
@@ -114,13 +116,17 @@ impl<T: ResponseValue> Bound<T> {
 
     /// The tool strategy on an answer: one structured call parsed, or the
     /// error retried or raised.
-    fn from_calls(
+    fn read_calls(
         &self,
         ai: &Message,
         content: Option<&str>,
         errors: &HandleErrors,
     ) -> Result<(Option<T>, Vec<Message>), StructuredOutputError> {
-        let calls: Vec<&ToolCall> = ai.tool_calls.iter().filter(|c| c.name == self.name).collect();
+        let calls: Vec<&ToolCall> = ai
+            .tool_calls
+            .iter()
+            .filter(|c| c.name == self.name)
+            .collect();
         let answer = |call: &ToolCall, text: String| {
             let mut message =
                 tool(text, call.id.clone().unwrap_or_default()).with_name(call.name.clone());
@@ -149,7 +155,7 @@ impl<T: ResponseValue> Bound<T> {
     }
 
     /// The provider strategy on an answer: its text as JSON, as `T`.
-    fn from_text(&self, ai: &Message) -> Result<Option<T>, StructuredOutputError> {
+    fn read_text(&self, ai: &Message) -> Result<Option<T>, StructuredOutputError> {
         if !ai.tool_calls.is_empty() {
             return Ok(None);
         }
@@ -213,10 +219,13 @@ where
     fn handle(&self, ai: Option<&Message>) -> Result<Outcome<S::Update>, StructuredOutputError> {
         let (value, answers) = match (ai, &self.mode) {
             (None, _) => (None, Vec::new()),
-            (Some(ai), Mode::Tool {
-                content, errors, ..
-            }) => self.from_calls(ai, content.as_deref(), errors)?,
-            (Some(ai), Mode::Provider(_)) => (self.from_text(ai)?, Vec::new()),
+            (
+                Some(ai),
+                Mode::Tool {
+                    content, errors, ..
+                },
+            ) => self.read_calls(ai, content.as_deref(), errors)?,
+            (Some(ai), Mode::Provider(_)) => (self.read_text(ai)?, Vec::new()),
         };
         let fresh = value.is_some();
         let part = match value {

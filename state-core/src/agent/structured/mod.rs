@@ -37,8 +37,8 @@ use agent_state_derive::AgentState;
 pub(crate) use binding::{Binding, Bound, Outcome};
 pub use error::{StructuredErrorKind, StructuredOutputError};
 pub use strategy::{
-    AutoStrategy, ErrorHandler, HandleErrors, IntoResponseFormat, ProviderStrategy,
-    ResponseFormat, ResponseValue, ToolStrategy,
+    AutoStrategy, ErrorHandler, HandleErrors, IntoResponseFormat, ProviderStrategy, ResponseFormat,
+    ResponseValue, ToolStrategy,
 };
 
 /// The part of the state that holds the agent's typed answer (LangChain's

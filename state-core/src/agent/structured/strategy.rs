@@ -99,7 +99,9 @@ pub enum HandleErrors {
 
 impl HandleErrors {
     /// Retries with the message `handler` writes for each error.
-    pub fn with(handler: impl Fn(&StructuredOutputError) -> String + Send + Sync + 'static) -> Self {
+    pub fn with(
+        handler: impl Fn(&StructuredOutputError) -> String + Send + Sync + 'static,
+    ) -> Self {
         Self::With(Arc::new(handler))
     }
 
