@@ -260,11 +260,11 @@ where
     /// use agent_state::base::MessagesState;
     /// use agent_state::checkpoint::block_on;
     /// use agent_state::{ai, AgentState, ToolCall};
-    /// # use agent_state::schemars;
+    /// # use agent_state::json_schema::schemars;
     ///
     /// /// The weather in a city.
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
-    /// # #[schemars(crate = "agent_state::schemars")]
+    /// # #[schemars(crate = "agent_state::json_schema::schemars")]
     /// struct Weather {
     ///     city: String,
     ///     celsius: f64,
