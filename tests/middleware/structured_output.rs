@@ -271,7 +271,12 @@ async fn scenario(name: &str) -> Value {
 #[tokio::test]
 async fn every_scenario_runs_as_langchain_runs_it() {
     let expected = recorded("structured_output");
-    let names: Vec<&String> = expected.as_object().unwrap().keys().collect();
+    let names: Vec<&String> = expected
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|name| *name != "drawings")
+        .collect();
     assert_eq!(names.len(), 7);
     for name in names {
         let ours = value_hidden(scenario(name).await, true);
@@ -485,4 +490,29 @@ async fn the_tool_may_be_renamed_and_described() {
     assert_eq!(tools[0].name, "report");
     assert_eq!(tools[0].description, "Report the weather.");
     assert_eq!(tools[0].parameters["required"], json!(["city", "celsius"]));
+}
+
+/// The agent's graph as LangChain draws it with a response format: the
+/// model may go back to itself (a retry), the tools node may end the loop
+/// (the value came with other calls), and without tools a tool strategy
+/// loops on the model.
+#[test]
+fn agents_with_a_response_format_are_drawn_as_langchain_draws_them() {
+    let expected = recorded("structured_output");
+    let drawings = expected["drawings"].as_object().unwrap();
+    assert_eq!(drawings.len(), 4);
+    for (case, langchain) in drawings {
+        let builder = create_agent(ScriptedModel::new([]));
+        let builder = match case.as_str() {
+            "tool_strategy" | "provider_strategy" => builder.tool(forecast()),
+            _ => builder,
+        };
+        let builder = if case.starts_with("tool") {
+            builder.response_format(ToolStrategy::<Weather>::new())
+        } else {
+            builder.response_format(ProviderStrategy::<Weather>::new())
+        };
+        let drawn: String = builder.compile().unwrap().to_mermaid();
+        assert_eq!(drawn, langchain.as_str().unwrap(), "{case}:\n{drawn}");
+    }
 }

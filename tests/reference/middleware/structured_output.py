@@ -177,4 +177,19 @@ scenarios = {
     ),
 }
 
+
+
+def drawing(tools: list[Any], response_format: Any) -> str:
+    agent = create_agent(Scripted(replies=[]), tools=tools, response_format=response_format)
+    return agent.get_graph().draw_mermaid()
+
+
+# What LangChain draws for these agents (`get_graph().draw_mermaid()`).
+scenarios["drawings"] = {
+    "tool_strategy": drawing([get_forecast], ToolStrategy(Weather)),
+    "tool_strategy_without_tools": drawing([], ToolStrategy(Weather)),
+    "provider_strategy": drawing([get_forecast], ProviderStrategy(Weather)),
+    "provider_strategy_without_tools": drawing([], ProviderStrategy(Weather)),
+}
+
 print(json.dumps(scenarios, indent=2, sort_keys=True))
