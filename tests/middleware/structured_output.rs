@@ -12,10 +12,10 @@
 use std::sync::{Arc, Mutex};
 
 use agent_state::agent::{
-    create_agent, input, AutoStrategy, FnModel, FnTool, HandleErrors, IntoResponseFormat,
-    ModelError, ModelRequest, ProviderStrategy, ScriptedModel, StructuredErrorKind,
-    StructuredOutputError, StructuredResponse, StructuredResponseUpdate, ToolChoice, ToolRuntime,
-    ToolStrategy,
+    create_agent, input, AgentError, AutoStrategy, FnModel, FnTool, HandleErrors,
+    IntoResponseFormat, ModelError, ModelRequest, ProviderStrategy, ScriptedModel,
+    StructuredErrorKind, StructuredOutputError, StructuredResponse, StructuredResponseUpdate,
+    ToolChoice, ToolRuntime, ToolStrategy,
 };
 use agent_state::base::{HasMessages, MessagesState};
 use agent_state::checkpoint::MemoryCheckpointer;
@@ -515,4 +515,38 @@ fn agents_with_a_response_format_are_drawn_as_langchain_draws_them() {
         let drawn: String = builder.compile().unwrap().to_mermaid();
         assert_eq!(drawn, langchain.as_str().unwrap(), "{case}:\n{drawn}");
     }
+}
+
+/// A retry next to another tool call goes back to the model once the
+/// tool has run. (We differ: LangChain ends the loop there without a
+/// value, as it takes its retry message for an answer.)
+#[tokio::test]
+async fn a_retry_beside_another_call_goes_back_to_the_model() {
+    let replies = vec![
+        calls(&[
+            ("get_forecast", json!({"city": "Paris"}), "c1"),
+            ("Weather", bad(), "c2"),
+        ]),
+        calls(&[("Weather", good(), "c3")]),
+    ];
+    let (model, agent) = weather_agent(replies, ToolStrategy::new());
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert_eq!(model.calls(), 2);
+    let texts: Vec<String> = out.state.messages().iter().map(Message::text).collect();
+    assert!(texts[2].starts_with("Error: Failed to parse structured output"));
+    assert_eq!(texts[3], "sunny in Paris, 21.5 C");
+    assert_eq!(json!(out.state.answer.structured_response), good());
+}
+
+/// The structured tool may not share a name with another tool.
+#[test]
+fn a_tool_named_like_the_structured_tool_is_refused() {
+    let agent = create_agent(ScriptedModel::new([]))
+        .tool(forecast())
+        .response_format(ToolStrategy::<Weather>::new().name("get_forecast"))
+        .compile();
+    let Err(error) = agent else {
+        panic!("two tools named get_forecast compiled")
+    };
+    assert!(matches!(error, AgentError::DuplicateTool { ref name } if name == "get_forecast"));
 }

@@ -123,8 +123,9 @@ pub enum AgentError {
         /// The name.
         name: String,
     },
-    /// Two tools (the agent's or its middleware's) share a name: the model
-    /// could not tell them apart.
+    /// Two tools (the agent's, its middleware's, or the structured output
+    /// tool of a [`ToolStrategy`]) share a name: the model could not tell
+    /// them apart.
     DuplicateTool {
         /// The name.
         name: String,
@@ -365,17 +366,23 @@ where
 
     /// The tools in LangChain's order: the middleware's (in the order the
     /// middleware were added), then the agent's own. The model is offered
-    /// them in this order and an unknown-tool answer lists them in it.
+    /// them in this order and an unknown-tool answer lists them in it. A
+    /// tool strategy's tool comes last (added per call) and may share no
+    /// name with them.
     fn collect_tools(&self) -> Result<Vec<Arc<dyn Tool<S>>>, AgentError> {
         let mut tools: Vec<Arc<dyn Tool<S>>> =
             self.middleware.iter().flat_map(|m| m.tools()).collect();
         tools.extend(self.tools.iter().cloned());
         let mut seen: HashMap<&str, ()> = HashMap::new();
-        for t in &tools {
-            if seen.insert(&t.definition().name, ()).is_some() {
-                return Err(AgentError::DuplicateTool {
-                    name: t.definition().name.clone(),
-                });
+        let structured = self.structured.as_ref().and_then(|b| b.tool());
+        let names = tools
+            .iter()
+            .map(|t| t.definition())
+            .chain(structured)
+            .map(|d| &d.name);
+        for name in names {
+            if seen.insert(name, ()).is_some() {
+                return Err(AgentError::DuplicateTool { name: name.clone() });
             }
         }
         Ok(tools)
