@@ -36,6 +36,7 @@ struct Weather {
 }
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
 struct Chat {
     #[state(flatten)]
     base: MessagesState,
@@ -549,4 +550,16 @@ fn a_tool_named_like_the_structured_tool_is_refused() {
         panic!("two tools named get_forecast compiled")
     };
     assert!(matches!(error, AgentError::DuplicateTool { ref name } if name == "get_forecast"));
+}
+
+/// The state's JSON Schema (`#[state(json_schema)]`) has the value; the
+/// input's leaves it out.
+#[test]
+fn the_input_schema_leaves_the_value_out() {
+    use agent_state::json_schema::schema_of;
+    let state = schema_of::<Chat>();
+    assert!(state["properties"].get("structured_response").is_some());
+    let input = schema_of::<ChatInput>();
+    assert!(input["properties"].get("messages").is_some());
+    assert!(input["properties"].get("structured_response").is_none());
 }

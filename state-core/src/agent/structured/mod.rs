@@ -49,8 +49,8 @@ pub use strategy::{
 /// input may not set it (`omit_from_input`, as LangChain's
 /// `OmitFromInput`).
 #[derive(AgentState, Debug, Clone, PartialEq)]
-#[state(crate = crate)]
-pub struct StructuredResponse<T> {
+#[state(crate = crate, json_schema)]
+pub struct StructuredResponse<T: ResponseValue> {
     /// The agent's final answer, parsed into its type.
     #[state(omit_from_input)]
     pub structured_response: Option<T>,
