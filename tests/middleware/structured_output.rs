@@ -563,3 +563,21 @@ fn the_input_schema_leaves_the_value_out() {
     assert!(input["properties"].get("messages").is_some());
     assert!(input["properties"].get("structured_response").is_none());
 }
+
+/// A streamed model call is offered the structured tool too, and its
+/// answer ends the loop the same way.
+#[tokio::test]
+async fn a_streamed_call_gets_the_structured_tool() {
+    let model = Arc::new(ScriptedModel::new([calls(&[("Weather", good(), "c1")])]).recording());
+    let chunks = Arc::new(Mutex::new(0));
+    let count = Arc::clone(&chunks);
+    let agent = create_agent(Arc::clone(&model))
+        .response_format(ToolStrategy::<Weather>::new())
+        .on_token(move |_| *count.lock().unwrap() += 1)
+        .compile()
+        .unwrap();
+    let out = agent.run(input::<Chat>("Weather?")).await.unwrap();
+    assert!(*chunks.lock().unwrap() > 0);
+    assert_eq!(model.seen()[0].tools, ["Weather"]);
+    assert_eq!(json!(out.state.answer.structured_response), good());
+}
