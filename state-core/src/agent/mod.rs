@@ -12,6 +12,10 @@
 //!   `before_model`, `wrap_model_call`, `after_model`, `wrap_tool_call`,
 //!   `after_agent`, in LangChain's order, generic over any state with its
 //!   part.
+//! * A response format ([`AgentBuilder::response_format`]: a
+//!   [`ToolStrategy`], [`ProviderStrategy`] or [`AutoStrategy`]) makes the
+//!   final answer a typed value in the state's `structured_response`
+//!   ([`StructuredResponse`]), as LangChain's `response_format`.
 //!
 //! The graph: `model` (one model call through the `wrap_model_call`
 //! chain), `tools` (the pending tool calls of the last AI message, run
