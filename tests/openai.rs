@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use agent_state::agent::openai::OpenAiChat;
 use agent_state::agent::{
-    create_agent, input, ChatModel, FnTool, ModelError, ModelRequest, ModelSettings, ToolChoice,
-    ToolRuntime, Usage,
+    create_agent, input, ChatModel, FnTool, ModelError, ModelRequest, ModelSettings,
+    ProviderStrategy, StructuredResponse, ToolChoice, ToolRuntime, Usage,
 };
 use agent_state::base::{HasMessages, MessagesState};
 use agent_state::checkpoint::MemoryCheckpointer;
@@ -607,4 +607,85 @@ fn configuration_comes_from_the_environment() {
     assert!(format!("{model:?}").contains("http://127.0.0.1:1/v1\""));
     let model = OpenAiChat::from_vars(|_| None);
     assert_eq!(model.model(), agent_state::agent::openai::DEFAULT_MODEL);
+}
+
+/// A forecast, the agent's typed answer.
+#[derive(
+    agent_state::serde::Serialize,
+    Deserialize,
+    agent_state::schemars::JsonSchema,
+    Debug,
+    Clone,
+    PartialEq,
+)]
+#[serde(crate = "agent_state::serde")]
+#[schemars(crate = "agent_state::schemars")]
+struct Forecast {
+    /// The city.
+    city: String,
+    /// Degrees Celsius.
+    celsius: f64,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Reported {
+    #[state(flatten)]
+    base: MessagesState,
+    #[state(flatten)]
+    answer: StructuredResponse<Forecast>,
+}
+
+/// The provider strategy: the request carries the schema as OpenAI's
+/// `response_format`, and the answer's JSON text becomes the value.
+#[tokio::test]
+async fn the_provider_strategy_sends_the_schema_and_reads_the_json_answer() {
+    let (model, mock) = serve(vec![Reply::Json(completion(
+        json!({"role": "assistant", "content": "{\"city\": \"Paris\", \"celsius\": 21.5}"}),
+        "stop",
+    ))])
+    .await;
+    let agent = create_agent(model)
+        .response_format(ProviderStrategy::<Forecast>::new().strict(true))
+        .compile()
+        .unwrap();
+    let out = agent
+        .run(input::<Reported>("Weather in Paris?"))
+        .await
+        .unwrap();
+    let forecast = Forecast {
+        city: "Paris".into(),
+        celsius: 21.5,
+    };
+    assert_eq!(out.state.answer.structured_response, Some(forecast));
+    let requests = mock.requests.lock().unwrap();
+    let format = &requests[0]["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "Forecast");
+    assert_eq!(format["json_schema"]["strict"], true);
+    assert_eq!(
+        format["json_schema"]["description"],
+        "A forecast, the agent's typed answer."
+    );
+    let schema = &format["json_schema"]["schema"];
+    assert_eq!(schema["required"], json!(["city", "celsius"]));
+    assert_eq!(schema["properties"]["celsius"]["type"], "number");
+    assert!(requests[0].get("tools").is_none());
+}
+
+/// Which models say they answer in a schema by themselves: OpenAI's
+/// families that do, by name, unless told otherwise.
+#[test]
+fn native_structured_output_is_known_by_model_name_or_declared() {
+    let supports = |model: OpenAiChat| ChatModel::<Chat>::supports_structured_output(&model);
+    assert!(supports(OpenAiChat::new("gpt-4o-mini")));
+    assert!(supports(OpenAiChat::new("openai/gpt-4.1")));
+    assert!(supports(OpenAiChat::new("gpt-5")));
+    assert!(!supports(OpenAiChat::new("gpt-4o1")));
+    assert!(!supports(OpenAiChat::new("llama3.2")));
+    assert!(supports(
+        OpenAiChat::new("llama3.2").with_structured_output(true)
+    ));
+    assert!(!supports(
+        OpenAiChat::new("gpt-4o").with_structured_output(false)
+    ));
 }

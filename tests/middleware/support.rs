@@ -108,3 +108,29 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for Recorder {
         self.script.invoke(request)
     }
 }
+
+/// A validation message with the parser's own words replaced by
+/// `<error>`: pydantic's in LangChain's recording, serde's in ours. The
+/// words around them (LangChain's) are kept: the text between
+/// `Failed to parse data to <Type>: ` and the end (`.` or
+/// `.\n Please fix your mistakes.`), and after `but parsing failed: `
+/// up to the closing `..`.
+#[allow(dead_code)]
+pub fn parser_words_hidden(text: &str) -> String {
+    let cut = |text: &str, start: &str, ends: &[&str]| -> Option<String> {
+        let at = text.find(start)?;
+        let from = at + start.len();
+        let from = if start.ends_with("to ") {
+            from + text[from..].find(": ")? + 2
+        } else {
+            from
+        };
+        let end = ends.iter().find(|end| text.ends_with(*end))?;
+        let to = text.len() - end.len();
+        (to >= from).then(|| format!("{}<error>{end}", &text[..from]))
+    };
+    let retry = ".\n Please fix your mistakes.";
+    cut(text, "Failed to parse data to ", &[retry, "."])
+        .or_else(|| cut(text, "but parsing failed: ", &[".."]))
+        .unwrap_or_else(|| text.to_owned())
+}

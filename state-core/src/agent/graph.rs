@@ -43,7 +43,7 @@ where
         // when a tool may end the loop.
         let back = lp.places.loop_entry.clone();
         let mut targets = vec![back.clone()];
-        if return_direct {
+        if return_direct || lp.retries_structured() {
             targets.push(lp.places.exit.clone());
         }
         graph = graph.add_fallback_edges_to("tools", move |_: &S| back.clone(), targets);
@@ -62,7 +62,8 @@ where
 /// of the loop when there are no tools), dashed for the model → tools
 /// edge, to LangChain's targets: the tools, the exit, and the loop entry
 /// only where something may answer the calls first (an `after_model` hook,
-/// a `wrap_model_call`).
+/// a `wrap_model_call`, a response format). Without tools, a tool
+/// strategy's model goes back to the loop entry or out.
 fn fallback<S>(
     graph: StateGraph<S>,
     node: &str,
@@ -76,14 +77,22 @@ where
     let places = &lp.places;
     match then {
         Then::Node(next) => graph.add_fallback_edge(node, next.clone()),
-        Then::Route if !places.has_tools => graph.add_fallback_edge(node, places.exit.clone()),
+        Then::Route if !places.has_tools && !lp.retries_structured() => {
+            graph.add_fallback_edge(node, places.exit.clone())
+        }
         Then::Route => {
-            let mut targets = vec!["tools".to_owned(), places.exit.clone()];
-            if node != "model" || !lp.wrap_model.is_empty() {
-                targets.push(places.loop_entry.clone());
-            }
+            let targets = if places.has_tools {
+                let mut targets = vec!["tools".to_owned(), places.exit.clone()];
+                if node != "model" || !lp.wrap_model.is_empty() || lp.structured.is_some() {
+                    targets.push(places.loop_entry.clone());
+                }
+                targets
+            } else {
+                vec![places.loop_entry.clone(), places.exit.clone()]
+            };
             let lp = Arc::clone(lp);
-            graph.add_fallback_edges_to(node, move |s: &S| lp.route(s.messages(), &[]), targets)
+            let route = move |s: &S| lp.route(s.messages(), &[], lp.fresh(s));
+            graph.add_fallback_edges_to(node, route, targets)
         }
     }
 }

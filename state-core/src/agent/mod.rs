@@ -12,6 +12,10 @@
 //!   `before_model`, `wrap_model_call`, `after_model`, `wrap_tool_call`,
 //!   `after_agent`, in LangChain's order, generic over any state with its
 //!   part.
+//! * A response format ([`AgentBuilder::response_format`]: a
+//!   [`ToolStrategy`], [`ProviderStrategy`] or [`AutoStrategy`]) makes the
+//!   final answer a typed value in the state's `structured_response`
+//!   ([`StructuredResponse`]), as LangChain's `response_format`.
 //!
 //! The graph: `model` (one model call through the `wrap_model_call`
 //! chain), `tools` (the pending tool calls of the last AI message, run
@@ -61,6 +65,7 @@ mod nodes;
 pub mod openai;
 mod repair;
 mod scripted;
+mod structured;
 mod tool;
 mod tools_node;
 
@@ -74,10 +79,15 @@ pub use hooks::{
     ToolCallRequest, ToolHandler,
 };
 pub use model::{
-    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ToolChoice,
-    ToolDefinition, Usage,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ModelResponse, ModelSettings, ResponseSchema,
+    ToolChoice, ToolDefinition, Usage,
 };
 pub use nodes::TokenSink;
+pub use structured::{
+    AutoStrategy, ErrorHandler, HandleErrors, IntoResponseFormat, ProviderStrategy, ResponseFormat,
+    ResponseValue, StructuredErrorKind, StructuredOutputError, StructuredResponse,
+    StructuredResponseUpdate, ToolStrategy,
+};
 
 /// A boxed, sendable future (futures' `BoxFuture`): what the `wrap_*` hooks
 /// and models return, re-exported so middleware need no futures dependency.
@@ -94,6 +104,7 @@ pub use tool::{
 use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::{Graph, GraphError, Input, StateGraph, START};
 use crate::message::Message;
+use crate::HasPart;
 use graph::{add_loop_nodes, hook_name, Chains};
 use nodes::{AgentLoop, HookKind, ModelCore, ToolCore};
 
@@ -122,8 +133,9 @@ pub enum AgentError {
         /// The name.
         name: String,
     },
-    /// Two tools (the agent's or its middleware's) share a name: the model
-    /// could not tell them apart.
+    /// Two tools (the agent's, its middleware's, or the structured output
+    /// tool of a [`ToolStrategy`]) share a name: the model could not tell
+    /// them apart.
     DuplicateTool {
         /// The name.
         name: String,
@@ -171,6 +183,7 @@ pub struct AgentBuilder<S: crate::AgentState> {
     settings: ModelSettings,
     sink: Option<TokenSink>,
     recursion_limit: usize,
+    structured: Option<Arc<dyn structured::Binding<S>>>,
 }
 
 impl<S> AgentBuilder<S>
@@ -188,6 +201,7 @@ where
             settings: ModelSettings::default(),
             sink: None,
             recursion_limit: 10_000,
+            structured: None,
         }
     }
 
@@ -241,6 +255,63 @@ where
         self
     }
 
+    /// The agent's final answer as a typed value (LangChain's
+    /// `response_format`), written to the state's `structured_response`:
+    /// the state flattens a [`StructuredResponse<T>`] for the strategy's
+    /// `T`, which the compiler checks. A [`ToolStrategy`] ends the loop when
+    /// the model calls the type's tool with arguments that parse, and
+    /// retries (an error tool message, back to the model) when they do not;
+    /// a [`ProviderStrategy`] reads the model's final JSON text; an
+    /// [`AutoStrategy`] takes the provider's when the model
+    /// [supports it](ChatModel::supports_structured_output). Set again, the
+    /// last one counts.
+    ///
+    /// ```
+    /// use agent_state::agent::{create_agent, input, ScriptedModel, StructuredResponse, ToolStrategy};
+    /// use agent_state::base::MessagesState;
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::{ai, AgentState, ToolCall};
+    /// # use agent_state::json_schema::schemars;
+    ///
+    /// /// The weather in a city.
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Debug, Clone, PartialEq)]
+    /// # #[schemars(crate = "agent_state::json_schema::schemars")]
+    /// struct Weather {
+    ///     city: String,
+    ///     celsius: f64,
+    /// }
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    ///     #[state(flatten)]
+    ///     answer: StructuredResponse<Weather>,
+    /// }
+    ///
+    /// let args = serde_json::json!({"city": "Paris", "celsius": 21.5});
+    /// let call = ToolCall::new("Weather", args.as_object().unwrap().clone(), "c1");
+    /// let model = ScriptedModel::new([ai("").with_tool_call(call)]);
+    /// let agent = create_agent(model)
+    ///     .response_format(ToolStrategy::<Weather>::new())
+    ///     .compile()?;
+    /// let out = block_on(agent.run(input::<Chat>("Weather in Paris?")))?;
+    /// let weather = out.state.answer.structured_response.as_ref().unwrap();
+    /// assert_eq!(weather.celsius, 21.5);
+    /// assert_eq!(out.state.to_output_json()["structured_response"]["city"], "Paris");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn response_format<F: IntoResponseFormat>(mut self, format: F) -> Self
+    where
+        S: HasPart<StructuredResponse<F::Value>>,
+    {
+        let native = self.model.supports_structured_output();
+        let bound = structured::Bound::new(format.into_response_format(), native);
+        self.structured = Some(Arc::new(bound));
+        self
+    }
+
     /// How many supersteps one run may take (default 10,000, as
     /// `create_agent`'s).
     #[must_use]
@@ -273,6 +344,7 @@ where
             model: ModelCore {
                 model: self.model,
                 sink: self.sink,
+                structured: self.structured.clone(),
             },
             tools: ToolCore {
                 names: definitions.iter().map(|d| d.name.clone()).collect(),
@@ -287,6 +359,7 @@ where
             wrap_model: chains.wrap_model.clone(),
             wrap_tool: chains.wrap_tool.clone(),
             places,
+            structured: self.structured,
         });
         let graph = StateGraph::new()
             .with_recursion_limit(self.recursion_limit)
@@ -303,17 +376,23 @@ where
 
     /// The tools in LangChain's order: the middleware's (in the order the
     /// middleware were added), then the agent's own. The model is offered
-    /// them in this order and an unknown-tool answer lists them in it.
+    /// them in this order and an unknown-tool answer lists them in it. A
+    /// tool strategy's tool comes last (added per call) and may share no
+    /// name with them.
     fn collect_tools(&self) -> Result<Vec<Arc<dyn Tool<S>>>, AgentError> {
         let mut tools: Vec<Arc<dyn Tool<S>>> =
             self.middleware.iter().flat_map(|m| m.tools()).collect();
         tools.extend(self.tools.iter().cloned());
         let mut seen: HashMap<&str, ()> = HashMap::new();
-        for t in &tools {
-            if seen.insert(&t.definition().name, ()).is_some() {
-                return Err(AgentError::DuplicateTool {
-                    name: t.definition().name.clone(),
-                });
+        let structured = self.structured.as_ref().and_then(|b| b.tool());
+        let names = tools
+            .iter()
+            .map(|t| t.definition())
+            .chain(structured)
+            .map(|d| &d.name);
+        for name in names {
+            if seen.insert(name, ()).is_some() {
+                return Err(AgentError::DuplicateTool { name: name.clone() });
             }
         }
         Ok(tools)

@@ -50,6 +50,27 @@ pub struct ModelSettings {
     pub max_tokens: Option<u32>,
     /// How the model may use the tools.
     pub tool_choice: Option<ToolChoice>,
+    /// The JSON Schema the answer must follow, for models with native
+    /// structured output (OpenAI's `response_format`); the agent sets it
+    /// for a [`ProviderStrategy`](super::ProviderStrategy).
+    pub response_format: Option<ResponseSchema>,
+}
+
+/// A JSON Schema the model's answer must follow (OpenAI's
+/// `response_format: {type: "json_schema", json_schema: {..}}`): what a
+/// model with native structured output is sent, as LangChain's
+/// `ProviderStrategy.to_model_kwargs` makes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSchema {
+    /// The schema's name (the type's name unless given).
+    pub name: String,
+    /// What the answer is, for the model; sent when not empty.
+    pub description: Option<String>,
+    /// The JSON Schema of the answer.
+    pub schema: Value,
+    /// Whether the provider must follow the schema exactly; sent only
+    /// when `Some(true)`, as LangChain sends it.
+    pub strict: Option<bool>,
 }
 
 /// What one model call is given: LangChain's `ModelRequest`. Cheap to clone
@@ -458,6 +479,14 @@ pub trait ChatModel<S>: Send + Sync {
             .map(|result| result.map(|message| MessageChunk::whole(&message)))
             .boxed()
     }
+
+    /// Whether the model answers in a given JSON Schema by itself (a
+    /// provider's native structured output, [`ModelSettings::response_format`]):
+    /// an [`AutoStrategy`](super::AutoStrategy) then uses it, else a tool.
+    /// Default `false`.
+    fn supports_structured_output(&self) -> bool {
+        false
+    }
 }
 
 impl<S, M: ChatModel<S> + ?Sized> ChatModel<S> for Arc<M> {
@@ -473,5 +502,9 @@ impl<S, M: ChatModel<S> + ?Sized> ChatModel<S> for Arc<M> {
         request: &'a ModelRequest<S>,
     ) -> BoxStream<'a, Result<ChatChunk, ModelError>> {
         (**self).stream(request)
+    }
+
+    fn supports_structured_output(&self) -> bool {
+        (**self).supports_structured_output()
     }
 }

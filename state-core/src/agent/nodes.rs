@@ -21,6 +21,7 @@ use super::model::{
     Usage,
 };
 use super::repair::repair_invalid_calls;
+use super::structured::{Binding, Outcome};
 use super::tool::{Tool, ToolFuture, ToolRuntime};
 use crate::base::{HasMessages, MessagesState, MessagesStateUpdate};
 use crate::graph::trace::Timed;
@@ -35,13 +36,20 @@ pub type TokenSink = Arc<dyn Fn(&ChatChunk) + Send + Sync>;
 
 /// The innermost model handler: calls the model, streaming when a sink
 /// listens.
-pub(crate) struct ModelCore<S> {
+pub(crate) struct ModelCore<S: AgentState> {
     pub(crate) model: Arc<dyn ChatModel<S>>,
     pub(crate) sink: Option<TokenSink>,
+    /// The response format: its tool or schema joins the request here,
+    /// innermost, as LangChain binds it.
+    pub(crate) structured: Option<Arc<dyn Binding<S>>>,
 }
 
-impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
+impl<S: AgentState + Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
     fn run(&self, request: ModelRequest<S>) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
+        let request = match &self.structured {
+            Some(binding) => binding.bind(request),
+            None => request,
+        };
         Box::pin(async move {
             let writer = request
                 .stream_writer()
@@ -73,7 +81,7 @@ impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
     }
 }
 
-impl<S> ModelCore<S> {
+impl<S: AgentState> ModelCore<S> {
     /// One streamed model call: each chunk to the token sink and the run's
     /// `messages` stream as it comes, all of them added up into the
     /// message. Chunks without an id get the call's (`lc_run-<uuid>`, as
@@ -226,6 +234,7 @@ pub(crate) struct AgentLoop<S: AgentState> {
     pub(crate) wrap_model: Vec<Arc<dyn AgentMiddleware<S>>>,
     pub(crate) wrap_tool: Vec<Arc<dyn AgentMiddleware<S>>>,
     pub(crate) places: Places,
+    pub(crate) structured: Option<Arc<dyn Binding<S>>>,
 }
 
 impl<S> AgentLoop<S>
@@ -262,10 +271,12 @@ where
         };
         let mut added = handler.call(request).await?.messages;
         give_call_ids(&mut added);
+        let structured = self.structured_outcome(&mut added)?;
+        let fresh = structured.as_ref().is_some_and(|o| o.fresh);
         let history = repaired.as_deref().unwrap_or(state.messages());
         let goto = match &self.places.after_model {
             Some(hook) => hook.clone(),
-            None => self.route(history, &added),
+            None => self.route(history, &added, fresh),
         };
         let update = match repaired {
             None => MessagesStateUpdate::new().messages(added),
@@ -274,12 +285,46 @@ where
                 .messages(history)
                 .messages(added),
         };
-        let update = S::lift(update);
+        let update = match structured {
+            None => S::lift(update),
+            // The answers to structured calls are in `added` by now.
+            Some(outcome) => outcome.update.with(update),
+        };
         Ok(Command {
             update: Some(update),
             goto: vec![goto],
             send: Vec::new(),
         })
+    }
+
+    /// The response format on the model's answer (its last AI message):
+    /// the value or its absence, the tool messages answering structured
+    /// calls (appended to `added`), or the error that fails the step.
+    fn structured_outcome(
+        &self,
+        added: &mut Vec<Message>,
+    ) -> Result<Option<Outcome<S::Update>>, BoxError> {
+        let Some(binding) = &self.structured else {
+            return Ok(None);
+        };
+        let ai = added.iter().rev().find(|m| m.kind == MessageType::Ai);
+        let mut outcome = binding.handle(ai)?;
+        added.append(&mut outcome.answers);
+        Ok(Some(outcome))
+    }
+
+    /// Whether the model's last turn gave the structured value: the model
+    /// step writes it, or clears it, every turn.
+    pub(crate) fn fresh(&self, state: &S) -> bool {
+        self.structured
+            .as_ref()
+            .is_some_and(|b| b.has_response(state))
+    }
+
+    /// Whether a turn without the value goes back to the model when there
+    /// are no tools (LangChain's model → model edge of a tool strategy).
+    pub(crate) fn retries_structured(&self) -> bool {
+        self.structured.as_ref().is_some_and(|b| b.tool().is_some())
     }
 
     /// A hook node's step: the hook's update, and where to go.
@@ -318,21 +363,29 @@ where
     /// `update` (a hook's) is applied: only a hook that writes messages
     /// makes this copy the conversation.
     fn route_after(&self, state: &S, update: Option<&S::Update>) -> String {
+        let fresh = self.fresh(state);
         if let Some(part) = update.map(S::update_part_of).filter(|p| !p.is_empty()) {
             let mut conversation: MessagesState = state.part::<MessagesState>().clone();
             if conversation.apply(part.clone()).is_ok() {
-                return self.route(&conversation.messages, &[]);
+                return self.route(&conversation.messages, &[], fresh);
             }
         }
-        self.route(state.messages(), &[])
+        self.route(state.messages(), &[], fresh)
     }
 
     /// LangChain's model → tools edge on `history` followed by `added`: no
     /// AI message or no (valid) tool call leaves the loop, pending calls go
-    /// to the tools, calls all answered go back to the model.
-    pub(crate) fn route(&self, history: &[Message], added: &[Message]) -> String {
+    /// to the tools, calls all answered go back to the model, unless the
+    /// turn gave the structured value (`fresh`), which ends it. Without
+    /// tools, a tool strategy's turn without the value goes back to the
+    /// model (LangChain's model → model edge).
+    pub(crate) fn route(&self, history: &[Message], added: &[Message], fresh: bool) -> String {
         if !self.places.has_tools {
-            return self.places.exit.clone();
+            return if self.retries_structured() && !fresh {
+                self.places.loop_entry.clone()
+            } else {
+                self.places.exit.clone()
+            };
         }
         let mut answered: Vec<&str> = Vec::new();
         for message in added.iter().rev().chain(history.iter().rev()) {
@@ -348,6 +401,8 @@ where
                         .any(|c| !answered.contains(&c.id.as_deref().unwrap_or_default()));
                     return if pending {
                         "tools".to_owned()
+                    } else if fresh {
+                        self.places.exit.clone()
                     } else {
                         self.places.loop_entry.clone()
                     };

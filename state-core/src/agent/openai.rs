@@ -29,13 +29,15 @@ use async_openai::types::chat::{
     ChatCompletionToolChoiceOption, ChatCompletionTools, CreateChatCompletionRequest, FunctionCall,
     FunctionName, FunctionObject, ToolChoiceOptions,
 };
+use async_openai::types::chat::{ResponseFormat, ResponseFormatJsonSchema};
 use async_openai::Client;
 use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{Map, Value};
 
 use super::model::{
-    ChatChunk, ChatModel, ModelError, ModelRequest, ToolChoice, ToolDefinition, Usage,
+    ChatChunk, ChatModel, ModelError, ModelRequest, ResponseSchema, ToolChoice, ToolDefinition,
+    Usage,
 };
 use wire::{Chunk, Completion, WireToolCall, WireUsage};
 
@@ -57,6 +59,7 @@ pub struct OpenAiChat {
     config: OpenAIConfig,
     client: Client<OpenAIConfig>,
     model: String,
+    structured: Option<bool>,
 }
 
 impl std::fmt::Debug for OpenAiChat {
@@ -79,6 +82,7 @@ impl OpenAiChat {
             client: Client::with_config(config.clone()),
             config,
             model: model.into(),
+            structured: None,
         }
     }
 
@@ -112,6 +116,7 @@ impl OpenAiChat {
             client: Client::with_config(config.clone()),
             config,
             model: self.model,
+            structured: self.structured,
         }
     }
 
@@ -123,6 +128,7 @@ impl OpenAiChat {
             client: Client::with_config(config.clone()),
             config,
             model: self.model,
+            structured: self.structured,
         }
     }
 
@@ -130,6 +136,17 @@ impl OpenAiChat {
     #[must_use]
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self
+    }
+
+    /// Declares whether the endpoint answers in a JSON Schema by itself
+    /// (`response_format: json_schema`), which an
+    /// [`AutoStrategy`](crate::agent::AutoStrategy) then uses. Without it,
+    /// OpenAI's models that have it (`gpt-4o`, `gpt-4.1`, `gpt-5` and
+    /// their variants, as LangChain's list) are taken to, others not.
+    #[must_use]
+    pub fn with_structured_output(mut self, supported: bool) -> Self {
+        self.structured = Some(supported);
         self
     }
 
@@ -159,6 +176,7 @@ impl OpenAiChat {
             max_completion_tokens: settings.max_tokens,
             tool_choice: settings.tool_choice.as_ref().map(to_tool_choice),
             tools: (!tools.is_empty()).then_some(tools),
+            response_format: settings.response_format.as_ref().map(to_response_format),
             ..CreateChatCompletionRequest::default()
         }
     }
@@ -201,6 +219,36 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for OpenAiChat {
                 Err(error) => stream::once(async move { Err(model_error(error)) }).boxed(),
             })
             .boxed()
+    }
+
+    fn supports_structured_output(&self) -> bool {
+        self.structured
+            .unwrap_or_else(|| has_native_structured_output(&self.model))
+    }
+}
+
+/// Whether OpenAI's model `name` has native structured output: the
+/// `gpt-4o`, `gpt-4.1` and `gpt-5` families (a provider prefix such as
+/// `openai/` allowed), as LangChain's fallback list has them.
+fn has_native_structured_output(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let base = name.rsplit(['/', ':']).next().unwrap_or_default();
+    ["gpt-4o", "gpt-4.1", "gpt-5"].iter().any(|family| {
+        base.strip_prefix(family)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+    })
+}
+
+/// OpenAI's `response_format` for a schema (`strict` sent only when true,
+/// as LangChain sends it).
+fn to_response_format(schema: &ResponseSchema) -> ResponseFormat {
+    ResponseFormat::JsonSchema {
+        json_schema: ResponseFormatJsonSchema {
+            description: schema.description.clone(),
+            name: schema.name.clone(),
+            schema: schema.schema.clone(),
+            strict: schema.strict.filter(|strict| *strict),
+        },
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use futures::future::{ready, BoxFuture};
 
-use super::model::{ChatModel, ModelError, ModelRequest};
+use super::model::{ChatModel, ModelError, ModelRequest, ResponseSchema, ToolChoice};
 use crate::base::HasMessages;
 use crate::message::Message;
 
@@ -19,6 +19,10 @@ pub struct SeenRequest {
     pub tools: Vec<String>,
     /// The messages sent.
     pub messages: Vec<Message>,
+    /// The tool choice of the settings.
+    pub tool_choice: Option<ToolChoice>,
+    /// The schema the answer was to follow, if any.
+    pub response_format: Option<ResponseSchema>,
 }
 
 /// A model that answers with its script, one reply per call, in order.
@@ -35,6 +39,7 @@ pub struct ScriptedModel {
     next: AtomicUsize,
     cycle: bool,
     seen: Option<Mutex<Vec<SeenRequest>>>,
+    native_structured: bool,
 }
 
 impl ScriptedModel {
@@ -46,6 +51,7 @@ impl ScriptedModel {
             next: AtomicUsize::new(0),
             cycle: false,
             seen: None,
+            native_structured: false,
         }
     }
 
@@ -60,6 +66,16 @@ impl ScriptedModel {
     #[must_use]
     pub fn recording(mut self) -> Self {
         self.seen = Some(Mutex::new(Vec::new()));
+        self
+    }
+
+    /// Declares native structured output
+    /// ([`ChatModel::supports_structured_output`]), so an
+    /// [`AutoStrategy`](super::AutoStrategy) picks the provider strategy:
+    /// the script then answers with the JSON text itself.
+    #[must_use]
+    pub fn with_structured_output(mut self) -> Self {
+        self.native_structured = true;
         self
     }
 
@@ -114,10 +130,16 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for ScriptedModel {
                 system_prompt: request.system_prompt().map(str::to_owned),
                 tools: request.tools().iter().map(|t| t.name.clone()).collect(),
                 messages: request.messages().to_vec(),
+                tool_choice: request.settings().tool_choice.clone(),
+                response_format: request.settings().response_format.clone(),
             };
             seen.lock().unwrap_or_else(|e| e.into_inner()).push(request);
         }
         Box::pin(ready(self.reply()))
+    }
+
+    fn supports_structured_output(&self) -> bool {
+        self.native_structured
     }
 }
 

@@ -99,6 +99,7 @@ where
             }
         });
         let results = join_all(runs).await;
+        let answered = self.fresh(&state);
         drop(state);
 
         let mut commands = Vec::with_capacity(calls.len());
@@ -110,7 +111,9 @@ where
         }
         let next = if !jumps.is_empty() {
             jumps
-        } else if self.all_return_direct(&calls) {
+        } else if answered || self.all_return_direct(&calls) {
+            // The model's turn gave the structured value: the loop ends
+            // once its other calls are answered.
             vec![self.places.exit.clone()]
         } else {
             vec![self.places.loop_entry.clone()]
