@@ -480,6 +480,7 @@ impl NodeContext {
     /// Whether values kept with [`keep`](Self::keep) outlive the process:
     /// the run is on a thread. Without one nothing can run the task again
     /// with them, so work kept only for that may skip keeping.
+    #[cfg(feature = "agent")]
     pub(crate) fn keeps(&self) -> bool {
         self.inner.queue.is_some()
     }
