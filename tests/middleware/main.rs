@@ -4,4 +4,6 @@
 //! into `tests/expected/middleware/<name>.json` (rerun and compared by
 //! `tests/reference/run.sh`, in `.ci/run`).
 
+#[cfg(feature = "agent")]
+mod human_in_the_loop;
 mod support;

@@ -6,3 +6,11 @@
 //! state that has the messages and, where the middleware keeps state of its
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
+
+mod human_in_the_loop;
+
+pub use human_in_the_loop::{
+    Action, ActionRequest, Decision, DecisionType, DescribeFn, Entry, HitlError, HitlRequest,
+    HitlResponse, HumanInTheLoop, HumanInTheLoopState, HumanInTheLoopStateUpdate, InterruptOn,
+    ReviewConfig, WhenFn,
+};
