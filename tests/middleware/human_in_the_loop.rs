@@ -320,3 +320,166 @@ fn a_config_allowing_no_decision_is_refused() {
                 non-empty list of decision types";
     same_as_langchain("error_config", s, Some(case));
 }
+
+// --- beyond the side-by-side scenarios -----------------------------------
+
+#[test]
+fn decisions_read_and_write_langchains_json() {
+    let cases = [
+        (Decision::Approve, json!({"type": "approve"})),
+        (
+            Decision::Reject { message: None },
+            json!({"type": "reject"}),
+        ),
+        (
+            Decision::Respond {
+                message: "ok".to_owned(),
+            },
+            json!({"type": "respond", "message": "ok"}),
+        ),
+        (
+            edit("t", json!({"a": 1})),
+            json!({"type": "edit", "edited_action": {"name": "t", "args": {"a": 1}}}),
+        ),
+    ];
+    for (decision, value) in cases {
+        assert_eq!(agent_state::serde_json::to_value(&decision).unwrap(), value);
+        let back: Decision = agent_state::serde_json::from_value(value).unwrap();
+        assert_eq!(back, decision);
+    }
+    let unknown = json!({"type": "maybe"});
+    let error = agent_state::serde_json::from_value::<Decision>(unknown).unwrap_err();
+    assert!(error.to_string().contains("maybe"), "{error}");
+}
+
+#[test]
+fn a_resume_value_of_the_wrong_shape_fails_and_the_call_stays_pending() {
+    let review = HumanInTheLoop::new([all("send_email")]).unwrap();
+    let agent = agent(&[email()], review);
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(
+        agent
+            .run(input::<Chat>("Please help."))
+            .on_thread(&saver, "bad"),
+    );
+    assert_eq!(out.unwrap().interrupts.len(), 1);
+    let wrong = Resume::value(json!({"decisions": [{"type": "maybe"}]}));
+    let error = block_on(agent.run(Input::ResumeWith(wrong)).on_thread(&saver, "bad"))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("HitlResponse"), "{error}");
+    // Nothing applied: the call is still unanswered and still paused on.
+    let state = block_on(agent.get_state(&saver, "bad")).unwrap();
+    assert_eq!(state.values.messages().len(), 2);
+    let ok = Resume::value(HitlResponse {
+        decisions: vec![Decision::Approve],
+    });
+    let out = block_on(agent.run(Input::ResumeWith(ok)).on_thread(&saver, "bad")).unwrap();
+    assert_eq!(out.state.messages().last().unwrap().text(), "Done.");
+}
+
+/// `when` picks the calls to review; an earlier turn's edit does not apply
+/// to a later, unreviewed call (LangChain clears the edits then too).
+#[test]
+fn when_skips_calls_and_an_earlier_edit_is_dropped() {
+    let to = |body: &str| {
+        let args = json!({"body": body, "to": "alice@example.com"});
+        ai("").with_tool_call(ToolCall::new("send_email", object(args), "call_1"))
+    };
+    let model = ScriptedModel::new([to("A"), to("C"), ai("Done.")]);
+    let send = FnTool::sync("send_email", "Send an email.", |a: Email, _: &_| {
+        format!("sent {}", a.body)
+    });
+    let only_a =
+        InterruptOn::all().when(|call: &ToolCall, _: &Chat, _: &_| call.args["body"] == "A");
+    let review = HumanInTheLoop::new([("send_email", only_a)]).unwrap();
+    let agent = create_agent(model)
+        .tool(send)
+        .middleware(review)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "w")).unwrap();
+    assert_eq!(out.interrupts.len(), 1);
+    let b = edit(
+        "send_email",
+        json!({"body": "B", "to": "alice@example.com"}),
+    );
+    let resume = Resume::value(HitlResponse { decisions: vec![b] });
+    let out = block_on(agent.run(Input::ResumeWith(resume)).on_thread(&saver, "w")).unwrap();
+    assert!(out.interrupts.is_empty());
+    let answers: Vec<String> = out
+        .state
+        .messages()
+        .iter()
+        .filter(|m| m.kind == agent_state::MessageType::Tool)
+        .map(|m| m.text().lines().last().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(answers, ["sent B", "sent C"]);
+    assert!(out.state.hitl.hitl_edited_tool_calls.is_empty());
+}
+
+/// The done-when of the issue: the agent pauses on a tool call in one
+/// opening of a SQLite file, is approved from another, and finishes; the
+/// tool runs once.
+#[cfg(feature = "sqlite")]
+#[test]
+fn paused_in_one_sqlite_opening_and_approved_from_another() {
+    use agent_state::agent::{FnModel, ModelRequest};
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let sent = Arc::new(AtomicUsize::new(0));
+    let build = |sent: &Arc<AtomicUsize>| {
+        // A model that reads the conversation, as a new process's would.
+        let model = FnModel(|r: &ModelRequest<Chat>| {
+            Ok(match r.messages().last().map(|m| m.kind) {
+                Some(agent_state::MessageType::Tool) => ai("Sent."),
+                _ => ai("").with_tool_call(email()),
+            })
+        });
+        let sent = Arc::clone(sent);
+        let send = FnTool::sync("send_email", "Send an email.", move |a: Email, _: &_| {
+            sent.fetch_add(1, Ordering::SeqCst);
+            format!("Email sent to {}", a.to)
+        });
+        let review = HumanInTheLoop::new([all("send_email")]).unwrap();
+        create_agent(model)
+            .tool(send)
+            .middleware(review)
+            .compile()
+            .unwrap()
+    };
+    let path = crate::support::temp_db("hitl-two-openings");
+    {
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let out = block_on(
+            build(&sent)
+                .run(input::<Chat>("Email Alice."))
+                .on_thread(&saver, "t"),
+        );
+        let out = out.unwrap();
+        assert_eq!(out.interrupts.len(), 1);
+        assert_eq!(
+            out.interrupts[0].value["action_requests"][0]["name"],
+            "send_email"
+        );
+    }
+    assert_eq!(sent.load(Ordering::SeqCst), 0);
+    let saver = SqliteCheckpointer::open(&path).unwrap();
+    let agent = build(&sent);
+    let paused = block_on(agent.get_state(&saver, "t")).unwrap();
+    let request = &paused.interrupts[0].value;
+    assert_eq!(
+        request["review_configs"][0]["allowed_decisions"],
+        json!(["approve", "edit", "reject", "respond"])
+    );
+    let yes = Resume::value(HitlResponse {
+        decisions: vec![Decision::Approve],
+    });
+    let out = block_on(agent.run(Input::ResumeWith(yes)).on_thread(&saver, "t")).unwrap();
+    assert!(out.interrupts.is_empty() && out.next.is_empty());
+    assert_eq!(out.state.messages().last().unwrap().text(), "Sent.");
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+}
