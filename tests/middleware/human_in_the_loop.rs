@@ -7,8 +7,8 @@
 //! SQLite file, as two processes would.
 
 use agent_state::agent::middleware::{
-    Action, Decision, DecisionType, Entry, HitlError, HitlResponse, HumanInTheLoop,
-    HumanInTheLoopState, InterruptOn,
+    Action, Decision, DecisionType, HitlError, HitlResponse, HumanInTheLoop, HumanInTheLoopState,
+    InterruptOn, InterruptOnEntry,
 };
 use agent_state::agent::{create_agent, input, FnTool, ScriptedModel};
 use agent_state::base::{HasMessages, MessagesState};
@@ -84,14 +84,17 @@ fn agent(calls: &[ToolCall], review: HumanInTheLoop<Chat>) -> Graph<Chat> {
 /// One scenario: the calls, the config, the decisions of each resume.
 struct Scenario {
     calls: Vec<ToolCall>,
-    interrupt_on: Vec<(&'static str, Entry<Chat>)>,
+    interrupt_on: Vec<(&'static str, InterruptOnEntry<Chat>)>,
     resumes: Vec<Vec<Decision>>,
     prefix: Option<&'static str>,
     notice: bool,
 }
 
 impl Scenario {
-    fn new(calls: Vec<ToolCall>, interrupt_on: Vec<(&'static str, Entry<Chat>)>) -> Self {
+    fn new(
+        calls: Vec<ToolCall>,
+        interrupt_on: Vec<(&'static str, InterruptOnEntry<Chat>)>,
+    ) -> Self {
         Self {
             calls,
             interrupt_on,
@@ -184,7 +187,7 @@ fn same_as_langchain(name: &str, scenario: Scenario, case: Option<&str>) {
     }
 }
 
-fn all(tool: &'static str) -> (&'static str, Entry<Chat>) {
+fn all(tool: &'static str) -> (&'static str, InterruptOnEntry<Chat>) {
     (tool, true.into())
 }
 

@@ -9,7 +9,7 @@ mod request;
 
 use std::collections::BTreeMap;
 
-pub use config::{DescribeFn, Entry, HitlError, InterruptOn, WhenFn};
+pub use config::{DescribeFn, HitlError, InterruptOn, InterruptOnEntry, WhenFn};
 pub use request::{
     Action, ActionRequest, Decision, DecisionType, HitlRequest, HitlResponse, HumanInTheLoopState,
     HumanInTheLoopStateUpdate, ReviewConfig,
@@ -124,17 +124,17 @@ impl<S> HumanInTheLoop<S> {
     pub fn new<N, E>(interrupt_on: impl IntoIterator<Item = (N, E)>) -> Result<Self, HitlError>
     where
         N: Into<String>,
-        E: Into<Entry<S>>,
+        E: Into<InterruptOnEntry<S>>,
     {
         let mut configs = BTreeMap::new();
         for (tool, entry) in interrupt_on {
             let tool = tool.into();
             match entry.into() {
-                Entry::Off => {}
-                Entry::On(config) if config.allowed_decisions.is_empty() => {
+                InterruptOnEntry::Off => {}
+                InterruptOnEntry::On(config) if config.allowed_decisions.is_empty() => {
                     return Err(HitlError::NoDecisions { tool });
                 }
-                Entry::On(config) => {
+                InterruptOnEntry::On(config) => {
                     configs.insert(tool, config);
                 }
             }

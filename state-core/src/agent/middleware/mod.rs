@@ -6,11 +6,15 @@
 //! state that has the messages and, where the middleware keeps state of its
 //! own (call counts, a to-do list), that state's part: put the part in your
 //! state with `#[state(flatten)]`, as seed 003's agent does.
+//!
+//! * [`HumanInTheLoop`]: a person approves, edits, rejects or answers the
+//!   model's tool calls before they run (LangChain's
+//!   `HumanInTheLoopMiddleware`).
 
 mod human_in_the_loop;
 
 pub use human_in_the_loop::{
-    Action, ActionRequest, Decision, DecisionType, DescribeFn, Entry, HitlError, HitlRequest,
+    Action, ActionRequest, Decision, DecisionType, DescribeFn, HitlError, HitlRequest,
     HitlResponse, HumanInTheLoop, HumanInTheLoopState, HumanInTheLoopStateUpdate, InterruptOn,
-    ReviewConfig, WhenFn,
+    InterruptOnEntry, ReviewConfig, WhenFn,
 };

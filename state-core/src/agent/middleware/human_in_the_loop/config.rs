@@ -94,14 +94,14 @@ impl<S> InterruptOn<S> {
 }
 
 /// A tool's entry in `interrupt_on`: a config, or `true`/`false`.
-pub enum Entry<S> {
+pub enum InterruptOnEntry<S> {
     /// Reviewed with this config.
     On(InterruptOn<S>),
     /// Not reviewed.
     Off,
 }
 
-impl<S> From<bool> for Entry<S> {
+impl<S> From<bool> for InterruptOnEntry<S> {
     fn from(on: bool) -> Self {
         if on {
             Self::On(InterruptOn::all())
@@ -111,7 +111,7 @@ impl<S> From<bool> for Entry<S> {
     }
 }
 
-impl<S> From<InterruptOn<S>> for Entry<S> {
+impl<S> From<InterruptOn<S>> for InterruptOnEntry<S> {
     fn from(config: InterruptOn<S>) -> Self {
         Self::On(config)
     }
