@@ -2,7 +2,6 @@
 //! together, their answers and updates applied as one step.
 
 use std::any::Any;
-use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -55,13 +54,16 @@ where
             core: &self.tools,
         };
         let runs = calls.iter().map(|call| {
+            let key = call.id.clone().unwrap_or_default();
+            // Each call's interrupts are its own, as each call is a task of
+            // its own in LangGraph: calls pause side by side.
+            let scope = ctx.scoped(&key);
             let request = ToolCallRequest {
                 call: call.clone(),
                 tool: self.tools.by_name.get(&call.name).cloned(),
                 state: Arc::clone(&state),
-                node: ctx.clone(),
+                node: scope.clone(),
             };
-            let key = call.id.clone().unwrap_or_default();
             let ctx = &ctx;
             let span = tracing::info_span!(
                 "agent.tool",
@@ -74,8 +76,12 @@ where
                     let timed = Timed::new(span.clone());
                     let output = guarded(handler, request).instrument(span).await;
                     drop(timed);
+                    if scope.scope_paused() {
+                        // Not an answer: the call runs again when resumed.
+                        return Err(Paused(key.clone()));
+                    }
                     let (update, goto) = self.answer(call, output);
-                    Ok::<_, Infallible>(KeptAnswer {
+                    Ok(KeptAnswer {
                         update: update.to_json(),
                         goto,
                     })
@@ -179,6 +185,19 @@ where
         known.peek().is_some() && known.all(|t| t.return_direct())
     }
 }
+
+/// A call that paused on its interrupt: its step pauses (whatever the step
+/// returns, the task counts as paused), and nothing is kept for it.
+#[derive(Debug)]
+struct Paused(String);
+
+impl std::fmt::Display for Paused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tool call `{}` paused on an interrupt", self.0)
+    }
+}
+
+impl std::error::Error for Paused {}
 
 /// Runs a call through the chain with panics caught: the whole chain runs
 /// inside the guarded future, so a panic in a middleware's wrapper is

@@ -223,6 +223,7 @@ where
             Signal::Paused(interrupts) => TaskResult::Paused(PausedTask {
                 resume: ctx.inner.resume.clone(),
                 interrupts,
+                scoped: ctx.inner.scoped_resume.clone(),
             }),
             Signal::BadResume {
                 id,
@@ -551,6 +552,17 @@ fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>
     }
     if let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
         ctx.resume.push(value.clone());
+    }
+    ctx.scoped_resume = paused.scoped;
+    for pending in &paused.interrupts {
+        let Some((scope, index)) = ctx.parse_scoped_id(&pending.id) else {
+            continue;
+        };
+        let scope = scope.to_owned();
+        let answered = ctx.scoped_resume.entry(scope).or_default();
+        if let (true, Some(value)) = (answered.len() == index, answers.get(&pending.id)) {
+            answered.push(value.clone());
+        }
     }
     ctx
 }
