@@ -137,3 +137,20 @@ fn two_paused_tool_calls_are_answered_from_reopened_sqlite_files() {
     two_calls_pause_side_by_side([&open(), &open(), &open()]);
     one_call_pauses_and_resumes(&open());
 }
+
+#[test]
+fn two_paused_tool_calls_are_answered_in_one_resume() {
+    let saver = MemoryCheckpointer::new();
+    let agent = agent(&["ask_a", "ask_b"]);
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "both")).unwrap();
+    let ids: Vec<String> = out.interrupts.iter().map(|i| i.id.clone()).collect();
+    let resume = Resume::new().answer(&ids[0], "one").answer(&ids[1], "two");
+    let out = block_on(
+        agent
+            .run(Input::ResumeWith(resume))
+            .on_thread(&saver, "both"),
+    )
+    .unwrap();
+    assert!(out.interrupts.is_empty());
+    assert_eq!(answers(&out.state), ["ask_a: one", "ask_b: two"]);
+}

@@ -540,8 +540,9 @@ pub(crate) fn fast_outcome<U: Default>(
 }
 
 /// A task's context with the answers it has: those it had before, plus
-/// the one given now for its pending interrupt (a subgraph's: those whose
-/// ids start with its prefix, for its child).
+/// those given now for its pending interrupts: its own, in order; each
+/// scope's (a tool call's, `NodeContext::scoped`), by id; a subgraph's,
+/// those whose ids start with its prefix, for its child.
 fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>) -> TaskCtx {
     ctx.resume = paused.resume;
     let prefix = ctx.child_prefix();
@@ -550,7 +551,9 @@ fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>
             ctx.child_resume.insert(child.to_owned(), value.clone());
         }
     }
-    if let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
+    // Answers given at once to several of the task's own interrupts (a
+    // node whose pauses were reported together) are taken in order.
+    while let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
         ctx.resume.push(value.clone());
     }
     ctx.scoped_resume = paused.scoped;
