@@ -1461,3 +1461,44 @@ fn a_tool_definition_carries_the_json_schema_of_its_arguments() {
     assert_eq!(def.parameters["required"], json!(["text", "times"]));
     assert!(def.parameters.get("$schema").is_none());
 }
+
+/// A tool that asks a person first: `ToolRuntime::interrupt` pauses the
+/// run; resumed, the tool is called again and gets the answer, while the
+/// sibling call that had finished is not made again.
+#[test]
+fn a_tool_that_interrupts_pauses_the_run_and_is_answered_when_resumed() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let ask = FnTool::sync(
+        "ask",
+        "Asks a person",
+        |_: NoArgs, rt: &ToolRuntime<Chat>| -> Result<String, agent_state::graph::BoxError> {
+            let answer: String = rt.interrupt(format!("may I run {}?", rt.call_id()))?;
+            Ok(format!("the person said {answer}"))
+        },
+    );
+    let model = ScriptedModel::new([calls(&[("ask", "c1"), ("echo", "c2")]), ai("done")]);
+    let agent = create_agent(model)
+        .tool(ask)
+        .tool(echo("echo", &runs))
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let paused = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "t")).unwrap();
+    assert_eq!(paused.interrupts.len(), 1, "{:?}", paused.state.messages());
+    assert_eq!(paused.interrupts[0].value, json!("may I run c1?"));
+    assert_eq!(paused.state.messages().len(), 2, "no call is answered yet");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    let resume = Input::ResumeWith(agent_state::graph::Resume::value("yes"));
+    let done = block_on(agent.run(resume).on_thread(&saver, "t")).unwrap();
+    assert!(done.interrupts.is_empty());
+    let texts: Vec<String> = done.state.messages().iter().map(|m| m.text()).collect();
+    assert_eq!(texts[2], "the person said yes");
+    assert_eq!(texts[3], "echo ran");
+    assert_eq!(texts.last().unwrap(), "done");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the finished call is not made again"
+    );
+}

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use agent_state::agent::middleware::{TodoList, TodoListState};
 use agent_state::agent::{
     create_agent, AgentMiddleware, ChatModel, FnTool, HookOutput, HookResult, Hooks, ModelFuture,
     ModelHandler, ModelRequest, Tool, ToolOutput, ToolRuntime,
@@ -337,91 +338,8 @@ where
 
 // --- TodoListMiddleware --------------------------------------------------
 
-/// Where a todo stands.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(crate = "agent_state::serde", rename_all = "snake_case")]
-#[schemars(crate = "agent_state::schemars")]
-pub enum TodoStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on.
-    InProgress,
-    /// Done.
-    Completed,
-}
-
-/// One item of the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(crate = "agent_state::serde")]
-#[schemars(crate = "agent_state::schemars")]
-pub struct Todo {
-    /// What to do.
-    pub content: String,
-    /// Where it stands.
-    pub status: TodoStatus,
-}
-
-/// `TodoListMiddleware`'s schema (LangChain's `PlanningState`).
-#[derive(AgentState, Debug, Clone, PartialEq)]
-pub struct PlanningState {
-    /// The plan, replaced whole by `write_todos`.
-    #[state(omit_from_input)]
-    pub todos: Vec<Todo>,
-}
-
-/// The arguments of `write_todos`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(crate = "agent_state::serde")]
-#[schemars(crate = "agent_state::schemars")]
-pub struct WriteTodos {
-    /// The whole plan.
-    pub todos: Vec<Todo>,
-}
-
-/// Keeps a plan and shows it to the model.
-pub struct TodoList;
-
-impl<S: AgentOf<PlanningState>> AgentMiddleware<S> for TodoList
-where
-    S::Update: Send,
-{
-    fn name(&self) -> &str {
-        "todo_list"
-    }
-
-    fn hooks(&self) -> Hooks {
-        Hooks::WRAP_MODEL_CALL
-    }
-
-    fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
-        let tool = FnTool::sync(
-            "write_todos",
-            "Replace the todo list with a new plan.",
-            |args: WriteTodos, _: &ToolRuntime<S>| {
-                let note = format!("Updated todo list to {} items", args.todos.len());
-                ToolOutput::update(note, S::lift(PlanningStateUpdate::new().todos(args.todos)))
-            },
-        );
-        vec![Arc::new(tool)]
-    }
-
-    fn wrap_model_call<'a>(
-        &'a self,
-        request: ModelRequest<S>,
-        handler: ModelHandler<'a, S>,
-    ) -> ModelFuture<'a> {
-        let todos = &request.state().part::<PlanningState>().todos;
-        let open = todos
-            .iter()
-            .filter(|t| t.status != TodoStatus::Completed)
-            .count();
-        let section = format!(
-            "Plan: {open} of {} todos open; keep it current with write_todos.",
-            todos.len()
-        );
-        handler.call(with_section(request, &section))
-    }
-}
+// LangChain's built-in: `agent_state::agent::middleware::TodoList`, whose
+// part `TodoListState` (LangChain's `PlanningState`) holds the plan.
 
 // --- the agent -----------------------------------------------------------
 
@@ -445,9 +363,9 @@ pub struct DeepAgentState {
     /// `FilesystemMiddleware`.
     #[state(flatten)]
     pub filesystem: FilesystemState,
-    /// `TodoListMiddleware`.
+    /// `TodoListMiddleware` (the built-in).
     #[state(flatten)]
-    pub planning: PlanningState,
+    pub planning: TodoListState,
 }
 
 /// The agent: the five middleware in seed 003's order, no loop code.
@@ -466,7 +384,7 @@ pub fn agent<M: ChatModel<DeepAgentState> + 'static>(
         .middleware(LanguageDetection)
         .middleware(skills)
         .middleware(Filesystem)
-        .middleware(TodoList)
+        .middleware(TodoList::new())
         .compile()?)
 }
 

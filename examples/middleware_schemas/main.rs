@@ -9,7 +9,7 @@
 //! | language detection | `LanguageDetectionState` | `before_agent`, `wrap_model_call` | — |
 //! | skills | `SkillsState` | `before_agent`, `wrap_model_call` | — |
 //! | filesystem | `FilesystemState` | `wrap_model_call` | `write_file` |
-//! | todo list | `PlanningState` | `wrap_model_call` | `write_todos` |
+//! | todo list (LangChain's, built in) | `TodoListState` | `wrap_model_call`, `after_model` | `write_todos` |
 //!
 //! The example has no loop code: `create_agent` compiles the middleware
 //! into a graph. Two invocations on one thread, as seed 003 walks through

@@ -5,5 +5,27 @@
 //! `tests/reference/run.sh`, in `.ci/run`).
 
 #[cfg(feature = "agent")]
+mod context_editing;
+#[cfg(feature = "agent")]
 mod human_in_the_loop;
+#[cfg(feature = "agent")]
+mod llm_tool_selector;
+#[cfg(feature = "agent")]
+mod model_call_limit;
+#[cfg(feature = "agent")]
+mod model_fallback;
+#[cfg(feature = "agent")]
+mod model_retry;
+#[cfg(feature = "agent")]
+mod pii;
+#[cfg(feature = "agent")]
+mod script;
+#[cfg(feature = "agent")]
+mod summarization;
 mod support;
+#[cfg(feature = "agent")]
+mod todo_list;
+#[cfg(feature = "agent")]
+mod tool_call_limit;
+#[cfg(feature = "agent")]
+mod tool_retry;

@@ -1,6 +1,11 @@
 //! What the middleware tests share: LangChain's recorded output.
 
-use serde_json::Value;
+use std::sync::{Arc, Mutex};
+
+use agent_state::agent::{BoxFuture, ChatModel, ModelError, ModelRequest, ScriptedModel};
+use agent_state::base::HasMessages;
+use agent_state::serde_json::{json, Map, Value};
+use agent_state::{Message, MessageType, ToolCall};
 
 /// LangChain's output for `name`, as `tests/reference/middleware/<name>.py`
 /// printed it.
@@ -14,20 +19,109 @@ pub fn recorded(name: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Messages as `tests/reference/scripted.py`'s `dump` prints them: ids
+/// left out (each side makes its own), the fields that matter kept.
+#[allow(dead_code)]
+pub fn dump(messages: &[Message]) -> Value {
+    messages.iter().map(dump_one).collect()
+}
+
+fn dump_one(m: &Message) -> Value {
+    let mut item = Map::new();
+    item.insert("type".into(), json!(m.kind.as_str()));
+    item.insert("content".into(), json!(m.content));
+    if let Some(name) = m.name.as_deref().filter(|n| !n.is_empty()) {
+        item.insert("name".into(), json!(name));
+    }
+    if !m.additional_kwargs.is_empty() {
+        item.insert("additional_kwargs".into(), json!(m.additional_kwargs));
+    }
+    if m.kind == MessageType::Ai && !m.tool_calls.is_empty() {
+        let calls = m
+            .tool_calls
+            .iter()
+            .map(|c| json!({"name": c.name, "args": c.args, "id": c.id}));
+        item.insert("tool_calls".into(), calls.collect());
+    }
+    if m.kind == MessageType::Tool {
+        item.insert("tool_call_id".into(), json!(m.tool_call_id));
+        item.insert("status".into(), json!(m.status));
+    }
+    Value::Object(item)
+}
+
+/// A reply of the scripted model calling `name` with `args` as call `id`.
+#[allow(dead_code)]
+pub fn call(name: &str, args: Value, id: &str) -> ToolCall {
+    let args = args.as_object().cloned().unwrap_or_default();
+    ToolCall::new(name, args, id)
+}
+
+/// A scripted model that records its requests as
+/// `tests/reference/scripted.py`'s `ScriptedChat` does: per call the
+/// system prompt, the messages and the tool names; the last tool
+/// definitions offered (name, description, parameters).
+#[allow(dead_code)]
+pub struct Recorder {
+    script: ScriptedModel,
+    seen: Mutex<Vec<Value>>,
+    tools: Mutex<Value>,
+}
+
+#[allow(dead_code)]
+impl Recorder {
+    /// Answers with `replies` in order.
+    pub fn new(replies: impl IntoIterator<Item = Message>) -> Arc<Self> {
+        Arc::new(Self {
+            script: ScriptedModel::new(replies),
+            seen: Mutex::new(Vec::new()),
+            tools: Mutex::new(json!([])),
+        })
+    }
+
+    /// The requests, as the reference prints them.
+    pub fn seen(&self) -> Value {
+        Value::Array(self.seen.lock().unwrap().clone())
+    }
+
+    /// The tools of the last request, as the reference prints them.
+    pub fn tools(&self) -> Value {
+        self.tools.lock().unwrap().clone()
+    }
+}
+
+impl<S: HasMessages + Send + Sync> ChatModel<S> for Recorder {
+    fn invoke<'a>(
+        &'a self,
+        request: &'a ModelRequest<S>,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        let tools = request.tools();
+        *self.tools.lock().unwrap() = tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+            .collect();
+        self.seen.lock().unwrap().push(json!({
+            "system_prompt": request.system_prompt(),
+            "messages": dump(request.messages()),
+            "tools": tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+        }));
+        self.script.invoke(request)
+    }
+}
+
 /// What the comparison looks at in a message, as the reference scripts
 /// print it: type and content; an AI message's calls (name, args, id); a
 /// tool message's name, call id and status. Message ids are left out.
 #[allow(dead_code)]
-pub fn plain(message: &agent_state::Message) -> Value {
-    use agent_state::MessageType;
-    let full = serde_json::to_value(message).expect("a message serializes");
-    let mut out = serde_json::json!({"type": full["type"], "content": full["content"]});
+pub fn plain(message: &Message) -> Value {
+    let full = agent_state::serde_json::to_value(message).expect("a message serializes");
+    let mut out = json!({"type": full["type"], "content": full["content"]});
     match message.kind {
         MessageType::Ai => {
             let calls: Vec<Value> = message
                 .tool_calls
                 .iter()
-                .map(|c| serde_json::json!({"name": c.name, "args": c.args, "id": c.id}))
+                .map(|c| json!({"name": c.name, "args": c.args, "id": c.id}))
                 .collect();
             out["tool_calls"] = Value::Array(calls);
         }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Reruns LangChain's side of the middleware tests and checks that it still
-# prints what tests/expected/middleware/ records: every
-# tests/reference/middleware/<name>.py against <name>.json. The venv comes
-# from PyPI (benches/langgraph/requirements.txt: langchain 1.4.7 on
-# langgraph 1.2.22), in target/langgraph-venv, shared with the benches.
+# Reruns LangChain's side of the side-by-side tests and checks that it still
+# prints what tests/expected/ records: every tests/reference/middleware/
+# <name>.py against tests/expected/middleware/<name>.json, and the chat
+# models' tests/reference/models/<name>.py against tests/expected/models/.
+# The venv comes from PyPI (benches/langgraph/requirements.txt: langchain
+# 1.4.7 on langgraph 1.2.22, plus tests/reference/models/requirements.txt),
+# in target/langgraph-venv, shared with the benches.
 #
 #   tests/reference/run.sh            # check
 #   tests/reference/run.sh --record   # write the recordings anew
@@ -15,13 +17,14 @@ if [[ ! -x "$venv/bin/python" ]]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r benches/langgraph/requirements.txt
+    -r benches/langgraph/requirements.txt -r tests/reference/models/requirements.txt
 failed=0
 count=0
-for script in tests/reference/middleware/*.py; do
+for script in tests/reference/middleware/*.py tests/reference/models/*.py; do
     [[ -e "$script" ]] || continue
     name="$(basename "$script" .py)"
-    expected="tests/expected/middleware/$name.json"
+    kind="$(basename "$(dirname "$script")")"
+    expected="tests/expected/$kind/$name.json"
     count=$((count + 1))
     if [[ "${1:-}" == "--record" ]]; then
         "$venv/bin/python" "$script" > "$expected"

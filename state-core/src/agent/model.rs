@@ -63,6 +63,7 @@ pub struct ModelRequest<S> {
     settings: ModelSettings,
     writer: Option<StreamWriter>,
     node: Option<NodeContext>,
+    model: Option<Arc<dyn ChatModel<S>>>,
 }
 
 impl<S> Clone for ModelRequest<S> {
@@ -75,6 +76,7 @@ impl<S> Clone for ModelRequest<S> {
             settings: self.settings.clone(),
             writer: self.writer.clone(),
             node: self.node.clone(),
+            model: self.model.clone(),
         }
     }
 }
@@ -90,6 +92,7 @@ impl<S: HasMessages> ModelRequest<S> {
             settings: ModelSettings::default(),
             writer: None,
             node: None,
+            model: None,
         }
     }
 
@@ -193,6 +196,21 @@ impl<S> ModelRequest<S> {
     #[must_use]
     pub fn with_tools(mut self, tools: Vec<ToolDefinition>) -> Self {
         self.tools = Arc::from(tools);
+        self
+    }
+
+    /// The model this call goes to: in a run, the agent's model unless a
+    /// middleware chose another ([`with_model`](Self::with_model)); `None`
+    /// for a request made outside a run with no model set.
+    pub fn model(&self) -> Option<&Arc<dyn ChatModel<S>>> {
+        self.model.as_ref()
+    }
+
+    /// The request sent to `model` instead of the agent's (LangChain's
+    /// `request.override(model=..)`): what a fallback or a router does.
+    #[must_use]
+    pub fn with_model(mut self, model: Arc<dyn ChatModel<S>>) -> Self {
+        self.model = Some(model);
         self
     }
 
@@ -316,6 +334,59 @@ impl ModelError {
     /// Any other error, boxed.
     pub fn other(error: impl Into<BoxError>) -> Self {
         Self::Other(error.into())
+    }
+
+    /// Whether the same request may succeed if sent again: LangChain's
+    /// `is_retryable` (rate limits, server errors (5xx), timeouts (408)
+    /// and unreachable providers), plus answers that did not read and other
+    /// errors, which LangChain's retry middleware retry by default too
+    /// (they are not `ModelError`s there). Interrupts never are.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::RateLimited { .. } | Self::Transport(_) | Self::InvalidResponse { .. } => true,
+            Self::Api { status, .. } => *status >= 500 || *status == 408,
+            Self::Other(error) => !error.is::<crate::graph::Interrupted>(),
+        }
+    }
+
+    /// Whether this is a run's interrupt (a `wrap_model_call` paused the
+    /// run): middleware let it through untouched, as LangChain's let
+    /// `GraphBubbleUp` through.
+    pub fn is_interrupt(&self) -> bool {
+        matches!(self, Self::Other(error) if error.is::<crate::graph::Interrupted>())
+    }
+
+    /// The name LangChain gives this failure (its exception class:
+    /// `ModelRateLimitError`, `ModelAPIError`, ...), for messages that
+    /// name it as LangChain's do. Failures LangChain has no class for are
+    /// named after our variant (`InvalidResponse`, `Error`).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::RateLimited { .. } => "ModelRateLimitError",
+            Self::Api { status, .. } => match status {
+                400 | 422 => "ModelInvalidRequestError",
+                401 => "ModelAuthenticationError",
+                403 => "ModelPermissionDeniedError",
+                404 => "ModelNotFoundError",
+                408 => "ModelTimeoutError",
+                500.. => "ModelAPIError",
+                _ => "ModelError",
+            },
+            Self::InvalidResponse { .. } => "InvalidResponse",
+            Self::Transport(_) => "ModelConnectionError",
+            Self::Other(_) => "Error",
+        }
+    }
+
+    /// The provider's (or the error's) own message, without the prefix
+    /// `Display` adds: what LangChain's `str(exc)` gives.
+    pub fn message(&self) -> String {
+        match self {
+            Self::RateLimited { message, .. }
+            | Self::Api { message, .. }
+            | Self::InvalidResponse { message } => message.clone(),
+            Self::Transport(error) | Self::Other(error) => error.to_string(),
+        }
     }
 }
 

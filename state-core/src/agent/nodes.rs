@@ -55,11 +55,12 @@ impl<S: Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
                 duration_us = tracing::field::Empty,
             );
             let timed = Timed::new(span.clone());
+            let model = request.model().unwrap_or(&self.model);
             let call = async {
                 if streaming {
-                    self.stream(&request, writer).await
+                    self.stream(model.as_ref(), &request, writer).await
                 } else {
-                    self.model.invoke(&request).await
+                    model.invoke(&request).await
                 }
             };
             let message = call.instrument(span).await?;
@@ -83,11 +84,12 @@ impl<S> ModelCore<S> {
     /// `chunk_position: "last"`), with the message's id.
     async fn stream(
         &self,
+        model: &dyn ChatModel<S>,
         request: &ModelRequest<S>,
         writer: Option<&StreamWriter>,
     ) -> Result<Message, ModelError> {
         let id = format!("lc_run-{}", crate::new_message_id());
-        let mut chunks = self.model.stream(request);
+        let mut chunks = model.stream(request);
         let mut sum: Option<MessageChunk> = None;
         let mut blocks = false;
         while let Some(chunk) = chunks.next().await {
@@ -254,7 +256,8 @@ where
                 self.settings.clone(),
             )
             .with_stream_writer(ctx.writer())
-            .with_node(ctx.clone());
+            .with_node(ctx.clone())
+            .with_model(Arc::clone(&self.model.model));
         if let Some(history) = &repaired {
             request = request.with_messages(history.clone());
         }

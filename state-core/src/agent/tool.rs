@@ -303,6 +303,16 @@ pub enum ToolError {
     },
 }
 
+impl ToolError {
+    /// Whether this is the run's interrupt (the tool, or a
+    /// `wrap_tool_call`, paused the run): the call is not answered, and
+    /// middleware let it through untouched, as LangChain's let
+    /// `GraphInterrupt` through.
+    pub fn is_interrupt(&self) -> bool {
+        matches!(self, Self::Failed { error, .. } if error.is::<Interrupted>())
+    }
+}
+
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

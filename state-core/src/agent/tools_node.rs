@@ -36,9 +36,11 @@ where
     /// The tools node's step: every pending call of the last AI message,
     /// concurrently, each through the `wrap_tool_call` chain with panics
     /// caught; one write per call, applied together (`apply_all`'s rules).
-    /// Each call's answer is kept as it comes (`NodeContext::once_async`,
-    /// by call id): when the step runs again after a crash or a
-    /// cancellation, a call that had finished is not made again.
+    /// On a thread each call's answer is kept as it comes (as
+    /// `NodeContext::once_async` keeps values, by call id): when the step
+    /// runs again after a crash, a cancellation or an interrupt, a call
+    /// that had finished is not made again. Off a thread nothing could run
+    /// the step again, so nothing is kept (no JSON round trip).
     pub(crate) async fn tools_step(
         &self,
         state: Arc<S>,
@@ -72,21 +74,31 @@ where
                 duration_us = tracing::field::Empty,
             );
             async move {
-                ctx.once_async(&key, || async {
-                    let timed = Timed::new(span.clone());
-                    let output = guarded(handler, request).instrument(span).await;
-                    drop(timed);
-                    if scope.scope_paused() {
-                        // Not an answer: the call runs again when resumed.
-                        return Err(Paused(key.clone()));
-                    }
-                    let (update, goto) = self.answer(call, output);
-                    Ok(KeptAnswer {
-                        update: update.to_json(),
-                        goto,
-                    })
-                })
-                .await
+                if let Some(kept) = ctx.kept::<KeptAnswer>(&key)? {
+                    return Ok((S::Update::from_json(kept.update)?, kept.goto));
+                }
+                let timed = Timed::new(span.clone());
+                let output = guarded(handler, request).instrument(span).await;
+                drop(timed);
+                let interrupted = output.as_ref().err().is_some_and(ToolError::is_interrupt);
+                if interrupted || scope.scope_paused() {
+                    // The call paused the run (or its answer to a pause did
+                    // not read): no answer, nothing kept; resumed, the tool
+                    // is called again.
+                    return Err(Box::new(Paused(key.clone())) as BoxError);
+                }
+                let (update, goto) = self.answer(call, output);
+                if ctx.keeps() {
+                    let update = update.to_json();
+                    ctx.keep(
+                        &key,
+                        &KeptAnswer {
+                            update,
+                            goto: goto.clone(),
+                        },
+                    )?;
+                }
+                Ok::<_, BoxError>((update, goto))
             }
         });
         let results = join_all(runs).await;
@@ -95,9 +107,9 @@ where
         let mut commands = Vec::with_capacity(calls.len());
         let mut jumps: Vec<String> = Vec::new();
         for result in results {
-            let kept = result?;
-            jumps.extend(kept.goto);
-            commands.push(Command::update(S::Update::from_json(kept.update)?));
+            let (update, goto) = result?;
+            jumps.extend(goto);
+            commands.push(Command::update(update));
         }
         let next = if !jumps.is_empty() {
             jumps

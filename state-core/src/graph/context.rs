@@ -562,7 +562,14 @@ impl NodeContext {
         Ok(value)
     }
 
-    fn kept<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, BoxError> {
+    /// Whether values kept with [`keep`](Self::keep) outlive the process:
+    /// the run is on a thread. Without one nothing can run the task again
+    /// with them, so work kept only for that may skip keeping.
+    pub(crate) fn keeps(&self) -> bool {
+        self.inner.queue.is_some()
+    }
+
+    pub(crate) fn kept<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, BoxError> {
         let memos = lock(&self.inner.memos);
         match memos.get(key) {
             None => Ok(None),
@@ -579,7 +586,7 @@ impl NodeContext {
         }
     }
 
-    fn keep<T: Serialize>(&self, key: &str, value: &T) -> Result<(), BoxError> {
+    pub(crate) fn keep<T: Serialize>(&self, key: &str, value: &T) -> Result<(), BoxError> {
         let json = serde_json::to_value(value)?;
         if let Some(queue) = &self.inner.queue {
             queue.push(PendingWrite {

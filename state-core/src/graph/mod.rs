@@ -78,7 +78,7 @@ mod step;
 mod stream;
 mod subgraph;
 mod tasks;
-mod timer;
+pub(crate) mod timer;
 pub(crate) mod trace;
 mod unknown;
 

@@ -545,6 +545,11 @@ pub(crate) fn fast_outcome<U: Default>(
 /// those whose ids start with its prefix, for its child.
 fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>) -> TaskCtx {
     ctx.resume = paused.resume;
+    ctx.scoped_resume = paused.scoped;
+    if answers.is_empty() {
+        // Most steps resume nothing: no ids to make.
+        return ctx;
+    }
     let prefix = ctx.child_prefix();
     for (id, value) in answers {
         if let Some(child) = id.strip_prefix(&prefix) {
@@ -556,7 +561,6 @@ fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>
     while let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
         ctx.resume.push(value.clone());
     }
-    ctx.scoped_resume = paused.scoped;
     for pending in &paused.interrupts {
         let Some((scope, index)) = ctx.parse_scoped_id(&pending.id) else {
             continue;

@@ -4,7 +4,6 @@
 
 mod config;
 mod notice;
-mod repr;
 mod request;
 
 use std::collections::BTreeMap;
@@ -18,6 +17,7 @@ pub use request::{
 use config::Describe;
 use request::HumanInTheLoopStateUpdate as EditsUpdate;
 
+use super::pyrepr;
 use crate::agent::hooks::{
     AgentMiddleware, HookOutput, HookResult, Hooks, ToolCallRequest, ToolHandler,
 };
@@ -26,6 +26,7 @@ use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::NodeContext;
 use crate::message::{Message, MessageType, ToolCall, ToolStatus};
 use crate::{HasPart, StateUpdate};
+use serde_json::Value;
 
 /// Pauses the run after a model turn whose tool calls include calls to
 /// reviewed tools, until a person decides about each: LangChain's
@@ -62,8 +63,8 @@ use crate::{HasPart, StateUpdate};
 /// and `when` get the call, the state and the hook's context (LangChain's:
 /// the call, the state and the runtime; `when`: a `ToolCallRequest`); an
 /// edit naming a tool the agent lacks is answered with the unknown-tool
-/// error message (LangChain raises); default descriptions write numbers as
-/// serde_json does (`1e20`, where Python's `repr` writes `1e+20`).
+/// error message (LangChain raises); arguments are shown with their keys
+/// sorted (our argument maps are), where LangChain keeps the model's order.
 ///
 /// ```
 /// use agent_state::agent::middleware::{
@@ -176,7 +177,7 @@ impl<S> HumanInTheLoop<S> {
                 "{}\n\nTool: {}\nArgs: {}",
                 self.description_prefix,
                 call.name,
-                repr::dict(&call.args)
+                pyrepr::repr(&Value::Object(call.args.clone()))
             ),
         };
         let action = ActionRequest {

@@ -1,0 +1,168 @@
+//! Python's `repr` of JSON values: LangChain puts it in texts the model
+//! reads (`write_todos`' answer) and counts its characters (the
+//! approximate token counter counts `repr(tool_calls)`), so the same data
+//! must print the same here.
+
+use serde_json::{Number, Value};
+
+/// `repr(value)` as Python prints the value `json.loads` would make of it
+/// (dicts keep the map's key order).
+pub(crate) fn repr(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => out.push_str(&number(n)),
+        Value::String(s) => out.push_str(&string(s)),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&string(key));
+                out.push_str(": ");
+                write_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "`
+/// between items, floats as Python prints them.
+pub(crate) fn json_dumps(value: &Value) -> String {
+    match value {
+        Value::Number(n) if n.is_f64() => number(n),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(json_dumps).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), json_dumps(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Python's `repr(str)`: single quotes unless the text has a single quote
+/// and no double one; backslash escapes for the quote, `\\`, `\n`, `\r`,
+/// `\t` and control characters.
+pub(crate) fn string(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `repr` of an int or a float (`1.0`, `1e+16`, `1.5e-05`).
+fn number(n: &Number) -> String {
+    let Some(f) = n.as_f64().filter(|_| n.is_f64()) else {
+        return n.to_string();
+    };
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "nan"
+        } else if f > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        }
+        .to_owned();
+    }
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if f != 0.0 && !(-4..16).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
+    }
+    let plain = f.to_string();
+    if plain.contains('.') {
+        plain
+    } else {
+        format!("{plain}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prints_as_python_does() {
+        // Each expected text is what CPython 3.11 printed for the value.
+        let cases = [
+            (
+                json!({"content": "Write the 'intro'", "status": "pending"}),
+                r#"{'content': "Write the 'intro'", 'status': 'pending'}"#,
+            ),
+            (json!("both ' and \""), r#"'both \' and "'"#),
+            (
+                json!("tab\tnew\nline \\ \u{1}"),
+                r"'tab\tnew\nline \\ \x01'",
+            ),
+            (
+                json!([1, 1.0, 1.5e-5, 1e16, 123.25, null, true, false]),
+                "[1, 1.0, 1.5e-05, 1e+16, 123.25, None, True, False]",
+            ),
+            (json!("café"), "'café'"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(repr(&value), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn dumps_json_as_python_does() {
+        // What CPython 3.11's json.dumps(..., ensure_ascii=False) printed.
+        let value = json!({"a": [1, 2.5, 1.0], "b": {"c": "café \"q\"\n"}, "d": null});
+        assert_eq!(
+            json_dumps(&value),
+            r#"{"a": [1, 2.5, 1.0], "b": {"c": "café \"q\"\n"}, "d": null}"#
+        );
+    }
+}
