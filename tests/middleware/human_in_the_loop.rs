@@ -8,7 +8,7 @@
 
 use agent_state::agent::middleware::{
     Action, Decision, DecisionType, HitlError, HitlResponse, HumanInTheLoop, HumanInTheLoopState,
-    InterruptOn, InterruptOnEntry,
+    InterruptMode, InterruptOn, InterruptOnEntry,
 };
 use agent_state::agent::{create_agent, input, FnTool, ScriptedModel};
 use agent_state::base::{HasMessages, MessagesState};
@@ -485,4 +485,137 @@ fn paused_in_one_sqlite_opening_and_approved_from_another() {
     assert!(out.interrupts.is_empty() && out.next.is_empty());
     assert_eq!(out.state.messages().last().unwrap().text(), "Sent.");
     assert_eq!(sent.load(Ordering::SeqCst), 1);
+}
+
+// --- per call -------------------------------------------------------------
+
+/// A per-call run: every pending interrupt answered at once, by id, with
+/// `answer(payload)`; the payloads in call id order, the conversation, and
+/// the error with the count of interrupts still pending, if the answers
+/// were refused.
+fn run_per_call(
+    name: &str,
+    calls: &[ToolCall],
+    interrupt_on: Vec<(&'static str, InterruptOnEntry<Chat>)>,
+    answer: impl Fn(&Value) -> Decision,
+) -> (Value, Option<String>) {
+    let review = HumanInTheLoop::new(interrupt_on)
+        .unwrap()
+        .interrupt_mode(InterruptMode::PerCall);
+    let agent = agent(calls, review);
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(
+        agent
+            .run(input::<Chat>("Please help."))
+            .on_thread(&saver, name),
+    )
+    .unwrap();
+    let mut pending = out.interrupts.clone();
+    pending.sort_by(|a, b| {
+        a.value["tool_call_id"]
+            .as_str()
+            .cmp(&b.value["tool_call_id"].as_str())
+    });
+    let mut shown =
+        json!({"interrupts": pending.iter().map(|i| i.value.clone()).collect::<Vec<_>>()});
+    let resume = pending
+        .iter()
+        .fold(Resume::new(), |r, i| r.answer(&i.id, answer(&i.value)));
+    let resumed = block_on(agent.run(Input::ResumeWith(resume)).on_thread(&saver, name));
+    let state = block_on(agent.get_state(&saver, name)).unwrap();
+    let error = resumed.err().map(|e| {
+        shown["still_pending"] = json!(state.interrupts.len());
+        e.to_string()
+    });
+    shown["messages"] = state.values.messages().iter().map(plain).collect();
+    (shown, error)
+}
+
+/// Compares a per-call run with LangChain's: everything but the error's
+/// words, which are pydantic's there; ours must name `case`.
+fn per_call_as_langchain(name: &str, ours: (Value, Option<String>), case: Option<&str>) {
+    let mut expected = recorded("human_in_the_loop")[name].clone();
+    let theirs = expected.as_object_mut().unwrap().remove("error");
+    let (shown, error) = ours;
+    assert_eq!(shown, expected, "{name}");
+    assert_eq!(theirs.is_some(), error.is_some(), "{name}: {error:?}");
+    if let (Some(case), Some(error)) = (case, error) {
+        assert!(error.contains(case), "{name}: {error}");
+    }
+}
+
+#[test]
+fn per_call_two_calls_pause_side_by_side_and_are_decided_by_id() {
+    let interrupt_on = vec![all("send_email"), ("get_weather", approve_reject().into())];
+    let ours = run_per_call("per_call_two", &[email(), weather()], interrupt_on, |v| {
+        if v["name"] == "get_weather" {
+            Decision::Reject {
+                message: Some("No.".to_owned()),
+            }
+        } else {
+            edit("send_email", json!({"body": "B", "to": "x@y"}))
+        }
+    });
+    per_call_as_langchain("per_call_two", ours, None);
+}
+
+#[test]
+fn per_call_a_decision_not_allowed_is_refused_and_the_call_still_waits() {
+    let interrupt_on = vec![("get_weather", approve_reject().into())];
+    let ours = run_per_call("per_call_not_allowed", &[weather()], interrupt_on, |_| {
+        Decision::Respond {
+            message: "x".to_owned(),
+        }
+    });
+    let case = "decision type `respond` is not allowed for tool `get_weather`";
+    per_call_as_langchain("per_call_not_allowed", ours, Some(case));
+}
+
+#[test]
+fn per_call_an_edit_naming_another_tool_is_refused() {
+    let ours = run_per_call(
+        "per_call_edit_renames",
+        &[email()],
+        vec![all("send_email")],
+        |_| edit("get_weather", json!({"city": "Oslo"})),
+    );
+    let case =
+        "names tool `get_weather`; an edit answering a call of `send_email` must keep the tool";
+    per_call_as_langchain("per_call_edit_renames", ours, Some(case));
+}
+
+#[test]
+fn per_call_a_refused_answer_can_be_given_again() {
+    let review = HumanInTheLoop::new([("get_weather", approve_reject())])
+        .unwrap()
+        .interrupt_mode(InterruptMode::PerCall);
+    let agent = agent(&[weather()], review);
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(
+        agent
+            .run(input::<Chat>("Please help."))
+            .on_thread(&saver, "again"),
+    )
+    .unwrap();
+    let id = out.interrupts[0].id.clone();
+    assert!(id.contains("call_2"), "{id}");
+    let respond = Decision::Respond {
+        message: "x".to_owned(),
+    };
+    let refused = Resume::new().answer(&id, respond);
+    let error = block_on(
+        agent
+            .run(Input::ResumeWith(refused))
+            .on_thread(&saver, "again"),
+    );
+    assert!(error.is_err());
+    let approve = Resume::new().answer(&id, Decision::Approve);
+    let out = block_on(
+        agent
+            .run(Input::ResumeWith(approve))
+            .on_thread(&saver, "again"),
+    )
+    .unwrap();
+    let texts: Vec<String> = out.state.messages().iter().map(|m| m.text()).collect();
+    assert_eq!(texts[2..], ["Sunny in Paris", "Done."]);
 }

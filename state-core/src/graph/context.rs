@@ -392,6 +392,27 @@ impl NodeContext {
         }
     }
 
+    /// Refuses the answer this view's last [`interrupt`](Self::interrupt)
+    /// returned, as a resume value of the wrong type is refused: the task
+    /// fails naming the interrupt and `expected`, nothing of it is kept,
+    /// and the interrupt waits for another answer. For checks serde cannot
+    /// make (a decision a tool's config does not allow).
+    pub(crate) fn refuse_answer(&self, expected: &'static str, error: String) -> Interrupted {
+        let ctx = &self.inner;
+        let last = |calls: &AtomicUsize| calls.load(Ordering::SeqCst).saturating_sub(1);
+        let id = match &self.scope {
+            None => ctx.interrupt_id(last(&ctx.calls)),
+            Some(scope) => ctx.scoped_interrupt_id(&scope.name, last(&scope.calls)),
+        };
+        self.stop_scope();
+        ctx.set_signal(Signal::BadResume {
+            id: id.clone(),
+            expected,
+            error: error.clone(),
+        });
+        Interrupted { id, reason: error }
+    }
+
     /// Marks this scoped view as stopped by its interrupt.
     fn stop_scope(&self) {
         if let Some(scope) = &self.scope {

@@ -1,9 +1,10 @@
 """LangChain's side of tests/middleware/human_in_the_loop.rs.
 
 Runs langchain 1.4.7's `create_agent` with the real
-`HumanInTheLoopMiddleware` (batched mode) and a scripted chat model on an
+`HumanInTheLoopMiddleware` (both modes) and a scripted chat model on an
 `InMemorySaver`, one thread per scenario: the run pauses, is resumed with
-`Command(resume={"decisions": [...]})`, and the script prints, per
+`Command(resume={"decisions": [...]})` (per call: `Command(resume={id:
+decision})`), and the script prints, per
 scenario, the interrupt payloads, the conversation at the end (message
 ids left out; tool call ids are the script's own) and the error, if any.
 Arguments are written with their keys in order, as serde_json (and so the
@@ -148,8 +149,45 @@ SCENARIOS = {
 }
 
 
+def run_per_call(name: str, calls: list[dict], interrupt_on: dict, answer: Any) -> dict:
+    """`interrupt_mode="per_call"`: every pending interrupt answered by id
+    at once with `answer(value)`; the payloads in call id order."""
+    model = Scripted(replies=[AIMessage(content="", tool_calls=calls), AIMessage(content="Done.")])
+    middleware = HumanInTheLoopMiddleware(interrupt_on=interrupt_on, interrupt_mode="per_call")
+    agent = create_agent(model, tools=[send_email, get_weather], middleware=[middleware], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": name}}
+    result = agent.invoke({"messages": [{"role": "user", "content": "Please help."}]}, config)
+    pending = result.get("__interrupt__", [])
+    out: dict[str, Any] = {"interrupts": sorted((i.value for i in pending), key=lambda v: v["tool_call_id"])}
+    try:
+        agent.invoke(Command(resume={i.id: answer(i.value) for i in pending}), config)
+    except ValueError as error:  # pydantic's ValidationError: the answer is refused
+        out["error"] = str(error).splitlines()[0]
+        out["still_pending"] = len(agent.get_state(config).interrupts)
+    out["messages"] = [plain(m) for m in agent.get_state(config).values["messages"]]
+    return out
+
+
+def edit_or_reject(value: dict) -> dict:
+    if value["name"] == "get_weather":
+        return {"type": "reject", "message": "No."}
+    return {"type": "edit", "edited_action": {"name": "send_email", "args": {"body": "B", "to": "x@y"}}}
+
+
+PER_CALL = {
+    "per_call_two": ([EMAIL, WEATHER], {"send_email": True, "get_weather": APPROVE_REJECT}, edit_or_reject),
+    "per_call_not_allowed": ([WEATHER], {"get_weather": APPROVE_REJECT}, lambda v: {"type": "respond", "message": "x"}),
+    "per_call_edit_renames": (
+        [EMAIL],
+        {"send_email": True},
+        lambda v: {"type": "edit", "edited_action": {"name": "get_weather", "args": {"city": "Oslo"}}},
+    ),
+}
+
+
 def main() -> None:
     out = {name: run(name, *scenario[:3], **scenario[3]) for name, scenario in SCENARIOS.items()}
+    out.update({name: run_per_call(name, *scenario) for name, scenario in PER_CALL.items()})
     json.dump(out, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub use config::{DescribeFn, HitlError, InterruptOn, InterruptOnEntry, WhenFn};
 pub use request::{
     Action, ActionRequest, Decision, DecisionType, HitlRequest, HitlResponse, HumanInTheLoopState,
-    HumanInTheLoopStateUpdate, ReviewConfig,
+    HumanInTheLoopStateUpdate, InterruptMode, ReviewConfig, ToolApprovalRequest,
 };
 
 use config::Describe;
@@ -21,7 +21,7 @@ use super::pyrepr;
 use crate::agent::hooks::{
     AgentMiddleware, HookOutput, HookResult, Hooks, ToolCallRequest, ToolHandler,
 };
-use crate::agent::tool::{answer_message, ToolFuture};
+use crate::agent::tool::{answer_message, ToolError, ToolFuture, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::NodeContext;
 use crate::message::{Message, MessageType, ToolCall, ToolStatus};
@@ -58,8 +58,17 @@ use serde_json::Value;
 /// `Resume::value(HitlResponse { .. })`. The agent's state needs
 /// [`HumanInTheLoopState`] (flattened), where edits wait for the tools.
 ///
-/// Differs from LangChain: LangChain's `per_call` mode (one interrupt per
-/// call, from `wrap_tool_call`) is not offered; the description callable
+/// With [`InterruptMode::PerCall`] each reviewed call pauses on its own as
+/// it starts (a [`ToolApprovalRequest`], answered with one [`Decision`] by
+/// the interrupt's id); a decision the tool does not allow, or an edit
+/// naming another tool, is refused as a resume value of the wrong type
+/// is (the run fails naming the interrupt, which waits for another
+/// answer), as LangGraph refuses an answer that does not match the
+/// interrupt's `response_schema`.
+///
+/// Differs from LangChain: per call, edited arguments are not checked
+/// against the tool's schema before they are kept (the tool reads them
+/// when it runs, and answers bad ones with its error); the description callable
 /// and `when` get the call, the state and the hook's context (LangChain's:
 /// the call, the state and the runtime; `when`: a `ToolCallRequest`); an
 /// edit naming a tool the agent lacks is answered with the unknown-tool
@@ -116,6 +125,7 @@ pub struct HumanInTheLoop<S> {
     interrupt_on: BTreeMap<String, InterruptOn<S>>,
     description_prefix: String,
     edit_notice: Option<String>,
+    mode: InterruptMode,
 }
 
 impl<S> HumanInTheLoop<S> {
@@ -144,7 +154,15 @@ impl<S> HumanInTheLoop<S> {
             interrupt_on: configs,
             description_prefix: "Tool execution requires approval".to_owned(),
             edit_notice: Some(notice::DEFAULT_NOTICE.to_owned()),
+            mode: InterruptMode::Batched,
         })
+    }
+
+    /// One interrupt per turn (the default) or per reviewed call.
+    #[must_use]
+    pub fn interrupt_mode(mut self, mode: InterruptMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The first line of the default description (a tool's own
@@ -251,15 +269,7 @@ where
         let mut edits = BTreeMap::new();
         for (&at, decision) in positions.iter().zip(decisions) {
             let call = &ai.tool_calls[at];
-            let allowed = &self.interrupt_on[&call.name].allowed_decisions;
-            if !allowed.contains(&decision.kind()) {
-                return Err(HitlError::NotAllowed {
-                    tool: call.name.clone(),
-                    call_id: call.id.clone().unwrap_or_default(),
-                    decision: decision.kind(),
-                    allowed: allowed.clone(),
-                });
-            }
+            allowed(&self.interrupt_on[&call.name], call, &decision)?;
             match decision {
                 Decision::Approve => {}
                 Decision::Edit { edited_action } => {
@@ -275,6 +285,99 @@ where
             .messages(answers);
         let edits = EditsUpdate::new().hitl_edited_tool_calls(edits);
         Ok(S::lift(messages).with(edits))
+    }
+}
+
+/// Whether `config` allows `decision` about `call`.
+fn allowed<S>(
+    config: &InterruptOn<S>,
+    call: &ToolCall,
+    decision: &Decision,
+) -> Result<(), HitlError> {
+    if config.allowed_decisions.contains(&decision.kind()) {
+        return Ok(());
+    }
+    Err(HitlError::NotAllowed {
+        tool: call.name.clone(),
+        call_id: call.id.clone().unwrap_or_default(),
+        decision: decision.kind(),
+        allowed: config.allowed_decisions.clone(),
+    })
+}
+
+impl<S> HumanInTheLoop<S>
+where
+    S: HasPart<HumanInTheLoopState> + HasMessages + Send + Sync + 'static,
+    S::Update: Send,
+{
+    /// Per call: pauses a reviewed call with its [`ToolApprovalRequest`],
+    /// then runs it, runs the reviewer's arguments, or answers it.
+    async fn per_call(
+        &self,
+        mut request: ToolCallRequest<S>,
+        handler: ToolHandler<'_, S>,
+    ) -> Result<ToolOutput<S>, ToolError> {
+        let call = request.call.clone();
+        let Some(config) = self.interrupt_on.get(&call.name) else {
+            return handler.call(request).await;
+        };
+        let (state, node) = (request.state(), request.node());
+        if config
+            .when
+            .as_ref()
+            .is_some_and(|when| !when(&call, state, node))
+        {
+            return handler.call(request).await;
+        }
+        let (action, _) = self.action_and_config(&call, config, state, node);
+        let paused = |e: crate::graph::Interrupted| ToolError::Failed {
+            tool: call.name.clone(),
+            error: Box::new(e),
+        };
+        let decision: Decision = node
+            .interrupt(ToolApprovalRequest {
+                tool_call_id: call.id.clone().unwrap_or_default(),
+                name: call.name.clone(),
+                args: call.args.clone(),
+                description: action.description.unwrap_or_default(),
+            })
+            .map_err(paused)?;
+        if let Err(refused) = per_call_check(config, &call, &decision) {
+            let expected = "a decision this tool allows";
+            return Err(paused(node.refuse_answer(expected, refused.to_string())));
+        }
+        match decision {
+            Decision::Approve => handler.call(request).await,
+            Decision::Edit { edited_action } => {
+                request.call.args.clone_from(&edited_action.args);
+                let output = handler.call(request).await?;
+                Ok(match &self.edit_notice {
+                    Some(text) => notice::annotate(output, text, &edited_action),
+                    None => output,
+                })
+            }
+            other => Ok(ToolOutput::message(answer_for(&call, other))),
+        }
+    }
+}
+
+/// A per-call decision's check: allowed, and an edit keeps the tool (the
+/// interrupt's answer is about this call's tool).
+fn per_call_check<S>(
+    config: &InterruptOn<S>,
+    call: &ToolCall,
+    decision: &Decision,
+) -> Result<(), HitlError> {
+    allowed(config, call, decision)?;
+    match decision {
+        Decision::Edit { edited_action } if edited_action.name != call.name => {
+            Err(HitlError::EditRenames {
+                tool: call.name.clone(),
+                call_id: call.id.clone().unwrap_or_default(),
+                to: edited_action.name.clone(),
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -325,6 +428,10 @@ where
     /// Reviews the last AI message's calls to reviewed tools: pauses with
     /// the [`HitlRequest`], and on resume applies the decisions.
     fn after_model(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
+        if self.mode == InterruptMode::PerCall {
+            // Calls pause one by one, in `wrap_tool_call`.
+            return Ok(HookOutput::none());
+        }
         let Some(ai) = last_ai(state.messages()).filter(|m| !m.tool_calls.is_empty()) else {
             return Ok(HookOutput::none());
         };
@@ -350,6 +457,9 @@ where
         mut request: ToolCallRequest<S>,
         handler: ToolHandler<'a, S>,
     ) -> ToolFuture<'a, S> {
+        if self.mode == InterruptMode::PerCall {
+            return Box::pin(self.per_call(request, handler));
+        }
         let part: &HumanInTheLoopState = request.state().part();
         let Some(executed) = part.hitl_edited_tool_calls.get(request.call_id()).cloned() else {
             return handler.call(request);
@@ -376,6 +486,7 @@ impl<S> Clone for HumanInTheLoop<S> {
             interrupt_on: self.interrupt_on.clone(),
             description_prefix: self.description_prefix.clone(),
             edit_notice: self.edit_notice.clone(),
+            mode: self.mode,
         }
     }
 }

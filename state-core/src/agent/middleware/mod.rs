@@ -49,8 +49,8 @@ mod tool_retry;
 pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing};
 pub use human_in_the_loop::{
     Action, ActionRequest, Decision, DecisionType, DescribeFn, HitlError, HitlRequest,
-    HitlResponse, HumanInTheLoop, HumanInTheLoopState, HumanInTheLoopStateUpdate, InterruptOn,
-    InterruptOnEntry, ReviewConfig, WhenFn,
+    HitlResponse, HumanInTheLoop, HumanInTheLoopState, HumanInTheLoopStateUpdate, InterruptMode,
+    InterruptOn, InterruptOnEntry, ReviewConfig, ToolApprovalRequest, WhenFn,
 };
 pub use limits::LimitConfigError;
 pub use llm_tool_selector::{

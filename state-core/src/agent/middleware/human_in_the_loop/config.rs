@@ -148,6 +148,15 @@ pub enum HitlError {
         /// The decisions allowed.
         allowed: Vec<DecisionType>,
     },
+    /// Per call: an edit naming another tool than the call's.
+    EditRenames {
+        /// The call's tool.
+        tool: String,
+        /// The call's id.
+        call_id: String,
+        /// The tool the edit names.
+        to: String,
+    },
 }
 
 impl fmt::Display for HitlError {
@@ -177,6 +186,11 @@ impl fmt::Display for HitlError {
                     allowed.join(", ")
                 )
             }
+            Self::EditRenames { tool, call_id, to } => write!(
+                f,
+                "the edit of call `{call_id}` names tool `{to}`; an edit answering a call \
+                 of `{tool}` must keep the tool"
+            ),
         }
     }
 }

@@ -147,6 +147,36 @@ pub struct HitlResponse {
     pub decisions: Vec<Decision>,
 }
 
+/// How [`HumanInTheLoop`](super::HumanInTheLoop) pauses (LangChain's
+/// `interrupt_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InterruptMode {
+    /// One interrupt per model turn, from `after_model`: a [`HitlRequest`]
+    /// answered with a [`HitlResponse`] (LangChain's default).
+    #[default]
+    Batched,
+    /// One interrupt per reviewed call, as the call starts (from
+    /// `wrap_tool_call`): a [`ToolApprovalRequest`] answered with one
+    /// [`Decision`], by the interrupt's id; the calls of one AI message
+    /// pause side by side.
+    PerCall,
+}
+
+/// The interrupt's payload in [`InterruptMode::PerCall`] (LangChain's
+/// `ToolApprovalRequest`, tagged `"type": "tool_approval"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "tool_approval")]
+pub struct ToolApprovalRequest {
+    /// The id of the call it is about.
+    pub tool_call_id: String,
+    /// The tool, as the model called it.
+    pub name: String,
+    /// The arguments, as the model sent them.
+    pub args: Map<String, Value>,
+    /// What the reviewer is told.
+    pub description: String,
+}
+
 /// [`HumanInTheLoop`](super::HumanInTheLoop)'s part of the state: the
 /// reviewers' edits of the last AI message's calls, by call id, read by its
 /// `wrap_tool_call` when the calls run (LangChain's private
