@@ -6,6 +6,7 @@
 #![cfg(feature = "agent")]
 
 mod context_editing;
+mod human_in_the_loop;
 mod llm_tool_selector;
 mod model_call_limit;
 mod model_fallback;

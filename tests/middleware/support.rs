@@ -133,4 +133,39 @@ pub fn parser_words_hidden(text: &str) -> String {
     cut(text, "Failed to parse data to ", &[retry, "."])
         .or_else(|| cut(text, "but parsing failed: ", &[".."]))
         .unwrap_or_else(|| text.to_owned())
+
+/// What the comparison looks at in a message, as the reference scripts
+/// print it: type and content; an AI message's calls (name, args, id); a
+/// tool message's name, call id and status. Message ids are left out.
+#[allow(dead_code)]
+pub fn plain(message: &Message) -> Value {
+    let full = agent_state::serde_json::to_value(message).expect("a message serializes");
+    let mut out = json!({"type": full["type"], "content": full["content"]});
+    match message.kind {
+        MessageType::Ai => {
+            let calls: Vec<Value> = message
+                .tool_calls
+                .iter()
+                .map(|c| json!({"name": c.name, "args": c.args, "id": c.id}))
+                .collect();
+            out["tool_calls"] = Value::Array(calls);
+        }
+        MessageType::Tool => {
+            for key in ["name", "tool_call_id", "status"] {
+                out[key] = full[key].clone();
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A fresh SQLite file path under the system's temp directory.
+#[allow(dead_code)]
+pub fn temp_db(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agent-state-middleware-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temp directory is writable");
+    let path = dir.join(format!("{name}.db"));
+    let _ = std::fs::remove_file(&path);
+    path
 }

@@ -115,7 +115,9 @@ pub struct ToolCallRequest<S: AgentState> {
     /// The call (name, arguments, id); a `wrap_tool_call` may change it.
     pub call: ToolCall,
     /// The tool the call names, `None` when the agent has none by that name
-    /// (a `wrap_tool_call` may answer it itself).
+    /// (a `wrap_tool_call` may answer it itself). A wrapper that renames the
+    /// call need not change it: when it names another tool than the call,
+    /// the agent's tool of the call's name runs.
     pub tool: Option<Arc<dyn Tool<S>>>,
     pub(crate) state: Arc<S>,
     pub(crate) node: NodeContext,

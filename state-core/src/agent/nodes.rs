@@ -157,6 +157,11 @@ where
             state,
             node,
         } = request;
+        // A wrapper that renamed the call (a reviewer's edit) runs the tool
+        // the call now names.
+        let tool = tool
+            .filter(|t| t.definition().name == call.name)
+            .or_else(|| self.by_name.get(&call.name).cloned());
         let Some(tool) = tool else {
             let error = unknown_tool(&call.name, &self.names);
             return Box::pin(futures::future::ready(Err(error)));

@@ -67,7 +67,11 @@ impl<S> ToolRuntime<S> {
     /// `interrupt()` called in a tool: the first time returns
     /// [`Interrupted`] (return it with `?`); when the run is resumed the
     /// tool is called again from its start and this returns the value read
-    /// as `R` (see [`NodeContext::interrupt`]).
+    /// as `R` (see [`NodeContext::interrupt`]). Each tool call's interrupts
+    /// are a sequence of their own, their ids naming the call: two calls of
+    /// one AI message pause side by side, and each is answered by its id
+    /// (`Resume::new().answer(id, value)`), as LangGraph runs each call as
+    /// a task of its own.
     pub fn interrupt<R: serde::de::DeserializeOwned>(
         &self,
         payload: impl serde::Serialize,

@@ -16,7 +16,7 @@ use super::hooks::{ToolCallRequest, ToolHandler};
 use super::nodes::AgentLoop;
 use super::tool::{add_message, answer_message, answers_call, OutputKind, ToolError, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};
-use crate::graph::{BoxError, Command, Interrupted, NodeContext, NodeOutput, END};
+use crate::graph::{BoxError, Command, NodeContext, NodeOutput, END};
 use crate::message::{Message, MessageType, ToolCall, ToolStatus};
 use crate::state::{AgentState, StateUpdate};
 
@@ -56,13 +56,16 @@ where
             core: &self.tools,
         };
         let runs = calls.iter().map(|call| {
+            let key = call.id.clone().unwrap_or_default();
+            // Each call's interrupts are its own, as each call is a task of
+            // its own in LangGraph: calls pause side by side.
+            let scope = ctx.scoped(&key);
             let request = ToolCallRequest {
                 call: call.clone(),
                 tool: self.tools.by_name.get(&call.name).cloned(),
                 state: Arc::clone(&state),
-                node: ctx.clone(),
+                node: scope.clone(),
             };
-            let key = call.id.clone().unwrap_or_default();
             let ctx = &ctx;
             let span = tracing::info_span!(
                 "agent.tool",
@@ -77,12 +80,12 @@ where
                 let timed = Timed::new(span.clone());
                 let output = guarded(handler, request).instrument(span).await;
                 drop(timed);
-                if let Err(ToolError::Failed { error, .. }) = &output {
-                    if let Some(paused) = error.downcast_ref::<Interrupted>() {
-                        // The call paused the run: no answer, nothing kept;
-                        // resumed, the tool is called again.
-                        return Err(Box::new(paused.clone()) as BoxError);
-                    }
+                let interrupted = output.as_ref().err().is_some_and(ToolError::is_interrupt);
+                if interrupted || scope.scope_paused() {
+                    // The call paused the run (or its answer to a pause did
+                    // not read): no answer, nothing kept; resumed, the tool
+                    // is called again.
+                    return Err(Box::new(Paused(key.clone())) as BoxError);
                 }
                 let (update, goto) = self.answer(call, output);
                 if ctx.keeps() {
@@ -197,6 +200,19 @@ where
         known.peek().is_some() && known.all(|t| t.return_direct())
     }
 }
+
+/// A call that paused on its interrupt: its step pauses (whatever the step
+/// returns, the task counts as paused), and nothing is kept for it.
+#[derive(Debug)]
+struct Paused(String);
+
+impl std::fmt::Display for Paused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tool call `{}` paused on an interrupt", self.0)
+    }
+}
+
+impl std::error::Error for Paused {}
 
 /// Runs a call through the chain with panics caught: the whole chain runs
 /// inside the guarded future, so a panic in a middleware's wrapper is

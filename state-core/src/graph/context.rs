@@ -179,6 +179,9 @@ pub(crate) struct TaskCtx {
     pub(crate) resume: Vec<Value>,
     /// Answers for a subgraph's child, by the child's interrupt ids.
     pub(crate) child_resume: BTreeMap<String, Value>,
+    /// Answers for the interrupts of each scope ([`NodeContext::scoped`]),
+    /// by call order within the scope.
+    pub(crate) scoped_resume: BTreeMap<String, Vec<Value>>,
     calls: AtomicUsize,
     memos: Mutex<HashMap<String, Value>>,
     signal: Mutex<Signal>,
@@ -200,6 +203,7 @@ impl TaskCtx {
             task,
             resume: Vec::new(),
             child_resume: BTreeMap::new(),
+            scoped_resume: BTreeMap::new(),
             calls: AtomicUsize::new(0),
             memos: Mutex::new(HashMap::new()),
             signal: Mutex::new(Signal::None),
@@ -245,6 +249,19 @@ impl TaskCtx {
         format!("{}/{}/{index}", self.task, self.step)
     }
 
+    /// The id of interrupt number `index` of scope `scope` of the task.
+    pub(crate) fn scoped_interrupt_id(&self, scope: &str, index: usize) -> String {
+        format!("{}/{}/{scope}:{index}", self.task, self.step)
+    }
+
+    /// The scope and index an interrupt id of this task's step names, for
+    /// a scoped interrupt.
+    pub(crate) fn parse_scoped_id<'a>(&self, id: &'a str) -> Option<(&'a str, usize)> {
+        let rest = id.strip_prefix(&format!("{}/{}/", self.task, self.step))?;
+        let (scope, index) = rest.rsplit_once(':')?;
+        Some((scope, index.parse().ok()?))
+    }
+
     /// The prefix of a subgraph child's interrupt ids in this task.
     pub(crate) fn child_prefix(&self) -> String {
         format!("{}/{}|", self.task, self.step)
@@ -255,11 +272,15 @@ impl TaskCtx {
     }
 
     /// Records the first thing that stops the task; later ones are its
-    /// consequences.
+    /// consequences, but for more pauses: the scopes of a task
+    /// ([`NodeContext::scoped`]) pause side by side, and the task waits on
+    /// all their interrupts.
     pub(crate) fn set_signal(&self, signal: Signal) {
         let mut slot = lock(&self.signal);
-        if matches!(*slot, Signal::None) {
-            *slot = signal;
+        match (&mut *slot, signal) {
+            (Signal::None, signal) => *slot = signal,
+            (Signal::Paused(pending), Signal::Paused(more)) => pending.extend(more),
+            _ => {}
         }
     }
 
@@ -308,12 +329,94 @@ impl TaskCtx {
 #[derive(Clone)]
 pub struct NodeContext {
     pub(crate) inner: Arc<TaskCtx>,
+    /// The interrupt sequence this view's calls belong to; `None`: the
+    /// task's own.
+    scope: Option<Arc<InterruptScope>>,
+}
+
+/// A sequence of interrupts of its own within a task: its name, its calls
+/// so far, and whether one of them paused.
+struct InterruptScope {
+    name: String,
+    calls: AtomicUsize,
+    paused: AtomicBool,
 }
 
 impl NodeContext {
     pub(crate) fn new(ctx: TaskCtx) -> Self {
         Self {
             inner: Arc::new(ctx),
+            scope: None,
+        }
+    }
+
+    /// A view of the task's context whose interrupts are a sequence of
+    /// their own, named `name`: their ids name it
+    /// (`task/step/name:index`), they pause side by side with the other
+    /// scopes' and are answered by id, each scope's answers matched by
+    /// call order within it. The tools node gives each tool call one,
+    /// named after the call's id, as LangGraph runs each call as a task.
+    pub(crate) fn scoped(&self, name: &str) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            scope: Some(Arc::new(InterruptScope {
+                name: name.to_owned(),
+                calls: AtomicUsize::new(0),
+                paused: AtomicBool::new(false),
+            })),
+        }
+    }
+
+    /// Whether an interrupt of this scoped view paused (or failed on its
+    /// resume value): what the view's work returned is not its result.
+    pub(crate) fn scope_paused(&self) -> bool {
+        self.scope
+            .as_ref()
+            .is_some_and(|s| s.paused.load(Ordering::SeqCst))
+    }
+
+    /// The next interrupt's id, and its answer if it has one.
+    fn next_interrupt(&self) -> (String, Option<Value>) {
+        let ctx = &self.inner;
+        match &self.scope {
+            None => {
+                let index = ctx.calls.fetch_add(1, Ordering::SeqCst);
+                (ctx.interrupt_id(index), ctx.resume.get(index).cloned())
+            }
+            Some(scope) => {
+                let index = scope.calls.fetch_add(1, Ordering::SeqCst);
+                let answers = ctx.scoped_resume.get(&scope.name);
+                let answer = answers.and_then(|a| a.get(index)).cloned();
+                (ctx.scoped_interrupt_id(&scope.name, index), answer)
+            }
+        }
+    }
+
+    /// Refuses the answer this view's last [`interrupt`](Self::interrupt)
+    /// returned, as a resume value of the wrong type is refused: the task
+    /// fails naming the interrupt and `expected`, nothing of it is kept,
+    /// and the interrupt waits for another answer. For checks serde cannot
+    /// make (a decision a tool's config does not allow).
+    pub(crate) fn refuse_answer(&self, expected: &'static str, error: String) -> Interrupted {
+        let ctx = &self.inner;
+        let last = |calls: &AtomicUsize| calls.load(Ordering::SeqCst).saturating_sub(1);
+        let id = match &self.scope {
+            None => ctx.interrupt_id(last(&ctx.calls)),
+            Some(scope) => ctx.scoped_interrupt_id(&scope.name, last(&scope.calls)),
+        };
+        self.stop_scope();
+        ctx.set_signal(Signal::BadResume {
+            id: id.clone(),
+            expected,
+            error: error.clone(),
+        });
+        Interrupted { id, reason: error }
+    }
+
+    /// Marks this scoped view as stopped by its interrupt.
+    fn stop_scope(&self) {
+        if let Some(scope) = &self.scope {
+            scope.paused.store(true, Ordering::SeqCst);
         }
     }
 
@@ -391,7 +494,9 @@ impl NodeContext {
     /// [`interrupts`](super::RunOutput::interrupts) and is kept in the
     /// checkpoint. Resumed with a value for it, the node runs again **from
     /// its start**, and this call returns that value read as `R`. Several
-    /// calls in one node are matched by order.
+    /// calls in one node are matched by order. In a tool, each tool call's
+    /// interrupts are a sequence of their own, whose ids name the call:
+    /// calls of one AI message pause side by side, each answered by id.
     ///
     /// What the node did before the call happens again when it resumes:
     /// keep it free of side effects, or put them in [`once`](Self::once).
@@ -403,10 +508,10 @@ impl NodeContext {
         payload: impl Serialize,
     ) -> Result<R, Interrupted> {
         let ctx = &self.inner;
-        let index = ctx.calls.fetch_add(1, Ordering::SeqCst);
-        let id = ctx.interrupt_id(index);
-        if let Some(answer) = ctx.resume.get(index) {
-            return serde_json::from_value(answer.clone()).map_err(|e| {
+        let (id, answer) = self.next_interrupt();
+        if let Some(answer) = answer {
+            return serde_json::from_value(answer).map_err(|e| {
+                self.stop_scope();
                 let expected = std::any::type_name::<R>();
                 ctx.set_signal(Signal::BadResume {
                     id: id.clone(),
@@ -419,6 +524,7 @@ impl NodeContext {
                 }
             });
         }
+        self.stop_scope();
         match serde_json::to_value(payload) {
             Ok(value) => {
                 ctx.set_signal(Signal::Paused(vec![Interrupt {

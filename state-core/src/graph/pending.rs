@@ -2,7 +2,7 @@
 //! left in the checkpoint (its writes when it finished, its interrupt
 //! when it paused, the values it computed `once`), read back on resume.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -33,6 +33,11 @@ pub(crate) const JOINS_KEY: &str = "joins";
 pub(crate) struct PausedTask {
     pub(crate) resume: Vec<Value>,
     pub(crate) interrupts: Vec<Interrupt>,
+    /// The answers of each interrupt scope (`NodeContext::scoped`: a tool
+    /// call's), in call order; absent from checkpoints stored before
+    /// scopes were.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) scoped: BTreeMap<String, Vec<Value>>,
 }
 
 /// The joins' progress a checkpoint carries: per join, the sources that
@@ -228,5 +233,21 @@ pub(crate) fn joins_entry(entry: &JoinEntry) -> PendingWrite {
         task: JOINS_TASK.to_owned(),
         key: JOINS_KEY.to_owned(),
         value: serde_json::to_string(entry).expect("join progress serializes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A paused task stored before interrupt scopes existed still reads.
+    #[test]
+    fn a_paused_task_without_scopes_reads() {
+        let old = serde_json::json!({"resume": ["yes"], "interrupts": []});
+        let paused: PausedTask = serde_json::from_value(old).unwrap();
+        assert_eq!(paused.resume, ["yes"]);
+        assert!(paused.scoped.is_empty());
+        let written = serde_json::to_value(&paused).unwrap();
+        assert!(written.get("scoped").is_none(), "{written}");
     }
 }

@@ -223,6 +223,7 @@ where
             Signal::Paused(interrupts) => TaskResult::Paused(PausedTask {
                 resume: ctx.inner.resume.clone(),
                 interrupts,
+                scoped: ctx.inner.scoped_resume.clone(),
             }),
             Signal::BadResume {
                 id,
@@ -539,10 +540,12 @@ pub(crate) fn fast_outcome<U: Default>(
 }
 
 /// A task's context with the answers it has: those it had before, plus
-/// the one given now for its pending interrupt (a subgraph's: those whose
-/// ids start with its prefix, for its child).
+/// those given now for its pending interrupts: its own, in order; each
+/// scope's (a tool call's, `NodeContext::scoped`), by id; a subgraph's,
+/// those whose ids start with its prefix, for its child.
 fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>) -> TaskCtx {
     ctx.resume = paused.resume;
+    ctx.scoped_resume = paused.scoped;
     if answers.is_empty() {
         // Most steps resume nothing: no ids to make.
         return ctx;
@@ -553,8 +556,20 @@ fn answer(mut ctx: TaskCtx, paused: PausedTask, answers: &HashMap<String, Value>
             ctx.child_resume.insert(child.to_owned(), value.clone());
         }
     }
-    if let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
+    // Answers given at once to several of the task's own interrupts (a
+    // node whose pauses were reported together) are taken in order.
+    while let Some(value) = answers.get(&ctx.interrupt_id(ctx.resume.len())) {
         ctx.resume.push(value.clone());
+    }
+    for pending in &paused.interrupts {
+        let Some((scope, index)) = ctx.parse_scoped_id(&pending.id) else {
+            continue;
+        };
+        let scope = scope.to_owned();
+        let answered = ctx.scoped_resume.entry(scope).or_default();
+        if let (true, Some(value)) = (answered.len() == index, answers.get(&pending.id)) {
+            answered.push(value.clone());
+        }
     }
     ctx
 }

@@ -15,6 +15,7 @@
 //! | [`TodoList`] | `TodoListMiddleware` | [`TodoListState`] |
 //! | [`ModelCallLimit`] | `ModelCallLimitMiddleware` | [`ModelCallLimitState`] |
 //! | [`ToolCallLimit`] | `ToolCallLimitMiddleware` | [`ToolCallLimitState`] |
+//! | [`HumanInTheLoop`] | `HumanInTheLoopMiddleware` | [`HumanInTheLoopState`] (a person approves, edits, rejects or answers tool calls) |
 //!
 //! Around the calls (`wrap_model_call` / `wrap_tool_call`, no state of
 //! their own):
@@ -29,6 +30,7 @@
 //! | [`Pii`] | `PIIMiddleware` | redacts, masks, hashes or blocks personal data (node hooks) |
 
 mod context_editing;
+mod human_in_the_loop;
 mod limits;
 mod llm_tool_selector;
 mod model_call_limit;
@@ -45,6 +47,11 @@ mod tool_call_limit;
 mod tool_retry;
 
 pub use context_editing::{ClearToolUses, ContextEdit, ContextEditing};
+pub use human_in_the_loop::{
+    Action, ActionRequest, Decision, DecisionType, DescribeFn, HitlError, HitlRequest,
+    HitlResponse, HumanInTheLoop, HumanInTheLoopState, HumanInTheLoopStateUpdate, InterruptMode,
+    InterruptOn, InterruptOnEntry, ReviewConfig, ToolApprovalRequest, WhenFn,
+};
 pub use limits::LimitConfigError;
 pub use llm_tool_selector::{
     LlmToolSelector, OnParsingFailure, PickOnFailure, ToolSelectionError, DEFAULT_SELECTOR_PROMPT,

@@ -1,0 +1,156 @@
+//! Tools that pause the run (`ToolRuntime::interrupt`): one call, and two
+//! calls of one AI message pausing side by side, each answered by its
+//! interrupt's id, as LangGraph runs each tool call as a task of its own.
+#![cfg(feature = "agent")]
+
+use agent_state::agent::{create_agent, input, FnTool, ScriptedModel};
+use agent_state::base::{HasMessages, MessagesState};
+use agent_state::checkpoint::{block_on, Checkpointer, MemoryCheckpointer};
+use agent_state::graph::{BoxError, Graph, Input, Resume};
+use agent_state::serde_json::{json, Value};
+use agent_state::{ai, AgentState, MessageType, ToolCall};
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Chat {
+    #[state(flatten)]
+    pub base: MessagesState,
+}
+
+fn call(name: &str, id: &str) -> ToolCall {
+    ToolCall::new(name, json!({}).as_object().cloned().unwrap(), id)
+}
+
+/// An agent whose tools `ask_a` and `ask_b` each ask a person a question
+/// and answer with what they said.
+fn agent(calls: &[&str]) -> Graph<Chat> {
+    let mut first = ai("");
+    for (i, name) in calls.iter().enumerate() {
+        first = first.with_tool_call(call(name, &format!("call_{i}")));
+    }
+    let model = ScriptedModel::new([first, ai("Done.")]);
+    let ask = |name: &'static str| {
+        FnTool::sync(
+            name,
+            "Ask a person.",
+            move |_: Value, rt: &_| -> Result<String, BoxError> {
+                let rt: &agent_state::agent::ToolRuntime<Chat> = rt;
+                let said: String = rt.interrupt(json!({"question": name}))?;
+                Ok(format!("{name}: {said}"))
+            },
+        )
+    };
+    create_agent(model)
+        .tool(ask("ask_a"))
+        .tool(ask("ask_b"))
+        .compile()
+        .unwrap()
+}
+
+fn answers(state: &Chat) -> Vec<String> {
+    state
+        .messages()
+        .iter()
+        .filter(|m| m.kind == MessageType::Tool)
+        .map(|m| m.text())
+        .collect()
+}
+
+fn one_call_pauses_and_resumes<C: Checkpointer>(saver: &C) {
+    let agent = agent(&["ask_a"]);
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(saver, "one")).unwrap();
+    assert_eq!(out.interrupts.len(), 1);
+    assert_eq!(out.interrupts[0].value, json!({"question": "ask_a"}));
+    let resume = Resume::value("yes");
+    let out = block_on(agent.run(Input::ResumeWith(resume)).on_thread(saver, "one")).unwrap();
+    assert_eq!(answers(&out.state), ["ask_a: yes"]);
+    assert_eq!(out.state.messages().last().unwrap().text(), "Done.");
+}
+
+#[test]
+fn a_tool_call_pauses_and_its_answer_comes_from_the_resume_value() {
+    one_call_pauses_and_resumes(&MemoryCheckpointer::new());
+}
+
+/// Both calls pause in one step; each is answered by its interrupt's id,
+/// one at a time: the first answer runs its call (and keeps its answer),
+/// the other call still waits under the same id.
+/// `savers` are three handles of one store (openings of one file, as three
+/// processes would have), one per run.
+fn two_calls_pause_side_by_side<C: Checkpointer>(savers: [&C; 3]) {
+    let [saver, saver2, saver3] = savers;
+    let agent = agent(&["ask_a", "ask_b"]);
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(saver, "two")).unwrap();
+    let questions: Vec<&Value> = out.interrupts.iter().map(|i| &i.value).collect();
+    assert_eq!(
+        questions,
+        [&json!({"question": "ask_a"}), &json!({"question": "ask_b"})]
+    );
+    let (a, b) = (out.interrupts[0].id.clone(), out.interrupts[1].id.clone());
+    assert_ne!(a, b);
+    assert!(a.contains("call_0") && b.contains("call_1"), "{a} {b}");
+
+    // One value for two pauses is refused: they are answered by id.
+    let both = block_on(
+        agent
+            .run(Input::ResumeWith(Resume::value("x")))
+            .on_thread(saver, "two"),
+    );
+    assert!(both.is_err());
+
+    let out = block_on(
+        agent
+            .run(Input::ResumeWith(Resume::new().answer(&b, "bee")))
+            .on_thread(saver2, "two"),
+    )
+    .unwrap();
+    assert_eq!(out.interrupts.len(), 1);
+    assert_eq!(out.interrupts[0].id, a);
+    assert!(answers(&out.state).is_empty());
+
+    let resume = Resume::new().answer(&a, "ay");
+    let out = block_on(
+        agent
+            .run(Input::ResumeWith(resume))
+            .on_thread(saver3, "two"),
+    )
+    .unwrap();
+    assert!(out.interrupts.is_empty());
+    assert_eq!(answers(&out.state), ["ask_a: ay", "ask_b: bee"]);
+    assert_eq!(out.state.messages().last().unwrap().text(), "Done.");
+}
+
+#[test]
+fn two_tool_calls_pause_side_by_side_and_are_answered_by_id() {
+    let saver = MemoryCheckpointer::new();
+    two_calls_pause_side_by_side([&saver, &saver, &saver]);
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn two_paused_tool_calls_are_answered_from_reopened_sqlite_files() {
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    let dir = std::env::temp_dir().join(format!("agent-interrupts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("two.db");
+    let _ = std::fs::remove_file(&path);
+    let open = || SqliteCheckpointer::open(&path).unwrap();
+    two_calls_pause_side_by_side([&open(), &open(), &open()]);
+    one_call_pauses_and_resumes(&open());
+}
+
+#[test]
+fn two_paused_tool_calls_are_answered_in_one_resume() {
+    let saver = MemoryCheckpointer::new();
+    let agent = agent(&["ask_a", "ask_b"]);
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "both")).unwrap();
+    let ids: Vec<String> = out.interrupts.iter().map(|i| i.id.clone()).collect();
+    let resume = Resume::new().answer(&ids[0], "one").answer(&ids[1], "two");
+    let out = block_on(
+        agent
+            .run(Input::ResumeWith(resume))
+            .on_thread(&saver, "both"),
+    )
+    .unwrap();
+    assert!(out.interrupts.is_empty());
+    assert_eq!(answers(&out.state), ["ask_a: one", "ask_b: two"]);
+}
