@@ -133,6 +133,7 @@ pub fn parser_words_hidden(text: &str) -> String {
     cut(text, "Failed to parse data to ", &[retry, "."])
         .or_else(|| cut(text, "but parsing failed: ", &[".."]))
         .unwrap_or_else(|| text.to_owned())
+}
 
 /// What the comparison looks at in a message, as the reference scripts
 /// print it: type and content; an AI message's calls (name, args, id); a
