@@ -723,6 +723,7 @@ async fn settings_choose_the_model_max_tokens_and_tool_choice() {
             max_tokens: Some(64),
             temperature: Some(0.7),
             tool_choice: Some(choice.clone()),
+            ..ModelSettings::default()
         };
         let agent = create_agent(model.clone())
             .settings(settings)
