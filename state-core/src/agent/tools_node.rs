@@ -61,7 +61,7 @@ where
             // its own in LangGraph: calls pause side by side.
             let scope = ctx.scoped(&key);
             let request = ToolCallRequest {
-                call: call.clone(),
+                call: (*call).clone(),
                 tool: self.tools.by_name.get(&call.name).cloned(),
                 state: Arc::clone(&state),
                 node: scope.clone(),
@@ -102,10 +102,13 @@ where
             }
         });
         let results = join_all(runs).await;
-        let answered = self.fresh(&state);
+        // The structured value, or tools that all end the loop: out.
+        let out = self.fresh(&state) || self.all_return_direct(&calls);
+        let count = calls.len();
+        drop(calls);
         drop(state);
 
-        let mut commands = Vec::with_capacity(calls.len());
+        let mut commands = Vec::with_capacity(count);
         let mut jumps: Vec<String> = Vec::new();
         for result in results {
             let (update, goto) = result?;
@@ -114,9 +117,9 @@ where
         }
         let next = if !jumps.is_empty() {
             jumps
-        } else if answered || self.all_return_direct(&calls) {
-            // The model's turn gave the structured value: the loop ends
-            // once its other calls are answered.
+        } else if out {
+            // The model's turn gave the structured value, or only called
+            // tools that end the loop: it ends once the calls are answered.
             vec![self.places.exit.clone()]
         } else {
             vec![self.places.loop_entry.clone()]
@@ -192,7 +195,7 @@ where
 
     /// Whether every call names a tool that ends the loop (LangChain's
     /// `return_direct`); calls to unknown tools do not count.
-    fn all_return_direct(&self, calls: &[ToolCall]) -> bool {
+    fn all_return_direct(&self, calls: &[&ToolCall]) -> bool {
         let mut known = calls
             .iter()
             .filter_map(|c| self.tools.by_name.get(&c.name))
@@ -238,7 +241,7 @@ fn lift_message<S: HasMessages>(message: Message) -> S::Update {
 
 /// The tool calls of the last AI message that no later tool message
 /// answers.
-pub(crate) fn pending_calls(history: &[Message]) -> Vec<ToolCall> {
+pub(crate) fn pending_calls(history: &[Message]) -> Vec<&ToolCall> {
     let mut answered: Vec<&str> = Vec::new();
     for message in history.iter().rev() {
         match message.kind {
@@ -248,7 +251,6 @@ pub(crate) fn pending_calls(history: &[Message]) -> Vec<ToolCall> {
                     .tool_calls
                     .iter()
                     .filter(|c| !answered.contains(&c.id.as_deref().unwrap_or_default()))
-                    .cloned()
                     .collect();
             }
             _ => {}
