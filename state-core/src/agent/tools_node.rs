@@ -51,56 +51,7 @@ where
             let back = Command::goto(self.places.loop_entry.clone());
             return Ok(NodeOutput::Command(back));
         }
-        let handler = ToolHandler {
-            layers: &self.wrap_tool,
-            core: &self.tools,
-        };
-        let runs = calls.iter().map(|call| {
-            let key = call.id.clone().unwrap_or_default();
-            // Each call's interrupts are its own, as each call is a task of
-            // its own in LangGraph: calls pause side by side.
-            let scope = ctx.scoped(&key);
-            let request = ToolCallRequest {
-                call: (*call).clone(),
-                tool: self.tools.by_name.get(&call.name).cloned(),
-                state: Arc::clone(&state),
-                node: scope.clone(),
-            };
-            let ctx = &ctx;
-            let span = tracing::info_span!(
-                "agent.tool",
-                tool = %call.name,
-                call_id = %key,
-                duration_us = tracing::field::Empty,
-            );
-            async move {
-                if let Some(kept) = ctx.kept::<KeptAnswer>(&key)? {
-                    return Ok((S::Update::from_json(kept.update)?, kept.goto));
-                }
-                let timed = Timed::new(span.clone());
-                let output = guarded(handler, request).instrument(span).await;
-                drop(timed);
-                let interrupted = output.as_ref().err().is_some_and(ToolError::is_interrupt);
-                if interrupted || scope.scope_paused() {
-                    // The call paused the run (or its answer to a pause did
-                    // not read): no answer, nothing kept; resumed, the tool
-                    // is called again.
-                    return Err(Box::new(Paused(key.clone())) as BoxError);
-                }
-                let (update, goto) = self.answer(call, output);
-                if ctx.keeps() {
-                    let update = update.to_json();
-                    ctx.keep(
-                        &key,
-                        &KeptAnswer {
-                            update,
-                            goto: goto.clone(),
-                        },
-                    )?;
-                }
-                Ok::<_, BoxError>((update, goto))
-            }
-        });
+        let runs = calls.iter().map(|call| self.call_tool(call, &state, &ctx));
         let results = join_all(runs).await;
         // The structured value, or tools that all end the loop: out.
         let out = self.fresh(&state) || self.all_return_direct(&calls);
@@ -128,6 +79,55 @@ where
             last.goto = next;
         }
         Ok(NodeOutput::Batch(commands))
+    }
+
+    /// One call through the `wrap_tool_call` chain, its interrupts its own
+    /// (each call is a task of its own in LangGraph: calls pause side by
+    /// side): its write and where it routes, or the answer kept by an
+    /// earlier run of the step. A call that pauses gets no answer and
+    /// keeps nothing: resumed, the tool is called again.
+    async fn call_tool(
+        &self,
+        call: &ToolCall,
+        state: &Arc<S>,
+        ctx: &NodeContext,
+    ) -> Result<(S::Update, Vec<String>), BoxError> {
+        let key = call.id.clone().unwrap_or_default();
+        if let Some(kept) = ctx.kept::<KeptAnswer>(&key)? {
+            return Ok((S::Update::from_json(kept.update)?, kept.goto));
+        }
+        let scope = ctx.scoped(&key);
+        let request = ToolCallRequest {
+            call: call.clone(),
+            tool: self.tools.by_name.get(&call.name).cloned(),
+            state: Arc::clone(state),
+            node: scope.clone(),
+        };
+        let handler = ToolHandler {
+            layers: &self.wrap_tool,
+            core: &self.tools,
+        };
+        let span = tracing::info_span!(
+            "agent.tool",
+            tool = %call.name,
+            call_id = %key,
+            duration_us = tracing::field::Empty,
+        );
+        let timed = Timed::new(span.clone());
+        let output = guarded(handler, request).instrument(span).await;
+        drop(timed);
+        if output.as_ref().err().is_some_and(ToolError::is_interrupt) || scope.scope_paused() {
+            return Err(Box::new(Paused(key)) as BoxError);
+        }
+        let (update, goto) = self.answer(call, output);
+        if ctx.keeps() {
+            let kept = KeptAnswer {
+                update: update.to_json(),
+                goto: goto.clone(),
+            };
+            ctx.keep(&key, &kept)?;
+        }
+        Ok((update, goto))
     }
 
     /// A call's write: its answer (or its update, which must carry one), or
