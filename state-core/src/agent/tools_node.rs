@@ -242,21 +242,22 @@ fn lift_message<S: HasMessages>(message: Message) -> S::Update {
 /// The tool calls of the last AI message that no later tool message
 /// answers.
 pub(crate) fn pending_calls(history: &[Message]) -> Vec<&ToolCall> {
-    let mut answered: Vec<&str> = Vec::new();
-    for message in history.iter().rev() {
-        match message.kind {
-            MessageType::Tool => answered.extend(message.tool_call_id.as_deref()),
-            MessageType::Ai => {
-                return message
-                    .tool_calls
-                    .iter()
-                    .filter(|c| !answered.contains(&c.id.as_deref().unwrap_or_default()))
-                    .collect();
-            }
-            _ => {}
-        }
-    }
-    Vec::new()
+    let Some(at) = history.iter().rposition(|m| m.kind == MessageType::Ai) else {
+        return Vec::new();
+    };
+    // The answers are the tool messages after it: a handful, scanned in
+    // place (no set to build each step).
+    let after = &history[at + 1..];
+    let answered = |id: &str| {
+        after
+            .iter()
+            .any(|m| m.kind == MessageType::Tool && m.tool_call_id.as_deref() == Some(id))
+    };
+    history[at]
+        .tool_calls
+        .iter()
+        .filter(|c| !answered(c.id.as_deref().unwrap_or_default()))
+        .collect()
 }
 
 /// A panic's message, when it has one.

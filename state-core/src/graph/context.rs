@@ -356,6 +356,7 @@ impl NodeContext {
     /// scopes' and are answered by id, each scope's answers matched by
     /// call order within it. The tools node gives each tool call one,
     /// named after the call's id, as LangGraph runs each call as a task.
+    #[cfg(feature = "agent")]
     pub(crate) fn scoped(&self, name: &str) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
@@ -369,6 +370,7 @@ impl NodeContext {
 
     /// Whether an interrupt of this scoped view paused (or failed on its
     /// resume value): what the view's work returned is not its result.
+    #[cfg(feature = "agent")]
     pub(crate) fn scope_paused(&self) -> bool {
         self.scope
             .as_ref()
@@ -397,6 +399,7 @@ impl NodeContext {
     /// fails naming the interrupt and `expected`, nothing of it is kept,
     /// and the interrupt waits for another answer. For checks serde cannot
     /// make (a decision a tool's config does not allow).
+    #[cfg(feature = "agent")]
     pub(crate) fn refuse_answer(&self, expected: &'static str, error: String) -> Interrupted {
         let ctx = &self.inner;
         let last = |calls: &AtomicUsize| calls.load(Ordering::SeqCst).saturating_sub(1);
