@@ -154,3 +154,56 @@ fn two_paused_tool_calls_are_answered_in_one_resume() {
     assert!(out.interrupts.is_empty());
     assert_eq!(answers(&out.state), ["ask_a: one", "ask_b: two"]);
 }
+
+/// `once` in two calls of one step, under one key: each call keeps its own
+/// value (the key is the call's), and a resumed step returns each its own
+/// kept value without running the work again.
+#[test]
+fn once_keys_are_each_calls_own() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&runs);
+    let draw = FnTool::sync(
+        "draw",
+        "Draws a ticket, then asks a person.",
+        move |_: Value, rt: &agent_state::agent::ToolRuntime<Chat>| -> Result<String, BoxError> {
+            let ticket: String = rt.node().once("ticket", || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok::<_, BoxError>(format!("ticket for {}", rt.call_id()))
+            })?;
+            let said: String = rt.interrupt(json!({"ticket": ticket}))?;
+            Ok(format!("{ticket}: {said}"))
+        },
+    );
+    let first = ai("")
+        .with_tool_call(call("draw", "call_0"))
+        .with_tool_call(call("draw", "call_1"));
+    let agent = create_agent(ScriptedModel::new([first, ai("Done.")]))
+        .tool(draw)
+        .compile()
+        .unwrap();
+    let saver = MemoryCheckpointer::new();
+    let out = block_on(agent.run(input::<Chat>("go")).on_thread(&saver, "t")).unwrap();
+    let mut tickets: Vec<Value> = out.interrupts.iter().map(|i| i.value.clone()).collect();
+    tickets.sort_by_key(|v| v.to_string());
+    assert_eq!(
+        tickets,
+        [
+            json!({"ticket": "ticket for call_0"}),
+            json!({"ticket": "ticket for call_1"})
+        ]
+    );
+    let mut resume = Resume::new();
+    for i in &out.interrupts {
+        resume = resume.answer(i.id.clone(), "ok");
+    }
+    let out = block_on(agent.run(Input::ResumeWith(resume)).on_thread(&saver, "t")).unwrap();
+    assert_eq!(
+        answers(&out.state),
+        ["ticket for call_0: ok", "ticket for call_1: ok"]
+    );
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "each ticket drawn once"
+    );
+}

@@ -554,18 +554,21 @@ impl NodeContext {
     /// crash or a retry), this returns the kept value without calling `f`.
     /// On a thread the value is stored with the step's pending writes, so
     /// this holds across processes. An `Err` is returned and not kept.
-    /// `key` names the work within the node.
+    /// `key` names the work within the node; in a tool call's context
+    /// (`ToolRuntime::node`) within the call: two calls of one step keep
+    /// their values apart.
     pub fn once<T, E, F>(&self, key: &str, f: F) -> Result<T, BoxError>
     where
         T: Serialize + DeserializeOwned,
         E: Into<BoxError>,
         F: FnOnce() -> Result<T, E>,
     {
-        if let Some(kept) = self.kept(key)? {
+        let key = self.memo_key(key);
+        if let Some(kept) = self.kept(&key)? {
             return Ok(kept);
         }
         let value = f().map_err(Into::into)?;
-        self.keep(key, &value)?;
+        self.keep(&key, &value)?;
         Ok(value)
     }
 
@@ -578,12 +581,23 @@ impl NodeContext {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        if let Some(kept) = self.kept(key)? {
+        let key = self.memo_key(key);
+        if let Some(kept) = self.kept(&key)? {
             return Ok(kept);
         }
         let value = f().await.map_err(Into::into)?;
-        self.keep(key, &value)?;
+        self.keep(&key, &value)?;
         Ok(value)
+    }
+
+    /// A `once` key as kept: within a scope (a tool call), prefixed by the
+    /// scope's name, so calls never share a value, nor take the tools
+    /// node's own (kept under the bare call id).
+    fn memo_key<'k>(&self, key: &'k str) -> std::borrow::Cow<'k, str> {
+        match &self.scope {
+            Some(scope) => format!("{}/{key}", scope.name).into(),
+            None => key.into(),
+        }
     }
 
     /// Whether values kept with [`keep`](Self::keep) outlive the process:
