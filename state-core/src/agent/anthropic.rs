@@ -303,9 +303,11 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         let text = headers.get(name)?.to_str().ok()?;
         text.trim().parse::<f64>().ok().filter(|n| *n >= 0.0)
     };
+    // A wait too long for a `Duration` (`inf`, `1e30`) reads as none: the
+    // usual backoff applies.
     number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .or_else(|| number("retry-after").and_then(|s| Duration::try_from_secs_f64(s).ok()))
 }
 
 /// The error an error status makes, with the server's `type: message`
@@ -330,5 +332,30 @@ async fn status_error(
             }),
         }
         .into_error(status, wait),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(name: &'static str, value: &'static str) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(name, reqwest::header::HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn a_retry_after_too_long_or_not_a_number_reads_as_none() {
+        assert_eq!(retry_after(&headers("retry-after", "7")), Some(Duration::from_secs(7)));
+        assert_eq!(
+            retry_after(&headers("retry-after-ms", "250")),
+            Some(Duration::from_millis(250))
+        );
+        for value in ["inf", "1e30", "-3", "soon"] {
+            assert_eq!(retry_after(&headers("retry-after", value)), None, "{value}");
+        }
+        // And the usual backoff applies.
+        assert_eq!(backoff(1, None), Duration::from_secs(1));
     }
 }

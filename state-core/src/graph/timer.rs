@@ -98,10 +98,13 @@ pub(crate) struct Sleep {
 
 /// Sleeps for `duration` without blocking the thread.
 pub(crate) fn sleep(duration: Duration) -> Sleep {
-    Sleep {
-        at: Instant::now() + duration,
-        slot: None,
-    }
+    // A wait past what an `Instant` holds (a `Duration::MAX` "forever")
+    // is a century: never reached, and no overflow.
+    let now = Instant::now();
+    let at = now
+        .checked_add(duration)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
+    Sleep { at, slot: None }
 }
 
 impl Future for Sleep {

@@ -345,7 +345,7 @@ async fn send(
     // rmcp's own deadline answers first and tells the server to cancel;
     // this one, a little later, bounds the whole exchange (a stuck send
     // too).
-    let response = tokio::time::timeout(timeout + SEND_GRACE, exchange)
+    let response = tokio::time::timeout(timeout.saturating_add(SEND_GRACE), exchange)
         .await
         .map_err(|_| timed_out())?;
     match response {

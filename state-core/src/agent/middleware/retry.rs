@@ -151,7 +151,9 @@ impl Backoff {
         }
         let spread = base.as_secs_f64() * 0.25;
         let offset = spread * (2.0 * unit_random() - 1.0);
-        Duration::from_secs_f64((base.as_secs_f64() + offset).max(0.0))
+        // `base` may be a `max_delay` of `Duration::MAX` ("no cap"): a
+        // quarter more does not fit, and the base is waited as it is.
+        Duration::try_from_secs_f64((base.as_secs_f64() + offset).max(0.0)).unwrap_or(base)
     }
 
     /// Waits before retry `retry`: nothing when the delay is zero.
