@@ -920,3 +920,31 @@ async fn requests_messages_and_chunks_match_langchains_chat_anthropic() {
     let requests: Vec<Value> = mock.bodies().into_iter().map(schema_essentials).collect();
     assert_eq!(Value::from(requests), recorded["requests"]);
 }
+
+/// A native response format (`ProviderStrategy`) is refused before
+/// anything is sent, naming it: the Messages body has no place for it, and
+/// a dropped schema would fail later as an answer that is not the type.
+#[test]
+fn a_native_response_format_is_refused_naming_it() {
+    let settings = ModelSettings {
+        response_format: Some(agent_state::agent::ResponseSchema {
+            name: "Weather".to_owned(),
+            description: None,
+            schema: json!({"type": "object"}),
+            strict: None,
+        }),
+        ..ModelSettings::default()
+    };
+    let request = ModelRequest::new(Arc::new(Chat::default())).with_settings(settings);
+    let model = AnthropicChat::new("claude-test").with_base_url("http://127.0.0.1:9");
+    let error = agent_state::checkpoint::block_on(ChatModel::<Chat>::invoke(&model, &request))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`Weather`") && error.contains("ToolStrategy"),
+        "{error}"
+    );
+    let mut chunks = ChatModel::<Chat>::stream(&model, &request);
+    let first = agent_state::checkpoint::block_on(chunks.next()).expect("one item");
+    assert!(first.unwrap_err().to_string().contains("`Weather`"));
+}

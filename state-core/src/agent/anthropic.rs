@@ -240,6 +240,9 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for AnthropicChat {
         &'a self,
         request: &'a ModelRequest<S>,
     ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        if let Some(error) = unsupported(request) {
+            return Box::pin(std::future::ready(Err(error)));
+        }
         let body = body::build(request, &self.model, self.max_tokens, false);
         Box::pin(async move {
             let response = self.send(&body).await?;
@@ -259,6 +262,9 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for AnthropicChat {
         &'a self,
         request: &'a ModelRequest<S>,
     ) -> BoxStream<'a, Result<ChatChunk, ModelError>> {
+        if let Some(error) = unsupported(request) {
+            return stream::once(std::future::ready(Err(error))).boxed();
+        }
         let body = body::build(request, &self.model, self.max_tokens, true);
         let start = async move { self.send(&body).await };
         stream::once(start)
@@ -279,6 +285,18 @@ fn http_client(timeout: Duration) -> reqwest::Client {
         // Only a TLS backend that cannot start fails here, and then so
         // does the default client, with reqwest's own message.
         .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// What this model cannot send, said before anything is sent: a native
+/// response format (`ProviderStrategy`) is not in the request body, and
+/// dropping it would fail later as an answer that is not the type's JSON.
+/// (`AutoStrategy` picks the tool strategy for this model.)
+fn unsupported<S>(request: &ModelRequest<S>) -> Option<ModelError> {
+    let format = request.settings().response_format.as_ref()?;
+    Some(ModelError::other(format!(
+        "AnthropicChat does not send a native response format (`{}`): use ToolStrategy or AutoStrategy",
+        format.name
+    )))
 }
 
 /// Whether a failure of `status` may pass if tried again (Anthropic's
@@ -347,7 +365,10 @@ mod tests {
 
     #[test]
     fn a_retry_after_too_long_or_not_a_number_reads_as_none() {
-        assert_eq!(retry_after(&headers("retry-after", "7")), Some(Duration::from_secs(7)));
+        assert_eq!(
+            retry_after(&headers("retry-after", "7")),
+            Some(Duration::from_secs(7))
+        );
         assert_eq!(
             retry_after(&headers("retry-after-ms", "250")),
             Some(Duration::from_millis(250))

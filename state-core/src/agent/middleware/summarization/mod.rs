@@ -358,9 +358,11 @@ fn safe_cutoff(messages: &[Message], cutoff: usize) -> usize {
 }
 
 /// Whether a failed summary call is worth another try: not a refusal of
-/// the request itself (a 4xx other than timeout, conflict, rate limit).
+/// the request itself (a 4xx other than timeout, conflict, rate limit),
+/// nor the run's interrupt.
 fn retryable(error: &ModelError) -> bool {
-    !matches!(error, ModelError::Api { status, .. } if (400..500).contains(status) && ![408, 409, 429].contains(status))
+    let refused = matches!(error, ModelError::Api { status, .. } if (400..500).contains(status) && ![408, 409, 429].contains(status));
+    !refused && !error.is_interrupt()
 }
 
 impl<M> Summarization<M> {
@@ -428,9 +430,11 @@ where
         Hooks::BEFORE_MODEL
     }
 
-    /// Blocks on [`before_model_async`](Self::before_model_async).
-    fn before_model(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
-        crate::checkpoint::block_on(self.before_model_async(state, ctx))
+    /// Refuses: the hook awaits its model, and blocking on it here could
+    /// stall the runtime the model needs. The agent calls
+    /// [`before_model_async`](Self::before_model_async).
+    fn before_model(&self, _: &S, _: &NodeContext) -> HookResult<S> {
+        Err("Summarization's before_model awaits its model: call before_model_async".into())
     }
 
     fn before_model_async<'a>(&'a self, state: &'a S, _: &'a NodeContext) -> HookFuture<'a, S>
