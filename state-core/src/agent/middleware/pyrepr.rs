@@ -1,7 +1,8 @@
-//! Python's `repr` of JSON values: LangChain puts it in texts the model
-//! reads (`write_todos`' answer) and counts its characters (the
-//! approximate token counter counts `repr(tool_calls)`), so the same data
-//! must print the same here.
+//! Python's `repr` and `json.dumps` of JSON values: LangChain puts them in
+//! texts the model reads (`write_todos`' answer, the tool selector's
+//! prompt, human review notices, the summary prompt) and counts their
+//! characters (the approximate token counter counts `repr(tool_calls)`),
+//! so the same data must print the same here.
 
 use serde_json::{Number, Value};
 
