@@ -17,6 +17,7 @@ pub use request::{
 use config::Describe;
 use request::HumanInTheLoopStateUpdate as EditsUpdate;
 
+use super::limits::last_ai;
 use super::pyrepr;
 use crate::agent::hooks::{
     AgentMiddleware, HookOutput, HookResult, Hooks, ToolCallRequest, ToolHandler,
@@ -24,7 +25,7 @@ use crate::agent::hooks::{
 use crate::agent::tool::{answer_message, ToolError, ToolFuture, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::NodeContext;
-use crate::message::{Message, MessageType, ToolCall, ToolStatus};
+use crate::message::{Message, ToolCall, ToolStatus};
 use crate::{HasPart, StateUpdate};
 use serde_json::Value;
 
@@ -405,11 +406,6 @@ fn answer_for(call: &ToolCall, decision: Decision) -> Message {
         ),
     };
     answer_message(text.into(), id, &call.name, status)
-}
-
-/// The last AI message of the conversation.
-fn last_ai(messages: &[Message]) -> Option<&Message> {
-    messages.iter().rev().find(|m| m.kind == MessageType::Ai)
 }
 
 impl<S> AgentMiddleware<S> for HumanInTheLoop<S>

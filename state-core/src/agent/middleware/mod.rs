@@ -60,13 +60,13 @@ pub use model_call_limit::{
     ModelCallExit, ModelCallLimit, ModelCallLimitExceeded, ModelCallLimitState,
 };
 pub use model_fallback::ModelFallback;
-pub use model_retry::{ModelRetry, RetryOn};
+pub use model_retry::ModelRetry;
 pub use pii::{Pii, PiiError};
 pub use pii_detect::{
     apply_strategy, builtin_detector, detect_credit_card, detect_email, detect_ip,
     detect_mac_address, detect_url, pattern_detector, Detector, PiiMatch, PiiStrategy, BUILTIN_PII,
 };
-pub use retry::{Backoff, OnFailure, RetryConfigError, Sleeper};
+pub use retry::{Backoff, OnFailure, RetryConfigError, RetryOn, Sleeper};
 pub use summarization::{
     ContextSize, Summarization, SummarizationConfigError, TriggerClause, DEFAULT_SUMMARY_PROMPT,
     SUMMARY_PREFIX,

@@ -4,15 +4,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::retry::{attempts_word, Backoff, OnFailure, RetryConfigError};
+use super::retry::{attempts_word, Backoff, OnFailure, RetryConfigError, RetryOn};
 use crate::agent::{
     AgentMiddleware, Hooks, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
 };
 use crate::message::ai;
 use crate::state::AgentState;
-
-/// Which model errors are retried: LangChain's `retry_on` as a predicate.
-pub type RetryOn<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 
 /// Retries a failed model call up to `max_retries` times, waiting an
 /// exponential [`Backoff`] between attempts, as LangChain's

@@ -233,3 +233,7 @@ pub(crate) fn attempts_word(attempts: u32) -> &'static str {
         "attempts"
     }
 }
+
+/// Which errors are retried (a model's, a tool's): LangChain's `retry_on`
+/// as a predicate.
+pub type RetryOn<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;

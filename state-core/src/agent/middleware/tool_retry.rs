@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::model_retry::RetryOn;
+use super::retry::RetryOn;
 use super::retry::{attempts_word, Backoff, OnFailure, RetryConfigError};
 use crate::agent::{
     AgentMiddleware, Hooks, ToolCallRequest, ToolError, ToolFuture, ToolHandler, ToolOutput,
