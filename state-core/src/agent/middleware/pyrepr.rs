@@ -49,21 +49,52 @@ fn write_value(out: &mut String, value: &Value) {
 /// Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "`
 /// between items, floats as Python prints them.
 pub(crate) fn json_dumps(value: &Value) -> String {
+    dumps(value, false)
+}
+
+/// Python's `json.dumps(value)`: as [`json_dumps`], with every non-ASCII
+/// character escaped (`\uXXXX`, surrogate pairs beyond the BMP).
+pub(crate) fn json_dumps_ascii(value: &Value) -> String {
+    dumps(value, true)
+}
+
+fn dumps(value: &Value, ascii: bool) -> String {
     match value {
         Value::Number(n) if n.is_f64() => number(n),
         Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(json_dumps).collect();
+            let items: Vec<String> = items.iter().map(|v| dumps(v, ascii)).collect();
             format!("[{}]", items.join(", "))
         }
         Value::Object(map) => {
             let items: Vec<String> = map
                 .iter()
-                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), json_dumps(v)))
+                .map(|(k, v)| format!("{}: {}", json_string(k, ascii), dumps(v, ascii)))
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
+        Value::String(s) => json_string(s, ascii),
         other => other.to_string(),
     }
+}
+
+/// A JSON string literal, non-ASCII escaped when `ascii`.
+fn json_string(s: &str, ascii: bool) -> String {
+    let quoted = Value::String(s.to_owned()).to_string();
+    if !ascii || quoted.is_ascii() {
+        return quoted;
+    }
+    let mut out = String::with_capacity(quoted.len() + 8);
+    for c in quoted.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 /// Python's `repr(str)`: single quotes unless the text has a single quote

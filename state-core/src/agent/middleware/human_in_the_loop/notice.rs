@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::request::Action;
+use crate::agent::middleware::pyrepr::json_dumps_ascii;
 use crate::agent::tool::{OutputKind, ToolOutput};
 use crate::message::Content;
 use crate::AgentState;
@@ -46,7 +47,7 @@ pub(crate) fn named<S: AgentState>(mut output: ToolOutput<S>, name: &str) -> Too
 /// The notice's text: `notice`, the call that ran, and a lead-in to the
 /// tool's answer when there is one.
 fn text(notice: &str, executed: &Action, has_content: bool) -> String {
-    let args = python_json(&Value::Object(executed.args.clone()));
+    let args = json_dumps_ascii(&Value::Object(executed.args.clone()));
     let text = format!(
         "{notice} Executed instead: {} with arguments {args}.",
         executed.name
@@ -90,59 +91,6 @@ fn prepend(content: &Content, notice: &str, executed: &Action) -> Content {
     }
 }
 
-/// JSON as Python's `json.dumps` writes it: `", "` between items and
-/// `": "` after keys, non-ASCII escaped.
-fn python_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, value);
-    out
-}
-
-fn write_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_ascii_string(out, key);
-                out.push_str(": ");
-                write_json(out, item);
-            }
-            out.push('}');
-        }
-        Value::String(s) => write_ascii_string(out, s),
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-/// A JSON string with non-ASCII characters as `\uXXXX` (surrogate pairs
-/// beyond the BMP), as `json.dumps` with `ensure_ascii` writes it.
-fn write_ascii_string(out: &mut String, s: &str) {
-    let quoted = Value::String(s.to_owned()).to_string();
-    for c in quoted.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,7 +100,7 @@ mod tests {
     fn json_is_written_as_python_dumps_it() {
         let value = json!({"b": [1, "é"], "a": {"x": null}});
         assert_eq!(
-            python_json(&value),
+            json_dumps_ascii(&value),
             r#"{"a": {"x": null}, "b": [1, "\u00e9"]}"#
         );
     }
