@@ -1,6 +1,7 @@
 //! Tools that pause the run (`ToolRuntime::interrupt`): one call, and two
 //! calls of one AI message pausing side by side, each answered by its
-//! interrupt's id, as LangGraph runs each tool call as a task of its own.
+//! interrupt's id, as LangGraph runs each tool call as a task of its own;
+//! `once` per call; hooks that pause the run and hooks that await.
 #![cfg(feature = "agent")]
 
 use agent_state::agent::{create_agent, input, FnTool, ScriptedModel};
@@ -206,4 +207,63 @@ fn once_keys_are_each_calls_own() {
         2,
         "each ticket drawn once"
     );
+}
+
+/// A `before_model` hook that asks a person first (the node's context it
+/// is given), and an `after_agent` hook that awaits (its `*_async`
+/// variant): the run pauses in the hook, resumes there with the answer,
+/// and the awaited hook writes after the loop.
+mod hooks {
+    use super::*;
+    use agent_state::agent::{AgentMiddleware, HookFuture, HookOutput, HookResult, Hooks};
+    use agent_state::base::MessagesStateUpdate;
+    use agent_state::graph::NodeContext;
+
+    struct Gate;
+
+    impl AgentMiddleware<Chat> for Gate {
+        fn name(&self) -> &str {
+            "gate"
+        }
+
+        fn hooks(&self) -> Hooks {
+            Hooks::BEFORE_MODEL | Hooks::AFTER_AGENT
+        }
+
+        fn before_model(&self, _: &Chat, ctx: &NodeContext) -> HookResult<Chat> {
+            let go: bool = ctx.interrupt(json!({"ask": "may the model run?"}))?;
+            assert!(go);
+            Ok(HookOutput::none())
+        }
+
+        fn after_agent_async<'a>(
+            &'a self,
+            _: &'a Chat,
+            _: &'a NodeContext,
+        ) -> HookFuture<'a, Chat> {
+            Box::pin(async {
+                // Stands for awaited work (a store, a model).
+                agent_state::futures::future::ready(()).await;
+                let note = MessagesStateUpdate::new().message(ai("logged"));
+                Ok(HookOutput::update(ChatUpdate::new().base(note)))
+            })
+        }
+    }
+
+    #[test]
+    fn a_hook_pauses_the_run_and_an_awaited_hook_writes() {
+        let agent = create_agent(ScriptedModel::new([ai("Hello.")]))
+            .middleware(Gate)
+            .compile()
+            .unwrap();
+        let saver = MemoryCheckpointer::new();
+        let out = block_on(agent.run(input::<Chat>("hi")).on_thread(&saver, "h")).unwrap();
+        assert_eq!(out.interrupts.len(), 1);
+        assert_eq!(out.interrupts[0].node, "gate.before_model");
+        assert_eq!(out.state.messages().len(), 1, "the model has not run");
+        let resume = Input::ResumeWith(Resume::value(true));
+        let out = block_on(agent.run(resume).on_thread(&saver, "h")).unwrap();
+        let texts: Vec<String> = out.state.messages().iter().map(|m| m.text()).collect();
+        assert_eq!(texts, ["hi", "Hello.", "logged"]);
+    }
 }
