@@ -619,3 +619,47 @@ fn per_call_a_refused_answer_can_be_given_again() {
     let texts: Vec<String> = out.state.messages().iter().map(|m| m.text()).collect();
     assert_eq!(texts[2..], ["Sunny in Paris", "Done."]);
 }
+
+/// A batched review answered wrongly (a decision the tool does not allow,
+/// or too many) fails that run and changes nothing: the thread still waits
+/// on the same review, and a right answer then finishes it.
+#[test]
+fn a_wrong_batched_answer_leaves_the_review_waiting() {
+    let interrupt_on: Vec<(&str, InterruptOnEntry<Chat>)> =
+        vec![("send_email", approve_reject().into())];
+    let review = HumanInTheLoop::new(interrupt_on).unwrap();
+    let agent = agent(&[email()], review);
+    let saver = MemoryCheckpointer::new();
+    let paused = block_on(
+        agent
+            .run(input::<Chat>("Email Alice."))
+            .on_thread(&saver, "w"),
+    )
+    .unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    let wrong = [
+        vec![Decision::Respond {
+            message: "x".to_owned(),
+        }],
+        vec![Decision::Approve, Decision::Approve],
+    ];
+    for decisions in wrong {
+        let resume = Input::ResumeWith(Resume::value(HitlResponse { decisions }));
+        assert!(block_on(agent.run(resume).on_thread(&saver, "w")).is_err());
+        let state = block_on(agent.get_state(&saver, "w")).unwrap();
+        assert_eq!(state.interrupts.len(), 1, "the review still waits");
+        assert_eq!(state.interrupts[0].id, paused.interrupts[0].id);
+        assert_eq!(state.values.messages().len(), 2, "nothing was answered");
+    }
+    let right = HitlResponse {
+        decisions: vec![Decision::Approve],
+    };
+    let done = block_on(
+        agent
+            .run(Input::ResumeWith(Resume::value(right)))
+            .on_thread(&saver, "w"),
+    )
+    .unwrap();
+    assert!(done.interrupts.is_empty());
+    assert_eq!(done.state.messages().last().unwrap().text(), "Done.");
+}
