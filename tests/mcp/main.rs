@@ -88,7 +88,7 @@ fn listed_schemas(python: &Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_offered_with_the_servers_name_description_and_schema() {
-    let Some(python) = python() else { return };
+    let python = python();
     let schemas = listed_schemas(&python);
     for (mcp, _process) in both(&python, "authorization", |mcp| mcp).await {
         assert_eq!(
@@ -118,7 +118,7 @@ async fn tools_are_offered_with_the_servers_name_description_and_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_answer_with_the_results_content_blocks() {
-    let Some(python) = python() else { return };
+    let python = python();
     for (mcp, process) in both(&python, "authorization", |mcp| mcp).await {
         let (model, _) = model(vec![
             call("add", json!({"a": 2, "b": 3}), "c1"),
@@ -149,7 +149,7 @@ async fn calls_answer_with_the_results_content_blocks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_calls_token_comes_from_the_state() {
-    let Some(python) = python() else { return };
+    let python = python();
     let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
     for (mcp, process) in both(&python, "authorization", |mcp| mcp.with_call_auth(auth)).await {
         let (model, _) = model(vec![
@@ -177,7 +177,7 @@ async fn each_calls_token_comes_from_the_state() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_header_carries_the_bare_token_and_replaces_a_static_one() {
-    let Some(python) = python() else { return };
+    let python = python();
     let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
     let set = |mcp: McpTools<Chat>| mcp.with_call_auth(auth).auth_header("X-UCAN").unwrap();
     for (mcp, process) in both(&python, "x-ucan", set).await {
@@ -204,7 +204,7 @@ async fn a_configured_header_carries_the_bare_token_and_replaces_a_static_one() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_errors_and_bad_arguments_are_error_answers_the_model_sees() {
-    let Some(python) = python() else { return };
+    let python = python();
     for (mcp, _process) in both(&python, "authorization", |mcp| mcp).await {
         let (model, offered) = model(vec![
             call("fail", json!({"reason": "no budget"}), "c1"),
@@ -240,7 +240,7 @@ async fn tool_errors_and_bad_arguments_are_error_answers_the_model_sees() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_its_deadline_is_answered_with_an_error_and_the_next_goes_through() {
-    let Some(python) = python() else { return };
+    let python = python();
     let deadline = |mcp: McpTools<Chat>| mcp.timeout(Duration::from_millis(500));
     for (mcp, _process) in both(&python, "authorization", deadline).await {
         let (model, _) = model(vec![
@@ -274,7 +274,7 @@ async fn a_call_past_its_deadline_is_answered_with_an_error_and_the_next_goes_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_is_answered_with_errors_naming_the_tool() {
-    let Some(python) = python() else { return };
+    let python = python();
     let deadline = |mcp: McpTools<Chat>| mcp.timeout(Duration::from_secs(10));
     for (mcp, process) in both(&python, "authorization", deadline).await {
         let (model, _) = model(vec![
@@ -313,7 +313,7 @@ async fn a_server_that_dies_is_answered_with_errors_naming_the_tool() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_servers_and_settings_are_refused_naming_what_is_wrong() {
-    let Some(python) = python() else { return };
+    let python = python();
     let missing = McpTools::<Chat>::connect(McpServer::stdio("/nonexistent/mcp-server")).await;
     let error = missing.unwrap_err();
     assert!(matches!(error, McpError::Spawn { .. }), "{error:?}");
@@ -372,7 +372,7 @@ async fn bad_servers_and_settings_are_refused_naming_what_is_wrong() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_a_header_cannot_carry_is_an_error_answer() {
-    let Some(python) = python() else { return };
+    let python = python();
     let process = HttpProcess::start(&python, "authorization");
     let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
     let mcp = McpTools::connect(process.server())
@@ -390,7 +390,7 @@ async fn a_token_a_header_cannot_carry_is_an_error_answer() {
 
 #[test]
 fn connecting_needs_a_tokio_runtime_and_calls_work_from_any_executor() {
-    let Some(python) = python() else { return };
+    let python = python();
     let outside = block_on(McpTools::<Chat>::connect(stdio_server(&python)));
     assert!(matches!(outside, Err(McpError::NoRuntime)), "{outside:?}");
     // Connected on a Tokio runtime, then used by an agent that the
@@ -422,7 +422,7 @@ fn connecting_needs_a_tokio_runtime_and_calls_work_from_any_executor() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_of_one_step_each_carry_their_own_token() {
-    let Some(python) = python() else { return };
+    let python = python();
     let auth = |state: &Chat, tool: &str| state.mcp_ucan_context.get(tool).cloned();
     for (mcp, process) in both(&python, "authorization", |mcp| mcp.with_call_auth(auth)).await {
         let args = |value: Value| value.as_object().cloned().unwrap();
@@ -476,7 +476,7 @@ async fn side_by_side_run(python: &Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_and_answers_match_langchains_mcp_adapters() {
-    let Some(python) = python() else { return };
+    let python = python();
     let path = format!(
         "{}/tests/expected/mcp/agent.json",
         env!("CARGO_MANIFEST_DIR")

@@ -25,28 +25,37 @@ pub struct Chat {
 }
 
 /// The Python of the venv with the `mcp` SDK: `AGENT_STATE_MCP_PYTHON`, or
-/// the venv tests/mcp/setup.sh makes under `target/`. Missing, the tests
-/// fail under CI (`CI` set) and are left out elsewhere, saying so.
-pub fn python() -> Option<PathBuf> {
-    let path = match std::env::var_os("AGENT_STATE_MCP_PYTHON") {
-        Some(path) => PathBuf::from(path),
-        None => {
-            let target = std::env::var_os("CARGO_TARGET_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-            target.join("mcp-venv/bin/python")
-        }
-    };
-    if path.exists() {
-        return Some(path);
+/// the venv tests/mcp/setup.sh makes under `target/`, made by running the
+/// script (once, from PyPI, pinned) when it is missing: the tests always
+/// run against the real server, and fail naming the venv when it cannot
+/// be made.
+pub fn python() -> PathBuf {
+    if let Some(path) = std::env::var_os("AGENT_STATE_MCP_PYTHON") {
+        let path = PathBuf::from(path);
+        assert!(
+            path.exists(),
+            "AGENT_STATE_MCP_PYTHON is {}: no such file",
+            path.display()
+        );
+        return path;
     }
-    let message = format!(
-        "no MCP test venv at {}: run tests/mcp/setup.sh (or set AGENT_STATE_MCP_PYTHON)",
-        path.display()
-    );
-    assert!(std::env::var_os("CI").is_none(), "{message}");
-    eprintln!("skipped: {message}");
-    None
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let path = target.join("mcp-venv/bin/python");
+    static SETUP: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if !path.exists() {
+        let script = format!("{}/tests/mcp/setup.sh", env!("CARGO_MANIFEST_DIR"));
+        eprintln!("making the MCP test venv: {script}");
+        let status = Command::new("bash").arg(&script).status();
+        assert!(
+            matches!(status, Ok(s) if s.success()) && path.exists(),
+            "no MCP test venv at {} and {script} could not make it ({status:?})",
+            path.display()
+        );
+    }
+    path
 }
 
 fn script() -> String {
