@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use agent_state::agent::create_agent;
 use agent_state::agent::middleware::ModelFallback;
+use agent_state::agent::{create_agent, ChatModel};
 use agent_state::serde_json::{json, Value};
 
 use crate::script::{outcome, Chat, Script, Step};
@@ -20,7 +20,9 @@ fn run(primary: Vec<Step>, fallbacks: Vec<Vec<Step>>) -> Value {
         .collect();
     let mut middleware = ModelFallback::new(Arc::clone(&models[1]));
     for model in &models[2..] {
-        middleware = middleware.then(Arc::clone(model));
+        // A shared model, as an agent's several middleware would share it.
+        let shared: Arc<dyn ChatModel<Chat>> = Arc::clone(model) as _;
+        middleware = middleware.then_shared(shared);
     }
     let agent = create_agent::<Chat, _>(Arc::clone(&models[0]))
         .system_prompt("Be brief.")
@@ -68,4 +70,14 @@ fn returns_the_last_error_when_every_model_fails() {
     assert_eq!(ours["calls"], expected["calls"]);
     assert_eq!(ours["seen"], expected["seen"]);
     assert_eq!(json!(ours.get("messages")), json!(null));
+}
+
+#[test]
+fn fallbacks_are_added_in_order_owned_or_shared() {
+    let shared: Arc<dyn ChatModel<Chat>> = Script::new([reply("c")]);
+    let chain = ModelFallback::new(Script::new([reply("a")]))
+        .then(Script::new([reply("b")]))
+        .then_shared(shared);
+    assert_eq!(chain.len(), 3);
+    assert!(!chain.is_empty());
 }

@@ -62,22 +62,21 @@ pub struct Script {
 impl Script {
     /// A shared script (the agent gets a clone, the test keeps one).
     pub fn new(steps: impl IntoIterator<Item = Step>) -> Arc<Self> {
-        Arc::new(Self {
-            steps: steps.into_iter().collect(),
-            calls: AtomicUsize::new(0),
-            seen: Mutex::new(Vec::new()),
-            schemas: false,
-        })
+        Self::recording(steps, false)
     }
 
     /// A script that also records the tools' definitions
     /// (`tool_schemas`), as `scripted(.., record_schemas=True)`.
     pub fn with_schemas(steps: impl IntoIterator<Item = Step>) -> Arc<Self> {
+        Self::recording(steps, true)
+    }
+
+    fn recording(steps: impl IntoIterator<Item = Step>, schemas: bool) -> Arc<Self> {
         Arc::new(Self {
             steps: steps.into_iter().collect(),
             calls: AtomicUsize::new(0),
             seen: Mutex::new(Vec::new()),
-            schemas: true,
+            schemas,
         })
     }
 

@@ -276,3 +276,32 @@ fn a_summary_that_fails_once_is_retried() {
     assert_eq!(stored, 3);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
+
+/// The approximate counter's settings decide the trigger: before the
+/// second run's model call ("hi", "one", "again") LangChain's 4 characters
+/// a token count 5 + 6 + 6 = 17 tokens, under 20; at one character a token
+/// 9 + 15 + 12 = 36, and the history is summarised.
+#[test]
+fn the_approximate_counter_settings_decide_the_trigger() {
+    let summarized = |chars_per_token: f64| {
+        let (summarizer, calls) = flaky(Vec::new());
+        let counter = ApproximateTokenCounter {
+            chars_per_token,
+            ..ApproximateTokenCounter::default()
+        };
+        let summarize = Summarization::new(summarizer)
+            .trigger(ContextSize::Tokens(20))
+            .unwrap()
+            .keep(ContextSize::Messages(1))
+            .unwrap()
+            .approximate_counter(counter);
+        let model = Recorder::new([ai("one"), ai("two")]);
+        let agent = create_agent(model).middleware(summarize).compile().unwrap();
+        let saver = MemoryCheckpointer::new();
+        block_on(agent.run(input::<Chat>("hi")).on_thread(&saver, "t")).unwrap();
+        block_on(agent.run(input::<Chat>("again")).on_thread(&saver, "t")).unwrap();
+        calls.load(Ordering::SeqCst)
+    };
+    assert_eq!(summarized(4.0), 0);
+    assert_eq!(summarized(1.0), 1);
+}

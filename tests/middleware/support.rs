@@ -9,7 +9,6 @@ use agent_state::{Message, MessageType, ToolCall};
 
 /// LangChain's output for `name`, as `tests/reference/middleware/<name>.py`
 /// printed it.
-#[allow(dead_code)]
 pub fn recorded(name: &str) -> Value {
     let path = format!(
         "{}/tests/expected/middleware/{name}.json",
@@ -21,7 +20,6 @@ pub fn recorded(name: &str) -> Value {
 
 /// Messages as `tests/reference/scripted.py`'s `dump` prints them: ids
 /// left out (each side makes its own), the fields that matter kept.
-#[allow(dead_code)]
 pub fn dump(messages: &[Message]) -> Value {
     messages.iter().map(dump_one).collect()
 }
@@ -51,7 +49,6 @@ fn dump_one(m: &Message) -> Value {
 }
 
 /// A reply of the scripted model calling `name` with `args` as call `id`.
-#[allow(dead_code)]
 pub fn call(name: &str, args: Value, id: &str) -> ToolCall {
     let args = args.as_object().cloned().unwrap_or_default();
     ToolCall::new(name, args, id)
@@ -61,14 +58,12 @@ pub fn call(name: &str, args: Value, id: &str) -> ToolCall {
 /// `tests/reference/scripted.py`'s `ScriptedChat` does: per call the
 /// system prompt, the messages and the tool names; the last tool
 /// definitions offered (name, description, parameters).
-#[allow(dead_code)]
 pub struct Recorder {
     script: ScriptedModel,
     seen: Mutex<Vec<Value>>,
     tools: Mutex<Value>,
 }
 
-#[allow(dead_code)]
 impl Recorder {
     /// Answers with `replies` in order.
     pub fn new(replies: impl IntoIterator<Item = Message>) -> Arc<Self> {
@@ -115,7 +110,6 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for Recorder {
 /// `Failed to parse data to <Type>: ` and the end (`.` or
 /// `.\n Please fix your mistakes.`), and after `but parsing failed: `
 /// up to the closing `..`.
-#[allow(dead_code)]
 pub fn parser_words_hidden(text: &str) -> String {
     let cut = |text: &str, start: &str, ends: &[&str]| -> Option<String> {
         let at = text.find(start)?;
@@ -138,7 +132,6 @@ pub fn parser_words_hidden(text: &str) -> String {
 /// What the comparison looks at in a message, as the reference scripts
 /// print it: type and content; an AI message's calls (name, args, id); a
 /// tool message's name, call id and status. Message ids are left out.
-#[allow(dead_code)]
 pub fn plain(message: &Message) -> Value {
     let full = agent_state::serde_json::to_value(message).expect("a message serializes");
     let mut out = json!({"type": full["type"], "content": full["content"]});
@@ -162,7 +155,6 @@ pub fn plain(message: &Message) -> Value {
 }
 
 /// A fresh SQLite file path under the system's temp directory.
-#[allow(dead_code)]
 pub fn temp_db(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("agent-state-middleware-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("the temp directory is writable");
