@@ -187,7 +187,7 @@ fn kind_name(error: &ToolError) -> &'static str {
         ToolError::Panicked { .. } => "Panic",
         ToolError::UnknownTool { .. } => "UnknownTool",
         ToolError::InvalidArguments { .. } => "InvalidArguments",
-        _ => "Unanswered",
+        ToolError::Unanswered { .. } => "Unanswered",
     }
 }
 
