@@ -169,6 +169,15 @@ pub(crate) struct TaskScope {
     pub(crate) remaining: usize,
 }
 
+/// What a step gives each of its tasks' contexts: the thread, where
+/// `once` values and answers are kept, the run's stream, the run's scope.
+pub(crate) struct TaskEnv<'a> {
+    pub(crate) thread_id: Option<&'a str>,
+    pub(crate) queue: Option<Arc<PendingQueue>>,
+    pub(crate) sink: Option<Arc<dyn NodeSink>>,
+    pub(crate) scope: TaskScope,
+}
+
 /// One task's context, shared by the node's clones of it.
 pub(crate) struct TaskCtx {
     pub(crate) thread_id: Option<String>,
@@ -195,9 +204,12 @@ pub(crate) struct TaskCtx {
 }
 
 impl TaskCtx {
-    pub(crate) fn new(node: &str, task: String, step: i64, thread_id: Option<&str>) -> Self {
+    /// A task's context, made in one go (it is made for every task that
+    /// takes one, every step: no builder moving it about).
+    pub(crate) fn new(node: &str, task: String, step: i64, env: TaskEnv<'_>) -> Self {
+        let writer = StreamWriter::new(env.sink, step, node, &task);
         Self {
-            thread_id: thread_id.map(str::to_owned),
+            thread_id: env.thread_id.map(str::to_owned),
             step,
             node: node.to_owned(),
             task,
@@ -207,9 +219,9 @@ impl TaskCtx {
             calls: AtomicUsize::new(0),
             memos: Mutex::new(HashMap::new()),
             signal: Mutex::new(Signal::None),
-            queue: None,
-            writer: StreamWriter::default(),
-            scope: TaskScope::default(),
+            queue: env.queue,
+            writer,
+            scope: env.scope,
             cached: AtomicBool::new(false),
         }
     }
@@ -222,21 +234,6 @@ impl TaskCtx {
 
     pub(crate) fn was_cached(&self) -> bool {
         self.cached.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn with_scope(mut self, scope: TaskScope) -> Self {
-        self.scope = scope;
-        self
-    }
-
-    pub(crate) fn with_stream(mut self, stream: Option<Arc<dyn NodeSink>>) -> Self {
-        self.writer = StreamWriter::new(stream, self.step, &self.node, &self.task);
-        self
-    }
-
-    pub(crate) fn with_queue(mut self, queue: Option<Arc<PendingQueue>>) -> Self {
-        self.queue = queue;
-        self
     }
 
     pub(crate) fn with_memos(self, memos: HashMap<String, Value>) -> Self {

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use super::context::{NodeContext, PendingQueue, Signal, TaskCtx, TaskScope};
+use super::context::{NodeContext, PendingQueue, Signal, TaskCtx, TaskEnv, TaskScope};
 use super::node::{NodeFn, NodeOutput, NodeResult};
 use super::pending::{self, PausedTask, Pending};
 use super::policy::{CancelToken, NodeTimeout, WithTimeout};
@@ -331,15 +331,13 @@ where
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
     let sink = stream.clone().map(|c| c as Arc<dyn NodeSink>);
     let new_ctx = |task: &Task, key: &String| {
-        TaskCtx::new(
-            &graph.names[task.node],
-            key.clone(),
-            step,
-            thread_id(&store),
-        )
-        .with_queue(queue.clone())
-        .with_stream(sink.clone())
-        .with_scope(scope.clone())
+        let env = TaskEnv {
+            thread_id: thread_id(&store),
+            queue: queue.clone(),
+            sink: sink.clone(),
+            scope: scope.clone(),
+        };
+        TaskCtx::new(&graph.names[task.node], key.clone(), step, env)
     };
     let done = Earlier {
         pending: &mut pending,
@@ -405,7 +403,13 @@ where
     let mut results = Vec::with_capacity(tasks.len());
     let mut ctxs = Vec::with_capacity(tasks.len());
     for (task, key) in tasks.iter().zip(keys) {
-        if let Some(writes) = earlier.pending.done.remove(key) {
+        // Most steps resume nothing: an empty map is not hashed into.
+        let done = if earlier.pending.done.is_empty() {
+            None
+        } else {
+            earlier.pending.done.remove(key)
+        };
+        if let Some(writes) = done {
             if let Some(channel) = earlier.stream {
                 let at = TaskAt {
                     step: earlier.step,
@@ -470,9 +474,18 @@ fn task_context<U>(
     pending: &mut Pending<U>,
     answers: &HashMap<String, Value>,
 ) -> NodeContext {
-    let memos = pending.memos.remove(key).unwrap_or_default();
-    let paused = pending.paused.remove(key).unwrap_or_default();
-    NodeContext::new(answer(ctx.with_memos(memos), paused, answers))
+    let mut ctx = ctx;
+    if !pending.memos.is_empty() {
+        if let Some(memos) = pending.memos.remove(key) {
+            ctx = ctx.with_memos(memos);
+        }
+    }
+    let paused = if pending.paused.is_empty() {
+        PausedTask::default()
+    } else {
+        pending.paused.remove(key).unwrap_or_default()
+    };
+    NodeContext::new(answer(ctx, paused, answers))
 }
 
 /// What [`fast_path`] did.
