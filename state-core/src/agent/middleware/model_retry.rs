@@ -1,10 +1,9 @@
 //! [`ModelRetry`]: retries failed model calls with exponential backoff
 //! (LangChain's `ModelRetryMiddleware`).
 
-use std::fmt;
 use std::sync::Arc;
 
-use super::retry::{attempts_word, Backoff, OnFailure, RetryConfigError, RetryOn};
+use super::retry::{Backoff, GaveUp, OnFailure, RetryConfigError, RetryPolicy};
 use crate::agent::{
     AgentMiddleware, Hooks, ModelError, ModelFuture, ModelHandler, ModelRequest, ModelResponse,
 };
@@ -45,22 +44,9 @@ use crate::state::AgentState;
 /// assert_eq!(out.state.messages().last().unwrap().text(), "hello");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ModelRetry {
-    max_retries: u32,
-    retry_on: RetryOn<ModelError>,
-    on_failure: OnFailure<ModelError>,
-    backoff: Backoff,
-}
-
-impl fmt::Debug for ModelRetry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ModelRetry")
-            .field("max_retries", &self.max_retries)
-            .field("on_failure", &self.on_failure)
-            .field("backoff", &self.backoff)
-            .finish_non_exhaustive()
-    }
+    policy: RetryPolicy<ModelError>,
 }
 
 impl Default for ModelRetry {
@@ -75,17 +61,14 @@ impl ModelRetry {
     /// jitter).
     pub fn new() -> Self {
         Self {
-            max_retries: 2,
-            retry_on: Arc::new(ModelError::is_retryable),
-            on_failure: OnFailure::Continue,
-            backoff: Backoff::default(),
+            policy: RetryPolicy::new(Arc::new(ModelError::is_retryable)),
         }
     }
 
     /// How many times to retry after the first attempt (0: never).
     #[must_use]
     pub fn max_retries(mut self, retries: u32) -> Self {
-        self.max_retries = retries;
+        self.policy.max_retries = retries;
         self
     }
 
@@ -95,44 +78,41 @@ impl ModelRetry {
         mut self,
         retry_on: impl Fn(&ModelError) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.retry_on = Arc::new(retry_on);
+        self.policy.retry_on = Arc::new(retry_on);
         self
     }
 
     /// What to do once the attempts are spent.
     #[must_use]
     pub fn on_failure(mut self, on_failure: OnFailure<ModelError>) -> Self {
-        self.on_failure = on_failure;
+        self.policy.on_failure = on_failure;
         self
     }
 
     /// The waits between attempts.
     #[must_use]
     pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = backoff;
+        self.policy.backoff = backoff;
         self
     }
 
     /// Sets the backoff factor on the current backoff: an error naming it
     /// when negative.
     pub fn backoff_factor(mut self, factor: f64) -> Result<Self, RetryConfigError> {
-        self.backoff = self.backoff.backoff_factor(factor)?;
+        self.policy.backoff = self.policy.backoff.backoff_factor(factor)?;
         Ok(self)
     }
 
     /// The answer once `attempts` attempts failed with `error`.
     fn give_up(&self, error: ModelError, attempts: u32) -> Result<ModelResponse, ModelError> {
-        let text = match &self.on_failure {
-            OnFailure::Error => return Err(error),
-            OnFailure::Message(f) => f(&error),
-            OnFailure::Continue => format!(
-                "Model call failed after {attempts} {} with {}: {}",
-                attempts_word(attempts),
+        let text = self.policy.failure_text(error, attempts, |error, word| {
+            format!(
+                "Model call failed after {attempts} {word} with {}: {}",
                 error.kind_name(),
                 error.message()
-            ),
-        };
-        tracing::warn!(attempts, %error, "model call failed; answering with a message");
+            )
+        })?;
+        tracing::warn!(attempts, "model call failed; answering with a message");
         Ok(ModelResponse::new(ai(text)))
     }
 }
@@ -152,21 +132,18 @@ impl<S: AgentState + Send + Sync> AgentMiddleware<S> for ModelRetry {
         handler: ModelHandler<'a, S>,
     ) -> ModelFuture<'a> {
         Box::pin(async move {
-            let mut attempt = 0;
-            loop {
-                let error = match handler.call(request.clone()).await {
-                    Ok(response) => return Ok(response),
-                    Err(error) => error,
-                };
-                if error.is_interrupt() || !(self.retry_on)(&error) {
-                    return Err(error);
-                }
-                if attempt >= self.max_retries {
-                    return self.give_up(error, attempt + 1);
-                }
-                tracing::info!(attempt = attempt + 1, %error, "model call failed; retrying");
-                self.backoff.wait(attempt).await;
-                attempt += 1;
+            let call = || handler.call(request.clone());
+            match self
+                .policy
+                .run(ModelError::is_interrupt, "model", call)
+                .await
+            {
+                Ok(response) => Ok(response),
+                Err(GaveUp { error, spent: None }) => Err(error),
+                Err(GaveUp {
+                    error,
+                    spent: Some(attempts),
+                }) => self.give_up(error, attempts),
             }
         })
     }

@@ -237,3 +237,102 @@ pub(crate) fn attempts_word(attempts: u32) -> &'static str {
 /// Which errors are retried (a model's, a tool's): LangChain's `retry_on`
 /// as a predicate.
 pub type RetryOn<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
+
+/// What both retries hold: how often, which errors, what once spent, and
+/// the waits between.
+pub(crate) struct RetryPolicy<E> {
+    pub(crate) max_retries: u32,
+    pub(crate) retry_on: RetryOn<E>,
+    pub(crate) on_failure: OnFailure<E>,
+    pub(crate) backoff: Backoff,
+}
+
+impl<E> Clone for RetryPolicy<E> {
+    fn clone(&self) -> Self {
+        Self {
+            max_retries: self.max_retries,
+            retry_on: Arc::clone(&self.retry_on),
+            on_failure: self.on_failure.clone(),
+            backoff: self.backoff.clone(),
+        }
+    }
+}
+
+impl<E> fmt::Debug for RetryPolicy<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("max_retries", &self.max_retries)
+            .field("on_failure", &self.on_failure)
+            .field("backoff", &self.backoff)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A retried call that gave no answer: its error, and how many attempts
+/// failed when the attempts were spent (`None`: an error not retried, or
+/// an interrupt, returned as it came).
+pub(crate) struct GaveUp<E> {
+    pub(crate) error: E,
+    pub(crate) spent: Option<u32>,
+}
+
+impl<E: fmt::Display> RetryPolicy<E> {
+    /// LangChain's defaults: 2 retries, [`OnFailure::Continue`],
+    /// [`Backoff::default`], retrying what `retry_on` accepts.
+    pub(crate) fn new(retry_on: RetryOn<E>) -> Self {
+        Self {
+            max_retries: 2,
+            retry_on,
+            on_failure: OnFailure::Continue,
+            backoff: Backoff::default(),
+        }
+    }
+
+    /// Calls `call` until it answers, fails with an error not retried (an
+    /// interrupt never is), or `max_retries` retries failed too, waiting
+    /// the backoff between.
+    pub(crate) async fn run<T, F, Fut>(
+        &self,
+        interrupt: fn(&E) -> bool,
+        what: &str,
+        mut call: F,
+    ) -> Result<T, GaveUp<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, E>>,
+    {
+        let mut attempt = 0;
+        loop {
+            let error = match call().await {
+                Ok(answer) => return Ok(answer),
+                Err(error) => error,
+            };
+            if interrupt(&error) || !(self.retry_on)(&error) {
+                return Err(GaveUp { error, spent: None });
+            }
+            if attempt >= self.max_retries {
+                let spent = Some(attempt + 1);
+                return Err(GaveUp { error, spent });
+            }
+            tracing::info!(what, attempt = attempt + 1, %error, "call failed; retrying");
+            self.backoff.wait(attempt).await;
+            attempt += 1;
+        }
+    }
+
+    /// The answer's text once `attempts` attempts failed with `error`, by
+    /// [`OnFailure`]: LangChain's words (`langchain`) for `Continue`, the
+    /// user's for `Message`; `Err` for `Error`.
+    pub(crate) fn failure_text(
+        &self,
+        error: E,
+        attempts: u32,
+        langchain: impl FnOnce(&E, &str) -> String,
+    ) -> Result<String, E> {
+        match &self.on_failure {
+            OnFailure::Error => Err(error),
+            OnFailure::Message(f) => Ok(f(&error)),
+            OnFailure::Continue => Ok(langchain(&error, attempts_word(attempts))),
+        }
+    }
+}

@@ -1,11 +1,9 @@
 //! [`ToolRetry`]: retries failed tool calls with exponential backoff
 //! (LangChain's `ToolRetryMiddleware`).
 
-use std::fmt;
 use std::sync::Arc;
 
-use super::retry::RetryOn;
-use super::retry::{attempts_word, Backoff, OnFailure, RetryConfigError};
+use super::retry::{Backoff, GaveUp, OnFailure, RetryConfigError, RetryPolicy};
 use crate::agent::{
     AgentMiddleware, Hooks, ToolCallRequest, ToolError, ToolFuture, ToolHandler, ToolOutput,
 };
@@ -55,24 +53,10 @@ use crate::state::AgentState;
 /// assert_eq!(out.state.messages()[2].text(), "page");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ToolRetry {
-    max_retries: u32,
+    policy: RetryPolicy<ToolError>,
     tools: Option<Vec<String>>,
-    retry_on: RetryOn<ToolError>,
-    on_failure: OnFailure<ToolError>,
-    backoff: Backoff,
-}
-
-impl fmt::Debug for ToolRetry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolRetry")
-            .field("max_retries", &self.max_retries)
-            .field("tools", &self.tools)
-            .field("on_failure", &self.on_failure)
-            .field("backoff", &self.backoff)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Default for ToolRetry {
@@ -96,18 +80,15 @@ impl ToolRetry {
     /// errors, [`OnFailure::Continue`], [`Backoff::default`].
     pub fn new() -> Self {
         Self {
-            max_retries: 2,
+            policy: RetryPolicy::new(Arc::new(tool_failed)),
             tools: None,
-            retry_on: Arc::new(tool_failed),
-            on_failure: OnFailure::Continue,
-            backoff: Backoff::default(),
         }
     }
 
     /// How many times to retry after the first attempt (0: never).
     #[must_use]
     pub fn max_retries(mut self, retries: u32) -> Self {
-        self.max_retries = retries;
+        self.policy.max_retries = retries;
         self
     }
 
@@ -125,28 +106,28 @@ impl ToolRetry {
         mut self,
         retry_on: impl Fn(&ToolError) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.retry_on = Arc::new(retry_on);
+        self.policy.retry_on = Arc::new(retry_on);
         self
     }
 
     /// What to do once the attempts are spent.
     #[must_use]
     pub fn on_failure(mut self, on_failure: OnFailure<ToolError>) -> Self {
-        self.on_failure = on_failure;
+        self.policy.on_failure = on_failure;
         self
     }
 
     /// The waits between attempts.
     #[must_use]
     pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = backoff;
+        self.policy.backoff = backoff;
         self
     }
 
     /// Sets the backoff factor on the current backoff: an error naming it
     /// when negative.
     pub fn backoff_factor(mut self, factor: f64) -> Result<Self, RetryConfigError> {
-        self.backoff = self.backoff.backoff_factor(factor)?;
+        self.policy.backoff = self.policy.backoff.backoff_factor(factor)?;
         Ok(self)
     }
 
@@ -163,16 +144,13 @@ impl ToolRetry {
         error: ToolError,
         attempts: u32,
     ) -> Result<ToolOutput<S>, ToolError> {
-        let text = match &self.on_failure {
-            OnFailure::Error => return Err(error),
-            OnFailure::Message(f) => f(&error),
-            OnFailure::Continue => format!(
-                "Tool '{tool}' failed after {attempts} {} with {}: {}. Please try again.",
-                attempts_word(attempts),
-                kind_name(&error),
-                own_message(&error)
-            ),
-        };
+        let text = self.policy.failure_text(error, attempts, |error, word| {
+            format!(
+                "Tool '{tool}' failed after {attempts} {word} with {}: {}. Please try again.",
+                kind_name(error),
+                own_message(error)
+            )
+        })?;
         let mut message = Message::new(MessageType::Tool, text);
         message.name = Some(tool.to_owned());
         message.status = Some(ToolStatus::Error);
@@ -222,21 +200,14 @@ where
         }
         Box::pin(async move {
             let tool = request.call.name.clone();
-            let mut attempt = 0;
-            loop {
-                let error = match handler.call(request.clone()).await {
-                    Ok(output) => return Ok(output),
-                    Err(error) => error,
-                };
-                if error.is_interrupt() || !(self.retry_on)(&error) {
-                    return Err(error);
-                }
-                if attempt >= self.max_retries {
-                    return self.give_up(&tool, error, attempt + 1);
-                }
-                tracing::info!(tool = %tool, attempt = attempt + 1, %error, "tool call failed; retrying");
-                self.backoff.wait(attempt).await;
-                attempt += 1;
+            let call = || handler.call(request.clone());
+            match self.policy.run(ToolError::is_interrupt, &tool, call).await {
+                Ok(output) => Ok(output),
+                Err(GaveUp { error, spent: None }) => Err(error),
+                Err(GaveUp {
+                    error,
+                    spent: Some(attempts),
+                }) => self.give_up(&tool, error, attempts),
             }
         })
     }
