@@ -226,7 +226,7 @@ impl<E: ?Sized> OnFailure<E> {
 }
 
 /// "attempt" or "attempts", as LangChain's failure messages say it.
-pub(crate) fn attempts_word(attempts: u32) -> &'static str {
+fn attempts_word(attempts: u32) -> &'static str {
     if attempts == 1 {
         "attempt"
     } else {
