@@ -39,6 +39,7 @@ pub mod schema;
 mod send;
 pub mod state;
 mod storable;
+pub mod store;
 pub mod union_vec;
 pub mod write;
 pub mod writes;

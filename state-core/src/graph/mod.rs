@@ -75,7 +75,7 @@ mod resume;
 mod route_cache;
 mod run;
 mod step;
-mod stream;
+pub(crate) mod stream;
 mod subgraph;
 mod tasks;
 pub(crate) mod timer;
