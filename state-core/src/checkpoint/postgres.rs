@@ -202,7 +202,7 @@ pub struct PostgresCheckpointer {
 /// # }
 /// ```
 #[derive(Debug)]
-pub struct PostgresError(tokio_postgres::Error);
+pub struct PostgresError(pub(crate) tokio_postgres::Error);
 
 impl PostgresError {
     /// The server's SQLSTATE code (`23514` for a check violation); `None`

@@ -75,14 +75,15 @@ pub enum StoreError {
     },
 }
 
-#[allow(dead_code)] // used by the SQL backends
 impl StoreError {
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn backend(
         operation: &'static str,
     ) -> impl FnOnce(Box<dyn Error + Send + Sync>) -> StoreError {
         move |source| StoreError::Backend { operation, source }
     }
 
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn argument(reason: impl Into<String>) -> Self {
         StoreError::InvalidArgument {
             reason: reason.into(),

@@ -144,7 +144,7 @@ pub(crate) fn join(namespace: &[String]) -> String {
 }
 
 /// The labels of a joined namespace.
-#[allow(dead_code)] // used by the SQL backends
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn split(joined: &str) -> Vec<String> {
     joined.split('.').map(str::to_owned).collect()
 }

@@ -54,6 +54,22 @@ mod memory;
 mod op;
 mod prepare;
 mod rank;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub mod sqlite;
+
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use sqlite::SqliteStore;
 
 pub use embed::{Embeddings, IndexConfig};
 pub use error::StoreError;

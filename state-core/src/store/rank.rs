@@ -14,6 +14,12 @@ pub(crate) trait Candidate {
     fn item(&self) -> &Item;
     /// The vectors of its embedded texts.
     fn vectors(&self) -> &[Vec<f32>];
+    /// Its similarity to the query as the database computed it (pgvector),
+    /// for vectors not returned; scored with [`vectors`](Self::vectors)
+    /// when both are there.
+    fn known_score(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Newest update first, then by namespace and key, so pages are stable.
@@ -45,11 +51,12 @@ pub(crate) fn rank<C: Candidate>(
     };
     let (scored, scoreless): (Vec<C>, Vec<C>) = candidates
         .into_iter()
-        .partition(|c| !c.vectors().is_empty());
+        .partition(|c| !c.vectors().is_empty() || c.known_score().is_some());
     let mut scored: Vec<(C, Option<f64>)> = scored
         .into_iter()
         .map(|c| {
             let score = best_score(query, c.vectors());
+            let score = c.known_score().map_or(score, |known| known.max(score));
             (c, Some(score))
         })
         .collect();

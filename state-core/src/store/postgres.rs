@@ -1,0 +1,544 @@
+//! The store in PostgreSQL, shared by every instance of a deployment
+//! (LangGraph's `PostgresStore`). Feature `postgres`; needs a Tokio
+//! runtime, which drives the connection.
+//!
+//! The tables, as in the SQLite file (`\d store_items` in `psql`):
+//!
+//! * `store_items(prefix, key, value, created_at, updated_at, expires_at,
+//!   ttl_minutes)`, keyed by `(prefix, key)`; `prefix` is the namespace's
+//!   labels joined with `.`, in the `"C"` collation so that the primary
+//!   key's B-tree orders it by bytes and a search reads the namespaces
+//!   under its prefix as one range of it; `value` is `jsonb` (so SQL can
+//!   read it: `SELECT value->>'work' FROM store_items`); times are
+//!   microseconds since the Unix epoch.
+//! * `store_embeddings(prefix, key, field, embedding, embedding_vector)`:
+//!   one row per embedded text, the vector as little-endian `f32` bytes
+//!   and, where the [pgvector](https://github.com/pgvector/pgvector)
+//!   extension is installed, as a `vector` too.
+//!
+//! With pgvector, a query's cosine distances are computed by the server
+//! (`embedding_vector <=> $query`), so no vector crosses the wire; without
+//! it (or with [`PostgresStore::exact_vectors`]) the vectors under the
+//! prefix are read and scored in Rust. Both are exact and rank alike.
+//! Filters run in Rust with LangGraph's semantics. A batch is one
+//! transaction.
+
+use std::fmt;
+
+use futures::lock::Mutex;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement, Transaction};
+
+use super::item::{join, split, to_micros};
+use super::prepare::{expiry, PreparedPut};
+use super::rank::{list_namespaces, rank};
+use super::sql::{
+    found, literal_prefix, value_text, vector_bytes, vector_from_bytes, ByItem, Found, ItemRow,
+    PrefixRange,
+};
+use super::{
+    prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
+    Store, StoreError, TtlConfig,
+};
+use crate::checkpoint::postgres::PostgresError;
+use crate::checkpoint::BoxFuture;
+
+/// Taken while creating the tables, so instances starting together do not
+/// race on `CREATE TABLE IF NOT EXISTS`.
+const SCHEMA_LOCK: i64 = 0x7374_6f72_6573;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS store_items (
+    prefix      TEXT COLLATE "C" NOT NULL,
+    key         TEXT             NOT NULL,
+    value       JSONB            NOT NULL,
+    created_at  BIGINT           NOT NULL,
+    updated_at  BIGINT           NOT NULL,
+    expires_at  BIGINT,
+    ttl_minutes DOUBLE PRECISION,
+    PRIMARY KEY (prefix, key)
+);
+CREATE INDEX IF NOT EXISTS store_items_expires_at
+    ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS store_embeddings (
+    prefix    TEXT COLLATE "C" NOT NULL,
+    key       TEXT             NOT NULL,
+    field     TEXT             NOT NULL,
+    embedding BYTEA            NOT NULL,
+    PRIMARY KEY (prefix, key, field)
+);
+"#;
+
+const ITEM_COLUMNS: &str = "prefix, key, value::text, created_at, updated_at, ttl_minutes";
+const UNDER: &str = "(prefix = $1 OR (prefix >= $2 AND prefix < $3))";
+
+/// A [`Store`] in a PostgreSQL database.
+///
+/// ```no_run
+/// use agent_state::store::{PostgresStore, SearchOp, StoreExt};
+/// use serde_json::json;
+///
+/// # async fn run() -> Result<(), agent_state::store::StoreError> {
+/// // Inside a Tokio runtime:
+/// let store = PostgresStore::connect("host=/run/postgresql user=postgres").await?;
+/// store.put(["users", "did:1"], "profile", json!({"work": "geology"})).await?;
+/// let found = store.search(SearchOp::new(["users"])).await?;
+/// assert_eq!(found[0].value["work"], "geology");
+/// # Ok(())
+/// # }
+/// ```
+pub struct PostgresStore {
+    client: Mutex<Client>,
+    st: Statements,
+    index: Option<IndexConfig>,
+    ttl: TtlConfig,
+    /// `store_embeddings` has the pgvector column: puts fill it.
+    vector_column: bool,
+    /// Searches score with pgvector (the column is there, and
+    /// [`PostgresStore::exact_vectors`] was not asked for).
+    use_pgvector: bool,
+}
+
+/// The statements of a batch, prepared once per connection; `all_*` read
+/// every namespace, the others those under a prefix.
+struct Statements {
+    get: Statement,
+    refresh: Statement,
+    items_under: Statement,
+    all_items: Statement,
+    vectors_under: Statement,
+    all_vectors: Statement,
+    prefixes_under: Statement,
+    all_prefixes: Statement,
+    put: Statement,
+    delete: Statement,
+    delete_vectors: Statement,
+    insert_vectors: Statement,
+}
+
+fn pg_err(operation: &'static str) -> impl FnOnce(tokio_postgres::Error) -> StoreError {
+    move |e| StoreError::backend(operation)(Box::new(PostgresError(e)))
+}
+
+impl PostgresStore {
+    /// Connects with a libpq-style configuration (`host=.. user=..
+    /// dbname=..` or a `postgresql://` URL) and sets the tables up, as
+    /// [`from_client`](Self::from_client). Must run inside a Tokio
+    /// runtime, which drives the connection from then on.
+    pub async fn connect(config: &str) -> Result<Self, StoreError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            StoreError::argument(
+                "the PostgreSQL store needs a Tokio runtime (call it from within one)",
+            )
+        })?;
+        let (client, connection) = tokio_postgres::connect(config, NoTls)
+            .await
+            .map_err(pg_err("connect"))?;
+        // Errors of the connection surface as errors of the calls made on
+        // the client.
+        handle.spawn(async move {
+            let _ = connection.await;
+        });
+        Self::from_client(client).await
+    }
+
+    /// Uses a client the caller connected (TLS, a pool's connection, ...):
+    /// creates the tables if needed, installs pgvector in the database if
+    /// the server has it (`CREATE EXTENSION IF NOT EXISTS vector`; without
+    /// it, or without the right to create it, vectors are scored in Rust),
+    /// and prepares the statements. The caller drives the connection.
+    pub async fn from_client(client: Client) -> Result<Self, StoreError> {
+        client
+            .batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {SCHEMA} COMMIT;"
+            ))
+            .await
+            .map_err(pg_err("create tables"))?;
+        let vector_column = add_vector_column(&client).await?;
+        let st = Statements::prepare(&client, vector_column).await?;
+        Ok(PostgresStore {
+            client: Mutex::new(client),
+            st,
+            index: None,
+            ttl: TtlConfig::default(),
+            vector_column,
+            use_pgvector: vector_column,
+        })
+    }
+
+    /// Searches rank by similarity to a query, through `index`.
+    #[must_use]
+    pub fn with_index(mut self, index: IndexConfig) -> Self {
+        self.index = Some(index);
+        self
+    }
+
+    /// Items expire as `ttl` says.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: TtlConfig) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Scores a query's vectors in Rust even where pgvector is installed
+    /// (puts still fill pgvector's column, for other instances).
+    #[must_use]
+    pub fn exact_vectors(mut self) -> Self {
+        self.use_pgvector = false;
+        self
+    }
+
+    /// Whether searches score with pgvector in the server.
+    pub fn uses_pgvector(&self) -> bool {
+        self.use_pgvector
+    }
+
+    async fn run(&self, prepared: super::Prepared) -> Result<Vec<OpResult>, StoreError> {
+        let now = prepared.now;
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(pg_err("batch"))?;
+        let mut puts = Vec::new();
+        let mut results = Vec::with_capacity(prepared.ops.len());
+        for op in prepared.ops {
+            results.push(match op {
+                PreparedOp::Get {
+                    namespace,
+                    key,
+                    refresh,
+                } => OpResult::Item(self.get(&tx, &namespace, &key, refresh, now).await?),
+                PreparedOp::Put(put) => {
+                    puts.push(put);
+                    OpResult::Done
+                }
+                PreparedOp::Skip => OpResult::Done,
+                PreparedOp::Search { op, query, refresh } => {
+                    OpResult::Items(self.search(&tx, &op, query.as_deref(), refresh, now).await?)
+                }
+                PreparedOp::List(list) => {
+                    OpResult::Namespaces(self.namespaces(&tx, &list, now).await?)
+                }
+            });
+        }
+        for put in puts {
+            self.write_put(&tx, put, now).await?;
+        }
+        tx.commit().await.map_err(pg_err("batch"))?;
+        Ok(results)
+    }
+
+    async fn sweep(&self) -> Result<u64, StoreError> {
+        let now = to_micros(std::time::SystemTime::now());
+        let client = self.client.lock().await;
+        // One statement: the items and their vectors go together.
+        let row = client
+            .query_one(
+                "WITH gone AS (DELETE FROM store_items WHERE expires_at <= $1 RETURNING prefix, key),
+                      v AS (DELETE FROM store_embeddings e USING gone
+                            WHERE e.prefix = gone.prefix AND e.key = gone.key)
+                 SELECT count(*) FROM gone",
+                &[&now],
+            )
+            .await
+            .map_err(pg_err("sweep"))?;
+        let swept: i64 = row.get(0);
+        Ok(u64::try_from(swept).unwrap_or(0))
+    }
+}
+
+/// Installs pgvector in the database if the server has it, and gives
+/// `store_embeddings` its `vector` column; whether the column is there.
+async fn add_vector_column(client: &Client) -> Result<bool, StoreError> {
+    // Refused when the server lacks the extension or the role the right:
+    // then vectors are scored in Rust.
+    let installed = client
+        .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+        .await
+        .is_ok();
+    if installed {
+        client
+            .batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK});
+                 ALTER TABLE store_embeddings ADD COLUMN IF NOT EXISTS embedding_vector vector;
+                 COMMIT;"
+            ))
+            .await
+            .map_err(pg_err("create tables"))?;
+    }
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = 'store_embeddings'::regclass
+                   AND attname = 'embedding_vector' AND NOT attisdropped)",
+            &[],
+        )
+        .await
+        .map_err(pg_err("create tables"))?;
+    Ok(row.get(0))
+}
+
+impl Statements {
+    async fn prepare(client: &Client, vector_column: bool) -> Result<Self, StoreError> {
+        let p = |sql: String| async move { client.prepare(&sql).await.map_err(pg_err("prepare")) };
+        let live = |at: &str| format!("(expires_at IS NULL OR expires_at > ${at})");
+        // With pgvector, a vector the server scores is not sent back; a
+        // row without the column's value (written before it existed) is
+        // sent for Rust to score. A zero vector's NaN distance scores 0,
+        // as in Rust.
+        let vector_select = |q: &str| {
+            if vector_column {
+                format!(
+                    "prefix, key,
+                     CASE WHEN embedding_vector IS NULL OR {q}::text IS NULL THEN embedding END,
+                     CASE WHEN embedding_vector IS NOT NULL AND {q}::text IS NOT NULL THEN
+                         (SELECT CASE WHEN d = 'NaN'::float8 THEN 0 ELSE 1 - d END
+                          FROM (SELECT embedding_vector <=> {q}::text::vector AS d) AS distance)
+                     END"
+                )
+            } else {
+                format!("prefix, key, embedding, {q}::text::float8")
+            }
+        };
+        let insert_vectors = if vector_column {
+            "INSERT INTO store_embeddings (prefix, key, field, embedding, embedding_vector)
+             SELECT $1, $2, f, e, v::vector FROM unnest($3::text[], $4::bytea[], $5::text[]) AS t(f, e, v)"
+        } else {
+            "INSERT INTO store_embeddings (prefix, key, field, embedding)
+             SELECT $1, $2, f, e FROM unnest($3::text[], $4::bytea[], $5::text[]) AS t(f, e, v)"
+        };
+        Ok(Statements {
+            get: p(format!(
+                "SELECT {ITEM_COLUMNS} FROM store_items WHERE prefix = $1 AND key = $2 AND {}",
+                live("3")
+            ))
+            .await?,
+            refresh: p("UPDATE store_items SET expires_at = $3 WHERE prefix = $1 AND key = $2".into()).await?,
+            items_under: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
+            all_items: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {}", live("1"))).await?,
+            vectors_under: p(format!("SELECT {} FROM store_embeddings WHERE {UNDER}", vector_select("$4"))).await?,
+            all_vectors: p(format!("SELECT {} FROM store_embeddings", vector_select("$1"))).await?,
+            prefixes_under: p(format!("SELECT DISTINCT prefix FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
+            all_prefixes: p(format!("SELECT DISTINCT prefix FROM store_items WHERE {}", live("1"))).await?,
+            // An overwrite keeps the creation time of an item still alive.
+            put: p("INSERT INTO store_items AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+                    VALUES ($1, $2, $3::text::jsonb, $4, $4, $5, $6)
+                    ON CONFLICT (prefix, key) DO UPDATE SET
+                        value = EXCLUDED.value,
+                        created_at = CASE WHEN s.expires_at IS NULL OR s.expires_at > $4
+                                     THEN s.created_at ELSE EXCLUDED.created_at END,
+                        updated_at = EXCLUDED.updated_at,
+                        expires_at = EXCLUDED.expires_at,
+                        ttl_minutes = EXCLUDED.ttl_minutes".into()).await?,
+            delete: p("DELETE FROM store_items WHERE prefix = $1 AND key = $2".into()).await?,
+            delete_vectors: p("DELETE FROM store_embeddings WHERE prefix = $1 AND key = $2".into()).await?,
+            insert_vectors: p(insert_vectors.into()).await?,
+        })
+    }
+}
+
+fn item_row(row: &Row) -> Result<ItemRow, tokio_postgres::Error> {
+    Ok(ItemRow {
+        prefix: row.try_get(0)?,
+        key: row.try_get(1)?,
+        value: row.try_get(2)?,
+        created_at: row.try_get(3)?,
+        updated_at: row.try_get(4)?,
+        ttl_minutes: row.try_get(5)?,
+    })
+}
+
+/// A vector as pgvector reads it: `[1,0.5,-2]` (Rust's shortest text of
+/// an `f32` reads back as the same `f32`).
+fn vector_text(vector: &[f32]) -> String {
+    let parts: Vec<String> = vector.iter().map(f32::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+impl PostgresStore {
+    async fn get(
+        &self,
+        tx: &Transaction<'_>,
+        namespace: &[String],
+        key: &str,
+        refresh: bool,
+        now: i64,
+    ) -> Result<Option<Item>, StoreError> {
+        let prefix = join(namespace);
+        let row = tx
+            .query_opt(&self.st.get, &[&prefix, &key, &now])
+            .await
+            .map_err(pg_err("get"))?;
+        let Some(row) = row else { return Ok(None) };
+        let (item, ttl_minutes) = item_row(&row).map_err(pg_err("get"))?.into_item()?;
+        if let (true, Some(minutes)) = (refresh, ttl_minutes) {
+            tx.execute(&self.st.refresh, &[&prefix, &key, &expiry(now, minutes)])
+                .await
+                .map_err(pg_err("get"))?;
+        }
+        Ok(Some(item))
+    }
+
+    /// Runs the `under` statement (prefix range, then `extra`) or the
+    /// `all` one (`extra` alone).
+    async fn query_under(
+        tx: &Transaction<'_>,
+        (under, all): (&Statement, &Statement),
+        range: Option<&PrefixRange>,
+        extra: &[&(dyn ToSql + Sync)],
+        operation: &'static str,
+    ) -> Result<Vec<Row>, StoreError> {
+        let rows = match range {
+            Some(r) => {
+                let mut args: Vec<&(dyn ToSql + Sync)> = vec![&r.exact, &r.from, &r.to];
+                args.extend_from_slice(extra);
+                tx.query(under, &args).await
+            }
+            None => tx.query(all, extra).await,
+        };
+        rows.map_err(pg_err(operation))
+    }
+
+    async fn search(
+        &self,
+        tx: &Transaction<'_>,
+        op: &SearchOp,
+        query: Option<&[f32]>,
+        refresh: bool,
+        now: i64,
+    ) -> Result<Vec<SearchItem>, StoreError> {
+        let range = PrefixRange::of(&op.namespace_prefix);
+        let statements = (&self.st.items_under, &self.st.all_items);
+        let rows = Self::query_under(tx, statements, range.as_ref(), &[&now], "search").await?;
+        let rows = rows
+            .iter()
+            .map(item_row)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(pg_err("search"))?;
+        let (vectors, scores) = match query {
+            Some(query) => self.vectors(tx, range.as_ref(), query).await?,
+            None => (ByItem::new(), ByItem::new()),
+        };
+        let candidates = found(rows, &op.filter, vectors, &scores)?;
+        let page = rank(candidates, query, op.offset, op.limit);
+        let mut out = Vec::with_capacity(page.len());
+        for (found, score) in page {
+            let Found {
+                item, ttl_minutes, ..
+            } = found;
+            if let (true, Some(minutes)) = (refresh, ttl_minutes) {
+                let prefix = join(&item.namespace);
+                tx.execute(&self.st.refresh, &[&prefix, &item.key, &expiry(now, minutes)])
+                    .await
+                    .map_err(pg_err("search"))?;
+            }
+            out.push(SearchItem { item, score });
+        }
+        Ok(out)
+    }
+
+    /// The vectors under the prefix to score in Rust, and the scores the
+    /// server computed with pgvector.
+    async fn vectors(
+        &self,
+        tx: &Transaction<'_>,
+        range: Option<&PrefixRange>,
+        query: &[f32],
+    ) -> Result<(ByItem<Vec<f32>>, ByItem<f64>), StoreError> {
+        let text = self.use_pgvector.then(|| vector_text(query));
+        let statements = (&self.st.vectors_under, &self.st.all_vectors);
+        let rows = Self::query_under(tx, statements, range, &[&text], "search").await?;
+        let (mut vectors, mut scores) = (ByItem::new(), ByItem::new());
+        for row in rows {
+            let (prefix, key): (String, String) = (row.get(0), row.get(1));
+            let bytes: Option<Vec<u8>> = row.try_get(2).map_err(pg_err("search"))?;
+            let score: Option<f64> = row.try_get(3).map_err(pg_err("search"))?;
+            if let Some(bytes) = bytes {
+                let vector = vector_from_bytes(&prefix, &key, &bytes)?;
+                vectors
+                    .entry((prefix.clone(), key.clone()))
+                    .or_insert_with(Vec::new)
+                    .push(vector);
+            }
+            if let Some(score) = score {
+                scores.entry((prefix, key)).or_insert_with(Vec::new).push(score);
+            }
+        }
+        Ok((vectors, scores))
+    }
+
+    async fn namespaces(
+        &self,
+        tx: &Transaction<'_>,
+        op: &ListNamespacesOp,
+        now: i64,
+    ) -> Result<Vec<Vec<String>>, StoreError> {
+        let range = PrefixRange::of(&literal_prefix(op));
+        let statements = (&self.st.prefixes_under, &self.st.all_prefixes);
+        let rows =
+            Self::query_under(tx, statements, range.as_ref(), &[&now], "list namespaces").await?;
+        let prefixes = rows.iter().map(|row| split(row.get::<_, &str>(0)));
+        Ok(list_namespaces(prefixes, op))
+    }
+
+    async fn write_put(
+        &self,
+        tx: &Transaction<'_>,
+        put: PreparedPut,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let prefix = join(&put.namespace);
+        let key = put.key.as_str();
+        tx.execute(&self.st.delete_vectors, &[&prefix, &key])
+            .await
+            .map_err(pg_err("put"))?;
+        let Some(value) = &put.value else {
+            tx.execute(&self.st.delete, &[&prefix, &key])
+                .await
+                .map_err(pg_err("delete"))?;
+            return Ok(());
+        };
+        let text = value_text(value);
+        let args: [&(dyn ToSql + Sync); 6] = [
+            &prefix,
+            &key,
+            &text,
+            &now,
+            &put.expires_at,
+            &put.ttl_minutes,
+        ];
+        tx.execute(&self.st.put, &args).await.map_err(pg_err("put"))?;
+        if put.vectors.is_empty() {
+            return Ok(());
+        }
+        let fields: Vec<&str> = put.vectors.iter().map(|(f, _)| f.as_str()).collect();
+        let bytes: Vec<Vec<u8>> = put.vectors.iter().map(|(_, v)| vector_bytes(v)).collect();
+        let texts: Vec<String> = put.vectors.iter().map(|(_, v)| vector_text(v)).collect();
+        tx.execute(&self.st.insert_vectors, &[&prefix, &key, &fields, &bytes, &texts])
+            .await
+            .map_err(pg_err("put"))?;
+        Ok(())
+    }
+}
+
+impl Store for PostgresStore {
+    fn batch<'a>(&'a self, ops: Vec<Op>) -> BoxFuture<'a, Result<Vec<OpResult>, StoreError>> {
+        Box::pin(async move {
+            let prepared = prepare(ops, self.index.as_ref(), &self.ttl).await?;
+            self.run(prepared).await
+        })
+    }
+
+    fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(self.sweep())
+    }
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("index", &self.index)
+            .field("ttl", &self.ttl)
+            .field("vector_column", &self.vector_column)
+            .field("use_pgvector", &self.use_pgvector)
+            .finish_non_exhaustive()
+    }
+}

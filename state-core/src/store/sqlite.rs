@@ -1,0 +1,570 @@
+//! The store in a SQLite file (LangGraph's `SqliteStore`). Feature
+//! `sqlite`; SQLite is compiled in.
+//!
+//! By default the file is the checkpoints' own: the store's tables are
+//! prefixed `store_` and sit beside the checkpointer's, so one file holds
+//! a deployment's threads and memories, and a [`SqliteCheckpointer`] and a
+//! [`SqliteStore`] may be open on it at once.
+//!
+//! The tables (`sqlite3 file.db '.schema store_items'`):
+//!
+//! * `store_items(prefix, key, value, created_at, updated_at, expires_at,
+//!   ttl_minutes)`, keyed by `(prefix, key)`: `prefix` is the namespace's
+//!   labels joined with `.`, `value` JSON text, times integer microseconds
+//!   since the Unix epoch.
+//! * `store_embeddings(prefix, key, field, embedding)`: one row per embedded
+//!   text of an item (its path in `field`), the vector as a BLOB of
+//!   little-endian `f32`s.
+//! * `store_meta(name, value)`: the tables' layout version.
+//!
+//! A search reads the namespaces under its prefix as a range of the
+//! primary key (never a scan of the table), so its cost does not grow with
+//! the items stored elsewhere; filters run in Rust with LangGraph's
+//! semantics ([`Filter::matches`](super::Filter::matches)), and a query
+//! scores the prefix's vectors exactly (cosine). A batch is one
+//! transaction.
+//!
+//! [`SqliteCheckpointer`]: crate::checkpoint::sqlite::SqliteCheckpointer
+
+use std::error::Error;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::item::{join, split, to_micros};
+use super::prepare::{expiry, PreparedPut};
+use super::rank::{list_namespaces, rank};
+use super::sql::{
+    found, literal_prefix, value_text, vector_bytes, vector_from_bytes, ByItem, Found, ItemRow,
+    PrefixRange,
+};
+use super::{
+    prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
+    Store, StoreError, TtlConfig,
+};
+use crate::checkpoint::BoxFuture;
+
+/// The layout version of the store's tables, in `store_meta`.
+const FORMAT: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS store_meta (
+    name  TEXT    NOT NULL PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS store_items (
+    prefix      TEXT    NOT NULL,
+    key         TEXT    NOT NULL,
+    value       TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    expires_at  INTEGER,
+    ttl_minutes REAL,
+    PRIMARY KEY (prefix, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS store_items_expires_at
+    ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS store_embeddings (
+    prefix    TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    field     TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    PRIMARY KEY (prefix, key, field)
+) WITHOUT ROWID;
+";
+
+/// How long a handle waits for another one's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+const ITEM_COLUMNS: &str = "prefix, key, value, created_at, updated_at, ttl_minutes";
+/// Not expired at the batch's time.
+const LIVE: &str = "(expires_at IS NULL OR expires_at > {now})";
+
+/// A [`Store`] in a SQLite file, shared by every handle (and process) that
+/// opens it.
+///
+/// ```
+/// use agent_state::checkpoint::block_on;
+/// use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+/// use agent_state::store::{SearchOp, SqliteStore, StoreExt};
+/// use serde_json::json;
+///
+/// let dir = std::env::temp_dir().join(format!("agent-state-store-doc-{}", std::process::id()));
+/// let path = dir.join("agent.db");
+/// // The checkpoints and the memories in one file.
+/// let _threads = SqliteCheckpointer::open(&path)?;
+/// let store = SqliteStore::open(&path)?;
+/// block_on(async {
+///     store.put(["users", "did:1"], "profile", json!({"work": "geology"})).await?;
+///     let found = store.search(SearchOp::new(["users"])).await?;
+///     assert_eq!(found[0].value["work"], "geology");
+///     Ok::<(), agent_state::store::StoreError>(())
+/// })?;
+/// # drop(store);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    index: Option<IndexConfig>,
+    ttl: TtlConfig,
+}
+
+/// A SQLite failure located in its file.
+#[derive(Debug)]
+struct InFile {
+    path: PathBuf,
+    source: rusqlite::Error,
+}
+
+impl fmt::Display for InFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.source)
+    }
+}
+
+impl Error for InFile {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its directory if needed) the file at `path`
+    /// and the store's tables in it; the checkpointer's tables, if any,
+    /// are left as they are.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Backend {
+                operation: "open",
+                source: format!("{}: {e}", dir.display()).into(),
+            })?;
+        }
+        let fail = |e| in_file(&path, "open", e);
+        let conn = Connection::open(&path).map_err(fail)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        // Several processes opening a new file at once may find it locked
+        // for the switch to WAL or the tables: retry until the timeout.
+        let started = Instant::now();
+        loop {
+            match setup(&conn) {
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(fail(e)),
+                Ok(format) if format > FORMAT => {
+                    return Err(StoreError::Backend {
+                        operation: "open",
+                        source: format!(
+                            "{} has store table format {format}, newer than this program's {FORMAT}",
+                            path.display()
+                        )
+                        .into(),
+                    })
+                }
+                Ok(_) => break,
+            }
+        }
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            path,
+            index: None,
+            ttl: TtlConfig::default(),
+        })
+    }
+
+    /// Searches rank by similarity to a query, through `index`.
+    #[must_use]
+    pub fn with_index(mut self, index: IndexConfig) -> Self {
+        self.index = Some(index);
+        self
+    }
+
+    /// Items expire as `ttl` says.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: TtlConfig) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // Every batch is one transaction, rolled back if a panic unwinds
+        // through it, so a poisoned lock guards a consistent connection.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn run(&self, prepared: super::Prepared) -> Result<Vec<OpResult>, StoreError> {
+        let now = prepared.now;
+        let conn = self.lock();
+        let writes = prepared.ops.iter().any(|op| match op {
+            PreparedOp::Put(_) => true,
+            PreparedOp::Get { refresh, .. } | PreparedOp::Search { refresh, .. } => *refresh,
+            _ => false,
+        });
+        let tx = Tx::begin(&conn, writes).map_err(|e| in_file(&self.path, "batch", e))?;
+        let mut puts = Vec::new();
+        let mut results = Vec::with_capacity(prepared.ops.len());
+        for op in prepared.ops {
+            results.push(match op {
+                PreparedOp::Get {
+                    namespace,
+                    key,
+                    refresh,
+                } => OpResult::Item(self.at("get", get(&conn, &namespace, &key, refresh, now))?),
+                PreparedOp::Put(put) => {
+                    puts.push(put);
+                    OpResult::Done
+                }
+                PreparedOp::Skip => OpResult::Done,
+                PreparedOp::Search { op, query, refresh } => OpResult::Items(self.at(
+                    "search",
+                    search(&conn, &op, query.as_deref(), refresh, now),
+                )?),
+                PreparedOp::List(list) => {
+                    OpResult::Namespaces(self.at("list namespaces", namespaces(&conn, &list, now))?)
+                }
+            });
+        }
+        for put in puts {
+            self.at("put", write_put(&conn, put, now))?;
+        }
+        tx.commit().map_err(|e| in_file(&self.path, "batch", e))?;
+        Ok(results)
+    }
+
+    fn sweep(&self) -> Result<u64, StoreError> {
+        let now = to_micros(SystemTime::now());
+        let conn = self.lock();
+        let fail = |e| in_file(&self.path, "sweep", e);
+        let tx = Tx::begin(&conn, true).map_err(fail)?;
+        conn.execute(
+            "DELETE FROM store_embeddings WHERE (prefix, key) IN
+             (SELECT prefix, key FROM store_items WHERE expires_at <= ?1)",
+            [now],
+        )
+        .map_err(fail)?;
+        let swept = conn
+            .execute("DELETE FROM store_items WHERE expires_at <= ?1", [now])
+            .map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(swept as u64)
+    }
+
+    /// `result`, a SQLite failure located in the file.
+    fn at<T>(&self, operation: &'static str, result: Result<T, Failure>) -> Result<T, StoreError> {
+        result.map_err(|e| match e {
+            Failure::Db(e) => in_file(&self.path, operation, e),
+            Failure::Store(e) => e,
+        })
+    }
+}
+
+fn in_file(path: &Path, operation: &'static str, source: rusqlite::Error) -> StoreError {
+    StoreError::backend(operation)(Box::new(InFile {
+        path: path.to_path_buf(),
+        source,
+    }))
+}
+
+/// WAL mode and the tables, each idempotent; the layout version found.
+fn setup(conn: &Connection) -> rusqlite::Result<i64> {
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let tx = Tx::begin(conn, true)?;
+    conn.execute_batch(SCHEMA)?;
+    conn.execute(
+        "INSERT INTO store_meta (name, value) VALUES ('format', ?1) ON CONFLICT (name) DO NOTHING",
+        [FORMAT],
+    )?;
+    let format = conn.query_row("SELECT value FROM store_meta WHERE name = 'format'", [], |r| {
+        r.get(0)
+    })?;
+    tx.commit()?;
+    Ok(format)
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(e, _)
+            if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// What a step of a batch failed with: the database, or a row that does
+/// not read.
+enum Failure {
+    Db(rusqlite::Error),
+    Store(StoreError),
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure::Db(e)
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Store(e)
+    }
+}
+
+/// A transaction, rolled back when dropped before its commit (an error, a
+/// panic): a batch writes all or nothing.
+struct Tx<'c> {
+    conn: &'c Connection,
+    committed: bool,
+}
+
+impl<'c> Tx<'c> {
+    /// `BEGIN IMMEDIATE` (the write lock at once) for a batch that writes,
+    /// a deferred `BEGIN` (a consistent read) for one that only reads.
+    fn begin(conn: &'c Connection, writes: bool) -> rusqlite::Result<Self> {
+        let sql = if writes { "BEGIN IMMEDIATE" } else { "BEGIN" };
+        conn.prepare_cached(sql)?.execute([])?;
+        Ok(Tx {
+            conn,
+            committed: false,
+        })
+    }
+
+    fn commit(mut self) -> rusqlite::Result<()> {
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+fn item_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
+    Ok(ItemRow {
+        prefix: row.get(0)?,
+        key: row.get(1)?,
+        value: row.get(2)?,
+        created_at: row.get(3)?,
+        updated_at: row.get(4)?,
+        ttl_minutes: row.get(5)?,
+    })
+}
+
+fn get(
+    conn: &Connection,
+    namespace: &[String],
+    key: &str,
+    refresh: bool,
+    now: i64,
+) -> Result<Option<Item>, Failure> {
+    let prefix = join(namespace);
+    let row = conn
+        .prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM store_items
+             WHERE (expires_at IS NULL OR expires_at > ?1) AND prefix = ?2 AND key = ?3"
+        ))?
+        .query_row(params![now, prefix, key], item_row)
+        .optional()?;
+    let Some(row) = row else { return Ok(None) };
+    let (item, ttl_minutes) = row.into_item()?;
+    if refresh {
+        refresh_ttl(conn, &prefix, key, ttl_minutes, now)?;
+    }
+    Ok(Some(item))
+}
+
+/// Restarts an item's TTL, if it has one.
+fn refresh_ttl(
+    conn: &Connection,
+    prefix: &str,
+    key: &str,
+    ttl_minutes: Option<f64>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    if let Some(minutes) = ttl_minutes {
+        conn.prepare_cached("UPDATE store_items SET expires_at = ?3 WHERE prefix = ?1 AND key = ?2")?
+            .execute(params![prefix, key, expiry(now, minutes)])?;
+    }
+    Ok(())
+}
+
+/// Runs `sql` over the namespaces under `prefix`: `{cond}` in it becomes
+/// a range of the primary key (or nothing, for everything), `{now}` the
+/// batch's time.
+fn query_under<T>(
+    conn: &Connection,
+    sql: &str,
+    prefix: Option<&PrefixRange>,
+    now: i64,
+    mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<T, Failure>,
+) -> Result<Vec<T>, Failure> {
+    let uses_now = sql.contains("{now}");
+    let mut args: Vec<&dyn rusqlite::ToSql> = Vec::new();
+    let cond = match prefix {
+        Some(r) => {
+            args.extend([&r.exact as &dyn rusqlite::ToSql, &r.from, &r.to]);
+            "(prefix = ?1 OR (prefix >= ?2 AND prefix < ?3))"
+        }
+        None => "1",
+    };
+    if uses_now {
+        args.push(&now);
+    }
+    let sql = sql
+        .replace("{cond}", cond)
+        .replace("{now}", &format!("?{}", args.len()));
+    let mut st = conn.prepare_cached(&sql)?;
+    let mut rows = st.query(args.as_slice())?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(each(row)?);
+    }
+    Ok(out)
+}
+
+fn search(
+    conn: &Connection,
+    op: &SearchOp,
+    query: Option<&[f32]>,
+    refresh: bool,
+    now: i64,
+) -> Result<Vec<SearchItem>, Failure> {
+    let range = PrefixRange::of(&op.namespace_prefix);
+    let rows = query_under(
+        conn,
+        &format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {{cond}} AND {LIVE}"),
+        range.as_ref(),
+        now,
+        |row| Ok(item_row(row)?),
+    )?;
+    let vectors = match query {
+        Some(_) => vectors_under(conn, range.as_ref(), now)?,
+        None => ByItem::new(),
+    };
+    let candidates = found(rows, &op.filter, vectors, &ByItem::new())?;
+    let page = rank(candidates, query, op.offset, op.limit);
+    let mut out = Vec::with_capacity(page.len());
+    for (found, score) in page {
+        let Found {
+            item, ttl_minutes, ..
+        } = found;
+        if refresh {
+            refresh_ttl(conn, &join(&item.namespace), &item.key, ttl_minutes, now)?;
+        }
+        out.push(SearchItem { item, score });
+    }
+    Ok(out)
+}
+
+/// Every stored vector under the prefix, by item: the exact scan a query
+/// scores.
+fn vectors_under(
+    conn: &Connection,
+    range: Option<&PrefixRange>,
+    now: i64,
+) -> Result<ByItem<Vec<f32>>, Failure> {
+    let sql = "SELECT prefix, key, embedding FROM store_embeddings WHERE {cond}";
+    let rows = query_under(conn, sql, range, now, |row| {
+        let (prefix, key): (String, String) = (row.get(0)?, row.get(1)?);
+        let bytes: Vec<u8> = row.get(2)?;
+        let vector = vector_from_bytes(&prefix, &key, &bytes)?;
+        Ok(((prefix, key), vector))
+    })?;
+    let mut by_item = ByItem::new();
+    for (id, vector) in rows {
+        by_item.entry(id).or_insert_with(Vec::new).push(vector);
+    }
+    Ok(by_item)
+}
+
+fn namespaces(
+    conn: &Connection,
+    op: &ListNamespacesOp,
+    now: i64,
+) -> Result<Vec<Vec<String>>, Failure> {
+    let literal = literal_prefix(op);
+    let sql = format!("SELECT DISTINCT prefix FROM store_items WHERE {{cond}} AND {LIVE}");
+    let prefixes = query_under(conn, &sql, PrefixRange::of(&literal).as_ref(), now, |row| {
+        Ok(row.get::<_, String>(0)?)
+    })?;
+    Ok(list_namespaces(prefixes.iter().map(|p| split(p)), op))
+}
+
+fn write_put(conn: &Connection, put: PreparedPut, now: i64) -> Result<(), Failure> {
+    let prefix = join(&put.namespace);
+    conn.prepare_cached("DELETE FROM store_embeddings WHERE prefix = ?1 AND key = ?2")?
+        .execute(params![prefix, put.key])?;
+    let Some(value) = &put.value else {
+        conn.prepare_cached("DELETE FROM store_items WHERE prefix = ?1 AND key = ?2")?
+            .execute(params![prefix, put.key])?;
+        return Ok(());
+    };
+    // An overwrite keeps the creation time of an item still alive.
+    conn.prepare_cached(
+        "INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
+         ON CONFLICT (prefix, key) DO UPDATE SET
+             value = excluded.value,
+             created_at = CASE WHEN store_items.expires_at IS NULL OR store_items.expires_at > ?4
+                          THEN store_items.created_at ELSE excluded.created_at END,
+             updated_at = excluded.updated_at,
+             expires_at = excluded.expires_at,
+             ttl_minutes = excluded.ttl_minutes",
+    )?
+    .execute(params![
+        prefix,
+        put.key,
+        value_text(value),
+        now,
+        put.expires_at,
+        put.ttl_minutes
+    ])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT OR REPLACE INTO store_embeddings (prefix, key, field, embedding) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (field, vector) in &put.vectors {
+        insert.execute(params![prefix, put.key, field, vector_bytes(vector)])?;
+    }
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn batch<'a>(&'a self, ops: Vec<Op>) -> BoxFuture<'a, Result<Vec<OpResult>, StoreError>> {
+        Box::pin(async move {
+            let prepared = prepare(ops, self.index.as_ref(), &self.ttl).await?;
+            self.run(prepared)
+        })
+    }
+
+    fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move { self.sweep() })
+    }
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("index", &self.index)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
