@@ -211,9 +211,10 @@ impl PostgresStore {
                     OpResult::Done
                 }
                 PreparedOp::Skip => OpResult::Done,
-                PreparedOp::Search { op, query, refresh } => {
-                    OpResult::Items(self.search(&tx, &op, query.as_deref(), refresh, now).await?)
-                }
+                PreparedOp::Search { op, query, refresh } => OpResult::Items(
+                    self.search(&tx, &op, query.as_deref(), refresh, now)
+                        .await?,
+                ),
                 PreparedOp::List(list) => {
                     OpResult::Namespaces(self.namespaces(&tx, &list, now).await?)
                 }
@@ -426,9 +427,12 @@ impl PostgresStore {
             } = found;
             if let (true, Some(minutes)) = (refresh, ttl_minutes) {
                 let prefix = join(&item.namespace);
-                tx.execute(&self.st.refresh, &[&prefix, &item.key, &expiry(now, minutes)])
-                    .await
-                    .map_err(pg_err("search"))?;
+                tx.execute(
+                    &self.st.refresh,
+                    &[&prefix, &item.key, &expiry(now, minutes)],
+                )
+                .await
+                .map_err(pg_err("search"))?;
             }
             out.push(SearchItem { item, score });
         }
@@ -459,7 +463,10 @@ impl PostgresStore {
                     .push(vector);
             }
             if let Some(score) = score {
-                scores.entry((prefix, key)).or_insert_with(Vec::new).push(score);
+                scores
+                    .entry((prefix, key))
+                    .or_insert_with(Vec::new)
+                    .push(score);
             }
         }
         Ok((vectors, scores))
@@ -505,16 +512,21 @@ impl PostgresStore {
             &put.expires_at,
             &put.ttl_minutes,
         ];
-        tx.execute(&self.st.put, &args).await.map_err(pg_err("put"))?;
+        tx.execute(&self.st.put, &args)
+            .await
+            .map_err(pg_err("put"))?;
         if put.vectors.is_empty() {
             return Ok(());
         }
         let fields: Vec<&str> = put.vectors.iter().map(|(f, _)| f.as_str()).collect();
         let bytes: Vec<Vec<u8>> = put.vectors.iter().map(|(_, v)| vector_bytes(v)).collect();
         let texts: Vec<String> = put.vectors.iter().map(|(_, v)| vector_text(v)).collect();
-        tx.execute(&self.st.insert_vectors, &[&prefix, &key, &fields, &bytes, &texts])
-            .await
-            .map_err(pg_err("put"))?;
+        tx.execute(
+            &self.st.insert_vectors,
+            &[&prefix, &key, &fields, &bytes, &texts],
+        )
+        .await
+        .map_err(pg_err("put"))?;
         Ok(())
     }
 }

@@ -127,9 +127,25 @@ fn check_put(put: &super::PutOp) -> Result<(), StoreError> {
     match &put.value {
         // Field by field, so the error names the field at fault.
         Some(value) => value.iter().try_for_each(|(field, v)| {
-            check_value(v).map_err(|kind| refuse(StateError::new(field.clone(), kind).to_string()))
+            check_value(v)
+                .map_err(|kind| refuse(StateError::new(field.clone(), kind).to_string()))?;
+            if field.contains('\0') || holds_nul(v) {
+                // PostgreSQL's text and jsonb cannot hold one.
+                return Err(refuse(format!("field `{field}` holds a NUL character")));
+            }
+            Ok(())
         }),
         None => Ok(()),
+    }
+}
+
+/// Whether a string (or object key) inside `value` holds a NUL.
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
     }
 }
 

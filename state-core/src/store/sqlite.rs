@@ -157,16 +157,14 @@ impl SqliteStore {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(e) => return Err(fail(e)),
-                Ok(format) if format > FORMAT => {
-                    return Err(StoreError::Backend {
-                        operation: "open",
-                        source: format!(
-                            "{} has store table format {format}, newer than this program's {FORMAT}",
-                            path.display()
-                        )
-                        .into(),
-                    })
-                }
+                Ok(format) if format > FORMAT => return Err(StoreError::Backend {
+                    operation: "open",
+                    source: format!(
+                        "{} has store table format {format}, newer than this program's {FORMAT}",
+                        path.display()
+                    )
+                    .into(),
+                }),
                 Ok(_) => break,
             }
         }
@@ -226,10 +224,9 @@ impl SqliteStore {
                     OpResult::Done
                 }
                 PreparedOp::Skip => OpResult::Done,
-                PreparedOp::Search { op, query, refresh } => OpResult::Items(self.at(
-                    "search",
-                    search(&conn, &op, query.as_deref(), refresh, now),
-                )?),
+                PreparedOp::Search { op, query, refresh } => OpResult::Items(
+                    self.at("search", search(&conn, &op, query.as_deref(), refresh, now))?,
+                ),
                 PreparedOp::List(list) => {
                     OpResult::Namespaces(self.at("list namespaces", namespaces(&conn, &list, now))?)
                 }
@@ -289,9 +286,11 @@ fn setup(conn: &Connection) -> rusqlite::Result<i64> {
         "INSERT INTO store_meta (name, value) VALUES ('format', ?1) ON CONFLICT (name) DO NOTHING",
         [FORMAT],
     )?;
-    let format = conn.query_row("SELECT value FROM store_meta WHERE name = 'format'", [], |r| {
-        r.get(0)
-    })?;
+    let format = conn.query_row(
+        "SELECT value FROM store_meta WHERE name = 'format'",
+        [],
+        |r| r.get(0),
+    )?;
     tx.commit()?;
     Ok(format)
 }
@@ -400,8 +399,10 @@ fn refresh_ttl(
     now: i64,
 ) -> rusqlite::Result<()> {
     if let Some(minutes) = ttl_minutes {
-        conn.prepare_cached("UPDATE store_items SET expires_at = ?3 WHERE prefix = ?1 AND key = ?2")?
-            .execute(params![prefix, key, expiry(now, minutes)])?;
+        conn.prepare_cached(
+            "UPDATE store_items SET expires_at = ?3 WHERE prefix = ?1 AND key = ?2",
+        )?
+        .execute(params![prefix, key, expiry(now, minutes)])?;
     }
     Ok(())
 }

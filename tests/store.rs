@@ -1,0 +1,486 @@
+//! The store's conformance suite (`support/store_cases.rs`) against every
+//! backend: `MemoryStore`, `SqliteStore` on a real file, and
+//! `PostgresStore` on a fresh database of a throwaway server
+//! (`support/pg.rs`); then what only one backend has (its file, its
+//! tables, pgvector).
+
+#[path = "support/store_cases.rs"]
+mod cases;
+#[cfg(feature = "postgres")]
+#[path = "support/pg.rs"]
+mod pg;
+
+use agent_state::checkpoint::BoxFuture;
+use agent_state::store::{MemoryStore, Store, StoreError, StoreExt};
+use cases::{Maker, Opts};
+use serde_json::json;
+
+/// The suite's cases, each run against the backend `$maker` makes.
+macro_rules! conformance {
+    ($backend:ident, $maker:expr) => {
+        mod $backend {
+            use super::*;
+            conformance!(@cases $maker;
+                put_get_overwrite_keeps_created_at,
+                delete_removes_the_item,
+                search_reads_under_the_prefix_only,
+                filters_follow_langgraph,
+                pages_newest_first,
+                lists_namespaces,
+                batches_read_before_and_last_put_wins,
+                ttl_expires_refreshes_and_sweeps,
+                semantic_search_ranks_by_similarity,
+                refused_operations_write_nothing,
+                typed_values_round_trip,
+            );
+        }
+    };
+    (@cases $maker:expr; $($case:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $case() {
+            cases::$case(&$maker).await.unwrap();
+        }
+    )*};
+}
+
+struct Memory;
+
+impl Maker for Memory {
+    fn make(&self, opts: Opts) -> BoxFuture<'_, Box<dyn Store>> {
+        Box::pin(async move {
+            let mut store = MemoryStore::new();
+            if let Some(index) = opts.index {
+                store = store.with_index(index);
+            }
+            if let Some(ttl) = opts.ttl {
+                store = store.with_ttl(ttl);
+            }
+            Box::new(store) as Box<dyn Store>
+        })
+    }
+}
+
+conformance!(memory, Memory);
+
+#[cfg(feature = "sqlite")]
+mod on_sqlite {
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use agent_state::checkpoint::sqlite::SqliteCheckpointer;
+    use agent_state::store::{SearchOp, SqliteStore};
+
+    use super::*;
+
+    /// A fresh file under the target directory.
+    pub fn temp_db(name: &str) -> PathBuf {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stores");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}-{}-{n}.db", std::process::id()));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        path
+    }
+
+    pub struct Sqlite;
+
+    impl Maker for Sqlite {
+        fn make(&self, opts: Opts) -> BoxFuture<'_, Box<dyn Store>> {
+            Box::pin(async move {
+                let mut store = SqliteStore::open(temp_db("suite")).unwrap();
+                if let Some(index) = opts.index {
+                    store = store.with_index(index);
+                }
+                if let Some(ttl) = opts.ttl {
+                    store = store.with_ttl(ttl);
+                }
+                Box::new(store) as Box<dyn Store>
+            })
+        }
+    }
+
+    conformance!(suite, Sqlite);
+
+    #[tokio::test]
+    async fn one_file_holds_checkpoints_and_memories() {
+        let path = temp_db("shared");
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        store.put(["u"], "k", json!({"n": 1})).await.unwrap();
+        drop(store);
+        // Opened again, in either order, beside the checkpointer.
+        let store = SqliteStore::open(&path).unwrap();
+        let again = SqliteCheckpointer::open(&path).unwrap();
+        assert_eq!(store.get(["u"], "k").await.unwrap().unwrap().value["n"], 1);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            tables.contains(&"agent_state_checkpoints".to_owned()),
+            "{tables:?}"
+        );
+        assert!(tables.contains(&"store_items".to_owned()), "{tables:?}");
+        assert!(
+            tables.contains(&"store_embeddings".to_owned()),
+            "{tables:?}"
+        );
+        drop((saver, again));
+    }
+
+    #[tokio::test]
+    async fn a_corrupt_row_is_named() {
+        let path = temp_db("corrupt");
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .put(["users", "1"], "profile", json!({"n": 1}))
+            .await
+            .unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute(
+            "UPDATE store_items SET value = '{not json' WHERE key = 'profile'",
+            [],
+        )
+        .unwrap();
+        for err in [
+            store.get(["users", "1"], "profile").await.unwrap_err(),
+            store.search(SearchOp::new(["users"])).await.unwrap_err(),
+        ] {
+            match &err {
+                StoreError::Corrupt { namespace, key, .. } => {
+                    assert_eq!((namespace.as_str(), key.as_str()), ("users.1", "profile"));
+                }
+                other => panic!("not Corrupt: {other}"),
+            }
+            assert!(err.to_string().contains("not JSON"), "{err}");
+        }
+        conn.execute("UPDATE store_items SET value = '[1]'", [])
+            .unwrap();
+        let err = store.get(["users", "1"], "profile").await.unwrap_err();
+        assert!(err.to_string().contains("not a JSON object"), "{err}");
+    }
+
+    #[test]
+    fn searches_read_a_range_of_the_primary_key() {
+        let path = temp_db("plan");
+        let _store = SqliteStore::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let plan = |sql: &str| -> String {
+            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let rows = st.query_map([], |r| r.get::<_, String>(3)).unwrap();
+            rows.collect::<Result<Vec<_>, _>>().unwrap().join("; ")
+        };
+        for table in ["store_items", "store_embeddings"] {
+            let found = plan(&format!(
+                "SELECT * FROM {table} WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))"
+            ));
+            assert!(
+                found.contains("PRIMARY KEY") && !found.contains("SCAN"),
+                "{table}: {found}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_named() {
+        let path = temp_db("garbage");
+        std::fs::write(&path, vec![b'x'; 4096]).unwrap();
+        let err = SqliteStore::open(&path).unwrap_err();
+        assert!(matches!(err, StoreError::Backend { .. }), "{err}");
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn items_outlive_the_handle() {
+        let path = temp_db("reopen");
+        let store = SqliteStore::open(&path)
+            .unwrap()
+            .with_index(cases::word_index());
+        store
+            .put(["n"], "a", json!({"text": "rust"}))
+            .await
+            .unwrap();
+        drop(store);
+        let store = SqliteStore::open(&path)
+            .unwrap()
+            .with_index(cases::word_index());
+        let found = store
+            .search(SearchOp::new(["n"]).query("rust"))
+            .await
+            .unwrap();
+        assert_eq!(found[0].score, Some(1.0));
+    }
+}
+
+#[cfg(feature = "postgres")]
+mod on_postgres {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use agent_state::store::{PostgresStore, SearchOp};
+    use tokio_postgres::{Config, NoTls};
+
+    use super::*;
+
+    /// A fresh database on the test server: its name.
+    async fn fresh_database(name: &str) -> String {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let db = format!(
+            "store_{name}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let (admin, conn) = tokio_postgres::connect(pg::url(), NoTls).await.unwrap();
+        tokio::spawn(conn);
+        // Each alone: neither runs inside a transaction block.
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {db}"),
+            format!("CREATE DATABASE {db}"),
+        ] {
+            admin.batch_execute(&sql).await.unwrap();
+        }
+        db
+    }
+
+    /// A client of database `db`.
+    async fn client(db: &str) -> tokio_postgres::Client {
+        let mut config: Config = pg::url().parse().unwrap();
+        config.dbname(db);
+        let (client, conn) = config.connect(NoTls).await.unwrap();
+        tokio::spawn(conn);
+        client
+    }
+
+    async fn store_on(db: &str) -> PostgresStore {
+        PostgresStore::from_client(client(db).await).await.unwrap()
+    }
+
+    pub struct Postgres;
+
+    impl Maker for Postgres {
+        fn make(&self, opts: Opts) -> BoxFuture<'_, Box<dyn Store>> {
+            Box::pin(async move {
+                let mut store = store_on(&fresh_database("suite").await).await;
+                if let Some(index) = opts.index {
+                    store = store.with_index(index);
+                }
+                if let Some(ttl) = opts.ttl {
+                    store = store.with_ttl(ttl);
+                }
+                Box::new(store) as Box<dyn Store>
+            })
+        }
+    }
+
+    conformance!(suite, Postgres);
+
+    /// Whether the test server has pgvector to install.
+    async fn server_has_pgvector(db: &str) -> bool {
+        client(db)
+            .await
+            .query_one(
+                "SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'vector'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    }
+
+    /// 64-dimensional vectors drawn from a text's hash: texts that differ
+    /// get scores far apart (no near-ties for rounding to flip), equal
+    /// texts equal vectors.
+    fn hashed_vectors(texts: &[String]) -> Vec<Vec<f32>> {
+        texts
+            .iter()
+            .map(|t| {
+                if t.is_empty() {
+                    // A zero vector: scored 0 on both paths.
+                    return vec![0.0; 64];
+                }
+                let mut state = t.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                });
+                (0..64)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(1);
+                        ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn pgvector_and_the_exact_scan_rank_alike() {
+        let db = fresh_database("vectors").await;
+        let index =
+            || agent_state::store::IndexConfig::new(64, hashed_vectors).fields(["text", "tags[*]"]);
+        let server = store_on(&db).await.with_index(index());
+        // pgvector is used wherever the server has it, never silently not.
+        assert_eq!(server.uses_pgvector(), server_has_pgvector(&db).await);
+        for i in 0..40 {
+            let text = format!("note {i}: {}", "abcdefghij".repeat(i % 5));
+            let tags = json!([format!("t{}", i % 3), format!("x{i}")]);
+            server
+                .put(
+                    ["v", &format!("u{}", i % 4)],
+                    &format!("k{i}"),
+                    json!({"text": text, "tags": tags}),
+                )
+                .await
+                .unwrap();
+        }
+        server
+            .put(["v", "u0"], "zero", json!({"text": ""}))
+            .await
+            .unwrap();
+        let exact = store_on(&db).await.with_index(index()).exact_vectors();
+        assert!(!exact.uses_pgvector());
+        let memory = MemoryStore::new().with_index(index());
+        // The same items in the same order (ties rank newest first).
+        let items = exact.search(SearchOp::new(["v"]).limit(100)).await.unwrap();
+        for item in items.iter().rev() {
+            memory
+                .put(item.namespace.clone(), &item.key, item.value.clone().into())
+                .await
+                .unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        for query in ["note 7", "abcdefghij", "t1", "", "x39 note"] {
+            for prefix in [vec!["v"], vec!["v", "u1"]] {
+                let op = SearchOp::new(prefix.clone())
+                    .query(query)
+                    .limit(15)
+                    .offset(2);
+                let a = server.search(op.clone()).await.unwrap();
+                let b = exact.search(op.clone()).await.unwrap();
+                let c = memory.search(op).await.unwrap();
+                let ranked = |found: &[agent_state::store::SearchItem]| -> Vec<String> {
+                    found.iter().map(|f| f.key.clone()).collect()
+                };
+                let scored = |found: &[agent_state::store::SearchItem]| -> Vec<(String, f64)> {
+                    found
+                        .iter()
+                        .map(|f| (f.key.clone(), f.score.unwrap()))
+                        .collect()
+                };
+                assert_eq!(
+                    ranked(&a),
+                    ranked(&b),
+                    "{query:?} under {prefix:?}: {:?} vs {:?}",
+                    scored(&a),
+                    scored(&b)
+                );
+                assert_eq!(ranked(&b), ranked(&c), "{query:?} under {prefix:?}");
+                for (x, y) in a.iter().zip(&b) {
+                    let (x, y) = (x.score.unwrap(), y.score.unwrap());
+                    assert!((x - y).abs() < 1e-5, "{query:?}: {x} vs {y}");
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_corrupt_row_is_named() {
+        let db = fresh_database("corrupt").await;
+        let store = store_on(&db).await;
+        store
+            .put(["users", "1"], "profile", json!({"n": 1}))
+            .await
+            .unwrap();
+        client(&db)
+            .await
+            .batch_execute("UPDATE store_items SET value = '[1, 2]'::jsonb")
+            .await
+            .unwrap();
+        match store.get(["users", "1"], "profile").await.unwrap_err() {
+            StoreError::Corrupt {
+                namespace,
+                key,
+                reason,
+            } => {
+                assert_eq!((namespace.as_str(), key.as_str()), ("users.1", "profile"));
+                assert!(reason.contains("not a JSON object"), "{reason}");
+            }
+            other => panic!("not Corrupt: {other}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn instances_share_one_database() {
+        let db = fresh_database("shared").await;
+        let url = format!("{} dbname={db}", pg::url());
+        let a = PostgresStore::connect(&url).await.unwrap();
+        let b = PostgresStore::connect(&url).await.unwrap();
+        let writes = (0..20).map(|i| {
+            let store = if i % 2 == 0 { &a } else { &b };
+            async move {
+                store
+                    .put(["shared"], &format!("k{i}"), json!({"i": i}))
+                    .await
+            }
+        });
+        for result in futures::future::join_all(writes).await {
+            result.unwrap();
+        }
+        let seen = a
+            .search(SearchOp::new(["shared"]).limit(100))
+            .await
+            .unwrap();
+        assert_eq!(seen.len(), 20);
+        let plan: Vec<String> = client(&db)
+            .await
+            .query(
+                "EXPLAIN SELECT * FROM store_items
+                 WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        // A fresh table may be read whole (it is tiny); the range must be
+        // an index condition the planner can use.
+        let forced = client(&db).await;
+        forced
+            .batch_execute("SET enable_seqscan = off")
+            .await
+            .unwrap();
+        let plan_forced: Vec<String> = forced
+            .query(
+                "EXPLAIN SELECT * FROM store_items
+                 WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let text = plan_forced.join("\n");
+        assert!(
+            text.contains("store_items_pkey"),
+            "{text}\n(plan without forcing: {plan:?})"
+        );
+    }
+}
+
+#[test]
+fn errors_say_what_was_refused() {
+    let err = agent_state::checkpoint::block_on(MemoryStore::new().put(["a.b"], "k", json!({})))
+        .unwrap_err();
+    assert!(err.to_string().contains("\"a.b\""), "{err}");
+}
