@@ -8,10 +8,11 @@
 //! when the store has an [`IndexConfig`], by similarity to a
 //! natural-language query. Items may expire ([`TtlConfig`]).
 //!
-//! Backends: [`MemoryStore`]; [`SqliteStore`](sqlite::SqliteStore)
-//! (feature `sqlite`), by default in the checkpoints' file;
-//! [`PostgresStore`](postgres::PostgresStore) (feature `postgres`), shared
-//! by every server. Nodes reach the store of their run through their
+//! Backends: [`MemoryStore`]; [`SqliteStore`] (feature `sqlite`), by
+//! default in the checkpoints' file; [`PostgresStore`] (feature
+//! `postgres`), shared by every server, scoring queries with pgvector
+//! where the server has it. All three pass one conformance suite
+//! (`tests/store.rs`). Nodes reach the store of their run through their
 //! context, tools through their runtime, middleware through the node
 //! context its hooks get.
 //!
