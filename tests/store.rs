@@ -422,13 +422,23 @@ mod on_postgres {
     async fn instances_share_one_database() {
         let db = fresh_database("shared").await;
         let url = format!("{} dbname={db}", pg::url());
-        let a = PostgresStore::connect(&url).await.unwrap();
-        let b = PostgresStore::connect(&url).await.unwrap();
-        let writes = (0..20).map(|i| {
+        let connect = || async {
+            let store = PostgresStore::connect(&url).await.unwrap();
+            store.with_index(cases::word_index())
+        };
+        let (a, b) = (connect().await, connect().await);
+        // Twenty items, and one item both write ten times, at once.
+        let writes = (0..40).map(|i| {
             let store = if i % 2 == 0 { &a } else { &b };
+            let key = if i < 20 {
+                format!("k{i}")
+            } else {
+                "same".into()
+            };
             async move {
+                let text = format!("rust {}", "tea ".repeat(i % 3));
                 store
-                    .put(["shared"], &format!("k{i}"), json!({"i": i}))
+                    .put(["shared"], &key, json!({"i": i, "text": text}))
                     .await
             }
         });
@@ -439,42 +449,54 @@ mod on_postgres {
             .search(SearchOp::new(["shared"]).limit(100))
             .await
             .unwrap();
-        assert_eq!(seen.len(), 20);
-        let plan: Vec<String> = client(&db)
+        assert_eq!(seen.len(), 21);
+        // The item written by both has the vectors of one write, not a mix.
+        let same = b.search(SearchOp::new(["shared"]).query("rust").filter(
+            agent_state::store::Filter::new().eq(
+                "i",
+                a.get(["shared"], "same").await.unwrap().unwrap().value["i"].clone(),
+            ),
+        ));
+        let found = same.await.unwrap();
+        let i = found[0].value["i"].as_u64().unwrap() as usize;
+        let expected = [1.0, 0.5f64.sqrt(), 1.0 / 5f64.sqrt()][i % 3];
+        assert!(
+            (found[0].score.unwrap() - expected).abs() < 1e-6,
+            "{found:?}"
+        );
+        let rows: i64 = client(&db)
             .await
-            .query(
-                "EXPLAIN SELECT * FROM store_items
-                 WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))",
+            .query_one(
+                "SELECT count(*) FROM store_embeddings WHERE key = 'same'",
                 &[],
             )
             .await
             .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        // A fresh table may be read whole (it is tiny); the range must be
-        // an index condition the planner can use.
-        let forced = client(&db).await;
-        forced
-            .batch_execute("SET enable_seqscan = off")
+            .get(0);
+        assert_eq!(rows, 1);
+    }
+    /// The namespace range of a search is an index condition on the
+    /// primary key (a fresh, tiny table may still be read whole: the plan
+    /// is asked for with sequential scans off).
+    #[tokio::test]
+    async fn searches_use_the_primary_key_range() {
+        let db = fresh_database("plan").await;
+        let _store = store_on(&db).await;
+        let conn = client(&db).await;
+        conn.batch_execute("SET enable_seqscan = off")
             .await
             .unwrap();
-        let plan_forced: Vec<String> = forced
-            .query(
-                "EXPLAIN SELECT * FROM store_items
-                 WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))",
-                &[],
-            )
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let text = plan_forced.join("\n");
-        assert!(
-            text.contains("store_items_pkey"),
-            "{text}\n(plan without forcing: {plan:?})"
-        );
+        for table in ["store_items", "store_embeddings"] {
+            let sql = format!(
+                "EXPLAIN SELECT * FROM {table}
+                 WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))"
+            );
+            let rows = conn.query(&sql, &[]).await.unwrap();
+            let plan: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+            let text = plan.join("\n");
+            assert!(text.contains(&format!("{table}_pkey")), "{text}");
+            assert!(!text.contains("Seq Scan"), "{text}");
+        }
     }
 }
 

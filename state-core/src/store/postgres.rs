@@ -494,11 +494,14 @@ impl PostgresStore {
     ) -> Result<(), StoreError> {
         let prefix = join(&put.namespace);
         let key = put.key.as_str();
-        tx.execute(&self.st.delete_vectors, &[&prefix, &key])
-            .await
-            .map_err(pg_err("put"))?;
+        // The item's row first: its lock orders instances writing one item,
+        // so the second one's delete sees (and removes) the first's
+        // vectors instead of colliding with them.
         let Some(value) = &put.value else {
             tx.execute(&self.st.delete, &[&prefix, &key])
+                .await
+                .map_err(pg_err("delete"))?;
+            tx.execute(&self.st.delete_vectors, &[&prefix, &key])
                 .await
                 .map_err(pg_err("delete"))?;
             return Ok(());
@@ -513,6 +516,9 @@ impl PostgresStore {
             &put.ttl_minutes,
         ];
         tx.execute(&self.st.put, &args)
+            .await
+            .map_err(pg_err("put"))?;
+        tx.execute(&self.st.delete_vectors, &[&prefix, &key])
             .await
             .map_err(pg_err("put"))?;
         if put.vectors.is_empty() {

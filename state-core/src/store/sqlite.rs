@@ -157,14 +157,16 @@ impl SqliteStore {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(e) => return Err(fail(e)),
-                Ok(format) if format > FORMAT => return Err(StoreError::Backend {
-                    operation: "open",
-                    source: format!(
+                Ok(format) if format > FORMAT => {
+                    return Err(StoreError::Backend {
+                        operation: "open",
+                        source: format!(
                         "{} has store table format {format}, newer than this program's {FORMAT}",
                         path.display()
                     )
-                    .into(),
-                }),
+                        .into(),
+                    })
+                }
                 Ok(_) => break,
             }
         }
