@@ -322,70 +322,108 @@ mod on_postgres {
             .collect()
     }
 
-    #[tokio::test]
-    async fn pgvector_and_the_exact_scan_rank_alike() {
-        let db = fresh_database("vectors").await;
-        let index =
-            || agent_state::store::IndexConfig::new(64, hashed_vectors).fields(["text", "tags[*]"]);
-        let server = store_on(&db).await.with_index(index());
-        // pgvector is used wherever the server has it, never silently not.
-        assert_eq!(server.uses_pgvector(), server_has_pgvector(&db).await);
+    fn vector_index() -> agent_state::store::IndexConfig {
+        agent_state::store::IndexConfig::new(64, hashed_vectors).fields(["text", "tags[*]"])
+    }
+
+    /// Forty notes under four namespaces, each embedded by its text and
+    /// its tags (shared tags: ties), and a zero vector.
+    async fn fill_notes(store: &PostgresStore) {
         for i in 0..40 {
             let text = format!("note {i}: {}", "abcdefghij".repeat(i % 5));
             let tags = json!([format!("t{}", i % 3), format!("x{i}")]);
-            server
-                .put(
-                    ["v", &format!("u{}", i % 4)],
-                    &format!("k{i}"),
-                    json!({"text": text, "tags": tags}),
-                )
+            let value = json!({"text": text, "tags": tags});
+            let ns = format!("u{}", i % 4);
+            store
+                .put(["v", &ns], &format!("k{i}"), value)
                 .await
                 .unwrap();
         }
-        server
-            .put(["v", "u0"], "zero", json!({"text": ""}))
-            .await
-            .unwrap();
-        let exact = store_on(&db).await.with_index(index()).exact_vectors();
-        assert!(!exact.uses_pgvector());
-        let memory = MemoryStore::new().with_index(index());
-        // The same items in the same order (ties rank newest first).
-        let items = exact.search(SearchOp::new(["v"]).limit(100)).await.unwrap();
+        let zero = json!({"text": ""});
+        store.put(["v", "u0"], "zero", zero).await.unwrap();
+    }
+
+    /// The same items in memory, put in the same order (ties rank newest
+    /// first).
+    async fn in_memory(from: &PostgresStore) -> MemoryStore {
+        let memory = MemoryStore::new().with_index(vector_index());
+        let items = from.search(SearchOp::new(["v"]).limit(100)).await.unwrap();
         for item in items.iter().rev() {
+            let value = item.value.clone().into();
             memory
-                .put(item.namespace.clone(), &item.key, item.value.clone().into())
+                .put(item.namespace.clone(), &item.key, value)
                 .await
                 .unwrap();
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
+        memory
+    }
+
+    fn scored(found: &[agent_state::store::SearchItem]) -> Vec<(String, f64)> {
+        found
+            .iter()
+            .map(|f| (f.key.clone(), f.score.unwrap()))
+            .collect()
+    }
+
+    /// Rows without the pgvector column's value (stored before the
+    /// extension was there) are scored in Rust meanwhile, and filled when
+    /// a store next connects.
+    async fn stored_before_the_extension_score_alike(db: &str, server: &PostgresStore) {
+        let sql = "UPDATE store_embeddings SET embedding_vector = NULL WHERE prefix = 'v.u2'";
+        client(db).await.batch_execute(sql).await.unwrap();
+        let op = SearchOp::new(["v"]).query("t2 note").limit(100);
+        let mixed = scored(&server.search(op.clone()).await.unwrap());
+        let _filled = store_on(db).await;
+        let count = "SELECT count(*) FROM store_embeddings WHERE embedding_vector IS NULL";
+        let left: i64 = client(db).await.query_one(count, &[]).await.unwrap().get(0);
+        assert_eq!(left, 0, "filled on connect");
+        let filled = scored(&server.search(op).await.unwrap());
+        assert_eq!(mixed.len(), filled.len());
+        let filled: std::collections::HashMap<_, _> = filled.into_iter().collect();
+        for (key, score) in mixed {
+            assert!(
+                (filled[&key] - score).abs() < 1e-5,
+                "{key}: {score} vs {}",
+                filled[&key]
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn pgvector_and_the_exact_scan_rank_alike() {
+        let db = fresh_database("vectors").await;
+        let server = store_on(&db).await.with_index(vector_index());
+        // pgvector is used wherever the server has it, never silently not.
+        assert_eq!(server.uses_pgvector(), server_has_pgvector(&db).await);
+        fill_notes(&server).await;
+        if server.uses_pgvector() {
+            stored_before_the_extension_score_alike(&db, &server).await;
+        }
+        let exact = store_on(&db)
+            .await
+            .with_index(vector_index())
+            .exact_vectors();
+        assert!(!exact.uses_pgvector());
+        let memory = in_memory(&exact).await;
         for query in ["note 7", "abcdefghij", "t1", "", "x39 note"] {
-            for prefix in [vec!["v"], vec!["v", "u1"]] {
+            for prefix in [vec!["v"], vec!["v", "u1"], vec!["v", "u2"]] {
                 let op = SearchOp::new(prefix.clone())
                     .query(query)
                     .limit(15)
                     .offset(2);
-                let a = server.search(op.clone()).await.unwrap();
-                let b = exact.search(op.clone()).await.unwrap();
-                let c = memory.search(op).await.unwrap();
-                let ranked = |found: &[agent_state::store::SearchItem]| -> Vec<String> {
-                    found.iter().map(|f| f.key.clone()).collect()
-                };
-                let scored = |found: &[agent_state::store::SearchItem]| -> Vec<(String, f64)> {
-                    found
-                        .iter()
-                        .map(|f| (f.key.clone(), f.score.unwrap()))
-                        .collect()
-                };
+                let a = scored(&server.search(op.clone()).await.unwrap());
+                let b = scored(&exact.search(op.clone()).await.unwrap());
+                let c = scored(&memory.search(op).await.unwrap());
+                let keys =
+                    |s: &[(String, f64)]| s.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
                 assert_eq!(
-                    ranked(&a),
-                    ranked(&b),
-                    "{query:?} under {prefix:?}: {:?} vs {:?}",
-                    scored(&a),
-                    scored(&b)
+                    keys(&a),
+                    keys(&b),
+                    "{query:?} under {prefix:?}: {a:?} vs {b:?}"
                 );
-                assert_eq!(ranked(&b), ranked(&c), "{query:?} under {prefix:?}");
-                for (x, y) in a.iter().zip(&b) {
-                    let (x, y) = (x.score.unwrap(), y.score.unwrap());
+                assert_eq!(keys(&b), keys(&c), "{query:?} under {prefix:?}");
+                for ((_, x), (_, y)) in a.iter().zip(&b).chain(b.iter().zip(&c)) {
                     assert!((x - y).abs() < 1e-5, "{query:?}: {x} vs {y}");
                 }
             }

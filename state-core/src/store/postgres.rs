@@ -20,6 +20,11 @@
 //! (`embedding_vector <=> $query`), so no vector crosses the wire; without
 //! it (or with [`PostgresStore::exact_vectors`]) the vectors under the
 //! prefix are read and scored in Rust. Both are exact and rank alike.
+//! Every put fills the `vector` column where it exists, whichever way its
+//! store searches; rows stored before it existed get their value when a
+//! store next connects, and are scored in Rust until then. The column has
+//! no fixed size (stores of different sizes may share the database), so
+//! there is no approximate index: the scan is exact, in the server.
 //! Filters run in Rust with LangGraph's semantics. A batch is one
 //! transaction.
 
@@ -246,16 +251,22 @@ impl PostgresStore {
     }
 }
 
-/// Installs pgvector in the database if the server has it, and gives
-/// `store_embeddings` its `vector` column; whether the column is there.
+/// Installs pgvector in the database if the server has it, gives
+/// `store_embeddings` its `vector` column, and fills the column for rows
+/// stored without it; whether the column is there.
 async fn add_vector_column(client: &Client) -> Result<bool, StoreError> {
-    // Refused when the server lacks the extension or the role the right:
-    // then vectors are scored in Rust.
-    let installed = client
-        .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
-        .await
-        .is_ok();
-    if installed {
+    if !has_vector_column(client).await? {
+        // Refused when the server lacks the extension or the role the
+        // right: then vectors are scored in Rust.
+        if client
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+            .await
+            .is_err()
+        {
+            return Ok(false);
+        }
+        // Looked up first: ALTER TABLE locks the table even when it has
+        // the column.
         client
             .batch_execute(&format!(
                 "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK});
@@ -265,6 +276,11 @@ async fn add_vector_column(client: &Client) -> Result<bool, StoreError> {
             .await
             .map_err(pg_err("create tables"))?;
     }
+    backfill_vectors(client).await?;
+    Ok(true)
+}
+
+async fn has_vector_column(client: &Client) -> Result<bool, StoreError> {
     let row = client
         .query_one(
             "SELECT EXISTS (SELECT 1 FROM pg_attribute
@@ -275,6 +291,46 @@ async fn add_vector_column(client: &Client) -> Result<bool, StoreError> {
         .await
         .map_err(pg_err("create tables"))?;
     Ok(row.get(0))
+}
+
+/// Gives the rows stored before the column (or by an instance that
+/// connected before it) their pgvector value, so that every vector is
+/// scored alike. A row whose bytes do not read is left to the search that
+/// meets it, which names it.
+async fn backfill_vectors(client: &Client) -> Result<(), StoreError> {
+    let rows = client
+        .query(
+            "SELECT prefix, key, field, embedding FROM store_embeddings
+             WHERE embedding_vector IS NULL",
+            &[],
+        )
+        .await
+        .map_err(pg_err("fill vectors"))?;
+    let mut columns: [Vec<String>; 4] = Default::default();
+    for row in &rows {
+        let (prefix, key): (String, String) = (row.get(0), row.get(1));
+        let Ok(vector) = vector_from_bytes(&prefix, &key, row.get(3)) else {
+            continue;
+        };
+        let values = [prefix, key, row.get(2), vector_text(&vector)];
+        for (column, value) in columns.iter_mut().zip(values) {
+            column.push(value);
+        }
+    }
+    if columns[0].is_empty() {
+        return Ok(());
+    }
+    let [prefixes, keys, fields, texts] = &columns;
+    client
+        .execute(
+            "UPDATE store_embeddings e SET embedding_vector = u.v::vector
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(p, k, f, v)
+             WHERE e.prefix = u.p AND e.key = u.k AND e.field = u.f",
+            &[prefixes, keys, fields, texts],
+        )
+        .await
+        .map_err(pg_err("fill vectors"))?;
+    Ok(())
 }
 
 impl Statements {
