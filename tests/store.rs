@@ -167,6 +167,42 @@ mod on_sqlite {
         assert!(err.to_string().contains("not a JSON object"), "{err}");
     }
 
+    /// A put the file refuses (here through a trigger added by hand)
+    /// fails the batch naming the file, and nothing of it is written.
+    #[tokio::test]
+    async fn a_batch_the_database_refuses_writes_nothing() {
+        let path = temp_db("refused");
+        let store = SqliteStore::open(&path)
+            .unwrap()
+            .with_index(cases::word_index());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TRIGGER no_bad BEFORE INSERT ON store_items WHEN NEW.key = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'no bad keys'); END;",
+        )
+        .unwrap();
+        let ops = ["a", "b", "bad", "c"].map(|key| {
+            agent_state::store::Op::Put(agent_state::store::PutOp {
+                namespace: vec!["r".into()],
+                key: key.into(),
+                value: json!({"text": "rust"}).as_object().cloned(),
+                index: agent_state::store::IndexFields::Default,
+                ttl: agent_state::store::Ttl::Default,
+            })
+        });
+        let err = store.batch(ops.to_vec()).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("no bad keys") && text.contains(&path.display().to_string()),
+            "{text}"
+        );
+        assert!(store.search(SearchOp::new(["r"])).await.unwrap().is_empty());
+        let vectors: i64 = conn
+            .query_row("SELECT count(*) FROM store_embeddings", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(vectors, 0);
+    }
+
     #[test]
     fn searches_read_a_range_of_the_primary_key() {
         let path = temp_db("plan");
@@ -182,7 +218,7 @@ mod on_sqlite {
                 "SELECT * FROM {table} WHERE (prefix = 'a.b' OR (prefix >= 'a.b.' AND prefix < 'a.b/'))"
             ));
             assert!(
-                found.contains("PRIMARY KEY") && !found.contains("SCAN"),
+                found.contains("SEARCH") && found.contains("(prefix") && !found.contains("SCAN"),
                 "{table}: {found}"
             );
         }
@@ -428,6 +464,31 @@ mod on_postgres {
                 }
             }
         }
+    }
+
+    /// A put the database refuses (here a check added by hand) fails the
+    /// batch with the server's reason, and nothing of it is written.
+    #[tokio::test]
+    async fn a_batch_the_database_refuses_writes_nothing() {
+        let db = fresh_database("refused").await;
+        let store = store_on(&db).await.with_index(cases::word_index());
+        let check = "ALTER TABLE store_items ADD CONSTRAINT no_bad CHECK (key <> 'bad')";
+        client(&db).await.batch_execute(check).await.unwrap();
+        let ops = ["a", "b", "bad", "c"].map(|key| {
+            agent_state::store::Op::Put(agent_state::store::PutOp {
+                namespace: vec!["r".into()],
+                key: key.into(),
+                value: json!({"text": "rust"}).as_object().cloned(),
+                index: agent_state::store::IndexFields::Default,
+                ttl: agent_state::store::Ttl::Default,
+            })
+        });
+        let err = store.batch(ops.to_vec()).await.unwrap_err();
+        assert!(err.to_string().contains("no_bad"), "{err}");
+        assert!(store.search(SearchOp::new(["r"])).await.unwrap().is_empty());
+        let sql = "SELECT count(*) FROM store_embeddings";
+        let vectors: i64 = client(&db).await.query_one(sql, &[]).await.unwrap().get(0);
+        assert_eq!(vectors, 0);
     }
 
     #[tokio::test]

@@ -225,9 +225,11 @@ impl PostgresStore {
                 }
             });
         }
-        for put in puts {
-            self.write_put(&tx, put, now).await?;
-        }
+        // Sent together (the connection pipelines them): one round trip
+        // for the batch's puts rather than three each. Each put writes one
+        // item (later puts of it were dropped), in its own order.
+        let writes = puts.into_iter().map(|put| self.write_put(&tx, put, now));
+        first_cause(futures::future::join_all(writes).await)?;
         tx.commit().await.map_err(pg_err("batch"))?;
         Ok(results)
     }
@@ -248,6 +250,23 @@ impl PostgresStore {
             .map_err(pg_err("sweep"))?;
         let swept: i64 = row.get(0);
         Ok(u64::try_from(swept).unwrap_or(0))
+    }
+}
+
+/// The first failure of pipelined statements that is not the
+/// transaction's refusal to go on after another one failed (SQLSTATE
+/// 25P02): the cause, whichever statement was sent first.
+fn first_cause(results: Vec<Result<(), StoreError>>) -> Result<(), StoreError> {
+    let aborted = |e: &StoreError| match e {
+        StoreError::Backend { source, .. } => source
+            .downcast_ref::<PostgresError>()
+            .is_some_and(|pg| pg.code() == Some("25P02")),
+        _ => false,
+    };
+    let mut errors: Vec<StoreError> = results.into_iter().filter_map(Result::err).collect();
+    match errors.iter().position(|e| !aborted(e)) {
+        Some(at) => Err(errors.swap_remove(at)),
+        None => errors.into_iter().next().map_or(Ok(()), Err),
     }
 }
 
@@ -341,18 +360,20 @@ impl Statements {
         // row without the column's value (written before it existed) is
         // sent for Rust to score. A zero vector's NaN distance scores 0,
         // as in Rust.
-        let vector_select = |q: &str| {
+        // `q`: the query as pgvector's text, cast once (not per row).
+        let vectors_from = |q: &str, cond: &str| {
             if vector_column {
                 format!(
-                    "prefix, key,
-                     CASE WHEN embedding_vector IS NULL OR {q}::text IS NULL THEN embedding END,
-                     CASE WHEN embedding_vector IS NOT NULL AND {q}::text IS NOT NULL THEN
-                         (SELECT CASE WHEN d = 'NaN'::float8 THEN 0 ELSE 1 - d END
-                          FROM (SELECT embedding_vector <=> {q}::text::vector AS d) AS distance)
-                     END"
+                    "WITH q AS (SELECT {q}::text::vector AS v)
+                     SELECT prefix, key,
+                         CASE WHEN embedding_vector IS NULL OR q.v IS NULL THEN embedding END,
+                         CASE WHEN embedding_vector IS NOT NULL AND q.v IS NOT NULL THEN
+                             coalesce(1 - nullif(embedding_vector <=> q.v, 'NaN'::float8), 0)
+                         END
+                     FROM store_embeddings, q WHERE {cond}"
                 )
             } else {
-                format!("prefix, key, embedding, {q}::text::float8")
+                format!("SELECT prefix, key, embedding, {q}::text::float8 FROM store_embeddings WHERE {cond}")
             }
         };
         let insert_vectors = if vector_column {
@@ -371,8 +392,8 @@ impl Statements {
             refresh: p("UPDATE store_items SET expires_at = $3 WHERE prefix = $1 AND key = $2".into()).await?,
             items_under: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
             all_items: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {}", live("1"))).await?,
-            vectors_under: p(format!("SELECT {} FROM store_embeddings WHERE {UNDER}", vector_select("$4"))).await?,
-            all_vectors: p(format!("SELECT {} FROM store_embeddings", vector_select("$1"))).await?,
+            vectors_under: p(vectors_from("$4", UNDER)).await?,
+            all_vectors: p(vectors_from("$1", "true")).await?,
             prefixes_under: p(format!("SELECT DISTINCT prefix FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
             all_prefixes: p(format!("SELECT DISTINCT prefix FROM store_items WHERE {}", live("1"))).await?,
             // An overwrite keeps the creation time of an item still alive.

@@ -67,13 +67,15 @@ CREATE TABLE IF NOT EXISTS store_items (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS store_items_expires_at
     ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+-- A rowid table: a vector (1 KiB at 256 dimensions) would not fit in a
+-- WITHOUT ROWID row, and every one would take an overflow page.
 CREATE TABLE IF NOT EXISTS store_embeddings (
     prefix    TEXT NOT NULL,
     key       TEXT NOT NULL,
     field     TEXT NOT NULL,
     embedding BLOB NOT NULL,
-    PRIMARY KEY (prefix, key, field)
-) WITHOUT ROWID;
+    UNIQUE (prefix, key, field)
+);
 ";
 
 /// How long a handle waits for another one's lock before failing.
