@@ -112,7 +112,7 @@ mod on_sqlite {
         store.put(["u"], "k", json!({"n": 1})).await.unwrap();
         drop(store);
         // Opened again, in either order, beside the checkpointer.
-        let store = SqliteStore::open(&path).unwrap();
+        let store = SqliteStore::beside(&saver).unwrap();
         let again = SqliteCheckpointer::open(&path).unwrap();
         assert_eq!(store.get(["u"], "k").await.unwrap().unwrap().value["n"], 1);
         let conn = rusqlite::Connection::open(&path).unwrap();
