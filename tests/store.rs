@@ -224,6 +224,28 @@ mod on_sqlite {
         }
     }
 
+    /// Reads of a store whose items have no TTL take no write lock: they
+    /// go on while another connection (a checkpoint step) holds it.
+    #[tokio::test]
+    async fn reads_without_ttls_do_not_wait_for_writers() {
+        let path = temp_db("readers");
+        let store = SqliteStore::open(&path).unwrap();
+        store.put(["r"], "k", json!({"n": 1})).await.unwrap();
+        let writer = rusqlite::Connection::open(&path).unwrap();
+        writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let started = std::time::Instant::now();
+        assert!(store.get(["r"], "k").await.unwrap().is_some());
+        assert_eq!(store.search(SearchOp::new(["r"])).await.unwrap().len(), 1);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        writer.execute_batch("COMMIT").unwrap();
+        let sql = "EXPLAIN QUERY PLAN
+                   SELECT EXISTS (SELECT 1 FROM store_items WHERE expires_at IS NOT NULL)";
+        let mut st = writer.prepare(sql).unwrap();
+        let rows = st.query_map([], |r| r.get::<_, String>(3)).unwrap();
+        let plan = rows.collect::<Result<Vec<_>, _>>().unwrap().join("; ");
+        assert!(plan.contains("store_items_expires_at"), "{plan}");
+    }
+
     #[test]
     fn a_file_that_is_not_a_database_is_named() {
         let path = temp_db("garbage");

@@ -225,12 +225,19 @@ impl SqliteStore {
     fn run(&self, prepared: super::Prepared) -> Result<Vec<OpResult>, StoreError> {
         let now = prepared.now;
         let conn = self.lock();
-        let writes = prepared.ops.iter().any(|op| match op {
-            PreparedOp::Put(_) => true,
+        let fail = |e| in_file(&self.path, "batch", e);
+        let puts = prepared
+            .ops
+            .iter()
+            .any(|op| matches!(op, PreparedOp::Put(_)));
+        let may_refresh = prepared.ops.iter().any(|op| match op {
             PreparedOp::Get { refresh, .. } | PreparedOp::Search { refresh, .. } => *refresh,
             _ => false,
         });
-        let tx = Tx::begin(&conn, writes).map_err(|e| in_file(&self.path, "batch", e))?;
+        // Reads take the write lock (and may block a checkpoint step in
+        // the same file) only when some item has a TTL to restart.
+        let refresh = may_refresh && holds_ttl(&conn).map_err(fail)?;
+        let tx = Tx::begin(&conn, puts || refresh).map_err(fail)?;
         let mut puts = Vec::new();
         let mut results = Vec::with_capacity(prepared.ops.len());
         for op in prepared.ops {
@@ -238,16 +245,23 @@ impl SqliteStore {
                 PreparedOp::Get {
                     namespace,
                     key,
-                    refresh,
-                } => OpResult::Item(self.at("get", get(&conn, &namespace, &key, refresh, now))?),
+                    refresh: wanted,
+                } => OpResult::Item(
+                    self.at("get", get(&conn, &namespace, &key, wanted && refresh, now))?,
+                ),
                 PreparedOp::Put(put) => {
                     puts.push(put);
                     OpResult::Done
                 }
                 PreparedOp::Skip => OpResult::Done,
-                PreparedOp::Search { op, query, refresh } => OpResult::Items(
-                    self.at("search", search(&conn, &op, query.as_deref(), refresh, now))?,
-                ),
+                PreparedOp::Search {
+                    op,
+                    query,
+                    refresh: wanted,
+                } => OpResult::Items(self.at(
+                    "search",
+                    search(&conn, &op, query.as_deref(), wanted && refresh, now),
+                )?),
                 PreparedOp::List(list) => {
                     OpResult::Namespaces(self.at("list namespaces", namespaces(&conn, &list, now))?)
                 }
@@ -256,7 +270,7 @@ impl SqliteStore {
         for put in puts {
             self.at("put", write_put(&conn, put, now))?;
         }
-        tx.commit().map_err(|e| in_file(&self.path, "batch", e))?;
+        tx.commit().map_err(fail)?;
         Ok(results)
     }
 
@@ -319,6 +333,13 @@ fn setup(conn: &Connection) -> rusqlite::Result<i64> {
     )?;
     tx.commit()?;
     Ok(format)
+}
+
+/// Whether any item has a TTL (through the partial index on
+/// `expires_at`: one probe).
+fn holds_ttl(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM store_items WHERE expires_at IS NOT NULL)")?
+        .query_row([], |r| r.get(0))
 }
 
 fn is_busy(error: &rusqlite::Error) -> bool {
