@@ -625,5 +625,6 @@ mod on_postgres {
 fn errors_say_what_was_refused() {
     let err = agent_state::checkpoint::block_on(MemoryStore::new().put(["a.b"], "k", json!({})))
         .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidNamespace { .. }), "{err}");
     assert!(err.to_string().contains("\"a.b\""), "{err}");
 }
