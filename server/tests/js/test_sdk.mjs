@@ -292,7 +292,7 @@ check("store: put, get, search, list namespaces, delete", async () => {
   assert.deepEqual(listed.namespaces, [["users", user], ["users", user, "notes"]]);
   await client.store.deleteItem(["users", user], "profile");
   assert.equal(await client.store.getItem(["users", user], "profile"), null);
-  const detail = await refused(422, client.store.putItem(["langgraph"], "k", { a: 1 }));
+  const detail = await refused(400, client.store.putItem(["langgraph"], "k", { a: 1 }));
   assert.match(detail, /reserved/);
 });
 
