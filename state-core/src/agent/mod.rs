@@ -334,9 +334,15 @@ where
     /// use agent_state::agent::{create_agent, ScriptedModel};
     /// use agent_state::base::MessagesState;
     /// use agent_state::store::MemoryStore;
-    /// use agent_state::ai;
+    /// use agent_state::{ai, AgentState};
     ///
-    /// let agent = create_agent::<MessagesState, _>(ScriptedModel::new([ai("hi")]))
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    /// }
+    ///
+    /// let agent = create_agent::<Chat, _>(ScriptedModel::new([ai("hi")]))
     ///     .store(Arc::new(MemoryStore::new()))
     ///     .compile()?;
     /// assert!(agent.store().is_some());

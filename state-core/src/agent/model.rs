@@ -133,9 +133,16 @@ impl<S: HasMessages> ModelRequest<S> {
     /// use std::sync::Arc;
     /// use agent_state::agent::ModelRequest;
     /// use agent_state::base::MessagesState;
+    /// use agent_state::AgentState;
     ///
-    /// // Made outside a run: no store.
-    /// let request = ModelRequest::new(Arc::new(MessagesState::default()));
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    /// }
+    ///
+    /// // Made outside a run: no store. (In a `wrap_model_call`, the run's.)
+    /// let request = ModelRequest::new(Arc::new(Chat::default()));
     /// assert!(request.store().is_none());
     /// ```
     pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
