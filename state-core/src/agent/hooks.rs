@@ -226,7 +226,9 @@ pub trait AgentMiddleware<S: AgentState>: Send + Sync {
     /// may [`interrupt`](NodeContext::interrupt) the run for a value from
     /// outside (the hook runs again from its start when resumed), keep work
     /// [`once`](NodeContext::once), write to the run's stream, read the
-    /// run's [`context`](NodeContext::context) (LangChain's `runtime`).
+    /// run's [`context`](NodeContext::context) (LangChain's `runtime`) and
+    /// its [`store`](NodeContext::store) (`runtime.store`: memory across
+    /// threads, for a hook that recalls what it knows of the user).
     fn before_agent(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
         let _ = (state, ctx);
         Ok(HookOutput::none())

@@ -19,8 +19,9 @@ use crate::state::AgentState;
 use crate::write::FieldWrite;
 
 /// What a tool gets besides its arguments: LangChain's `ToolRuntime` (the
-/// state, read-only, the id of the call it answers, the run's context, and
-/// the tools node's [`NodeContext`] to pause the run or stream from).
+/// state, read-only, the id of the call it answers, the run's context and
+/// store, and the tools node's [`NodeContext`] to pause the run or stream
+/// from).
 pub struct ToolRuntime<S> {
     state: Arc<S>,
     call_id: String,
