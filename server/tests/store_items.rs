@@ -210,3 +210,48 @@ async fn a_store_with_an_index_ranks_a_query_and_honours_index_false() {
     assert_eq!(found["items"][3]["score"], Value::Null);
     server.stop().await;
 }
+
+/// A user's note: `remember` reads what the store holds for the user, then
+/// writes this run's note there.
+#[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+pub struct Remember {
+    pub user: String,
+    pub note: String,
+    pub before: String,
+}
+
+async fn remember(
+    s: std::sync::Arc<Remember>,
+    ctx: agent_state::graph::NodeContext,
+) -> Result<RememberUpdate, agent_state::graph::BoxError> {
+    use agent_state::store::StoreExt;
+    let store = ctx.store().ok_or("the server gives every run its store")?;
+    let before = store.get(["users", s.user.as_str()], "note").await?;
+    let before = before.map_or(String::new(), |i| i.value["text"].to_string());
+    store
+        .put(["users", s.user.as_str()], "note", json!({"text": s.note}))
+        .await?;
+    Ok(RememberUpdate::new().before(before))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_reach_the_store_the_server_serves() {
+    use agent_state::graph::{StateGraph, START};
+    let graph = StateGraph::<Remember>::new()
+        .add_node("remember", remember)
+        .add_edge(START, "remember")
+        .compile()
+        .expect("remember graph");
+    let server = start_with(&fresh_db(), |s| s.graph("remember", graph)).await;
+    let (c, b) = (Client::new(), server.base.as_str());
+    let run =
+        |note: &str| json!({"assistant_id": "remember", "input": {"user": "ann", "note": note}});
+    let (status, out) = post(&c, format!("{b}/runs/wait"), run("likes tea")).await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let (_, item) = get(&c, format!("{b}/store/items?namespace=users.ann&key=note")).await;
+    assert_eq!(item["value"], json!({"text": "likes tea"}));
+    // Another thread's run sees what the first wrote.
+    let (_, out) = post(&c, format!("{b}/runs/wait"), run("likes rust")).await;
+    assert_eq!(out["before"], "\"likes tea\"", "{out}");
+    server.stop().await;
+}
