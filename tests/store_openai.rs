@@ -76,7 +76,9 @@ async fn embeddings(
     let mut data: Vec<Value> = inputs
         .iter()
         .enumerate()
-        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": letter_counts(text)}))
+        .map(|(index, text)| {
+            json!({"object": "embedding", "index": index, "embedding": letter_counts(text)})
+        })
         .collect();
     data.reverse();
     match server.faults.lock().unwrap().pop_front() {

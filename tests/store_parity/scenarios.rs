@@ -224,17 +224,20 @@ async fn filters(store: &dyn Store) -> Value {
         (
             ["docs", "num"],
             "n1",
-            json!({"kind": "note", "n": 1, "tags": ["x", "y"], "meta": {"lang": "en", "len": 3}, "flag": true}),
+            json!({"kind": "note", "n": 1, "tags": ["x", "y"],
+                   "meta": {"lang": "en", "len": 3}, "flag": true}),
         ),
         (
             ["docs", "num"],
             "n2",
-            json!({"kind": "note", "n": 2.5, "tags": ["y"], "meta": {"lang": "fr"}, "flag": false}),
+            json!({"kind": "note", "n": 2.5, "tags": ["y"],
+                   "meta": {"lang": "fr"}, "flag": false}),
         ),
         (
             ["docs", "num"],
             "n3",
-            json!({"kind": "todo", "n": 3, "tags": ["x", "y"], "meta": {"lang": "en", "len": 3, "extra": 1}}),
+            json!({"kind": "todo", "n": 3, "tags": ["x", "y"],
+                   "meta": {"lang": "en", "len": 3, "extra": 1}}),
         ),
         (
             ["docs", "other"],
@@ -445,75 +448,69 @@ fn put_indexed(key: &str, value: Value, index: IndexFields) -> Result<PutOp, Sto
     })
 }
 
-async fn semantic(store: &dyn Store) -> Value {
-    let docs = ["docs"];
-    store
-        .put(
-            docs,
+/// The items of semantic.py, each with its own paths to embed.
+async fn semantic_items(store: &dyn Store) {
+    let paths = |path: &str| IndexFields::Paths(vec![path.to_owned()]);
+    let items = [
+        (
             "tea",
             json!({"text": "green tea at seven", "kind": "drink"}),
-        )
-        .await
-        .expect("put");
-    store
-        .put(
-            docs,
+            IndexFields::Default,
+        ),
+        (
             "rust",
             json!({"text": "rust is a systems language", "kind": "code"}),
-        )
-        .await
-        .expect("put");
-    store
-        .put(
-            docs,
+            IndexFields::Default,
+        ),
+        (
             "trees",
             json!({"text": "oaks and ash trees", "kind": "plant"}),
-        )
-        .await
-        .expect("put");
-    let quiet = json!({"text": "tea tea tea", "kind": "drink"});
-    store
-        .put_op(put_indexed("quiet", quiet, IndexFields::Off))
-        .await
-        .expect("put");
-    let sections = json!({"sections": [{"body": "iris"}, {"body": "tulips"}], "kind": "plant"});
-    let paths = IndexFields::Paths(vec!["sections[*].body".into()]);
-    store
-        .put_op(put_indexed("sections", sections, paths))
-        .await
-        .expect("put");
-    let pair = json!({"title": "sea", "summary": "stars", "kind": "sky"});
-    let paths = IndexFields::Paths(vec!["{title,summary}".into()]);
-    store
-        .put_op(put_indexed("pair", pair, paths))
-        .await
-        .expect("put");
-    let query = |q: &str| SearchOp::new(docs).query(q);
+            IndexFields::Default,
+        ),
+        (
+            "quiet",
+            json!({"text": "tea tea tea", "kind": "drink"}),
+            IndexFields::Off,
+        ),
+        (
+            "sections",
+            json!({"sections": [{"body": "iris"}, {"body": "tulips"}], "kind": "plant"}),
+            paths("sections[*].body"),
+        ),
+        (
+            "pair",
+            json!({"title": "sea", "summary": "stars", "kind": "sky"}),
+            paths("{title,summary}"),
+        ),
+    ];
+    for (key, value, index) in items {
+        store
+            .put_op(put_indexed(key, value, index))
+            .await
+            .expect("put");
+    }
+}
+
+async fn semantic(store: &dyn Store) -> Value {
+    semantic_items(store).await;
+    let query = |q: &str| SearchOp::new(["docs"]).query(q);
     let plants = Filter::new().eq("kind", "plant");
+    let searches = [
+        ("query_tea", query("tea").limit(10)),
+        ("query_tulips", query("tulips").limit(3)),
+        ("query_stars", query("stars").limit(2)),
+        ("query_with_filter", query("tea").filter(plants).limit(10)),
+        ("query_limit2_offset1", query("rust").limit(2).offset(1)),
+    ];
     let mut out = Map::new();
-    out.insert(
-        "query_tea".into(),
-        scored(&search(store, query("tea").limit(10)).await),
-    );
-    out.insert(
-        "query_tulips".into(),
-        scored(&search(store, query("tulips").limit(3)).await),
-    );
-    out.insert(
-        "query_stars".into(),
-        scored(&search(store, query("stars").limit(2)).await),
-    );
-    let filtered = search(store, query("tea").filter(plants).limit(10)).await;
-    out.insert("query_with_filter".into(), scored(&filtered));
-    let paged = search(store, query("rust").limit(2).offset(1)).await;
-    out.insert("query_limit2_offset1".into(), scored(&paged));
-    let all = search(store, SearchOp::new(docs).limit(10)).await;
+    for (case, op) in searches {
+        out.insert(case.to_owned(), scored(&search(store, op).await));
+    }
+    let all = search(store, SearchOp::new(["docs"]).limit(10)).await;
     out.insert("no_query".into(), json!(sorted(idents(&all))));
     let changed = json!({"text": "changed to coffee", "kind": "drink"});
-    store
-        .put_op(put_indexed("tea", changed, IndexFields::Off))
-        .await
-        .expect("put");
+    let overwrite = put_indexed("tea", changed, IndexFields::Off);
+    store.put_op(overwrite).await.expect("put");
     let after = search(store, query("green tea").limit(2)).await;
     out.insert("after_unindexed_overwrite".into(), scored(&after));
     Value::Object(out)

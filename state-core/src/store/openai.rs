@@ -39,7 +39,8 @@ pub const DEFAULT_BATCH_SIZE: usize = 1000;
 /// let store = MemoryStore::new().with_index(IndexConfig::new(1536, embeddings).fields(["text"]));
 ///
 /// // Or spelled out: a local Ollama's nomic-embed-text, 768 dimensions.
-/// let local = OpenAiEmbeddings::new("nomic-embed-text").with_base_url("http://localhost:11434/v1");
+/// let local = OpenAiEmbeddings::new("nomic-embed-text")
+///     .with_base_url("http://localhost:11434/v1");
 /// let local_store = MemoryStore::new().with_index(IndexConfig::new(768, local));
 /// # let _ = (store, local_store);
 /// ```
