@@ -8,8 +8,26 @@
 //! difference that disappears (or a new one) fails the test.
 //!
 //! Every backend of ours answers alike (the conformance contract of
-//! `Store`), so each is checked against both recordings. To add a backend,
-//! call [`parity`] with a factory for it in a new `#[test]`.
+//! `Store`), so each is checked against both recordings with the same
+//! declared differences. To add a backend, call [`parity`] with a factory
+//! for it in a new `#[test]`; for store-db's `SqliteStore` (not on main
+//! when this was written), a fresh file per call:
+//!
+//! ```text
+//! #[cfg(feature = "sqlite")]
+//! #[test]
+//! fn sqlite_store_answers_as_langgraphs_stores() {
+//!     let dir = tempdir();                       // removed at the end
+//!     let count = AtomicUsize::new(0);
+//!     let factory = |index: Option<IndexConfig>| -> Box<dyn Store> {
+//!         let path = dir.join(format!("{}.db", count.fetch_add(1, SeqCst)));
+//!         let store = SqliteStore::open(path).unwrap();
+//!         Box::new(match index { Some(i) => store.with_index(i), None => store })
+//!     };
+//!     parity(&factory, "memory", &memory_differences());
+//!     parity(&factory, "sqlite", &sqlite_differences());
+//! }
+//! ```
 
 #[path = "store_parity/scenarios.rs"]
 mod scenarios;
