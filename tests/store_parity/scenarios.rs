@@ -2,6 +2,7 @@
 //! operations in the same order, printing the same facts (see each
 //! script's docstring for what a scenario covers).
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_state::serde_json::{json, Map, Value};
@@ -13,7 +14,7 @@ use agent_state::store::{
 use super::Factory;
 
 /// Every scenario, by the name of its script.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
     "basics",
     "search_prefix",
     "filters",
@@ -21,6 +22,7 @@ pub const NAMES: [&str; 8] = [
     "list_namespaces",
     "batches",
     "semantic",
+    "embedded_texts",
     "validation",
 ];
 
@@ -53,6 +55,7 @@ pub async fn all(factory: Factory<'_>) -> Vec<(&'static str, Value)> {
         ("list_namespaces", list_namespaces(&*factory(None)).await),
         ("batches", batches(&*factory(None)).await),
         ("semantic", semantic(&*factory(index())).await),
+        ("embedded_texts", embedded_texts(factory).await),
         ("validation", validation(&*factory(None)).await),
     ]
 }
@@ -513,6 +516,62 @@ async fn semantic(store: &dyn Store) -> Value {
     store.put_op(overwrite).await.expect("put");
     let after = search(store, query("green tea").limit(2)).await;
     out.insert("after_unindexed_overwrite".into(), scored(&after));
+    Value::Object(out)
+}
+
+/// The cases of embedded_texts.py: (case, the put's paths; none: the
+/// index's default, `$`).
+const TEXT_CASES: [(&str, &[&str]); 11] = [
+    ("whole_value", &[]),
+    ("every_item", &["a[*]"]),
+    ("last_item", &["a[-1]"]),
+    ("first_item", &["a[0]"]),
+    ("nested_field", &["c.y"]),
+    ("wildcard", &["c.*"]),
+    ("two_fields", &["{b,c}"]),
+    ("two_nested_fields", &["{c.z,c.w}"]),
+    ("numbers", &["big", "wide", "small", "tiny"]),
+    ("missing", &["nope", "c.nope"]),
+    ("several_paths", &["b", "a[1]", "c.w.k"]),
+];
+
+async fn embedded_texts(factory: Factory<'_>) -> Value {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let noted = Arc::clone(&seen);
+    let recording = move |texts: &[String]| {
+        noted.lock().unwrap().extend(texts.iter().cloned());
+        letter_counts(texts)
+    };
+    let store = factory(Some(IndexConfig::new(ALPHABET.len(), recording)));
+    let value = json!({
+        "b": 1,
+        "a": [1, 2.5, "é", true, null, [3, "x"]],
+        "c": {"z": "line\nbreak \"quoted\"", "y": 1.0, "w": {"k": false}},
+        "big": 1e20,
+        "wide": 12_345_678_901_234_567_890_u64,
+        "small": 0.1 + 0.2,
+        "tiny": 1.5e-7,
+    });
+    let mut out = Map::new();
+    for (case, paths) in TEXT_CASES {
+        seen.lock().unwrap().clear();
+        let index = match paths {
+            [] => IndexFields::Default,
+            paths => IndexFields::Paths(paths.iter().map(|p| (*p).to_owned()).collect()),
+        };
+        let op = PutOp {
+            namespace: vec!["t".into()],
+            key: case.into(),
+            value: Some(object(value.clone())),
+            index,
+            ttl: Ttl::Default,
+        };
+        store.put_op(Ok(op)).await.expect("put");
+        let mut texts = seen.lock().unwrap().clone();
+        texts.sort();
+        texts.dedup();
+        out.insert(case.to_owned(), json!(texts));
+    }
     Value::Object(out)
 }
 
