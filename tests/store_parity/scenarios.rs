@@ -146,7 +146,7 @@ async fn basics(store: &dyn Store) -> Value {
 }
 
 async fn search_prefix(store: &dyn Store) -> Value {
-    let held: [&[&str]; 7] = [
+    let held: [&[&str]; 14] = [
         &["a", "b"],
         &["a", "b", "c"],
         &["a", "bc"],
@@ -154,14 +154,19 @@ async fn search_prefix(store: &dyn Store) -> Value {
         &["ab"],
         &["A", "b"],
         &["b"],
+        &["p%"],
+        &["pxq"],
+        &["p_q"],
+        &["x*"],
+        &["xy"],
+        &["x[1]"],
+        &["x1"],
     ];
     for ns in held {
-        store
-            .put(ns, "k", json!({"at": ns.join(".")}))
-            .await
-            .expect("put");
+        let at = ns.join(".");
+        store.put(ns, "k", json!({"at": at})).await.expect("put");
     }
-    let prefixes: [&[&str]; 8] = [
+    let prefixes: [&[&str]; 12] = [
         &["a", "b"],
         &["a"],
         &["a", "b", "c"],
@@ -170,6 +175,10 @@ async fn search_prefix(store: &dyn Store) -> Value {
         &["A"],
         &["a", "b", "c", "d"],
         &[],
+        &["p%"],
+        &["p_q"],
+        &["x*"],
+        &["x[1]"],
     ];
     let mut out = Map::new();
     for prefix in prefixes {
