@@ -9,37 +9,46 @@
 //!
 //! Every backend of ours answers alike (the conformance contract of
 //! `Store`), so each is checked against both recordings with the same
-//! declared differences. To add a backend, call [`parity`] with a factory
-//! for it in a new `#[test]`; for store-db's `SqliteStore` (not on main
-//! when this was written), a fresh file per call:
+//! declared differences. To add a backend, await [`parity`] with a
+//! factory for it in a new test; for store-db's stores (not on main when
+//! this was written; both pass, tried on a merge of the two branches):
 //!
 //! ```text
 //! #[cfg(feature = "sqlite")]
 //! #[test]
 //! fn sqlite_store_answers_as_langgraphs_stores() {
-//!     let dir = tempdir();                       // removed at the end
+//!     let dir = /* a fresh directory, removed at the end */;
 //!     let count = AtomicUsize::new(0);
-//!     let factory = |index: Option<IndexConfig>| -> Box<dyn Store> {
+//!     let factory = |index: Option<IndexConfig>| -> BoxFuture<'_, Box<dyn Store>> {
 //!         let path = dir.join(format!("{}.db", count.fetch_add(1, SeqCst)));
 //!         let store = SqliteStore::open(path).unwrap();
-//!         Box::new(match index { Some(i) => store.with_index(i), None => store })
+//!         let store: Box<dyn Store> = match index {
+//!             Some(index) => Box::new(store.with_index(index)),
+//!             None => Box::new(store),
+//!         };
+//!         Box::pin(std::future::ready(store))
 //!     };
-//!     parity(&factory, "memory", &memory_differences());
-//!     parity(&factory, "sqlite", &sqlite_differences());
+//!     block_on(parity(&factory, "memory", &memory_differences()));
+//!     block_on(parity(&factory, "sqlite", &sqlite_differences()));
 //! }
 //! ```
+//!
+//! For `PostgresStore`, a `#[tokio::test]` whose factory opens it on a
+//! fresh database (`Box::pin(async move { ... })`), awaiting `parity`.
 
 #[path = "store_parity/scenarios.rs"]
 mod scenarios;
 
 use std::collections::BTreeMap;
 
-use agent_state::checkpoint::block_on;
+use agent_state::checkpoint::{block_on, BoxFuture};
 use agent_state::serde_json::{json, Value};
 use agent_state::store::{IndexConfig, MemoryStore, Store};
 
 /// Makes a fresh, empty store of one backend, with the index given.
-pub type Factory<'a> = &'a dyn Fn(Option<IndexConfig>) -> Box<dyn Store>;
+/// Async, so that a backend whose connection needs an executor (Tokio's
+/// for PostgreSQL) can be opened on the one the test runs.
+pub type Factory<'a> = &'a dyn Fn(Option<IndexConfig>) -> BoxFuture<'a, Box<dyn Store>>;
 
 /// A deliberate difference: in scenario `.0`, field `.1` (a `.`-path into
 /// the scenario's facts), ours answers `.2`.
@@ -301,9 +310,9 @@ fn compare(
 /// Runs every scenario on fresh stores of `factory` and compares the
 /// facts with LangGraph's `side` recording (`"memory"` or `"sqlite"`),
 /// `differences` allowed; panics listing every disagreement.
-pub fn parity(factory: Factory<'_>, side: &str, differences: &[Difference]) {
+pub async fn parity(factory: Factory<'_>, side: &str, differences: &[Difference]) {
     let mut failures = Vec::new();
-    for (name, facts) in block_on(scenarios::all(factory)) {
+    for (name, facts) in scenarios::all(factory).await {
         let theirs = &recording(name)[side];
         failures.extend(compare(name, side, &facts, theirs, differences));
     }
@@ -320,21 +329,22 @@ pub fn parity(factory: Factory<'_>, side: &str, differences: &[Difference]) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn memory_store(index: Option<IndexConfig>) -> Box<dyn Store> {
-    match index {
+fn memory_store(index: Option<IndexConfig>) -> BoxFuture<'static, Box<dyn Store>> {
+    let store: Box<dyn Store> = match index {
         Some(index) => Box::new(MemoryStore::new().with_index(index)),
         None => Box::new(MemoryStore::new()),
-    }
+    };
+    Box::pin(std::future::ready(store))
 }
 
 #[test]
 fn memory_store_answers_as_langgraphs_in_memory_store() {
-    parity(&memory_store, "memory", &memory_differences());
+    block_on(parity(&memory_store, "memory", &memory_differences()));
 }
 
 #[test]
 fn memory_store_answers_as_langgraphs_sqlite_store() {
-    parity(&memory_store, "sqlite", &sqlite_differences());
+    block_on(parity(&memory_store, "sqlite", &sqlite_differences()));
 }
 
 #[test]

@@ -48,15 +48,18 @@ fn letter_counts(texts: &[String]) -> Vec<Vec<f32>> {
 pub async fn all(factory: Factory<'_>) -> Vec<(&'static str, Value)> {
     let index = || Some(IndexConfig::new(ALPHABET.len(), letter_counts).fields(["text"]));
     vec![
-        ("basics", basics(&*factory(None)).await),
-        ("search_prefix", search_prefix(&*factory(None)).await),
-        ("filters", filters(&*factory(None)).await),
+        ("basics", basics(&*factory(None).await).await),
+        ("search_prefix", search_prefix(&*factory(None).await).await),
+        ("filters", filters(&*factory(None).await).await),
         ("paging_order", paging_order(factory).await),
-        ("list_namespaces", list_namespaces(&*factory(None)).await),
-        ("batches", batches(&*factory(None)).await),
-        ("semantic", semantic(&*factory(index())).await),
+        (
+            "list_namespaces",
+            list_namespaces(&*factory(None).await).await,
+        ),
+        ("batches", batches(&*factory(None).await).await),
+        ("semantic", semantic(&*factory(index()).await).await),
         ("embedded_texts", embedded_texts(factory).await),
-        ("validation", validation(&*factory(None)).await),
+        ("validation", validation(&*factory(None).await).await),
     ]
 }
 
@@ -281,8 +284,8 @@ async fn filters(store: &dyn Store) -> Value {
 
 async fn paging_order(factory: Factory<'_>) -> Value {
     json!({
-        "same_second": same_second(&*factory(None)).await,
-        "second_apart": second_apart(&*factory(None)).await,
+        "same_second": same_second(&*factory(None).await).await,
+        "second_apart": second_apart(&*factory(None).await).await,
     })
 }
 
@@ -551,7 +554,7 @@ async fn embedded_texts(factory: Factory<'_>) -> Value {
         noted.lock().unwrap().extend(texts.iter().cloned());
         letter_counts(texts)
     };
-    let store = factory(Some(IndexConfig::new(ALPHABET.len(), recording)));
+    let store = factory(Some(IndexConfig::new(ALPHABET.len(), recording))).await;
     let value = json!({
         "b": 1,
         "a": [1, 2.5, "é", true, null, [3, "x"]],
