@@ -54,6 +54,9 @@ pub(crate) struct App {
     pub store: Store,
     /// The threads' checkpoints.
     pub saver: Arc<dyn Checkpointer>,
+    /// The Store (LangGraph's memory across threads): served at `/store`
+    /// and given to every run.
+    pub items: Arc<dyn agent_state::store::Store>,
     /// How long a request's body may take to arrive.
     pub read_timeout: std::time::Duration,
     /// One lock per thread: the run holding it is the thread's.
@@ -105,6 +108,7 @@ impl App {
             assistants,
             store,
             saver,
+            items: crate::items::default_store(),
             read_timeout: std::time::Duration::from_secs(30),
             leases,
             running: Mutex::default(),

@@ -203,6 +203,7 @@ mod events;
 mod gate;
 mod history;
 mod ids;
+mod items;
 mod lease;
 mod listen;
 mod listing;

@@ -54,6 +54,7 @@ pub(crate) async fn start(
         subgraphs,
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
         control,
+        store: Arc::clone(&app.items),
     };
     let saver = Arc::clone(&app.saver);
     let events = assistant

@@ -37,6 +37,10 @@ pub(crate) struct RunSpec {
     /// `command.update` / `goto`, the checkpoint to run from, durability
     /// and breakpoints.
     pub control: Control,
+    /// The server's Store, which the run's nodes, tools and middleware
+    /// reach (in place of one the graph was compiled with, as the
+    /// official server does): what `/store` serves is what runs see.
+    pub store: Arc<dyn agent_state::store::Store>,
 }
 
 /// What a running graph yields.
@@ -197,6 +201,7 @@ struct Opening<S: GraphState> {
     input: Input<S>,
     update: Option<S::Update>,
     control: Control,
+    store: Arc<dyn agent_state::store::Store>,
 }
 
 /// The run's stream, once what it asks is written: a `command` as a step
@@ -217,9 +222,11 @@ fn open_run<S: GraphState>(
             after,
             ..
         } = opening.control;
+        let store = opening.store;
         Ok(
             RunStream::shared(graph, saver, thread_id, input, modes, move |run| {
                 let run = run
+                    .store(store)
                     .durability(durability)
                     .interrupt_before(before)
                     .interrupt_after(after);
@@ -327,6 +334,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             input,
             update,
             control: spec.control,
+            store: spec.store,
         };
         let graph = Arc::clone(&self.0);
         // `events` reads a subgraph's tasks whether or not the client

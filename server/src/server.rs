@@ -11,6 +11,7 @@ use std::time::Duration;
 use agent_state::checkpoint::CheckpointError;
 use agent_state::graph::{Graph, GraphState};
 use agent_state::json_schema::{schema_of, schemars::JsonSchema, StateJsonSchema};
+use agent_state::store::Store;
 use agent_state::Output;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
@@ -21,7 +22,7 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use crate::app::{App, Assistant};
 use crate::open::Database;
 use crate::served::{Erased, ServedGraph};
-use crate::{access, assistants, body, cors, ids, listen, remote, runs, threads};
+use crate::{access, assistants, body, cors, ids, items, listen, remote, runs, threads};
 
 /// A server of graphs: register them by name, pick the database (a
 /// SQLite file, or PostgreSQL with the `postgres` feature), then [`serve`](Self::serve) (or [`bind`](Self::bind) first to learn the
@@ -31,6 +32,8 @@ pub struct Server {
     database: Database,
     read_timeout: Duration,
     custom: Router,
+    /// The Store a user gave (with an index, say); else the database's.
+    items: Option<Arc<dyn Store>>,
     /// How requests share connections on PostgreSQL.
     #[cfg(feature = "postgres")]
     pool: crate::open::PoolSettings,
@@ -106,9 +109,28 @@ impl Server {
             database: Database::Sqlite(PathBuf::from("agent-state.db")),
             read_timeout: Duration::from_secs(30),
             custom: Router::new(),
+            items: None,
             #[cfg(feature = "postgres")]
             pool: crate::open::PoolSettings::default(),
         }
+    }
+
+    /// The Store served at `/store` and given to every run, in place of
+    /// the database's own: one with an index for semantic search, say.
+    ///
+    /// ```
+    /// use agent_state::store::{IndexConfig, MemoryStore};
+    /// use agent_state_server::Server;
+    ///
+    /// let embed = |texts: &[String]| -> Vec<Vec<f32>> {
+    ///     texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect()
+    /// };
+    /// let server = Server::new().store(MemoryStore::new().with_index(IndexConfig::new(2, embed)));
+    /// ```
+    #[must_use]
+    pub fn store(mut self, store: impl Store + 'static) -> Self {
+        self.items = Some(Arc::new(store));
+        self
     }
 
     /// The SQLite file that holds checkpoints, threads, runs and
@@ -258,6 +280,9 @@ impl Server {
         }
         let mut app = App::new(assistants, store, saver, leases);
         app.read_timeout = self.read_timeout;
+        if let Some(items) = self.items {
+            app.items = items;
+        }
         let app = Arc::new(app);
         remote::recover(&app)
             .await
@@ -292,6 +317,7 @@ fn routes(app: Arc<App>, custom: Router) -> Router {
         .merge(assistants::routes())
         .merge(threads::routes())
         .merge(runs::routes())
+        .merge(items::routes())
         .with_state(app)
         .merge(custom)
         .fallback(cors::not_found)

@@ -275,6 +275,27 @@ check("runs: cancel with rollback, delete, list", async () => {
   await refused(404, client.runs.delete(tid, done.run_id));
 });
 
+check("store: put, get, search, list namespaces, delete", async () => {
+  const user = `u${crypto.randomUUID().slice(0, 8)}`;
+  await client.store.putItem(["users", user], "profile", { work: "geology", level: 3 });
+  await client.store.putItem(["users", user, "notes"], "n1", { text: "tea", level: 1 });
+  const item = await client.store.getItem(["users", user], "profile");
+  assert.deepEqual(item.value, { work: "geology", level: 3 });
+  assert.deepEqual(item.namespace, ["users", user]);
+  assert.equal(typeof item.createdAt, "string");
+  assert.equal(await client.store.getItem(["users", user], "missing"), null);
+  const found = await client.store.searchItems(["users", user], {
+    filter: { level: { $gte: 2 } },
+  });
+  assert.deepEqual(found.items.map((i) => i.key), ["profile"]);
+  const listed = await client.store.listNamespaces({ prefix: ["users", user] });
+  assert.deepEqual(listed.namespaces, [["users", user], ["users", user, "notes"]]);
+  await client.store.deleteItem(["users", user], "profile");
+  assert.equal(await client.store.getItem(["users", user], "profile"), null);
+  const detail = await refused(400, client.store.putItem(["langgraph"], "k", { a: 1 }));
+  assert.match(detail, /reserved/);
+});
+
 check("bad inputs: 404, 409, 422", async () => {
   const { thread_id: tid } = await client.threads.create();
   await refused(404, client.threads.get(UNKNOWN));

@@ -330,6 +330,52 @@ async def oversized_body(client):
     await refused(413, client.runs.wait(tid, "approval", input={"topic": big}))
 
 
+@check
+async def store_items(client):
+    # The Store's endpoints through the SDK's StoreClient: a missing item
+    # is None, a search finds by filter, namespaces list, a delete sticks.
+    user = f"u{uuid.uuid4().hex[:8]}"
+    await client.store.put_item(["users", user], "profile", {"work": "geology", "level": 3})
+    await client.store.put_item(["users", user, "notes"], "n1", {"text": "likes tea", "level": 1})
+    item = await client.store.get_item(["users", user], "profile")
+    assert item["value"] == {"work": "geology", "level": 3}, item
+    assert item["namespace"] == ["users", user], item
+    assert await client.store.get_item(["users", user], "missing") is None
+    found = await client.store.search_items(["users", user], filter={"level": {"$gte": 2}})
+    assert [i["key"] for i in found["items"]] == ["profile"], found
+    listed = await client.store.list_namespaces(prefix=["users", user])
+    assert listed["namespaces"] == [["users", user], ["users", user, "notes"]], listed
+    deep = await client.store.list_namespaces(prefix=["users", user], max_depth=2)
+    assert deep["namespaces"] == [["users", user]], deep
+    await client.store.delete_item(["users", user], "profile")
+    assert await client.store.get_item(["users", user], "profile") is None
+
+
+@check
+async def store_refusals(client):
+    # Refused, nothing written, with the official server's statuses: 400
+    # for what its store refuses, 422 for a label that does not validate.
+    user = f"u{uuid.uuid4().hex[:8]}"
+    for namespace, status in ((["langgraph", user], 400), ([user, ""], 422)):
+        try:
+            await client.store.put_item(namespace, "k", {"a": 1})
+        except httpx.HTTPStatusError as e:
+            assert e.response.status_code == status, e.response.text
+        else:
+            raise AssertionError(f"{namespace} was stored")
+    # The official server reads a filter only on the items it finds.
+    await client.store.put_item([user, "seed"], "k", {"a": 1})
+    try:
+        await client.store.search_items([user], filter={"a": {"$near": 1}})
+    except httpx.HTTPStatusError as e:
+        assert e.response.status_code == 400, e.response.text
+        assert "$near" in e.response.text, e.response.text
+    else:
+        raise AssertionError("an unknown operator was accepted")
+    listed = await client.store.list_namespaces(prefix=[user])
+    assert listed["namespaces"] == [[user, "seed"]], listed
+
+
 async def main(url):
     client = get_client(url=url)
     passed = failed = 0

@@ -141,6 +141,41 @@ impl<S: AgentState> ToolCallRequest<S> {
         self.node.context()
     }
 
+    /// The run's store (LangChain's `request.runtime.store`), through the
+    /// tools node's context: a `wrap_tool_call` may log each call, or
+    /// answer from what it remembers. `None` when neither the run nor its
+    /// graph has one.
+    ///
+    /// ```
+    /// use agent_state::agent::{AgentMiddleware, Hooks, ToolCallRequest, ToolFuture, ToolHandler};
+    /// use agent_state::store::StoreExt;
+    /// use agent_state::AgentState;
+    ///
+    /// /// Records every tool call under `["calls"]` when the run has a store.
+    /// struct CallLog;
+    ///
+    /// impl<S: AgentState + Send + Sync> AgentMiddleware<S> for CallLog {
+    ///     fn name(&self) -> &str { "call_log" }
+    ///     fn hooks(&self) -> Hooks { Hooks::WRAP_TOOL_CALL }
+    ///     fn wrap_tool_call<'a>(
+    ///         &'a self,
+    ///         request: ToolCallRequest<S>,
+    ///         handler: ToolHandler<'a, S>,
+    ///     ) -> ToolFuture<'a, S> {
+    ///         Box::pin(async move {
+    ///             if let Some(store) = request.store() {
+    ///                 let entry = serde_json::json!({ "tool": request.call.name });
+    ///                 let _ = store.put(["calls"], request.call_id(), entry).await;
+    ///             }
+    ///             handler.call(request).await
+    ///         })
+    ///     }
+    /// }
+    /// ```
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.node.store()
+    }
+
     /// The tools node's context: a `wrap_tool_call` may
     /// [`interrupt`](NodeContext::interrupt) the run (to have a human
     /// approve the call, say), keep work [`once`](NodeContext::once) or
@@ -191,7 +226,9 @@ pub trait AgentMiddleware<S: AgentState>: Send + Sync {
     /// may [`interrupt`](NodeContext::interrupt) the run for a value from
     /// outside (the hook runs again from its start when resumed), keep work
     /// [`once`](NodeContext::once), write to the run's stream, read the
-    /// run's [`context`](NodeContext::context) (LangChain's `runtime`).
+    /// run's [`context`](NodeContext::context) (LangChain's `runtime`) and
+    /// its [`store`](NodeContext::store) (`runtime.store`: memory across
+    /// threads, for a hook that recalls what it knows of the user).
     fn before_agent(&self, state: &S, ctx: &NodeContext) -> HookResult<S> {
         let _ = (state, ctx);
         Ok(HookOutput::none())

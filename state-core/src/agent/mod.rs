@@ -184,6 +184,7 @@ pub struct AgentBuilder<S: crate::AgentState> {
     sink: Option<TokenSink>,
     recursion_limit: usize,
     structured: Option<Arc<dyn structured::Binding<S>>>,
+    store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl<S> AgentBuilder<S>
@@ -202,6 +203,7 @@ where
             sink: None,
             recursion_limit: 10_000,
             structured: None,
+            store: None,
         }
     }
 
@@ -320,6 +322,38 @@ where
         self
     }
 
+    /// The store of the agent's runs (LangChain's `create_agent(store=..)`):
+    /// memory across threads, read by tools ([`ToolRuntime::store`]),
+    /// middleware hooks (`ctx.store()`, [`NodeContext::store`](crate::graph::NodeContext::store)),
+    /// `wrap_model_call` ([`ModelRequest::store`]) and `wrap_tool_call`
+    /// ([`ToolCallRequest::store`]). A run given its own
+    /// ([`Run::store`](crate::graph::Run::store)) uses that one.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::agent::{create_agent, ScriptedModel};
+    /// use agent_state::base::MessagesState;
+    /// use agent_state::store::MemoryStore;
+    /// use agent_state::{ai, AgentState};
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    /// }
+    ///
+    /// let agent = create_agent::<Chat, _>(ScriptedModel::new([ai("hi")]))
+    ///     .store(Arc::new(MemoryStore::new()))
+    ///     .compile()?;
+    /// assert!(agent.store().is_some());
+    /// # Ok::<(), agent_state::agent::AgentError>(())
+    /// ```
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn crate::store::Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// Builds the agent's graph, to compile, or to look at.
     pub fn into_state_graph(self) -> Result<StateGraph<S>, AgentError> {
         let mut names = HashSet::new();
@@ -361,9 +395,12 @@ where
             places,
             structured: self.structured,
         });
-        let graph = StateGraph::new()
+        let mut graph = StateGraph::new()
             .with_recursion_limit(self.recursion_limit)
             .add_edge(START, entry);
+        if let Some(store) = self.store {
+            graph = graph.with_store(store);
+        }
         let graph = add_loop_nodes(graph, &lp, return_direct);
         Ok(chains.add_hooks(graph, &self.middleware, &lp))
     }

@@ -124,6 +124,31 @@ impl<S: HasMessages> ModelRequest<S> {
         self.node.as_ref()?.context()
     }
 
+    /// The run's store (LangChain's `request.runtime.store`): a
+    /// `wrap_model_call` may put what it recalls about the user in the
+    /// system prompt. `None` outside a run, or when neither the run nor
+    /// its graph has one.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::agent::ModelRequest;
+    /// use agent_state::base::MessagesState;
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    /// }
+    ///
+    /// // Made outside a run: no store. (In a `wrap_model_call`, the run's.)
+    /// let request = ModelRequest::new(Arc::new(Chat::default()));
+    /// assert!(request.store().is_none());
+    /// ```
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.node.as_ref()?.store()
+    }
+
     /// The model node's context, in a run: a `wrap_model_call` may
     /// [`interrupt`](NodeContext::interrupt) the run, keep work
     /// [`once`](NodeContext::once), read the thread and step. `None` for

@@ -19,8 +19,9 @@ use crate::state::AgentState;
 use crate::write::FieldWrite;
 
 /// What a tool gets besides its arguments: LangChain's `ToolRuntime` (the
-/// state, read-only, the id of the call it answers, the run's context, and
-/// the tools node's [`NodeContext`] to pause the run or stream from).
+/// state, read-only, the id of the call it answers, the run's context and
+/// store, and the tools node's [`NodeContext`] to pause the run or stream
+/// from).
 pub struct ToolRuntime<S> {
     state: Arc<S>,
     call_id: String,
@@ -54,6 +55,50 @@ impl<S> ToolRuntime<S> {
     /// when absent or of another type.
     pub fn context<T: std::any::Any>(&self) -> Option<&T> {
         self.node.context()
+    }
+
+    /// The run's store (LangChain's `ToolRuntime.store`, LangGraph's
+    /// `InjectedStore`): the run's, else its graph's (the agent's
+    /// [`store`](super::AgentBuilder::store)); `None` when neither has
+    /// one. Memories a tool saves here outlive the thread.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::agent::{create_agent, input, FnTool, ScriptedModel, ToolRuntime};
+    /// use agent_state::base::MessagesState;
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::store::{MemoryStore, Store, StoreExt};
+    /// use agent_state::{ai, AgentState, ToolCall};
+    /// # use agent_state::json_schema::schemars;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Chat {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    /// }
+    ///
+    /// /// A fact to remember.
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// # #[schemars(crate = "agent_state::json_schema::schemars")]
+    /// struct Fact { text: String }
+    ///
+    /// let remember = FnTool::new("remember", "Saves a fact", |fact: Fact, rt: ToolRuntime<Chat>| async move {
+    ///     let store = rt.store().ok_or("remember needs a store")?;
+    ///     store.put(["facts"], rt.call_id(), serde_json::json!({ "text": fact.text })).await?;
+    ///     Ok::<_, Box<dyn std::error::Error + Send + Sync>>("saved")
+    /// });
+    /// let args = serde_json::json!({ "text": "likes tea" });
+    /// let call = ToolCall::new("remember", args.as_object().unwrap().clone(), "c1");
+    /// let model = ScriptedModel::new([ai("").with_tool_call(call), ai("noted")]);
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let agent = create_agent(model).tool(remember).store(Arc::clone(&store)).compile()?;
+    /// block_on(agent.run(input::<Chat>("I like tea")))?;
+    /// let fact = block_on(store.get(["facts"], "c1"))?.expect("saved");
+    /// assert_eq!(fact.value["text"], "likes tea");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.node.store()
     }
 
     /// The tools node's context: the run's thread and step, its stream

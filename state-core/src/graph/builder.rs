@@ -10,6 +10,7 @@ use super::node::NodeFn;
 use super::policy::RetryPolicy;
 use super::{Edge, Graph, GraphError, GraphState, Join, Middleware, Router, Target, END, START};
 use crate::state::AgentState;
+use crate::store::Store;
 
 /// The sources of an edge: one node (or [`START`]), or several, as
 /// LangGraph's `add_edge(["a", "b"], "c")`: then the target runs once all
@@ -64,6 +65,8 @@ pub struct StateGraph<S: AgentState> {
     pub(crate) fallbacks: Vec<usize>,
     pub(crate) middleware: Vec<Arc<dyn Middleware<S>>>,
     pub(crate) recursion_limit: usize,
+    /// The store the compiled graph's runs get ([`with_store`](Self::with_store)).
+    pub(crate) store: Option<Arc<dyn Store>>,
     pub(crate) before: Vec<String>,
     pub(crate) after: Vec<String>,
     /// What the drawing shows beyond the routing (`mermaid.rs`).
@@ -89,6 +92,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             fallbacks: Vec::new(),
             middleware: Vec::new(),
             recursion_limit: 10_000,
+            store: None,
             before: Vec::new(),
             after: Vec::new(),
             drawing: super::mermaid::Drawing::default(),
@@ -208,6 +212,35 @@ impl<S: AgentState + 'static> StateGraph<S> {
         self
     }
 
+    /// The store the compiled graph's runs get, as LangGraph's
+    /// `compile(store=..)`: its nodes read it with
+    /// [`NodeContext::store`](super::NodeContext::store). A run may be
+    /// given another ([`Run::store`](super::Run::store)). Same as
+    /// [`Graph::with_store`] after compiling.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::graph::{StateGraph, START};
+    /// use agent_state::store::MemoryStore;
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S { n: u32 }
+    ///
+    /// let graph = StateGraph::<S>::new()
+    ///     .add_node("inc", |s: &S| SUpdate::new().n(s.n + 1))
+    ///     .add_edge(START, "inc")
+    ///     .with_store(Arc::new(MemoryStore::new()))
+    ///     .compile()?;
+    /// assert!(graph.store().is_some());
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// Static breakpoints: the run pauses before a superstep that would
     /// run one of `nodes` (LangGraph's `interrupt_before`). Resuming runs
     /// it.
@@ -243,6 +276,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             fallbacks,
             middleware,
             recursion_limit,
+            store,
             before,
             after,
             drawing,
@@ -298,6 +332,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
             deferred: policies.deferred,
             fixed: Vec::new(),
             drawing,
+            store,
         };
         graph.fixed = graph.fixed_routes();
         Ok(graph)

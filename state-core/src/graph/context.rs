@@ -17,6 +17,7 @@ use super::error::BoxError;
 use crate::checkpoint::PendingWrite;
 use crate::graph::stream::mode::NodeSink;
 use crate::graph::stream::writer::StreamWriter;
+use crate::store::Store;
 
 /// A pause of a node, waiting for a value from outside: LangGraph's
 /// `Interrupt`. A paused run returns them
@@ -161,10 +162,16 @@ impl PendingQueue {
 /// tasks and subgraphs.
 pub(crate) type RunContext = Arc<dyn Any + Send + Sync>;
 
+/// A store as runs hold it: shared by the graph, its runs and their tasks.
+pub(crate) type SharedStore = Arc<dyn Store>;
+
 /// What every task of a step is given by its run.
 #[derive(Clone, Default)]
 pub(crate) struct TaskScope {
     pub(crate) context: Option<RunContext>,
+    /// The run's store: its own ([`Run::store`](super::Run::store)), else
+    /// its graph's.
+    pub(crate) store: Option<SharedStore>,
     /// Supersteps the run may still take after this one.
     pub(crate) remaining: usize,
 }
@@ -471,6 +478,45 @@ impl NodeContext {
     /// ```
     pub fn context<T: Any>(&self) -> Option<&T> {
         self.inner.scope.context.as_deref()?.downcast_ref()
+    }
+
+    /// The run's store (LangGraph's `Runtime.store`, `get_store()`): the
+    /// one given to the run ([`Run::store`](super::Run::store)), else the
+    /// graph's ([`Graph::with_store`](super::Graph::with_store)); a
+    /// subgraph's nodes get their parent's. `None` when neither has one.
+    /// It is an `Arc` so an async node can clone it into work it spawns;
+    /// [`StoreExt`](crate::store::StoreExt)'s futures are `Send`, so a
+    /// node awaiting them stays `Send`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::graph::{BoxError, Input, NodeContext, StateGraph, START};
+    /// use agent_state::store::{MemoryStore, StoreExt};
+    /// use agent_state::AgentState;
+    /// use serde_json::json;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct Visit { count: u64 }
+    ///
+    /// let graph = StateGraph::<Visit>::new()
+    ///     .add_node("count", |_: Arc<Visit>, ctx: NodeContext| async move {
+    ///         let store = ctx.store().ok_or("this graph needs a store")?;
+    ///         let seen = store.get(["visits"], "alice").await?;
+    ///         let count = seen.map_or(0, |item| item.value["count"].as_u64().unwrap_or(0)) + 1;
+    ///         store.put(["visits"], "alice", json!({ "count": count })).await?;
+    ///         Ok::<_, BoxError>(VisitUpdate::new().count(count))
+    ///     })
+    ///     .add_edge(START, "count")
+    ///     .compile()?
+    ///     .with_store(Arc::new(MemoryStore::new()));
+    /// block_on(graph.run(Input::Update(VisitUpdate::new())))?;
+    /// let out = block_on(graph.run(Input::Update(VisitUpdate::new())))?;
+    /// assert_eq!(out.state.count, 2);
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    pub fn store(&self) -> Option<&Arc<dyn Store>> {
+        self.inner.scope.store.as_ref()
     }
 
     /// How many more supersteps the run may take after this one before

@@ -266,6 +266,8 @@ pub struct Graph<S: AgentState> {
     fixed: Vec<Option<Vec<usize>>>,
     /// What the drawing shows beyond the routing.
     drawing: mermaid::Drawing,
+    /// The store its runs get unless given one ([`Graph::with_store`]).
+    store: Option<context::SharedStore>,
 }
 
 /// One task of a superstep: a node on the state, or a node on a
@@ -291,6 +293,42 @@ impl Routed {
 }
 
 impl<S: AgentState> Graph<S> {
+    /// Gives the graph's runs `store` (LangGraph's `compile(store=..)`),
+    /// replacing the one it had: its nodes read it with
+    /// [`NodeContext::store`], an agent's tools and middleware through
+    /// their runtime and requests. A run given a store of its own
+    /// ([`Run::store`]) uses that one instead.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::graph::{StateGraph, START};
+    /// use agent_state::store::MemoryStore;
+    /// use agent_state::AgentState;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S { n: u32 }
+    ///
+    /// let graph = StateGraph::<S>::new()
+    ///     .add_node("inc", |s: &S| SUpdate::new().n(s.n + 1))
+    ///     .add_edge(START, "inc")
+    ///     .compile()?;
+    /// assert!(graph.store().is_none());
+    /// let graph = graph.with_store(Arc::new(MemoryStore::new()));
+    /// assert!(graph.store().is_some());
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn crate::store::Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The store the graph's runs get unless given one; `None` when it has
+    /// none.
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.store.as_ref()
+    }
+
     /// The node names, hooks included, in the order they were added.
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(String::as_str)

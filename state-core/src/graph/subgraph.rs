@@ -273,6 +273,7 @@ where
             .child
             .run(Input::State(first))
             .shared_context(ctx.inner.scope.context.clone())
+            .shared_store(ctx.inner.scope.store.clone())
             .on_step(move |e| {
                 let mut w = sink.lock().unwrap_or_else(PoisonError::into_inner);
                 w.extend(e.writes.iter().map(|w| w.update.clone()));
@@ -307,6 +308,7 @@ where
             .child
             .run(input)
             .shared_context(ctx.inner.scope.context.clone())
+            .shared_store(ctx.inner.scope.store.clone())
             .on_thread(saver, thread_id);
         let out = streamed(run, ctx).await?;
         if matches!(self.mapping, Mapping::Mapped { .. }) {

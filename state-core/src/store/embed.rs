@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use super::StoreError;
 use crate::checkpoint::BoxFuture;
@@ -208,7 +208,7 @@ fn leaf_text(value: &Value) -> Option<String> {
         Value::Null => None,
         Value::Bool(true) => Some("True".into()),
         Value::Bool(false) => Some("False".into()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(python_number(n)),
         Value::String(s) => Some(s.clone()),
         container => Some(python_json(container)),
     }
@@ -248,8 +248,48 @@ fn write_python_json(value: &Value, out: &mut String) {
             }
             out.push('}');
         }
+        Value::Number(n) => out.push_str(&python_number(n)),
         scalar => out.push_str(&scalar.to_string()),
     }
+}
+
+/// A number as Python's `str` and `json.dumps` write it: integers as
+/// they are, floats as [`python_float`].
+fn python_number(n: &Number) -> String {
+    match n.as_f64() {
+        Some(f) if n.is_f64() && f.is_finite() => python_float(f),
+        _ => n.to_string(),
+    }
+}
+
+/// Python's `repr` of a float: the shortest digits that read back (as
+/// Rust's), fixed from 1e-4 up to 1e16 (`0.0001`, `1000000000000000.0`),
+/// else `1.5e-07` with a signed exponent of two digits at least.
+fn python_float(f: f64) -> String {
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    if !(-4..16).contains(&exponent) {
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{mantissa}e{exponent_sign}{:02}", exponent.abs());
+    }
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let fixed = if exponent < 0 {
+        let zeros = "0".repeat(exponent.unsigned_abs() as usize - 1);
+        format!("0.{zeros}{digits}")
+    } else {
+        let point = exponent as usize + 1;
+        if digits.len() > point {
+            format!("{}.{}", &digits[..point], &digits[point..])
+        } else {
+            format!("{digits:0<point$}.0")
+        }
+    };
+    format!("{sign}{fixed}")
 }
 
 /// Splits a path at dots, keeping `[..]` and `{..}` whole (LangGraph's
@@ -329,6 +369,32 @@ mod tests {
             [r#"{"a": [1, "é"], "b": 1}"#]
         );
         assert!(text_at_path(&v, "missing.path").is_empty());
+    }
+
+    #[test]
+    fn numbers_are_written_as_python_writes_them() {
+        // Each as Python 3.11's `str(float)` writes it.
+        let cases = [
+            (1.5e-7, "1.5e-07"),
+            (1e20, "1e+20"),
+            (1e100, "1e+100"),
+            (-2.5e-10, "-2.5e-10"),
+            (1e-5, "1e-05"),
+            (1e-4, "0.0001"),
+            (0.25, "0.25"),
+            (123.456, "123.456"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+        ];
+        for (f, python) in cases {
+            assert_eq!(text_at_path(&json!({"x": f}), "x"), [python], "{f:e}");
+        }
+        let ints = json!({"i": 7, "u": u64::MAX});
+        assert_eq!(text_at_path(&ints, "{i,u}"), ["7", "18446744073709551615"]);
+        assert_eq!(text_at_path(&json!({"x": 1e-5}), "$"), [r#"{"x": 1e-05}"#]);
     }
 
     #[test]

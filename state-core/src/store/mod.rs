@@ -53,6 +53,8 @@ mod filter;
 mod item;
 mod memory;
 mod op;
+#[cfg(feature = "openai")]
+mod openai;
 mod prepare;
 mod rank;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -81,6 +83,9 @@ pub use memory::MemoryStore;
 pub use op::{
     GetOp, IndexFields, ListNamespacesOp, MatchCondition, Op, OpResult, PutOp, SearchOp, Ttl,
 };
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub use openai::{OpenAiEmbeddings, DEFAULT_BATCH_SIZE, DEFAULT_EMBEDDINGS_MODEL};
 
 // What a backend builds on: the checked batch, and the ranking rules.
 #[allow(unused_imports)]

@@ -163,6 +163,7 @@ where
                 stream: self.stream.clone(),
                 scope: TaskScope {
                     context: self.context.clone(),
+                    store: self.store.clone(),
                     remaining: self.graph.recursion_limit.saturating_sub(at.steps),
                 },
             };

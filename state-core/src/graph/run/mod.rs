@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::context::{Interrupt, Resume, RunContext, TaskScope};
+use super::context::{Interrupt, Resume, RunContext, SharedStore, TaskScope};
 use super::joins::JoinState;
 use super::node::{NodeFn, NodeOutput};
 use super::output::RunOutput;
@@ -141,6 +141,8 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     stream: Option<Arc<Channel<S>>>,
     durability: Durability,
     context: Option<RunContext>,
+    /// The run's own store, over its graph's ([`Run::store`]).
+    store: Option<SharedStore>,
     /// Breakpoints of this run on top of the graph's.
     breaks: RunBreaks,
     /// The errors of the tasks that failed the run, kept with the thread's
@@ -240,6 +242,7 @@ impl<S: GraphState> Graph<S> {
             stream: None,
             durability: Durability::Sync,
             context: None,
+            store: None,
             breaks: RunBreaks::default(),
             errors: Vec::new(),
         }
@@ -265,6 +268,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             stream: self.stream,
             durability: self.durability,
             context: self.context,
+            store: self.store,
             breaks: self.breaks,
             errors: self.errors,
         }
@@ -309,6 +313,53 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
     /// The parent's context, handed to a subgraph's run as it is.
     pub(crate) fn shared_context(mut self, context: Option<RunContext>) -> Self {
         self.context = context;
+        self
+    }
+
+    /// Gives this run `store` instead of its graph's
+    /// ([`Graph::with_store`]): what a server does to give every graph it
+    /// serves one store, or a test to look at what a run wrote. Its nodes
+    /// read it with [`NodeContext::store`](super::NodeContext::store);
+    /// subgraphs get it too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_state::checkpoint::block_on;
+    /// use agent_state::graph::{BoxError, Input, NodeContext, StateGraph, START};
+    /// use agent_state::store::{MemoryStore, Store, StoreExt};
+    /// use agent_state::AgentState;
+    /// use serde_json::json;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S { note: String }
+    ///
+    /// let graph = StateGraph::<S>::new()
+    ///     .add_node("note", |s: Arc<S>, ctx: NodeContext| async move {
+    ///         let store = ctx.store().ok_or("no store")?;
+    ///         store.put(["notes"], "last", json!({ "text": s.note })).await?;
+    ///         Ok::<_, BoxError>(SUpdate::new())
+    ///     })
+    ///     .add_edge(START, "note")
+    ///     .compile()?;
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let input = Input::Update(SUpdate::new().note("hi".to_owned()));
+    /// block_on(graph.run(input).store(Arc::clone(&store)))?;
+    /// let item = block_on(store.get(["notes"], "last")).unwrap().unwrap();
+    /// assert_eq!(item.value["text"], "hi");
+    /// # Ok::<(), agent_state::graph::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn crate::store::Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The parent's store handed to a subgraph's run; without one, the
+    /// subgraph's own graph's (if any) stays.
+    pub(crate) fn shared_store(mut self, store: Option<SharedStore>) -> Self {
+        if store.is_some() {
+            self.store = store;
+        }
         self
     }
 
@@ -528,6 +579,9 @@ where
             update
                 .check_input(false)
                 .map_err(|error| GraphError::InvalidInput { error })?;
+        }
+        if self.store.is_none() {
+            self.store.clone_from(&self.graph.store);
         }
         let mut sink = self.open().await?;
         let ran = self.drive(&mut sink).await;
