@@ -10,8 +10,8 @@
 //! Every backend of ours answers alike (the conformance contract of
 //! `Store`), so each is checked against both recordings with the same
 //! declared differences. To add a backend, await [`parity`] with a
-//! factory for it in a new test; for store-db's stores (not on main when
-//! this was written; both pass, tried on a merge of the two branches):
+//! factory for it in a new test, as below for SQLite and PostgreSQL; a
+//! sketch:
 //!
 //! ```text
 //! #[cfg(feature = "sqlite")]
@@ -345,6 +345,71 @@ fn memory_store_answers_as_langgraphs_in_memory_store() {
 #[test]
 fn memory_store_answers_as_langgraphs_sqlite_store() {
     block_on(parity(&memory_store, "sqlite", &sqlite_differences()));
+}
+
+/// A fresh SQLite file per store, under the target directory.
+#[cfg(feature = "sqlite")]
+fn sqlite_store(index: Option<IndexConfig>) -> BoxFuture<'static, Box<dyn Store>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("store-parity");
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("{}-{n}.db", std::process::id()));
+    let store = agent_state::store::SqliteStore::open(path).unwrap();
+    let store: Box<dyn Store> = match index {
+        Some(index) => Box::new(store.with_index(index)),
+        None => Box::new(store),
+    };
+    Box::pin(std::future::ready(store))
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn sqlite_store_answers_as_langgraphs_stores() {
+    block_on(parity(&sqlite_store, "memory", &memory_differences()));
+    block_on(parity(&sqlite_store, "sqlite", &sqlite_differences()));
+}
+
+/// A store on a fresh database of the throwaway server (`support/pg.rs`).
+#[cfg(feature = "postgres")]
+fn postgres_store(index: Option<IndexConfig>) -> BoxFuture<'static, Box<dyn Store>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let db = format!(
+        "parity_{}_{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    );
+    Box::pin(async move {
+        let (admin, conn) = tokio_postgres::connect(pg::url(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        admin
+            .batch_execute(&format!("CREATE DATABASE {db}"))
+            .await
+            .unwrap();
+        let url = format!("{} dbname={db}", pg::url());
+        let store = agent_state::store::PostgresStore::connect(&url)
+            .await
+            .unwrap();
+        let store: Box<dyn Store> = match index {
+            Some(index) => Box::new(store.with_index(index)),
+            None => Box::new(store),
+        };
+        store
+    })
+}
+
+#[cfg(feature = "postgres")]
+#[path = "support/pg.rs"]
+mod pg;
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn postgres_store_answers_as_langgraphs_stores() {
+    parity(&postgres_store, "memory", &memory_differences()).await;
+    parity(&postgres_store, "sqlite", &sqlite_differences()).await;
 }
 
 #[test]
