@@ -135,6 +135,50 @@ mod on_sqlite {
         drop((saver, again));
     }
 
+    #[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+    struct Counter {
+        #[reducer(append)]
+        seen: Vec<u32>,
+    }
+
+    /// A store on the connection of a checkpointer that holds its file
+    /// alone: steps and batches take turns on it, and both are kept.
+    #[tokio::test]
+    async fn a_store_shares_the_checkpointers_connection() {
+        use agent_state::checkpoint::{Source, Thread};
+        let path = temp_db("sharing");
+        let saver = std::sync::Arc::new(SqliteCheckpointer::open_exclusive(&path).unwrap());
+        let store = SqliteStore::sharing(saver.clone())
+            .unwrap()
+            .with_index(cases::word_index());
+        assert_eq!(store.path(), path.as_path());
+        let mut thread = Thread::<Counter, _>::open(&*saver, "t").await.unwrap();
+        for n in 0..3 {
+            let update = CounterUpdate::new().add_seen(n);
+            thread
+                .save_step(Source::Loop, [("n", update)])
+                .await
+                .unwrap();
+            let text = format!("rust {}", "tea ".repeat(n as usize));
+            store
+                .put(["m"], &format!("k{n}"), json!({ "text": text }))
+                .await
+                .unwrap();
+        }
+        let found = store
+            .search(SearchOp::new(["m"]).query("rust"))
+            .await
+            .unwrap();
+        assert_eq!(found[0].key, "k0");
+        drop(thread);
+        drop((store, saver));
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.search(SearchOp::new(["m"])).await.unwrap().len(), 3);
+        let saver = SqliteCheckpointer::open(&path).unwrap();
+        let thread = Thread::<Counter, _>::open(&saver, "t").await.unwrap();
+        assert_eq!(thread.state().seen, [0, 1, 2]);
+    }
+
     #[tokio::test]
     async fn a_corrupt_row_is_named() {
         let path = temp_db("corrupt");

@@ -33,7 +33,7 @@
 use std::error::Error;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -49,6 +49,7 @@ use super::{
     prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
     Store, StoreError, TtlConfig,
 };
+use crate::checkpoint::sqlite::SqliteCheckpointer;
 use crate::checkpoint::BoxFuture;
 
 /// The layout version of the store's tables, in `store_meta`.
@@ -119,10 +120,18 @@ const LIVE: &str = "(expires_at IS NULL OR expires_at > {now})";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct SqliteStore {
-    conn: Mutex<Connection>,
+    conn: Handle,
     path: PathBuf,
     index: Option<IndexConfig>,
     ttl: TtlConfig,
+}
+
+/// The connection a store runs on.
+enum Handle {
+    /// Its own.
+    Own(Mutex<Connection>),
+    /// The checkpointer's.
+    Shared(Arc<SqliteCheckpointer>),
 }
 
 /// A SQLite failure located in its file.
@@ -159,30 +168,26 @@ impl SqliteStore {
         let fail = |e| in_file(&path, "open", e);
         let conn = Connection::open(&path).map_err(fail)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
-        // Several processes opening a new file at once may find it locked
-        // for the switch to WAL or the tables: retry until the timeout.
-        let started = Instant::now();
-        loop {
-            match setup(&conn) {
-                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(e) => return Err(fail(e)),
-                Ok(format) if format > FORMAT => {
-                    return Err(StoreError::Backend {
-                        operation: "open",
-                        source: format!(
-                        "{} has store table format {format}, newer than this program's {FORMAT}",
-                        path.display()
-                    )
-                        .into(),
-                    })
-                }
-                Ok(_) => break,
-            }
-        }
+        set_up(&conn, &path)?;
         Ok(SqliteStore {
-            conn: Mutex::new(conn),
+            conn: Handle::Own(Mutex::new(conn)),
+            path,
+            index: None,
+            ttl: TtlConfig::default(),
+        })
+    }
+
+    /// The store on the checkpointer's own connection (through
+    /// [`SqliteCheckpointer::with_connection`]): one connection writes the
+    /// file, so the store's batches and the checkpoint steps take turns in
+    /// the process instead of at SQLite's write lock, and a checkpointer
+    /// opened with [`open_exclusive`](SqliteCheckpointer::open_exclusive),
+    /// which no other connection may open, has a store too.
+    pub fn sharing(checkpointer: Arc<SqliteCheckpointer>) -> Result<Self, StoreError> {
+        let path = checkpointer.path().to_path_buf();
+        checkpointer.with_connection(|conn| set_up(conn, &path))?;
+        Ok(SqliteStore {
+            conn: Handle::Shared(checkpointer),
             path,
             index: None,
             ttl: TtlConfig::default(),
@@ -191,9 +196,7 @@ impl SqliteStore {
 
     /// Opens the store in the checkpointer's file: one file for a
     /// deployment's threads and memories.
-    pub fn beside(
-        checkpointer: &crate::checkpoint::sqlite::SqliteCheckpointer,
-    ) -> Result<Self, StoreError> {
+    pub fn beside(checkpointer: &SqliteCheckpointer) -> Result<Self, StoreError> {
         Self::open(checkpointer.path())
     }
 
@@ -216,15 +219,23 @@ impl SqliteStore {
         &self.path
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // Every batch is one transaction, rolled back if a panic unwinds
-        // through it, so a poisoned lock guards a consistent connection.
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Runs `f` on the store's connection, alone.
+    fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        match &self.conn {
+            // Every batch is one transaction, rolled back if a panic
+            // unwinds through it, so a poisoned lock guards a consistent
+            // connection.
+            Handle::Own(conn) => f(&conn.lock().unwrap_or_else(PoisonError::into_inner)),
+            Handle::Shared(checkpointer) => checkpointer.with_connection(f),
+        }
     }
 
-    fn run(&self, prepared: super::Prepared) -> Result<Vec<OpResult>, StoreError> {
+    fn run(
+        &self,
+        conn: &Connection,
+        prepared: super::Prepared,
+    ) -> Result<Vec<OpResult>, StoreError> {
         let now = prepared.now;
-        let conn = self.lock();
         let fail = |e| in_file(&self.path, "batch", e);
         let puts = prepared
             .ops
@@ -236,8 +247,8 @@ impl SqliteStore {
         });
         // Reads take the write lock (and may block a checkpoint step in
         // the same file) only when some item has a TTL to restart.
-        let refresh = may_refresh && holds_ttl(&conn).map_err(fail)?;
-        let tx = Tx::begin(&conn, puts || refresh).map_err(fail)?;
+        let refresh = may_refresh && holds_ttl(conn).map_err(fail)?;
+        let tx = Tx::begin(conn, puts || refresh).map_err(fail)?;
         let mut puts = Vec::new();
         let mut results = Vec::with_capacity(prepared.ops.len());
         for op in prepared.ops {
@@ -247,7 +258,7 @@ impl SqliteStore {
                     key,
                     refresh: wanted,
                 } => OpResult::Item(
-                    self.at("get", get(&conn, &namespace, &key, wanted && refresh, now))?,
+                    self.at("get", get(conn, &namespace, &key, wanted && refresh, now))?,
                 ),
                 PreparedOp::Put(put) => {
                     puts.push(put);
@@ -260,25 +271,24 @@ impl SqliteStore {
                     refresh: wanted,
                 } => OpResult::Items(self.at(
                     "search",
-                    search(&conn, &op, query.as_deref(), wanted && refresh, now),
+                    search(conn, &op, query.as_deref(), wanted && refresh, now),
                 )?),
                 PreparedOp::List(list) => {
-                    OpResult::Namespaces(self.at("list namespaces", namespaces(&conn, &list, now))?)
+                    OpResult::Namespaces(self.at("list namespaces", namespaces(conn, &list, now))?)
                 }
             });
         }
         for put in puts {
-            self.at("put", write_put(&conn, put, now))?;
+            self.at("put", write_put(conn, put, now))?;
         }
         tx.commit().map_err(fail)?;
         Ok(results)
     }
 
-    fn sweep(&self) -> Result<u64, StoreError> {
+    fn sweep(&self, conn: &Connection) -> Result<u64, StoreError> {
         let now = to_micros(SystemTime::now());
-        let conn = self.lock();
         let fail = |e| in_file(&self.path, "sweep", e);
-        let tx = Tx::begin(&conn, true).map_err(fail)?;
+        let tx = Tx::begin(conn, true).map_err(fail)?;
         conn.execute(
             "DELETE FROM store_embeddings WHERE (prefix, key) IN
              (SELECT prefix, key FROM store_items WHERE expires_at <= ?1)",
@@ -306,6 +316,32 @@ fn in_file(path: &Path, operation: &'static str, source: rusqlite::Error) -> Sto
         path: path.to_path_buf(),
         source,
     }))
+}
+
+/// Sets the connection and the tables up, retrying while another
+/// process opening a new file at once holds it locked (for the switch to
+/// WAL or the tables), until the busy timeout.
+fn set_up(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let started = Instant::now();
+    loop {
+        match setup(conn) {
+            Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(in_file(path, "open", e)),
+            Ok(format) if format > FORMAT => {
+                return Err(StoreError::Backend {
+                    operation: "open",
+                    source: format!(
+                        "{} has store table format {format}, newer than this program's {FORMAT}",
+                        path.display()
+                    )
+                    .into(),
+                })
+            }
+            Ok(_) => return Ok(()),
+        }
+    }
 }
 
 /// WAL mode and the tables, each idempotent; the layout version found.
@@ -598,12 +634,12 @@ impl Store for SqliteStore {
     fn batch<'a>(&'a self, ops: Vec<Op>) -> BoxFuture<'a, Result<Vec<OpResult>, StoreError>> {
         Box::pin(async move {
             let prepared = prepare(ops, self.index.as_ref(), &self.ttl).await?;
-            self.run(prepared)
+            self.with_conn(|conn| self.run(conn, prepared))
         })
     }
 
     fn sweep_ttl(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move { self.sweep() })
+        Box::pin(async move { self.with_conn(|conn| self.sweep(conn)) })
     }
 }
 
