@@ -4,7 +4,9 @@
 //! By default the file is the checkpoints' own: the store's tables are
 //! prefixed `store_` and sit beside the checkpointer's, so one file holds
 //! a deployment's threads and memories, and a [`SqliteCheckpointer`] and a
-//! [`SqliteStore`] may be open on it at once.
+//! [`SqliteStore`] may be open on it at once, each on its connection
+//! ([`SqliteStore::open`], [`SqliteStore::beside`]) or on the
+//! checkpointer's ([`SqliteStore::sharing`]).
 //!
 //! The tables (`sqlite3 file.db '.schema store_items'`):
 //!
