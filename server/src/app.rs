@@ -103,12 +103,13 @@ impl App {
         store: Store,
         saver: Arc<dyn Checkpointer>,
         leases: Leases,
+        items: Arc<dyn agent_state::store::Store>,
     ) -> Self {
         App {
             assistants,
             store,
             saver,
-            items: crate::items::default_store(),
+            items,
             read_timeout: std::time::Duration::from_secs(30),
             leases,
             running: Mutex::default(),

@@ -8,8 +8,7 @@
 use std::sync::Arc;
 
 use agent_state::store::{
-    Filter, GetOp, IndexFields, ListNamespacesOp, Op, OpResult, PutOp, SearchOp, Store, StoreError,
-    Ttl,
+    Filter, GetOp, IndexFields, ListNamespacesOp, Op, OpResult, PutOp, SearchOp, StoreError, Ttl,
 };
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -227,10 +226,4 @@ async fn namespaces(
 
 fn one(mut results: Vec<OpResult>) -> OpResult {
     results.pop().unwrap_or(OpResult::Done)
-}
-
-/// The store of a server given none: in memory (replaced by the
-/// database's once the SQL stores serve).
-pub(crate) fn default_store() -> Arc<dyn Store> {
-    Arc::new(agent_state::store::MemoryStore::new())
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::checkpoint::Checkpointer;
+use agent_state::store::Store as ItemStore;
 
 use crate::gate::Gated;
 use crate::lease::Leases;
@@ -55,8 +56,10 @@ impl fmt::Debug for Database {
     }
 }
 
-/// What a server runs on.
-type Opened = (Store, Arc<dyn Checkpointer>, Leases);
+/// What a server runs on: its tables, the checkpoints, the threads'
+/// locks, and the Store (LangGraph's memory across threads) in the same
+/// database.
+type Opened = (Store, Arc<dyn Checkpointer>, Leases, Arc<dyn ItemStore>);
 
 impl Database {
     /// Opens it for the server process `owner`, with a pool of
@@ -81,12 +84,15 @@ fn open_sqlite(path: &std::path::Path, owner: &str) -> Result<Opened, ServerErro
     let watch = Arc::new(FileWatch::new(path));
     let db = SqliteDb::open(Arc::clone(&saver), Arc::clone(&watch))
         .map_err(|e| ServerError::Store(e.into()))?;
+    // On the checkpointer's connection: a batch and a step take turns.
+    let items = agent_state::store::SqliteStore::sharing(Arc::clone(&saver))
+        .map_err(|e| ServerError::Store(e.into()))?;
     let saver = Gated(Watched {
         inner: saver,
         watch,
     });
     let store = Store::new(Db::Sqlite(db), owner.to_owned());
-    Ok((store, Arc::new(saver), Leases::default()))
+    Ok((store, Arc::new(saver), Leases::default(), Arc::new(items)))
 }
 
 #[cfg(feature = "postgres")]
@@ -101,6 +107,10 @@ async fn open_postgres(url: &str, pool: PoolSettings, owner: &str) -> Result<Ope
         .map_err(ServerError::Checkpoint)?;
     let db = PgDb::connect(url, pool).await.map_err(store_error)?;
     let session = Session::connect(url, owner).await.map_err(store_error)?;
+    let items = agent_state::store::PostgresStore::connect(url)
+        .await
+        .map_err(|e| ServerError::Store(e.into()))?;
     let store = Store::new(Db::Postgres(db), owner.to_owned());
-    Ok((store, Arc::new(Gated(saver)), Leases::shared(session)))
+    let leases = Leases::shared(session);
+    Ok((store, Arc::new(Gated(saver)), leases, Arc::new(items)))
 }

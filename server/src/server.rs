@@ -32,7 +32,8 @@ pub struct Server {
     database: Database,
     read_timeout: Duration,
     custom: Router,
-    /// The Store a user gave (with an index, say); else the database's.
+    /// The Store a user gave (with an index, say); else the database's
+    /// (`store_` tables beside the checkpoints).
     items: Option<Arc<dyn Store>>,
     /// How requests share connections on PostgreSQL.
     #[cfg(feature = "postgres")]
@@ -254,7 +255,7 @@ impl Server {
         let pool = self.pool;
         #[cfg(not(feature = "postgres"))]
         let pool = crate::open::PoolSettings::default();
-        let (store, saver, leases) = self.database.open(&ids::new_id(), pool).await?;
+        let (store, saver, leases, items) = self.database.open(&ids::new_id(), pool).await?;
         let mut assistants = BTreeMap::new();
         for Registered {
             name,
@@ -278,11 +279,9 @@ impl Server {
                 return Err(ServerError::DuplicateGraph(name));
             }
         }
-        let mut app = App::new(assistants, store, saver, leases);
+        let items = self.items.unwrap_or(items);
+        let mut app = App::new(assistants, store, saver, leases, items);
         app.read_timeout = self.read_timeout;
-        if let Some(items) = self.items {
-            app.items = items;
-        }
         let app = Arc::new(app);
         remote::recover(&app)
             .await

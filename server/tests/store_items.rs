@@ -255,3 +255,25 @@ async fn runs_reach_the_store_the_server_serves() {
     assert_eq!(out["before"], "\"likes tea\"", "{out}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn items_outlive_a_restart_in_the_servers_database() {
+    // The database's own store (SQLite file or PostgreSQL, as the
+    // environment picks): a restarted server still has what was put.
+    let db = fresh_db();
+    let server = start(&db).await;
+    let c = Client::new();
+    let item =
+        json!({"namespace": ["users", "ann"], "key": "note", "value": {"text": "tea"}, "ttl": 60});
+    assert_eq!(put(&c, &server.base, item).await.0, StatusCode::NO_CONTENT);
+    server.stop().await;
+    let server = start(&db).await;
+    let b = server.base.as_str();
+    let (_, got) = get(&c, format!("{b}/store/items?namespace=users.ann&key=note")).await;
+    assert_eq!(got["value"], json!({"text": "tea"}), "{got}");
+    assert_eq!(
+        namespaces(&c, b, json!({})).await,
+        json!([["users", "ann"]])
+    );
+    server.stop().await;
+}
