@@ -34,6 +34,8 @@ use futures::lock::Mutex;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 
+mod containment;
+
 use super::item::{join, split, to_micros};
 use super::prepare::{expiry, PreparedPut};
 use super::rank::{list_namespaces, rank};
@@ -65,6 +67,8 @@ CREATE TABLE IF NOT EXISTS store_items (
 );
 CREATE INDEX IF NOT EXISTS store_items_expires_at
     ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS store_items_newest
+    ON store_items (prefix, updated_at DESC, key COLLATE "C");
 CREATE TABLE IF NOT EXISTS store_embeddings (
     prefix    TEXT COLLATE "C" NOT NULL,
     key       TEXT             NOT NULL,
@@ -76,6 +80,10 @@ CREATE TABLE IF NOT EXISTS store_embeddings (
 
 const ITEM_COLUMNS: &str = "prefix, key, value::text, created_at, updated_at, ttl_minutes";
 const UNDER: &str = "(prefix = $1 OR (prefix >= $2 AND prefix < $3))";
+
+/// A search's order in SQL, the same as [`newest_first`](super::rank)'s:
+/// labels compared one by one (an array of them, bytewise), keys bytewise.
+const NEWEST: &str = r#"updated_at DESC, string_to_array(prefix, '.'), key COLLATE "C""#;
 
 /// A [`Store`] in a PostgreSQL database.
 ///
@@ -110,6 +118,7 @@ struct Statements {
     get: Statement,
     refresh: Statement,
     items_under: Statement,
+    newest_under: Statement,
     all_items: Statement,
     vectors_under: Statement,
     all_vectors: Statement,
@@ -201,16 +210,12 @@ impl PostgresStore {
     async fn run(&self, prepared: super::Prepared) -> Result<Vec<OpResult>, StoreError> {
         let now = prepared.now;
         let mut client = self.client.lock().await;
-        if let [PreparedOp::Get {
-            namespace,
-            key,
-            refresh,
-        }] = prepared.ops.as_slice()
-        {
-            // One read (and its refresh, atomic alone) needs no
+        if let [op] = prepared.ops.as_slice() {
+            // One read (and each of its refreshes, atomic alone) needs no
             // transaction: one round trip instead of three.
-            let item = self.get(&*client, namespace, key, *refresh, now).await?;
-            return Ok(vec![OpResult::Item(item)]);
+            if let Some(result) = self.lone_read(&*client, op, now).await? {
+                return Ok(vec![result]);
+            }
         }
         let tx = client.transaction().await.map_err(pg_err("batch"))?;
         let mut puts = Vec::new();
@@ -243,6 +248,31 @@ impl PostgresStore {
         first_cause(futures::future::join_all(writes).await)?;
         tx.commit().await.map_err(pg_err("batch"))?;
         Ok(results)
+    }
+
+    /// A batch's only operation, run outside a transaction when it only
+    /// reads; `None` for a write.
+    async fn lone_read(
+        &self,
+        client: &Client,
+        op: &PreparedOp,
+        now: i64,
+    ) -> Result<Option<OpResult>, StoreError> {
+        Ok(Some(match op {
+            PreparedOp::Get {
+                namespace,
+                key,
+                refresh,
+            } => OpResult::Item(self.get(client, namespace, key, *refresh, now).await?),
+            PreparedOp::Search { op, query, refresh } => OpResult::Items(
+                self.search(client, op, query.as_deref(), *refresh, now)
+                    .await?,
+            ),
+            PreparedOp::List(list) => {
+                OpResult::Namespaces(self.namespaces(client, list, now).await?)
+            }
+            PreparedOp::Put(_) | PreparedOp::Skip => return Ok(None),
+        }))
     }
 
     async fn sweep(&self) -> Result<u64, StoreError> {
@@ -404,6 +434,7 @@ impl Statements {
             .await?,
             refresh: p("UPDATE store_items SET expires_at = $3 WHERE prefix = $1 AND key = $2".into()).await?,
             items_under: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
+            newest_under: p(newest_under()).await?,
             all_items: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {}", live("1"))).await?,
             vectors_under: p(vectors_from("$4", UNDER)).await?,
             all_vectors: p(vectors_from("$1", "true")).await?,
@@ -424,6 +455,26 @@ impl Statements {
             insert_vectors: p(insert_vectors.into()).await?,
         })
     }
+}
+
+/// The first `$6` items under a prefix (`$1`..`$3`, alive at `$4`) whose
+/// value contains `$5` (jsonb text), in the search's order: the
+/// namespace itself from [`store_items_newest`](SCHEMA), stopping at the
+/// last, and its descendants, sorted. Ranked in Rust together after.
+/// The filter is read once (a subquery): a generic plan would otherwise
+/// parse it for every row.
+fn newest_under() -> String {
+    let live = "(expires_at IS NULL OR expires_at > $4)";
+    let contains = "value @> (SELECT $5::text::jsonb)";
+    format!(
+        r#"(SELECT {ITEM_COLUMNS} FROM store_items
+             WHERE prefix = $1 AND {live} AND {contains}
+             ORDER BY updated_at DESC, key COLLATE "C" LIMIT $6)
+         UNION ALL
+         (SELECT {ITEM_COLUMNS} FROM store_items
+             WHERE prefix >= $2 AND prefix < $3 AND {live} AND {contains}
+             ORDER BY {NEWEST} LIMIT $6)"#
+    )
 }
 
 fn item_row(row: &Row) -> Result<ItemRow, tokio_postgres::Error> {
@@ -471,7 +522,7 @@ impl PostgresStore {
     /// Runs the `under` statement (prefix range, then `extra`) or the
     /// `all` one (`extra` alone).
     async fn query_under(
-        tx: &Transaction<'_>,
+        tx: &impl GenericClient,
         (under, all): (&Statement, &Statement),
         range: Option<&PrefixRange>,
         extra: &[&(dyn ToSql + Sync)],
@@ -490,25 +541,27 @@ impl PostgresStore {
 
     async fn search(
         &self,
-        tx: &Transaction<'_>,
+        client: &impl GenericClient,
         op: &SearchOp,
         query: Option<&[f32]>,
         refresh: bool,
         now: i64,
     ) -> Result<Vec<SearchItem>, StoreError> {
         let range = PrefixRange::of(&op.namespace_prefix);
-        let statements = (&self.st.items_under, &self.st.all_items);
-        let rows = Self::query_under(tx, statements, range.as_ref(), &[&now], "search").await?;
-        let rows = rows
-            .iter()
-            .map(item_row)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(pg_err("search"))?;
-        let (vectors, scores) = match query {
-            Some(query) => self.vectors(tx, range.as_ref(), query).await?,
-            None => (ByItem::new(), ByItem::new()),
+        let newest = match (query, &range, containment::containment(&op.filter)) {
+            (None, Some(range), Some(contains)) => {
+                self.search_newest(client, op, range, &contains, now)
+                    .await?
+            }
+            _ => None,
         };
-        let candidates = found(rows, &op.filter, vectors, &scores)?;
+        let candidates = match newest {
+            Some(candidates) => candidates,
+            None => {
+                self.candidates(client, op, range.as_ref(), query, now)
+                    .await?
+            }
+        };
         let page = rank(candidates, query, op.offset, op.limit);
         let mut out = Vec::with_capacity(page.len());
         for (found, score) in page {
@@ -517,23 +570,77 @@ impl PostgresStore {
             } = found;
             if let (true, Some(minutes)) = (refresh, ttl_minutes) {
                 let prefix = join(&item.namespace);
-                tx.execute(
-                    &self.st.refresh,
-                    &[&prefix, &item.key, &expiry(now, minutes)],
-                )
-                .await
-                .map_err(pg_err("search"))?;
+                client
+                    .execute(
+                        &self.st.refresh,
+                        &[&prefix, &item.key, &expiry(now, minutes)],
+                    )
+                    .await
+                    .map_err(pg_err("search"))?;
             }
             out.push(SearchItem { item, score });
         }
         Ok(out)
     }
 
+    /// A search without a query whose whole filter the server applies
+    /// (`contains`): only the first `offset + limit` matches of each part
+    /// of the range are read. `None` (search otherwise) if Rust's filter
+    /// refuses a row the server kept, which containment should never do.
+    async fn search_newest(
+        &self,
+        client: &impl GenericClient,
+        op: &SearchOp,
+        range: &PrefixRange,
+        contains: &str,
+        now: i64,
+    ) -> Result<Option<Vec<Found>>, StoreError> {
+        let end = i64::try_from(op.offset.saturating_add(op.limit)).unwrap_or(i64::MAX);
+        let args: [&(dyn ToSql + Sync); 6] =
+            [&range.exact, &range.from, &range.to, &now, &contains, &end];
+        let rows = client
+            .query(&self.st.newest_under, &args)
+            .await
+            .map_err(pg_err("search"))?;
+        let rows = rows
+            .iter()
+            .map(item_row)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(pg_err("search"))?;
+        let kept = rows.len();
+        let candidates = found(rows, &op.filter, ByItem::new(), &ByItem::new())?;
+        Ok((candidates.len() == kept).then_some(candidates))
+    }
+
+    /// Every item under the prefix that matches the filter, with its
+    /// vectors or scores when there is a query.
+    async fn candidates(
+        &self,
+        client: &impl GenericClient,
+        op: &SearchOp,
+        range: Option<&PrefixRange>,
+        query: Option<&[f32]>,
+        now: i64,
+    ) -> Result<Vec<Found>, StoreError> {
+        let statements = (&self.st.items_under, &self.st.all_items);
+        let rows = Self::query_under(client, statements, range, &[&now], "search").await?;
+        let rows = rows
+            .iter()
+            .map(item_row)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(pg_err("search"))?;
+        let (vectors, scores) = match query {
+            Some(query) => self.vectors(client, range, query).await?,
+            None => (ByItem::new(), ByItem::new()),
+        };
+        found(rows, &op.filter, vectors, &scores)
+    }
+
     /// The vectors under the prefix to score in Rust, and the scores the
     /// server computed with pgvector.
     async fn vectors(
         &self,
-        tx: &Transaction<'_>,
+        tx: &impl GenericClient,
         range: Option<&PrefixRange>,
         query: &[f32],
     ) -> Result<(ByItem<Vec<f32>>, ByItem<f64>), StoreError> {
@@ -564,7 +671,7 @@ impl PostgresStore {
 
     async fn namespaces(
         &self,
-        tx: &Transaction<'_>,
+        tx: &impl GenericClient,
         op: &ListNamespacesOp,
         now: i64,
     ) -> Result<Vec<Vec<String>>, StoreError> {
