@@ -32,17 +32,16 @@ use std::fmt;
 
 use futures::lock::Mutex;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
+use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement};
 
 mod containment;
+mod similar;
+mod writes;
 
 use super::item::{join, split, to_micros};
-use super::prepare::{expiry, PreparedPut};
+use super::prepare::expiry;
 use super::rank::{list_namespaces, rank};
-use super::sql::{
-    found, literal_prefix, value_text, vector_bytes, vector_from_bytes, ByItem, Found, ItemRow,
-    PrefixRange,
-};
+use super::sql::{found, literal_prefix, vector_from_bytes, ByItem, Found, ItemRow, PrefixRange};
 use super::{
     prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
     Store, StoreError, TtlConfig,
@@ -119,6 +118,8 @@ struct Statements {
     refresh: Statement,
     items_under: Statement,
     newest_under: Statement,
+    /// With pgvector's column: [`similar::statement`].
+    similar: Option<Statement>,
     all_items: Statement,
     vectors_under: Statement,
     all_vectors: Statement,
@@ -241,11 +242,7 @@ impl PostgresStore {
                 }
             });
         }
-        // Sent together (the connection pipelines them): one round trip
-        // for the batch's puts rather than three each. Each put writes one
-        // item (later puts of it were dropped), in its own order.
-        let writes = puts.into_iter().map(|put| self.write_put(&tx, put, now));
-        first_cause(futures::future::join_all(writes).await)?;
+        self.write_puts(&tx, &puts, now).await?;
         tx.commit().await.map_err(pg_err("batch"))?;
         Ok(results)
     }
@@ -419,40 +416,47 @@ impl Statements {
                 format!("SELECT prefix, key, embedding, {q}::text::float8 FROM store_embeddings WHERE {cond}")
             }
         };
-        let insert_vectors = if vector_column {
-            "INSERT INTO store_embeddings (prefix, key, field, embedding, embedding_vector)
-             SELECT $1, $2, f, e, v::vector FROM unnest($3::text[], $4::bytea[], $5::text[]) AS t(f, e, v)"
-        } else {
-            "INSERT INTO store_embeddings (prefix, key, field, embedding)
-             SELECT $1, $2, f, e FROM unnest($3::text[], $4::bytea[], $5::text[]) AS t(f, e, v)"
-        };
         Ok(Statements {
             get: p(format!(
                 "SELECT {ITEM_COLUMNS} FROM store_items WHERE prefix = $1 AND key = $2 AND {}",
                 live("3")
             ))
             .await?,
-            refresh: p("UPDATE store_items SET expires_at = $3 WHERE prefix = $1 AND key = $2".into()).await?,
-            items_under: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
+            refresh: p(
+                "UPDATE store_items SET expires_at = $3 WHERE prefix = $1 AND key = $2".into(),
+            )
+            .await?,
+            items_under: p(format!(
+                "SELECT {ITEM_COLUMNS} FROM store_items WHERE {UNDER} AND {}",
+                live("4")
+            ))
+            .await?,
             newest_under: p(newest_under()).await?,
-            all_items: p(format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {}", live("1"))).await?,
+            similar: match vector_column {
+                true => Some(p(similar::statement()).await?),
+                false => None,
+            },
+            all_items: p(format!(
+                "SELECT {ITEM_COLUMNS} FROM store_items WHERE {}",
+                live("1")
+            ))
+            .await?,
             vectors_under: p(vectors_from("$4", UNDER)).await?,
             all_vectors: p(vectors_from("$1", "true")).await?,
-            prefixes_under: p(format!("SELECT DISTINCT prefix FROM store_items WHERE {UNDER} AND {}", live("4"))).await?,
-            all_prefixes: p(format!("SELECT DISTINCT prefix FROM store_items WHERE {}", live("1"))).await?,
-            // An overwrite keeps the creation time of an item still alive.
-            put: p("INSERT INTO store_items AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
-                    VALUES ($1, $2, $3::text::jsonb, $4, $4, $5, $6)
-                    ON CONFLICT (prefix, key) DO UPDATE SET
-                        value = EXCLUDED.value,
-                        created_at = CASE WHEN s.expires_at IS NULL OR s.expires_at > $4
-                                     THEN s.created_at ELSE EXCLUDED.created_at END,
-                        updated_at = EXCLUDED.updated_at,
-                        expires_at = EXCLUDED.expires_at,
-                        ttl_minutes = EXCLUDED.ttl_minutes".into()).await?,
-            delete: p("DELETE FROM store_items WHERE prefix = $1 AND key = $2".into()).await?,
-            delete_vectors: p("DELETE FROM store_embeddings WHERE prefix = $1 AND key = $2".into()).await?,
-            insert_vectors: p(insert_vectors.into()).await?,
+            prefixes_under: p(format!(
+                "SELECT DISTINCT prefix FROM store_items WHERE {UNDER} AND {}",
+                live("4")
+            ))
+            .await?,
+            all_prefixes: p(format!(
+                "SELECT DISTINCT prefix FROM store_items WHERE {}",
+                live("1")
+            ))
+            .await?,
+            put: p(writes::PUT.into()).await?,
+            delete: p(writes::DELETE.into()).await?,
+            delete_vectors: p(writes::DELETE_VECTORS.into()).await?,
+            insert_vectors: p(writes::insert_vectors(vector_column).into()).await?,
         })
     }
 }
@@ -551,6 +555,10 @@ impl PostgresStore {
         let newest = match (query, &range, containment::containment(&op.filter)) {
             (None, Some(range), Some(contains)) => {
                 self.search_newest(client, op, range, &contains, now)
+                    .await?
+            }
+            (Some(query), Some(range), Some(contains)) => {
+                self.search_similar(client, op, range, (query, &contains), now)
                     .await?
             }
             _ => None,
@@ -681,56 +689,6 @@ impl PostgresStore {
             Self::query_under(tx, statements, range.as_ref(), &[&now], "list namespaces").await?;
         let prefixes = rows.iter().map(|row| split(row.get::<_, &str>(0)));
         Ok(list_namespaces(prefixes, op))
-    }
-
-    async fn write_put(
-        &self,
-        tx: &Transaction<'_>,
-        put: PreparedPut,
-        now: i64,
-    ) -> Result<(), StoreError> {
-        let prefix = join(&put.namespace);
-        let key = put.key.as_str();
-        // The item's row first: its lock orders instances writing one item,
-        // so the second one's delete sees (and removes) the first's
-        // vectors instead of colliding with them.
-        let Some(value) = &put.value else {
-            tx.execute(&self.st.delete, &[&prefix, &key])
-                .await
-                .map_err(pg_err("delete"))?;
-            tx.execute(&self.st.delete_vectors, &[&prefix, &key])
-                .await
-                .map_err(pg_err("delete"))?;
-            return Ok(());
-        };
-        let text = value_text(value);
-        let args: [&(dyn ToSql + Sync); 6] = [
-            &prefix,
-            &key,
-            &text,
-            &now,
-            &put.expires_at,
-            &put.ttl_minutes,
-        ];
-        tx.execute(&self.st.put, &args)
-            .await
-            .map_err(pg_err("put"))?;
-        tx.execute(&self.st.delete_vectors, &[&prefix, &key])
-            .await
-            .map_err(pg_err("put"))?;
-        if put.vectors.is_empty() {
-            return Ok(());
-        }
-        let fields: Vec<&str> = put.vectors.iter().map(|(f, _)| f.as_str()).collect();
-        let bytes: Vec<Vec<u8>> = put.vectors.iter().map(|(_, v)| vector_bytes(v)).collect();
-        let texts: Vec<String> = put.vectors.iter().map(|(_, v)| vector_text(v)).collect();
-        tx.execute(
-            &self.st.insert_vectors,
-            &[&prefix, &key, &fields, &bytes, &texts],
-        )
-        .await
-        .map_err(pg_err("put"))?;
-        Ok(())
     }
 }
 
