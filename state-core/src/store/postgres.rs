@@ -10,7 +10,9 @@
 //!   key's B-tree orders it by bytes and a search reads the namespaces
 //!   under its prefix as one range of it; `value` is `jsonb` (so SQL can
 //!   read it: `SELECT value->>'work' FROM store_items`); times are
-//!   microseconds since the Unix epoch.
+//!   microseconds since the Unix epoch. A second B-tree,
+//!   `store_items_newest(prefix, updated_at DESC, key)`, holds each
+//!   namespace in a search's order.
 //! * `store_embeddings(prefix, key, field, embedding, embedding_vector)`:
 //!   one row per embedded text, the vector as little-endian `f32` bytes
 //!   and, where the [pgvector](https://github.com/pgvector/pgvector)
@@ -25,8 +27,19 @@
 //! store next connects, and are scored in Rust until then. The column has
 //! no fixed size (stores of different sizes may share the database), so
 //! there is no approximate index: the scan is exact, in the server.
-//! Filters run in Rust with LangGraph's semantics. A batch is one
-//! transaction.
+//!
+//! Filters have LangGraph's semantics. When every condition of one is a
+//! plain equality jsonb answers alike (a string, a boolean, an integer
+//! below 2^53 in magnitude), the server applies it too (`value @>
+//! $filter`): a search without a query then reads its namespace newest
+//! first and stops at the page's end, and a query's search (with
+//! pgvector) returns only the page's best items, in one statement. Other
+//! filters read every item under the prefix and filter in Rust; the rows
+//! the server kept are checked in Rust either way.
+//!
+//! A batch that writes is one transaction, its puts and deletes four
+//! statements over arrays (whatever their number); a batch of one read
+//! runs without one (one round trip).
 
 use std::fmt;
 
