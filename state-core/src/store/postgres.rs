@@ -32,10 +32,9 @@
 //! plain equality jsonb answers alike (a string, a boolean, an integer
 //! below 2^53 in magnitude), the server applies it too (`value @>
 //! $filter`): a search without a query then reads its namespace newest
-//! first and stops at the page's end, and a query's search (with
-//! pgvector) returns only the page's best items, in one statement. Other
-//! filters read every item under the prefix and filter in Rust; the rows
-//! the server kept are checked in Rust either way.
+//! first and stops at the page's end. A query's search, and a search with
+//! another filter, read every item under the prefix and filter in Rust;
+//! the rows the server kept are checked in Rust either way.
 //!
 //! A batch that writes is one transaction, its puts and deletes four
 //! statements over arrays (whatever their number); a batch of one read
@@ -48,7 +47,6 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement};
 
 mod containment;
-mod similar;
 mod writes;
 
 use super::item::{join, split, to_micros};
@@ -131,8 +129,6 @@ struct Statements {
     refresh: Statement,
     items_under: Statement,
     newest_under: Statement,
-    /// With pgvector's column: [`similar::statement`].
-    similar: Option<Statement>,
     all_items: Statement,
     vectors_under: Statement,
     all_vectors: Statement,
@@ -445,10 +441,6 @@ impl Statements {
             ))
             .await?,
             newest_under: p(newest_under()).await?,
-            similar: match vector_column {
-                true => Some(p(similar::statement()).await?),
-                false => None,
-            },
             all_items: p(format!(
                 "SELECT {ITEM_COLUMNS} FROM store_items WHERE {}",
                 live("1")
@@ -568,10 +560,6 @@ impl PostgresStore {
         let newest = match (query, &range, containment::containment(&op.filter)) {
             (None, Some(range), Some(contains)) => {
                 self.search_newest(client, op, range, &contains, now)
-                    .await?
-            }
-            (Some(query), Some(range), Some(contains)) => {
-                self.search_similar(client, op, range, (query, &contains), now)
                     .await?
             }
             _ => None,
