@@ -632,16 +632,22 @@ impl PostgresStore {
         now: i64,
     ) -> Result<Vec<Found>, StoreError> {
         let statements = (&self.st.items_under, &self.st.all_items);
-        let rows = Self::query_under(client, statements, range, &[&now], "search").await?;
+        let at: [&(dyn ToSql + Sync); 1] = [&now];
+        let items = Self::query_under(client, statements, range, &at, "search");
+        // Both sent at once (the connection pipelines them): one round
+        // trip.
+        let vectors = async {
+            match query {
+                Some(query) => self.vectors(client, range, query).await,
+                None => Ok((ByItem::new(), ByItem::new())),
+            }
+        };
+        let (rows, (vectors, scores)) = futures::future::try_join(items, vectors).await?;
         let rows = rows
             .iter()
             .map(item_row)
             .collect::<Result<Vec<_>, _>>()
             .map_err(pg_err("search"))?;
-        let (vectors, scores) = match query {
-            Some(query) => self.vectors(client, range, query).await?,
-            None => (ByItem::new(), ByItem::new()),
-        };
         found(rows, &op.filter, vectors, &scores)
     }
 
