@@ -223,7 +223,7 @@ impl PostgresStore {
         if let [op] = prepared.ops.as_slice() {
             // One read (and each of its refreshes, atomic alone) needs no
             // transaction: one round trip instead of three.
-            if let Some(result) = self.lone_read(&*client, op, now).await? {
+            if let Some(result) = self.lone_read(&client, op, now).await? {
                 return Ok(vec![result]);
             }
         }
