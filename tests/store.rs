@@ -556,6 +556,12 @@ mod on_postgres {
         let sql = "SELECT count(*) FROM store_embeddings";
         let vectors: i64 = client(&db).await.query_one(sql, &[]).await.unwrap().get(0);
         assert_eq!(vectors, 0);
+        // The refused batch's transaction is over: the next put is
+        // committed on its own, as another connection sees.
+        store.put(["r"], "ok", json!({"text": "go"})).await.unwrap();
+        let sql = "SELECT count(*) FROM store_items WHERE key = 'ok'";
+        let items: i64 = client(&db).await.query_one(sql, &[]).await.unwrap().get(0);
+        assert_eq!(items, 1);
     }
 
     #[tokio::test]

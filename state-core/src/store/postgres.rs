@@ -50,7 +50,7 @@ mod containment;
 mod writes;
 
 use super::item::{join, split, to_micros};
-use super::prepare::expiry;
+use super::prepare::{expiry, PreparedPut};
 use super::rank::{list_namespaces, rank};
 use super::sql::{found, literal_prefix, vector_from_bytes, ByItem, Found, ItemRow, PrefixRange};
 use super::{
@@ -227,6 +227,11 @@ impl PostgresStore {
                 return Ok(vec![result]);
             }
         }
+        if let Some(puts) = only_writes(&prepared.ops) {
+            if self.write_alone(&client, &puts, now).await? {
+                return Ok(prepared.ops.iter().map(|_| OpResult::Done).collect());
+            }
+        }
         let tx = client.transaction().await.map_err(pg_err("batch"))?;
         let mut puts = Vec::new();
         let mut results = Vec::with_capacity(prepared.ops.len());
@@ -298,6 +303,19 @@ impl PostgresStore {
         let swept: i64 = row.get(0);
         Ok(u64::try_from(swept).unwrap_or(0))
     }
+}
+
+/// The puts of a batch that only writes (its skipped puts aside).
+fn only_writes(ops: &[PreparedOp]) -> Option<Vec<&PreparedPut>> {
+    let mut puts = Vec::with_capacity(ops.len());
+    for op in ops {
+        match op {
+            PreparedOp::Put(put) => puts.push(put),
+            PreparedOp::Skip => {}
+            _ => return None,
+        }
+    }
+    Some(puts)
 }
 
 /// The first failure of pipelined statements that is not the

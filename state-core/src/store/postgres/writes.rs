@@ -3,13 +3,18 @@
 //! rows' work without a round trip or a statement per item.
 
 use tokio_postgres::types::ToSql;
-use tokio_postgres::GenericClient;
+use tokio_postgres::{Client, GenericClient};
 
 use super::{first_cause, pg_err, vector_text, PostgresStore};
 use crate::store::item::join;
 use crate::store::prepare::PreparedPut;
 use crate::store::sql::{value_text, vector_bytes};
 use crate::store::StoreError;
+
+/// Above this many bytes of texts and vectors, a batch's writes are not
+/// sent between `BEGIN` and `COMMIT` at once (far below the 1 GiB a
+/// message may hold, so every statement below it encodes).
+const PIPELINED_BYTES: usize = 256 << 20;
 
 /// The items written (`$1` prefixes, `$2` keys, `$3` values as JSON
 /// text, `$5` expiries, `$6` TTLs) at `$4`. An overwrite keeps the
@@ -66,7 +71,19 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(puts: &[PreparedPut], pgvector: bool) -> Self {
+    /// The bytes of the texts and vectors sent, about.
+    fn bytes(&self) -> usize {
+        let texts = |v: &[String]| v.iter().map(String::len).sum::<usize>();
+        texts(&self.put.0)
+            + texts(&self.put.1)
+            + texts(&self.put.2)
+            + 2 * (texts(&self.touched.0) + texts(&self.touched.1))
+            + texts(&self.vectors.2)
+            + texts(&self.vector_data.1)
+            + self.vector_data.0.iter().map(Vec::len).sum::<usize>()
+    }
+
+    fn of<'a>(puts: impl IntoIterator<Item = &'a PreparedPut>, pgvector: bool) -> Self {
         let mut c = Columns::default();
         for put in puts {
             let prefix = join(&put.namespace);
@@ -117,7 +134,43 @@ impl PostgresStore {
         if puts.is_empty() {
             return Ok(());
         }
-        let c = Columns::of(puts, self.vector_column);
+        let columns = Columns::of(puts, self.vector_column);
+        self.send(tx, &columns, now).await
+    }
+
+    /// Writes a batch that only writes in one round trip: `BEGIN`, the
+    /// statements and `COMMIT` are queued on the connection together (on
+    /// the future's first poll, so dropping it later still ends the
+    /// transaction). A statement the server refuses aborts the
+    /// transaction, and `COMMIT` then rolls it back: nothing is written.
+    /// Batches of more than [`PIPELINED_BYTES`] go the usual way (a
+    /// statement too big to encode would never reach the server, and the
+    /// others would be committed without it). The commit waits for the
+    /// server's flush as any other.
+    pub(super) async fn write_alone(
+        &self,
+        client: &Client,
+        puts: &[&PreparedPut],
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let columns = Columns::of(puts.iter().copied(), self.vector_column);
+        if columns.bytes() > PIPELINED_BYTES {
+            return Ok(false);
+        }
+        let begin = client.batch_execute("BEGIN");
+        let writes = self.send(client, &columns, now);
+        let commit = client.batch_execute("COMMIT");
+        let (began, written, committed) = futures::future::join3(begin, writes, commit).await;
+        // The cause first: after it, the rest fail as aborted.
+        written?;
+        began.map_err(pg_err("batch"))?;
+        committed.map_err(pg_err("batch"))?;
+        Ok(true)
+    }
+
+    /// Sends the statements of `c` together (the connection pipelines
+    /// them), each on first poll.
+    async fn send(&self, tx: &impl GenericClient, c: &Columns, now: i64) -> Result<(), StoreError> {
         let st = &self.st;
         let mut sent: Vec<(_, Vec<&(dyn ToSql + Sync)>)> = Vec::with_capacity(4);
         if !c.put.0.is_empty() {
@@ -128,7 +181,9 @@ impl PostgresStore {
         if !c.deleted.0.is_empty() {
             sent.push((&st.delete, vec![&c.deleted.0, &c.deleted.1]));
         }
-        sent.push((&st.delete_vectors, vec![&c.touched.0, &c.touched.1]));
+        if !c.touched.0.is_empty() {
+            sent.push((&st.delete_vectors, vec![&c.touched.0, &c.touched.1]));
+        }
         if !c.vectors.0.is_empty() {
             let (p, k, f) = &c.vectors;
             let (b, t) = &c.vector_data;
