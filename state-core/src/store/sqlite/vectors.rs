@@ -1,0 +1,227 @@
+//! The decoded vectors of the prefixes a store's queries searched, kept
+//! between batches while the file holds what they were read from, and
+//! the exact scores a query gives them.
+//!
+//! An entry is valid while SQLite's `PRAGMA data_version` (which moves
+//! when another connection commits) and the connection's
+//! `total_changes` (which moves when this connection writes, through
+//! this store, another store sharing it or a checkpointer) are what they
+//! were when it was read; any other value empties the whole cache.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rusqlite::types::{FromSqlError, Type};
+use rusqlite::Connection;
+
+use super::super::item::split;
+use super::super::sql::{vector_from_bytes, PrefixRange};
+use super::Failure;
+
+/// The most `f32`s the cache holds (64 MiB); a prefix with more vectors
+/// is scored from its rows on every query instead.
+pub(super) const MAX_CACHED_FLOATS: usize = 16 << 20;
+
+/// What identifies the file's content as this connection sees it.
+pub(super) type Stamp = (i64, u64);
+
+/// The stamp of the connection, inside the batch's transaction.
+pub(super) fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
+    let version = conn
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))?;
+    Ok((version, conn.total_changes()))
+}
+
+/// One embedded item under a prefix.
+pub(super) struct Embedded {
+    /// Its joined namespace, as stored.
+    pub prefix: String,
+    pub key: String,
+    /// Its labels, for the newest-first tie-break.
+    pub namespace: Vec<String>,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    /// Its vectors, each with the sum of its squares.
+    pub vectors: Vec<(Vec<f32>, f64)>,
+}
+
+/// The embedded items under one prefix, ordered by namespace and key.
+pub(super) type Prefix = Arc<Vec<Embedded>>;
+
+/// The cache: entries by the search's joined prefix (`""`: everything).
+#[derive(Default)]
+pub(super) struct VectorCache {
+    stamp: Option<Stamp>,
+    by_prefix: HashMap<String, Prefix>,
+    floats: usize,
+}
+
+impl VectorCache {
+    /// The embedded items under `range`, from the cache when `now_stamp`
+    /// says the file has not changed since they were read, else from the
+    /// tables (and kept, within [`MAX_CACHED_FLOATS`]).
+    pub(super) fn under(
+        &mut self,
+        conn: &Connection,
+        now_stamp: Stamp,
+        range: Option<&PrefixRange>,
+    ) -> Result<Prefix, Failure> {
+        if self.stamp != Some(now_stamp) {
+            self.by_prefix.clear();
+            self.floats = 0;
+            self.stamp = Some(now_stamp);
+        }
+        let name = range.map_or("", |r| r.exact.as_str());
+        if let Some(found) = self.by_prefix.get(name) {
+            return Ok(Arc::clone(found));
+        }
+        let read = Arc::new(read_under(conn, range)?);
+        let floats: usize = read
+            .iter()
+            .flat_map(|e| &e.vectors)
+            .map(|(v, _)| v.len())
+            .sum();
+        if floats <= MAX_CACHED_FLOATS {
+            if self.floats + floats > MAX_CACHED_FLOATS {
+                self.by_prefix.clear();
+                self.floats = 0;
+            }
+            self.floats += floats;
+            self.by_prefix.insert(name.to_owned(), Arc::clone(&read));
+        }
+        Ok(read)
+    }
+}
+
+/// Every embedded item under `range` with its vectors, read in the order
+/// of the vectors' unique index.
+fn read_under(conn: &Connection, range: Option<&PrefixRange>) -> Result<Vec<Embedded>, Failure> {
+    let cond = match range {
+        Some(_) => "(e.prefix = ?1 OR (e.prefix >= ?2 AND e.prefix < ?3))",
+        None => "1",
+    };
+    let sql = format!(
+        "SELECT e.prefix, e.key, e.embedding, i.updated_at, i.expires_at
+         FROM store_embeddings e JOIN store_items i ON i.prefix = e.prefix AND i.key = e.key
+         WHERE {cond} ORDER BY e.prefix, e.key"
+    );
+    let mut st = conn.prepare_cached(&sql)?;
+    let mut rows = match range {
+        Some(r) => st.query(rusqlite::params![r.exact, r.from, r.to])?,
+        None => st.query([])?,
+    };
+    let mut out: Vec<Embedded> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let prefix = row
+            .get_ref(0)?
+            .as_str()
+            .map_err(column_error(0, Type::Text))?;
+        let key = row
+            .get_ref(1)?
+            .as_str()
+            .map_err(column_error(1, Type::Text))?;
+        let bytes = row
+            .get_ref(2)?
+            .as_blob()
+            .map_err(column_error(2, Type::Blob))?;
+        let vector = vector_from_bytes(prefix, key, bytes)?;
+        let squares = vector.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
+        match out.last_mut() {
+            Some(last) if last.prefix == prefix && last.key == key => {
+                last.vectors.push((vector, squares));
+            }
+            _ => out.push(Embedded {
+                namespace: split(prefix),
+                prefix: prefix.to_owned(),
+                key: key.to_owned(),
+                updated_at: row.get(3)?,
+                expires_at: row.get(4)?,
+                vectors: vec![(vector, squares)],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// A column that should hold a `kind` and does not.
+pub(super) fn column_error(column: usize, kind: Type) -> impl Fn(FromSqlError) -> rusqlite::Error {
+    move |e| rusqlite::Error::FromSqlConversionFailure(column, kind, e.into())
+}
+
+/// An item's best cosine similarity to `query` (whose sum of squares is
+/// `query_squares`), as [`cosine`](super::super::embed::cosine) computes
+/// it, the dot product summed in eight lanes.
+pub(super) fn best_score(query: &[f32], query_squares: f64, item: &Embedded) -> f64 {
+    item.vectors
+        .iter()
+        .map(|(v, squares)| {
+            if v.len() != query.len() {
+                // Cosine over the common length: the stored sum is not it.
+                return super::super::embed::cosine(query, v);
+            }
+            if query_squares == 0.0 || *squares == 0.0 {
+                return 0.0;
+            }
+            dot(query, v) / (query_squares.sqrt() * squares.sqrt())
+        })
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// The dot product in `f64`, in eight independent sums the compiler
+/// turns into vector instructions.
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    let mut lanes = [0f64; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (a8.remainder(), b8.remainder());
+    for (x, y) in a8.zip(b8) {
+        for j in 0..8 {
+            lanes[j] += f64::from(x[j]) * f64::from(y[j]);
+        }
+    }
+    let tail: f64 = ra
+        .iter()
+        .zip(rb)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    lanes.iter().sum::<f64>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::embed::cosine;
+
+    fn embedded(vectors: Vec<Vec<f32>>) -> Embedded {
+        Embedded {
+            prefix: "a".into(),
+            key: "k".into(),
+            namespace: vec!["a".into()],
+            updated_at: 0,
+            expires_at: None,
+            vectors: vectors
+                .into_iter()
+                .map(|v| {
+                    let s = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
+                    (v, s)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn scores_are_cosines_of_the_best_vector() {
+        let q: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin()).collect();
+        let v1: Vec<f32> = (0..37).map(|i| (i as f32 * 0.11).cos()).collect();
+        let v2: Vec<f32> = (0..37).map(|i| (i as f32 * 0.29).sin() + 0.5).collect();
+        let qs = q.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
+        let score = best_score(&q, qs, &embedded(vec![v1.clone(), v2.clone()]));
+        let want = cosine(&q, &v1).max(cosine(&q, &v2));
+        assert!((score - want).abs() < 1e-12, "{score} vs {want}");
+        // Other lengths and zero vectors score as `cosine` says.
+        let short = vec![1.0f32, 2.0];
+        let score = best_score(&q, qs, &embedded(vec![short.clone()]));
+        assert!((score - cosine(&q, &short)).abs() < 1e-12);
+        assert_eq!(best_score(&q, qs, &embedded(vec![vec![0.0; 37]])), 0.0);
+    }
+}
