@@ -96,10 +96,21 @@ const MMAP_SIZE: i64 = 256 << 20;
 /// The page cache, in KiB when negative (SQLite's convention).
 const CACHE_KIB: i64 = -(64 << 10);
 
+/// Pages the write-ahead log grows to before a commit copies them into
+/// the file (SQLite's default: 1,000). Each copy ends in an fsync of the
+/// log and the file, which on a shared disk costs milliseconds: at the
+/// default it dominated a lone put (measured 40-60 µs against 18-20).
+const WAL_PAGES: i64 = 10_000;
+
 /// How long a handle waits for another one's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-const ITEM_COLUMNS: &str = "prefix, key, value, created_at, updated_at, ttl_minutes";
+macro_rules! item_columns {
+    () => {
+        "prefix, key, value, created_at, updated_at, ttl_minutes"
+    };
+}
+const ITEM_COLUMNS: &str = item_columns!();
 /// Not expired at the batch's time.
 const LIVE: &str = "(expires_at IS NULL OR expires_at > {now})";
 
@@ -403,6 +414,7 @@ fn setup(conn: &Connection) -> rusqlite::Result<i64> {
     // and a larger page cache, not a system call per page (SQLite's
     // default cache is 2 MB; 10,000 vectors of 256 dimensions are 11).
     conn.pragma_update(None, "mmap_size", MMAP_SIZE)?;
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
     conn.pragma_update(None, "cache_size", CACHE_KIB)?;
     let tx = Tx::begin(conn, true)?;
     conn.execute_batch(SCHEMA)?;
@@ -506,8 +518,10 @@ fn item_at(
     key: &str,
     now: i64,
 ) -> rusqlite::Result<Option<ItemRow>> {
-    conn.prepare_cached(&format!(
-        "SELECT {ITEM_COLUMNS} FROM store_items
+    conn.prepare_cached(concat!(
+        "SELECT ",
+        item_columns!(),
+        " FROM store_items
          WHERE (expires_at IS NULL OR expires_at > ?1) AND prefix = ?2 AND key = ?3"
     ))?
     .query_row(params![now, prefix, key], item_row)

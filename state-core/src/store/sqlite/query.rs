@@ -1,6 +1,5 @@
-//! A search with a query: the prefix's vectors (from the cache) are
-//! scored, the best `offset + limit` items chosen, and only the items
-//! on the page read from the table, in LangGraph's order: best score
+//! A search with a query: the prefix's embedded items (from the cache)
+//! are scored and the best `offset + limit` chosen, in LangGraph's order: best score
 //! first, ties newest first; items with nothing embedded fill what the
 //! page has left, newest first (as [`rank`](super::super::rank) orders).
 
@@ -11,7 +10,7 @@ use rusqlite::Connection;
 use super::super::sql::{ItemRow, PrefixRange};
 use super::super::{newest_first, Item, SearchOp};
 use super::vectors::{best_score, Embedded, Stamp, VectorCache};
-use super::{item_at, query_under, Failure, ITEM_COLUMNS, LIVE};
+use super::{query_under, Failure, ITEM_COLUMNS, LIVE};
 
 /// A found item, its score (none when nothing of it is embedded) and its
 /// TTL in minutes.
@@ -35,19 +34,15 @@ pub(super) fn page(
         if out.len() >= op.limit {
             break;
         }
-        let e = &embedded[at];
-        let Some(row) = item_at(conn, &e.prefix, &e.key, now)? else {
-            continue;
-        };
-        let (item, ttl) = row.into_item()?;
-        if !op.filter.matches(&item.value) {
+        let found = &embedded[at];
+        if !op.filter.matches(&found.item.value) {
             continue;
         }
         if skipped < op.offset {
             skipped += 1;
             continue;
         }
-        out.push((item, Some(score), ttl));
+        out.push((found.item.clone(), Some(score), found.ttl_minutes));
     }
     let room = op.limit.saturating_sub(out.len());
     if room > 0 {
@@ -70,8 +65,8 @@ fn best_first(embedded: &[Embedded], query: &[f32], op: &SearchOp, now: i64) -> 
         let (x, y) = (&embedded[a.1], &embedded[b.1]);
         b.0.total_cmp(&a.0)
             .then_with(|| y.updated_at.cmp(&x.updated_at))
-            .then_with(|| x.namespace.cmp(&y.namespace))
-            .then_with(|| x.key.cmp(&y.key))
+            .then_with(|| x.item.namespace.cmp(&y.item.namespace))
+            .then_with(|| x.item.key.cmp(&y.item.key))
     };
     let wanted = op.offset.saturating_add(op.limit);
     if op.filter.is_empty() && wanted < scored.len() {

@@ -1,6 +1,7 @@
-//! The decoded vectors of the prefixes a store's queries searched, kept
-//! between batches while the file holds what they were read from, and
-//! the exact scores a query gives them.
+//! The embedded items of the prefixes a store's queries searched (each
+//! item with its decoded vectors), kept between batches while the file
+//! holds what they were read from, and the exact scores a query gives
+//! them.
 //!
 //! An entry is valid while SQLite's `PRAGMA data_version` (which moves
 //! when another connection commits) and the connection's
@@ -14,12 +15,13 @@ use std::sync::Arc;
 use rusqlite::types::{FromSqlError, Type};
 use rusqlite::Connection;
 
-use super::super::item::split;
-use super::super::sql::{vector_from_bytes, PrefixRange};
+use super::super::sql::{vector_from_bytes, ItemRow, PrefixRange};
+use super::super::Item;
 use super::Failure;
 
-/// The most `f32`s the cache holds (64 MiB); a prefix with more vectors
-/// is scored from its rows on every query instead.
+/// The most the cache holds, in `f32`s (64 MiB), a value's JSON text
+/// counting a float per 4 bytes; a prefix with more is read from its rows
+/// on every query instead.
 pub(super) const MAX_CACHED_FLOATS: usize = 16 << 20;
 
 /// What identifies the file's content as this connection sees it.
@@ -37,13 +39,15 @@ pub(super) fn stamp(conn: &Connection) -> rusqlite::Result<Stamp> {
 pub(super) struct Embedded {
     /// Its joined namespace, as stored.
     pub prefix: String,
-    pub key: String,
-    /// Its labels, for the newest-first tie-break.
-    pub namespace: Vec<String>,
+    pub item: Item,
+    /// In microseconds since the epoch, for the newest-first tie-break.
     pub updated_at: i64,
     pub expires_at: Option<i64>,
+    pub ttl_minutes: Option<f64>,
     /// Its vectors, each with the sum of its squares.
     pub vectors: Vec<(Vec<f32>, f64)>,
+    /// Its size, in `f32`s, for the cache's bound.
+    pub floats: usize,
 }
 
 /// The embedded items under one prefix, ordered by namespace and key.
@@ -77,11 +81,7 @@ impl VectorCache {
             return Ok(Arc::clone(found));
         }
         let read = Arc::new(read_under(conn, range)?);
-        let floats: usize = read
-            .iter()
-            .flat_map(|e| &e.vectors)
-            .map(|(v, _)| v.len())
-            .sum();
+        let floats: usize = read.iter().map(|e| e.floats).sum();
         if floats <= MAX_CACHED_FLOATS {
             if self.floats + floats > MAX_CACHED_FLOATS {
                 self.by_prefix.clear();
@@ -102,7 +102,8 @@ fn read_under(conn: &Connection, range: Option<&PrefixRange>) -> Result<Vec<Embe
         None => "1",
     };
     let sql = format!(
-        "SELECT e.prefix, e.key, e.embedding, i.updated_at, i.expires_at
+        "SELECT e.prefix, e.key, e.embedding, i.value, i.created_at, i.updated_at,
+                i.expires_at, i.ttl_minutes
          FROM store_embeddings e JOIN store_items i ON i.prefix = e.prefix AND i.key = e.key
          WHERE {cond} ORDER BY e.prefix, e.key"
     );
@@ -128,20 +129,38 @@ fn read_under(conn: &Connection, range: Option<&PrefixRange>) -> Result<Vec<Embe
         let vector = vector_from_bytes(prefix, key, bytes)?;
         let squares = vector.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
         match out.last_mut() {
-            Some(last) if last.prefix == prefix && last.key == key => {
+            Some(last) if last.prefix == prefix && last.item.key == key => {
+                last.floats += vector.len();
                 last.vectors.push((vector, squares));
             }
-            _ => out.push(Embedded {
-                namespace: split(prefix),
-                prefix: prefix.to_owned(),
-                key: key.to_owned(),
-                updated_at: row.get(3)?,
-                expires_at: row.get(4)?,
-                vectors: vec![(vector, squares)],
-            }),
+            _ => out.push(embedded(row, vector, squares)?),
         }
     }
     Ok(out)
+}
+
+/// The first row of an item: the item, and its first vector.
+fn embedded(row: &rusqlite::Row<'_>, vector: Vec<f32>, squares: f64) -> Result<Embedded, Failure> {
+    let whole = ItemRow {
+        prefix: row.get(0)?,
+        key: row.get(1)?,
+        value: row.get(3)?,
+        created_at: row.get(4)?,
+        updated_at: row.get(5)?,
+        ttl_minutes: row.get(7)?,
+    };
+    let (prefix, updated_at) = (whole.prefix.clone(), whole.updated_at);
+    let text_floats = whole.value.len() / 4;
+    let (item, ttl_minutes) = whole.into_item()?;
+    Ok(Embedded {
+        prefix,
+        item,
+        updated_at,
+        expires_at: row.get(6)?,
+        ttl_minutes,
+        floats: text_floats + vector.len(),
+        vectors: vec![(vector, squares)],
+    })
 }
 
 /// A column that should hold a `kind` and does not.
@@ -195,10 +214,17 @@ mod tests {
     fn embedded(vectors: Vec<Vec<f32>>) -> Embedded {
         Embedded {
             prefix: "a".into(),
-            key: "k".into(),
-            namespace: vec!["a".into()],
+            item: Item {
+                namespace: vec!["a".into()],
+                key: "k".into(),
+                value: Default::default(),
+                created_at: std::time::UNIX_EPOCH,
+                updated_at: std::time::UNIX_EPOCH,
+            },
             updated_at: 0,
             expires_at: None,
+            ttl_minutes: None,
+            floats: 0,
             vectors: vectors
                 .into_iter()
                 .map(|v| {
