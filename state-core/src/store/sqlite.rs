@@ -355,7 +355,7 @@ impl SqliteStore {
         };
         let mut out = Vec::with_capacity(page.len());
         for (item, score, ttl_minutes) in page {
-            if refresh {
+            if refresh && ttl_minutes.is_some() {
                 refresh_ttl(conn, &join(&item.namespace), &item.key, ttl_minutes, now)?;
             }
             out.push(SearchItem { item, score });

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 
 use super::super::sql::{ItemRow, PrefixRange};
 use super::super::{newest_first, Item, SearchOp};
-use super::vectors::{best_score, Embedded, Stamp, VectorCache};
+use super::vectors::{best_score, rough_margin, rough_score, Embedded, Stamp, VectorCache};
 use super::{query_under, Failure, ITEM_COLUMNS, LIVE};
 
 /// A found item, its score (none when nothing of it is embedded) and its
@@ -55,12 +55,26 @@ pub(super) fn page(
 /// first `offset + limit` when the search has no filter, else all.
 fn best_first(embedded: &[Embedded], query: &[f32], op: &SearchOp, now: i64) -> Vec<(f64, usize)> {
     let squares = query.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
-    let mut scored: Vec<(f64, usize)> = embedded
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.expires_at.is_none_or(|at| at > now))
-        .map(|(at, e)| (best_score(query, squares, e), at))
-        .collect();
+    let live = |(_, e): &(usize, &Embedded)| e.expires_at.is_none_or(|at| at > now);
+    let wanted = op.offset.saturating_add(op.limit);
+    let mut scored: Vec<(f64, usize)> = if op.filter.is_empty() {
+        let rough: Vec<(f64, usize)> = embedded
+            .iter()
+            .enumerate()
+            .filter(live)
+            .map(|(at, e)| (rough_score(query, squares, e), at))
+            .collect();
+        contenders(rough, wanted, rough_margin(query.len()))
+            .map(|at| (best_score(query, squares, &embedded[at]), at))
+            .collect()
+    } else {
+        embedded
+            .iter()
+            .enumerate()
+            .filter(live)
+            .map(|(at, e)| (best_score(query, squares, e), at))
+            .collect()
+    };
     let order = |a: &(f64, usize), b: &(f64, usize)| -> Ordering {
         let (x, y) = (&embedded[a.1], &embedded[b.1]);
         b.0.total_cmp(&a.0)
@@ -68,7 +82,6 @@ fn best_first(embedded: &[Embedded], query: &[f32], op: &SearchOp, now: i64) -> 
             .then_with(|| x.item.namespace.cmp(&y.item.namespace))
             .then_with(|| x.item.key.cmp(&y.item.key))
     };
-    let wanted = op.offset.saturating_add(op.limit);
     if op.filter.is_empty() && wanted < scored.len() {
         if wanted == 0 {
             return Vec::new();
@@ -78,6 +91,27 @@ fn best_first(embedded: &[Embedded], query: &[f32], op: &SearchOp, now: i64) -> 
     }
     scored.sort_unstable_by(order);
     scored
+}
+
+/// The items whose exact score may place them among the best `wanted`,
+/// from scores within `margin` of it: those within twice the margin of
+/// the `wanted`-th best rough score.
+fn contenders(
+    mut rough: Vec<(f64, usize)>,
+    wanted: usize,
+    margin: f64,
+) -> impl Iterator<Item = usize> {
+    let cut = if wanted == 0 || wanted >= rough.len() {
+        f64::NEG_INFINITY
+    } else {
+        let by_score = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0);
+        rough.select_nth_unstable_by(wanted - 1, by_score);
+        rough[wanted - 1].0 - 2.0 * margin
+    };
+    rough
+        .into_iter()
+        .filter(move |(score, _)| score.total_cmp(&cut).is_ge())
+        .map(|(_, at)| at)
 }
 
 /// The live items under `range` with nothing embedded that match the
