@@ -54,15 +54,20 @@ pub(super) fn page(
 /// The live embedded items, best score first (ties newest first): the
 /// first `offset + limit` when the search has no filter, else all.
 fn best_first(embedded: &[Embedded], query: &[f32], op: &SearchOp, now: i64) -> Vec<(f64, usize)> {
-    let squares = query.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
+    let squares: f64 = query.iter().map(|x| f64::from(*x) * f64::from(*x)).sum();
     let live = |(_, e): &(usize, &Embedded)| e.expires_at.is_none_or(|at| at > now);
     let wanted = op.offset.saturating_add(op.limit);
     let mut scored: Vec<(f64, usize)> = if op.filter.is_empty() {
+        let inverse = if squares == 0.0 {
+            0.0
+        } else {
+            1.0 / squares.sqrt()
+        };
         let rough: Vec<(f64, usize)> = embedded
             .iter()
             .enumerate()
             .filter(live)
-            .map(|(at, e)| (rough_score(query, squares, e), at))
+            .map(|(at, e)| (rough_score(query, inverse, e), at))
             .collect();
         contenders(rough, wanted, rough_margin(query.len()))
             .map(|at| (best_score(query, squares, &embedded[at]), at))
