@@ -162,3 +162,45 @@ async fn the_fast_paths_answer_as_the_memory_store() {
     drop((sqlite, other));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A query's cached vectors follow a commit of another connection: only
+/// SQLite's `data_version` tells of it (no TTL here, so reads write
+/// nothing), and a delete, an overwrite and a new item all show.
+#[tokio::test]
+async fn cached_vectors_follow_another_connections_commits() {
+    let dir = std::env::temp_dir().join(format!("agent-state-sqlite-cache-{}", std::process::id()));
+    let path = dir.join("store.db");
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = SqliteStore::open(&path).unwrap().with_index(index());
+    let other = SqliteStore::open(&path).unwrap().with_index(index());
+    let keys = |found: Vec<SearchItem>| found.into_iter().map(|i| i.item.key).collect::<Vec<_>>();
+    let query = || SearchOp::new(["n"]).query("aaaa");
+    for (key, text) in [("far", "zzzz"), ("near", "aaab")] {
+        store
+            .put(["n"], key, json!({ "text": text }))
+            .await
+            .unwrap();
+    }
+    assert_eq!(keys(store.search(query()).await.unwrap()), ["near", "far"]);
+    assert_eq!(keys(store.search(query()).await.unwrap()), ["near", "far"]);
+    other
+        .put(["n"], "same", json!({"text": "aaaa"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        keys(store.search(query()).await.unwrap()),
+        ["same", "near", "far"]
+    );
+    other
+        .put(["n"], "far", json!({"text": "aaaa"}))
+        .await
+        .unwrap();
+    other.delete(["n"], "near").await.unwrap();
+    let found = store.search(query()).await.unwrap();
+    assert_eq!(found.len(), 2);
+    assert!(found
+        .iter()
+        .all(|i| i.score.is_some_and(|s| (s - 1.0).abs() < 1e-9)));
+    drop((store, other));
+    let _ = std::fs::remove_dir_all(&dir);
+}
