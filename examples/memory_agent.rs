@@ -12,8 +12,9 @@
 //!   profile back to the store.
 //!
 //! Thread 1 introduces the user; thread 2, a new conversation, starts
-//! knowing them. The checkpoints go to a SQLite file; the store is a
-//! `MemoryStore` shared by both threads of this process.
+//! knowing them. One SQLite file holds both the threads' checkpoints and
+//! the store (`SqliteStore::sharing` the checkpointer's connection), so a
+//! later process on the same `--db` knows the user too.
 //!
 //! ```sh
 //! cargo run --example memory_agent            # a fresh file in the temp dir
@@ -38,7 +39,7 @@ use agent_state::graph::{BoxError, Graph, GraphState, Input, NodeContext};
 use agent_state::schemars::JsonSchema;
 use agent_state::serde::Deserialize;
 use agent_state::serde_json::{json, Map, Value};
-use agent_state::store::{MemoryStore, Store, StoreExt};
+use agent_state::store::{SqliteStore, Store, StoreExt};
 use agent_state::{ai, AgentState, HasPart, Message, MessageType, StateUpdate, ToolCall};
 use main_agent_state::{
     MainAgentGraphState, MainAgentGraphStateUpdate, MemoryPluginState, MemoryPluginStateUpdate,
@@ -289,12 +290,14 @@ fn agent(store: Arc<dyn Store>) -> Result<Graph<MainAgentGraphState>, BoxError> 
 
 fn main() -> Result<(), BoxError> {
     let db = db_path()?;
-    let saver = SqliteCheckpointer::open(&db)?;
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    // One file holds the threads' checkpoints and the store's memories;
+    // the store runs on the checkpointer's connection.
+    let saver = Arc::new(SqliteCheckpointer::open(&db)?);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::sharing(Arc::clone(&saver))?);
     let agent = agent(Arc::clone(&store))?;
 
     let intro = "Hi! I'm Alice; I run the finances of our solar co-op.";
-    let first = block_on(agent.run(turn(intro)?).on_thread(&saver, "thread-1"))?;
+    let first = block_on(agent.run(turn(intro)?).on_thread(&*saver, "thread-1"))?;
     println!(
         "Thread 1 answer: {}",
         first
@@ -313,7 +316,7 @@ fn main() -> Result<(), BoxError> {
     let second = block_on(
         agent
             .run(turn("Where were we?")?)
-            .on_thread(&saver, "thread-2"),
+            .on_thread(&*saver, "thread-2"),
     )?;
     let profile = &second.state.memory.user_context;
     for line in profile_lines(profile) {
@@ -328,6 +331,6 @@ fn main() -> Result<(), BoxError> {
             .map(Message::text)
             .unwrap_or_default()
     );
-    println!("Checkpoints in {}", db.display());
+    println!("Checkpoints and memories in {}", db.display());
     Ok(())
 }

@@ -96,6 +96,15 @@ def open_store(backend: str, pg_url: str | None, indexed: bool):
         yield from postgres_store(pg_url, index)
 
 
+# What the SQLite file's journal is: "wal" (the default here) is WAL with
+# synchronous=NORMAL, the durability agent-state's SqliteStore keeps (a
+# put survives the process crashing, not the machine losing power), so the
+# two are compared like for like; "langgraph" leaves the connection as
+# SqliteStore gets it (a rollback journal, synchronous=FULL: an fsync per
+# commit).
+SQLITE_JOURNAL = "wal"
+
+
 def sqlite_store(index):
     # SqliteStore loads sqlite-vec for an index, which needs a SQLite that
     # may load extensions: pysqlite3-binary's, as tests/reference/store.
@@ -106,6 +115,9 @@ def sqlite_store(index):
         conn = sqlite3.connect(
             os.path.join(tmp, "store.db"), check_same_thread=False, isolation_level=None
         )
+        if SQLITE_JOURNAL == "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
         try:
             store = SqliteStore(conn, index=index)
             store.setup()
@@ -129,7 +141,7 @@ def postgres_store(pg_url, index):
 def line(backend: str, op: str, n: int, ops: int, seconds: float) -> None:
     record = {
         "impl": "langgraph",
-        "backend": backend,
+        "backend": backend if backend != "sqlite" or SQLITE_JOURNAL == "wal" else "sqlite-fsync",
         "op": op,
         "n": n,
         "ops": ops,
@@ -211,6 +223,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--backend", choices=["memory", "sqlite", "postgres"], default="memory")
     p.add_argument("--pg-url", help="a PostgreSQL conninfo or URL (--backend postgres)")
     p.add_argument("--n", type=int, default=100_000, help="items of the put/get/filter part")
+    p.add_argument("--sqlite-journal", choices=["wal", "langgraph"], default="wal",
+                   help="wal: WAL + synchronous=NORMAL, as agent-state's; langgraph: as SqliteStore leaves it")
     args = p.parse_args(argv)
     if args.backend == "postgres" and not args.pg_url:
         p.error("--backend postgres needs --pg-url")
@@ -221,6 +235,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> None:
     args = parse_args(argv)
+    global SQLITE_JOURNAL
+    SQLITE_JOURNAL = args.sqlite_journal
     package = {
         "memory": "langgraph-checkpoint",
         "sqlite": "langgraph-checkpoint-sqlite",

@@ -18,17 +18,36 @@
 //!   text of an item (its path in `field`), unique by `(prefix, key,
 //!   field)`, the vector as a BLOB of little-endian `f32`s.
 //! * `store_meta(name, value)`: the tables' layout version.
+//! * The index `store_items_newest` on `(prefix, updated_at DESC, key)`
+//!   holding every column of `store_items` (so it is about the table's
+//!   size again, and a put writes both): created on open when missing.
 //!
 //! A search reads the namespaces under its prefix as a range of the
 //! primary key (and of the vectors' unique index), never a scan of the
 //! table, so its cost does not grow with the items stored elsewhere
 //! (LangGraph's `SqliteStore` scans); filters run in Rust with LangGraph's
-//! semantics ([`Filter::matches`](super::Filter::matches)), and a query
-//! scores the prefix's vectors exactly (cosine, in Rust): 10,000 vectors
-//! of 256 dimensions take about 34 ms a query, most of it reading the
-//! rows (`cargo bench --bench store_search`), so no vector extension is
-//! loaded. A batch is one transaction; reads restart TTLs, so a batch
-//! that may refresh takes the write lock.
+//! semantics ([`Filter::matches`](super::Filter::matches)). A search of
+//! one namespace with none under it streams its items newest first from
+//! `store_items_newest`, reads of each value only the fields the filter
+//! names, and stops once its page is full (a corrupt row past the page is
+//! not seen); other searches read their range whole.
+//!
+//! A query scores the prefix's vectors exactly (cosine, in Rust, no
+//! vector extension). The embedded items of the prefixes searched, with
+//! their vectors decoded, stay in the store's memory (at most 64 MiB:
+//! 4 bytes a dimension, plus a value's JSON text), valid while the file
+//! holds what they were read from: SQLite's `PRAGMA data_version` moves
+//! when another connection commits, the connection's `total_changes`
+//! when it writes; either empties the cache. So a query reads no row
+//! while the file is unchanged, and the first query after a write reads
+//! the prefix's vectors whole (10,000 vectors of 256 dimensions: about
+//! 34 ms, `cargo bench --bench store_search`).
+//!
+//! A batch is one transaction, but for a lone get: one statement (SQLite
+//! reads it from one snapshot). Reads restart TTLs, so a batch that may
+//! refresh takes the write lock. The write-ahead log grows to 10,000
+//! pages (about 40 MB) before a commit copies it into the file, not
+//! SQLite's 1,000: each copy ends in two fsyncs.
 //!
 //! [`SqliteCheckpointer`]: crate::checkpoint::sqlite::SqliteCheckpointer
 
@@ -44,8 +63,7 @@ use super::item::{join, split, to_micros};
 use super::prepare::{expiry, PreparedPut};
 use super::rank::{list_namespaces, rank};
 use super::sql::{
-    found, literal_prefix, value_text, vector_bytes, vector_from_bytes, ByItem, Found, ItemRow,
-    PrefixRange,
+    found, literal_prefix, value_text, vector_bytes, ByItem, Found, ItemRow, PrefixRange,
 };
 use super::{
     prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
@@ -53,6 +71,13 @@ use super::{
 };
 use crate::checkpoint::sqlite::SqliteCheckpointer;
 use crate::checkpoint::BoxFuture;
+
+mod fields;
+mod query;
+mod recent;
+mod vectors;
+
+use vectors::VectorCache;
 
 /// The layout version of the store's tables, in `store_meta`.
 const FORMAT: i64 = 1;
@@ -90,10 +115,21 @@ const MMAP_SIZE: i64 = 256 << 20;
 /// The page cache, in KiB when negative (SQLite's convention).
 const CACHE_KIB: i64 = -(64 << 10);
 
+/// Pages the write-ahead log grows to before a commit copies them into
+/// the file (SQLite's default: 1,000). Each copy ends in an fsync of the
+/// log and the file, which on a shared disk costs milliseconds: at the
+/// default it dominated a lone put (measured 40-60 µs against 18-20).
+const WAL_PAGES: i64 = 10_000;
+
 /// How long a handle waits for another one's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-const ITEM_COLUMNS: &str = "prefix, key, value, created_at, updated_at, ttl_minutes";
+macro_rules! item_columns {
+    () => {
+        "prefix, key, value, created_at, updated_at, ttl_minutes"
+    };
+}
+const ITEM_COLUMNS: &str = item_columns!();
 /// Not expired at the batch's time.
 const LIVE: &str = "(expires_at IS NULL OR expires_at > {now})";
 
@@ -126,6 +162,8 @@ pub struct SqliteStore {
     path: PathBuf,
     index: Option<IndexConfig>,
     ttl: TtlConfig,
+    /// Taken inside the connection's turn, never the other way round.
+    vectors: Mutex<VectorCache>,
 }
 
 /// The connection a store runs on.
@@ -176,6 +214,7 @@ impl SqliteStore {
             path,
             index: None,
             ttl: TtlConfig::default(),
+            vectors: Mutex::default(),
         })
     }
 
@@ -193,6 +232,7 @@ impl SqliteStore {
             path,
             index: None,
             ttl: TtlConfig::default(),
+            vectors: Mutex::default(),
         })
     }
 
@@ -238,6 +278,16 @@ impl SqliteStore {
         prepared: super::Prepared,
     ) -> Result<Vec<OpResult>, StoreError> {
         let now = prepared.now;
+        if let [PreparedOp::Get {
+            namespace,
+            key,
+            refresh,
+        }] = prepared.ops.as_slice()
+        {
+            if let Some(item) = self.at("get", lone_get(conn, namespace, key, *refresh, now))? {
+                return Ok(vec![OpResult::Item(item)]);
+            }
+        }
         let fail = |e| in_file(&self.path, "batch", e);
         let puts = prepared
             .ops
@@ -273,7 +323,7 @@ impl SqliteStore {
                     refresh: wanted,
                 } => OpResult::Items(self.at(
                     "search",
-                    search(conn, &op, query.as_deref(), wanted && refresh, now),
+                    self.search(conn, &op, query.as_deref(), wanted && refresh, now),
                 )?),
                 PreparedOp::List(list) => {
                     OpResult::Namespaces(self.at("list namespaces", namespaces(conn, &list, now))?)
@@ -285,6 +335,32 @@ impl SqliteStore {
         }
         tx.commit().map_err(fail)?;
         Ok(results)
+    }
+
+    fn search(
+        &self,
+        conn: &Connection,
+        op: &SearchOp,
+        query: Option<&[f32]>,
+        refresh: bool,
+        now: i64,
+    ) -> Result<Vec<SearchItem>, Failure> {
+        let page = match query {
+            Some(query) => {
+                let stamp = vectors::stamp(conn)?;
+                let mut cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
+                query::page(conn, &mut cache, stamp, op, query, now)?
+            }
+            None => recent_page(conn, op, now)?,
+        };
+        let mut out = Vec::with_capacity(page.len());
+        for (item, score, ttl_minutes) in page {
+            if refresh && ttl_minutes.is_some() {
+                refresh_ttl(conn, &join(&item.namespace), &item.key, ttl_minutes, now)?;
+            }
+            out.push(SearchItem { item, score });
+        }
+        Ok(out)
     }
 
     fn sweep(&self, conn: &Connection) -> Result<u64, StoreError> {
@@ -357,9 +433,11 @@ fn setup(conn: &Connection) -> rusqlite::Result<i64> {
     // and a larger page cache, not a system call per page (SQLite's
     // default cache is 2 MB; 10,000 vectors of 256 dimensions are 11).
     conn.pragma_update(None, "mmap_size", MMAP_SIZE)?;
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
     conn.pragma_update(None, "cache_size", CACHE_KIB)?;
     let tx = Tx::begin(conn, true)?;
     conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(recent::INDEX)?;
     conn.execute(
         "INSERT INTO store_meta (name, value) VALUES ('format', ?1) ON CONFLICT (name) DO NOTHING",
         [FORMAT],
@@ -452,6 +530,23 @@ fn item_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
     })
 }
 
+/// The row of the live item at `prefix` / `key`.
+fn item_at(
+    conn: &Connection,
+    prefix: &str,
+    key: &str,
+    now: i64,
+) -> rusqlite::Result<Option<ItemRow>> {
+    conn.prepare_cached(concat!(
+        "SELECT ",
+        item_columns!(),
+        " FROM store_items
+         WHERE (expires_at IS NULL OR expires_at > ?1) AND prefix = ?2 AND key = ?3"
+    ))?
+    .query_row(params![now, prefix, key], item_row)
+    .optional()
+}
+
 fn get(
     conn: &Connection,
     namespace: &[String],
@@ -460,19 +555,34 @@ fn get(
     now: i64,
 ) -> Result<Option<Item>, Failure> {
     let prefix = join(namespace);
-    let row = conn
-        .prepare_cached(&format!(
-            "SELECT {ITEM_COLUMNS} FROM store_items
-             WHERE (expires_at IS NULL OR expires_at > ?1) AND prefix = ?2 AND key = ?3"
-        ))?
-        .query_row(params![now, prefix, key], item_row)
-        .optional()?;
-    let Some(row) = row else { return Ok(None) };
+    let Some(row) = item_at(conn, &prefix, key, now)? else {
+        return Ok(None);
+    };
     let (item, ttl_minutes) = row.into_item()?;
     if refresh {
         refresh_ttl(conn, &prefix, key, ttl_minutes, now)?;
     }
     Ok(Some(item))
+}
+
+/// A batch of one get, as one statement outside a transaction (SQLite
+/// reads a statement from one snapshot); `None` when the item has a TTL
+/// to restart, which takes the batch's write transaction.
+fn lone_get(
+    conn: &Connection,
+    namespace: &[String],
+    key: &str,
+    refresh: bool,
+    now: i64,
+) -> Result<Option<Option<Item>>, Failure> {
+    if !conn.is_autocommit() {
+        return Ok(None);
+    }
+    match item_at(conn, &join(namespace), key, now)? {
+        Some(row) if refresh && row.ttl_minutes.is_some() => Ok(None),
+        Some(row) => Ok(Some(Some(row.into_item()?.0))),
+        None => Ok(Some(None)),
+    }
 }
 
 /// Restarts an item's TTL, if it has one.
@@ -526,14 +636,20 @@ fn query_under<T>(
     Ok(out)
 }
 
-fn search(
-    conn: &Connection,
-    op: &SearchOp,
-    query: Option<&[f32]>,
-    refresh: bool,
-    now: i64,
-) -> Result<Vec<SearchItem>, Failure> {
+/// The page of a search without a query, in LangGraph's order: streamed
+/// from the index when the prefix is one namespace with none under it,
+/// else read whole and ranked.
+fn recent_page(conn: &Connection, op: &SearchOp, now: i64) -> Result<Vec<query::Ranked>, Failure> {
     let range = PrefixRange::of(&op.namespace_prefix);
+    if let Some(range) = range.as_ref().filter(|_| op.limit > 0) {
+        if recent::alone(conn, range)? {
+            let page = recent::page(conn, &range.exact, op, now)?;
+            return Ok(page
+                .into_iter()
+                .map(|(item, ttl)| (item, None, ttl))
+                .collect());
+        }
+    }
     let rows = query_under(
         conn,
         &format!("SELECT {ITEM_COLUMNS} FROM store_items WHERE {{cond}} AND {LIVE}"),
@@ -541,44 +657,19 @@ fn search(
         now,
         |row| Ok(item_row(row)?),
     )?;
-    let vectors = match query {
-        Some(_) => vectors_under(conn, range.as_ref(), now)?,
-        None => ByItem::new(),
-    };
-    let candidates = found(rows, &op.filter, vectors, &ByItem::new())?;
-    let page = rank(candidates, query, op.offset, op.limit);
-    let mut out = Vec::with_capacity(page.len());
-    for (found, score) in page {
-        let Found {
-            item, ttl_minutes, ..
-        } = found;
-        if refresh {
-            refresh_ttl(conn, &join(&item.namespace), &item.key, ttl_minutes, now)?;
-        }
-        out.push(SearchItem { item, score });
-    }
-    Ok(out)
-}
-
-/// Every stored vector under the prefix, by item: the exact scan a query
-/// scores.
-fn vectors_under(
-    conn: &Connection,
-    range: Option<&PrefixRange>,
-    now: i64,
-) -> Result<ByItem<Vec<f32>>, Failure> {
-    let sql = "SELECT prefix, key, embedding FROM store_embeddings WHERE {cond}";
-    let rows = query_under(conn, sql, range, now, |row| {
-        let (prefix, key): (String, String) = (row.get(0)?, row.get(1)?);
-        let bytes: Vec<u8> = row.get(2)?;
-        let vector = vector_from_bytes(&prefix, &key, &bytes)?;
-        Ok(((prefix, key), vector))
-    })?;
-    let mut by_item = ByItem::new();
-    for (id, vector) in rows {
-        by_item.entry(id).or_insert_with(Vec::new).push(vector);
-    }
-    Ok(by_item)
+    let candidates = found(rows, &op.filter, ByItem::new(), &ByItem::new())?;
+    let page = rank(candidates, None, op.offset, op.limit);
+    Ok(page
+        .into_iter()
+        .map(
+            |(
+                Found {
+                    item, ttl_minutes, ..
+                },
+                score,
+            )| (item, score, ttl_minutes),
+        )
+        .collect())
 }
 
 fn namespaces(
