@@ -92,8 +92,8 @@ fn put_op(i: usize) -> Op {
         namespace: namespace.to_vec(),
         key,
         value: Some(value),
-        index: IndexFields::Default,
-        ttl: Ttl::Default,
+        index: IndexFields::Configured,
+        ttl: Ttl::Configured,
     })
 }
 
@@ -215,25 +215,33 @@ async fn open(
 
 #[cfg(feature = "postgres")]
 async fn open_postgres(url: &str, indexed: bool) -> Arc<dyn Store> {
-    use agent_state::store::PostgresStore;
+    use agent_state::store::{ListNamespacesOp, PostgresStore};
     let store = PostgresStore::connect(url)
         .await
         .expect("PostgreSQL accepts a connection");
-    // A fresh start: only the bench's own namespaces go.
-    for prefix in [["bench"], ["sem"]] {
-        let spaces = store
-            .list_namespaces(Default::default())
+    // A fresh start for this part: what an earlier run left of its own
+    // namespace goes, in one batch.
+    let root = if indexed { "sem" } else { "bench" };
+    let spaces =
+        store.list_namespaces(ListNamespacesOp::default().prefix([root]).limit(usize::MAX));
+    let mut deletes = Vec::new();
+    for ns in spaces.await.expect("list") {
+        let items = store
+            .search(SearchOp::new(ns.clone()).limit(usize::MAX))
             .await
-            .expect("list");
-        for ns in spaces.into_iter().filter(|ns| ns[0] == prefix[0]) {
-            let items = store
-                .search(SearchOp::new(ns.clone()).limit(usize::MAX))
-                .await
-                .expect("search");
-            for item in items {
-                store.delete(ns.clone(), &item.key).await.expect("delete");
-            }
-        }
+            .expect("search");
+        deletes.extend(items.into_iter().map(|item| {
+            Op::Put(PutOp {
+                namespace: ns.clone(),
+                key: item.key.clone(),
+                value: None,
+                index: IndexFields::Configured,
+                ttl: Ttl::Configured,
+            })
+        }));
+    }
+    if !deletes.is_empty() {
+        store.batch(deletes).await.expect("the old items go");
     }
     Arc::new(if indexed {
         store.with_index(index())

@@ -72,11 +72,11 @@ fn put(namespace: Vec<String>, i: usize, value: serde_json::Value, embed: bool) 
         key: format!("k{i}"),
         value: value.as_object().cloned(),
         index: if embed {
-            IndexFields::Default
+            IndexFields::Configured
         } else {
             IndexFields::Off
         },
-        ttl: Ttl::Default,
+        ttl: Ttl::Configured,
     })
 }
 

@@ -230,8 +230,8 @@ mod on_sqlite {
                 namespace: vec!["r".into()],
                 key: key.into(),
                 value: json!({"text": "rust"}).as_object().cloned(),
-                index: agent_state::store::IndexFields::Default,
-                ttl: agent_state::store::Ttl::Default,
+                index: agent_state::store::IndexFields::Configured,
+                ttl: agent_state::store::Ttl::Configured,
             })
         });
         let err = store.batch(ops.to_vec()).await.unwrap_err();
@@ -546,8 +546,8 @@ mod on_postgres {
                 namespace: vec!["r".into()],
                 key: key.into(),
                 value: json!({"text": "rust"}).as_object().cloned(),
-                index: agent_state::store::IndexFields::Default,
-                ttl: agent_state::store::Ttl::Default,
+                index: agent_state::store::IndexFields::Configured,
+                ttl: agent_state::store::Ttl::Configured,
             })
         });
         let err = store.batch(ops.to_vec()).await.unwrap_err();
@@ -678,8 +678,8 @@ mod on_postgres {
                         namespace: space.iter().map(|l| l.to_string()).collect(),
                         key: format!("{key}{batch}"),
                         value: Some(value),
-                        index: agent_state::store::IndexFields::Default,
-                        ttl: agent_state::store::Ttl::Default,
+                        index: agent_state::store::IndexFields::Configured,
+                        ttl: agent_state::store::Ttl::Configured,
                     }));
                 }
             }

@@ -122,8 +122,8 @@ fn put(key: &str, text: &str) -> Op {
         namespace: vec!["docs".into()],
         key: key.into(),
         value: json!({"text": text}).as_object().cloned(),
-        index: IndexFields::Default,
-        ttl: Ttl::Default,
+        index: IndexFields::Configured,
+        ttl: Ttl::Configured,
     })
 }
 

@@ -59,12 +59,12 @@ fn put(draws: &mut Draws, i: usize) -> Op {
         index: if draws.below(5) == 0 {
             IndexFields::Off
         } else {
-            IndexFields::Default
+            IndexFields::Configured
         },
         ttl: if draws.below(8) == 0 {
             Ttl::Minutes(60.0)
         } else {
-            Ttl::Default
+            Ttl::Configured
         },
     })
 }

@@ -82,7 +82,7 @@ async fn put_item(
     JsonBody(body): JsonBody<PutBody>,
 ) -> Result<StatusCode, ApiError> {
     let index = match body.index {
-        None => IndexFields::Default,
+        None => IndexFields::Configured,
         Some(IndexBody::Off(false)) => IndexFields::Off,
         Some(IndexBody::Off(true)) => {
             return Err(ApiError::Invalid(
@@ -96,7 +96,7 @@ async fn put_item(
         key: body.key,
         value: Some(body.value),
         index,
-        ttl: body.ttl.map_or(Ttl::Default, Ttl::Minutes),
+        ttl: body.ttl.map_or(Ttl::Configured, Ttl::Minutes),
     };
     app.items.batch(vec![Op::Put(op)]).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -148,8 +148,8 @@ async fn delete_item(
         namespace: body.namespace,
         key: body.key,
         value: None,
-        index: IndexFields::Default,
-        ttl: Ttl::Default,
+        index: IndexFields::Configured,
+        ttl: Ttl::Configured,
     };
     app.items.batch(vec![Op::Put(op)]).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -383,8 +383,8 @@ fn put(ns: &str, key: &str, value: Option<Value>) -> Op {
         namespace: vec![ns.to_owned()],
         key: key.to_owned(),
         value: value.map(object),
-        index: IndexFields::Default,
-        ttl: Ttl::Default,
+        index: IndexFields::Configured,
+        ttl: Ttl::Configured,
     })
 }
 
@@ -459,7 +459,7 @@ fn put_indexed(key: &str, value: Value, index: IndexFields) -> Result<PutOp, Sto
         key: key.to_owned(),
         value: Some(object(value)),
         index,
-        ttl: Ttl::Default,
+        ttl: Ttl::Configured,
     })
 }
 
@@ -470,17 +470,17 @@ async fn semantic_items(store: &dyn Store) {
         (
             "tea",
             json!({"text": "green tea at seven", "kind": "drink"}),
-            IndexFields::Default,
+            IndexFields::Configured,
         ),
         (
             "rust",
             json!({"text": "rust is a systems language", "kind": "code"}),
-            IndexFields::Default,
+            IndexFields::Configured,
         ),
         (
             "trees",
             json!({"text": "oaks and ash trees", "kind": "plant"}),
-            IndexFields::Default,
+            IndexFields::Configured,
         ),
         (
             "quiet",
@@ -568,7 +568,7 @@ async fn embedded_texts(factory: Factory<'_>) -> Value {
     for (case, paths) in TEXT_CASES {
         seen.lock().unwrap().clear();
         let index = match paths {
-            [] => IndexFields::Default,
+            [] => IndexFields::Configured,
             paths => IndexFields::Paths(paths.iter().map(|p| (*p).to_owned()).collect()),
         };
         let op = PutOp {
@@ -576,7 +576,7 @@ async fn embedded_texts(factory: Factory<'_>) -> Value {
             key: case.into(),
             value: Some(object(value.clone())),
             index,
-            ttl: Ttl::Default,
+            ttl: Ttl::Configured,
         };
         store.put_op(Ok(op)).await.expect("put");
         let mut texts = seen.lock().unwrap().clone();

@@ -49,8 +49,8 @@ fn put_op(ns: &[&str], key: &str, value: Value) -> PutOp {
         namespace: ns.iter().map(|s| s.to_string()).collect(),
         key: key.into(),
         value: Some(obj(value)),
-        index: IndexFields::Default,
-        ttl: Ttl::Default,
+        index: IndexFields::Configured,
+        ttl: Ttl::Configured,
     }
 }
 

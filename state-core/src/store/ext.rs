@@ -49,8 +49,8 @@ pub trait StoreExt: Store {
             namespace,
             key: key.to_owned(),
             value: Some(value),
-            index: IndexFields::Default,
-            ttl: Ttl::Default,
+            index: IndexFields::Configured,
+            ttl: Ttl::Configured,
         });
         self.put_op(op)
     }
@@ -76,8 +76,8 @@ pub trait StoreExt: Store {
             namespace: labels(namespace),
             key: key.to_owned(),
             value: None,
-            index: IndexFields::Default,
-            ttl: Ttl::Default,
+            index: IndexFields::Configured,
+            ttl: Ttl::Configured,
         };
         self.put_op(Ok(op))
     }
@@ -149,8 +149,8 @@ pub trait StoreExt: Store {
                 namespace,
                 key: key.to_owned(),
                 value: Some(value),
-                index: IndexFields::Default,
-                ttl: Ttl::Default,
+                index: IndexFields::Configured,
+                ttl: Ttl::Configured,
             });
         self.put_op(op)
     }

@@ -122,7 +122,7 @@ pub trait Store: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TtlConfig {
     /// Minutes a put item lives when the put says nothing
-    /// ([`Ttl::Default`]); `None`: for ever.
+    /// ([`Ttl::Configured`]); `None`: for ever.
     pub default_ttl: Option<f64>,
     /// Whether reads (get, search) restart an item's TTL by default.
     pub refresh_on_read: bool,

@@ -52,8 +52,10 @@ pub struct PutOp {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum IndexFields {
     /// The fields of the store's [`IndexConfig`](super::IndexConfig).
+    /// (Not named `Default`: a public item of that name makes rustc spell
+    /// the trait `std::default::Default` in every user's errors.)
     #[default]
-    Default,
+    Configured,
     /// Nothing: the item is found by filters only (LangGraph's
     /// `index=False`).
     Off,
@@ -66,7 +68,7 @@ pub enum IndexFields {
 pub enum Ttl {
     /// The store's [`TtlConfig::default_ttl`](super::TtlConfig::default_ttl).
     #[default]
-    Default,
+    Configured,
     /// For ever.
     Never,
     /// This many minutes after it was last written (or read, when reads

@@ -165,7 +165,7 @@ fn last_put_of_each_item(ops: &[Op]) -> HashSet<usize> {
 
 fn settle_put(put: super::PutOp, ttl: &TtlConfig, now: i64) -> PreparedPut {
     let ttl_minutes = match put.ttl {
-        Ttl::Default => ttl.default_ttl,
+        Ttl::Configured => ttl.default_ttl,
         Ttl::Never => None,
         Ttl::Minutes(minutes) => Some(minutes),
     };
@@ -202,7 +202,7 @@ async fn embed_puts(index: &IndexConfig, ops: &mut [PreparedOp]) -> Result<(), S
         let PreparedOp::Put(put) = op else { continue };
         let Some(value) = &put.value else { continue };
         let paths = match &put.index {
-            IndexFields::Default => &index.fields,
+            IndexFields::Configured => &index.fields,
             IndexFields::Off => continue,
             IndexFields::Paths(paths) => paths,
         };
