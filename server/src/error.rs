@@ -94,6 +94,30 @@ impl From<crate::store::StoreError> for ApiError {
     }
 }
 
+/// What a client sees of a store's refusal or failure, with the official
+/// server's statuses: a 422 for a label or a body that does not validate,
+/// a 400 for what its store refuses (an empty namespace, the reserved
+/// root, an unknown filter operator), a logged 500 for a failure.
+impl From<agent_state::store::StoreError> for ApiError {
+    fn from(error: agent_state::store::StoreError) -> Self {
+        use agent_state::store::StoreError;
+        let bad_request = match &error {
+            StoreError::InvalidNamespace { namespace, .. } => {
+                namespace.first().is_none_or(|root| root == "langgraph")
+            }
+            StoreError::InvalidFilter { .. } => true,
+            _ => false,
+        };
+        match error {
+            StoreError::Backend { .. }
+            | StoreError::Corrupt { .. }
+            | StoreError::Embedding { .. } => ApiError::Internal(error.to_string()),
+            refused if bad_request => ApiError::BadRequest(refused.to_string()),
+            refused => ApiError::Invalid(refused.to_string()),
+        }
+    }
+}
+
 impl ApiError {
     /// What a client sees of a graph's refusal: a 400 saying why, unless
     /// the checkpoints could not be stored (a 500 whose cause, which may

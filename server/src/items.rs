@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use agent_state::store::{
-    Filter, GetOp, IndexFields, ListNamespacesOp, Op, OpResult, PutOp, SearchOp, StoreError, Ttl,
+    Filter, GetOp, IndexFields, ListNamespacesOp, Op, OpResult, PutOp, SearchOp, Ttl,
 };
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -31,29 +31,6 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         )
         .route("/store/items/search", post(search))
         .route("/store/namespaces", post(namespaces))
-}
-
-/// What a client sees of a store's refusal or failure, with the official
-/// server's statuses: a 422 for a label or a body that does not validate,
-/// a 400 for what its store refuses (an empty namespace, the reserved
-/// root, an unknown filter operator), a logged 500 for a failure.
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        let bad_request = match &error {
-            StoreError::InvalidNamespace { namespace, .. } => {
-                namespace.first().is_none_or(|root| root == "langgraph")
-            }
-            StoreError::InvalidFilter { .. } => true,
-            _ => false,
-        };
-        match error {
-            StoreError::Backend { .. }
-            | StoreError::Corrupt { .. }
-            | StoreError::Embedding { .. } => ApiError::Internal(error.to_string()),
-            refused if bad_request => ApiError::BadRequest(refused.to_string()),
-            refused => ApiError::Invalid(refused.to_string()),
-        }
-    }
 }
 
 /// `PUT /store/items`'s body.

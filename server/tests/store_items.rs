@@ -277,3 +277,19 @@ async fn items_outlive_a_restart_in_the_servers_database() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_of_true_is_refused() {
+    // `index` is `false` or a list of paths, as the official schema says.
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), server.base.as_str());
+    let body = json!({"namespace": ["a"], "key": "k", "value": {}, "index": true});
+    let (status, answer) = put(&c, b, body).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert!(
+        answer["detail"].as_str().unwrap().contains("`index`"),
+        "{answer}"
+    );
+    assert_eq!(namespaces(&c, b, json!({})).await, json!([]));
+    server.stop().await;
+}

@@ -34,6 +34,7 @@ pub mod message;
 pub mod messages;
 pub mod part;
 mod positions;
+mod pyrepr;
 pub mod reducer;
 pub mod schema;
 mod send;

@@ -15,9 +15,10 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::Value;
 
 use super::model::{ChatChunk, ChatModel, ModelError, ModelRequest};
+use crate::agent::excerpt;
 use crate::base::HasMessages;
 use crate::message::Message;
-use wire::{excerpt, ErrorReply, Reply};
+use wire::{ErrorReply, Reply};
 
 mod body;
 mod events;

@@ -435,3 +435,14 @@ where
         Ok(tools)
     }
 }
+
+/// The first 200 characters of a provider's body, for an error message:
+/// enough to name what went wrong, never a whole page.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) fn excerpt(body: &str) -> String {
+    let mut text: String = body.chars().take(200).collect();
+    if text.len() < body.len() {
+        text.push('…');
+    }
+    text
+}

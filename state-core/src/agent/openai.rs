@@ -15,6 +15,7 @@
 //! # let _ = (model, local);
 //! ```
 
+use crate::agent::excerpt;
 use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
@@ -493,13 +494,4 @@ fn model_error(error: OpenAIError) -> ModelError {
         OpenAIError::Reqwest(error) => ModelError::Transport(Box::new(error)),
         other => ModelError::Other(Box::new(other)),
     }
-}
-
-/// The first 200 characters of a body, for an error message.
-fn excerpt(body: &str) -> String {
-    let mut text: String = body.chars().take(200).collect();
-    if text.len() < body.len() {
-        text.push('…');
-    }
-    text
 }

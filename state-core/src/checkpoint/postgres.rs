@@ -58,6 +58,7 @@ use super::record::{
 use super::sql::{from_sql, to_sql, Columns, RawRow};
 use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
 use crate::error::{ErrorKind, StateError};
+use crate::storable::holds_nul;
 
 /// Taken while creating the tables, so instances starting together do not
 /// race on `CREATE TABLE IF NOT EXISTS`.
@@ -258,6 +259,31 @@ impl Error for PostgresError {
     }
 }
 
+/// Why [`connect_driven`] gave no client.
+pub(crate) enum Connect {
+    /// Not called from within a Tokio runtime, which must drive the
+    /// connection.
+    NoRuntime,
+    /// The driver's error.
+    Failed(tokio_postgres::Error),
+}
+
+/// A client on `config` (no TLS), its connection driven by a task of the
+/// current Tokio runtime from then on: what the checkpointer and the
+/// store connect with.
+pub(crate) async fn connect_driven(config: &str) -> Result<Client, Connect> {
+    let handle = tokio::runtime::Handle::try_current().map_err(|_| Connect::NoRuntime)?;
+    let (client, connection) = tokio_postgres::connect(config, NoTls)
+        .await
+        .map_err(Connect::Failed)?;
+    // Errors of the connection surface as errors of the calls made on the
+    // client, so the task's own result carries nothing more.
+    handle.spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
 fn pg_err(operation: &'static str) -> impl FnOnce(tokio_postgres::Error) -> CheckpointError {
     move |e| CheckpointError::backend(operation, PostgresError(e))
 }
@@ -268,20 +294,13 @@ impl PostgresCheckpointer {
     /// and prepares the statements. Must run inside a Tokio runtime, which
     /// drives the connection from then on.
     pub async fn connect(config: &str) -> Result<Self, CheckpointError> {
-        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
-            CheckpointError::backend(
+        let client = connect_driven(config).await.map_err(|e| match e {
+            Connect::NoRuntime => CheckpointError::backend(
                 "connect",
                 "the PostgreSQL checkpointer needs a Tokio runtime (call it from within one)",
-            )
+            ),
+            Connect::Failed(e) => pg_err("connect")(e),
         })?;
-        let (client, connection) = tokio_postgres::connect(config, NoTls)
-            .await
-            .map_err(pg_err("connect"))?;
-        // Errors of the connection surface as errors of the calls made on
-        // the client, so the task's own result carries nothing more.
-        handle.spawn(async move {
-            let _ = connection.await;
-        });
         Self::from_client(client).await
     }
 
@@ -737,15 +756,6 @@ fn nul_field(fields: &serde_json::Map<String, Value>) -> Option<String> {
         .iter()
         .find(|(name, value)| name.contains('\0') || holds_nul(value))
         .map(|(name, _)| name.clone())
-}
-
-fn holds_nul(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(items) => items.iter().any(holds_nul),
-        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
-        _ => false,
-    }
 }
 
 impl Checkpointer for PostgresCheckpointer {

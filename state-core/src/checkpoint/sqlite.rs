@@ -348,7 +348,7 @@ impl SqliteCheckpointer {
         let tx = if *exclusive {
             None
         } else {
-            Some(WriteTx::begin(conn).map_err(db_err("append"))?)
+            Some(WriteTx::begin(conn, true).map_err(db_err("append"))?)
         };
         // The head is the thread's newest id: insert only if it is still
         // the one the writer loaded (none: no thread yet). The write lock
@@ -549,7 +549,7 @@ impl SqliteCheckpointer {
             exclusive,
         } = &mut *db;
         // Several statements: a transaction even on an exclusive handle.
-        let tx = WriteTx::begin(conn).map_err(db_err("truncate"))?;
+        let tx = WriteTx::begin(conn, true).map_err(db_err("truncate"))?;
         let result =
             truncate_in(&tx, heads, *exclusive, thread_id, keep).and_then(|(dropped, known)| {
                 tx.commit().map_err(db_err("truncate"))?;
@@ -809,24 +809,31 @@ fn truncate_in(
     Ok((dropped as u64, known))
 }
 
-/// A write transaction through cached statements (`BEGIN IMMEDIATE`,
-/// `COMMIT`: no SQL parsed per step), rolled back when dropped before its
-/// commit (an error, a panic).
-struct WriteTx<'c> {
+/// A transaction through cached statements (`BEGIN IMMEDIATE`, `COMMIT`:
+/// no SQL parsed per step), rolled back when dropped before its commit (an
+/// error, a panic): a step, or a store's batch, all or nothing.
+pub(crate) struct WriteTx<'c> {
     conn: &'c Connection,
     committed: bool,
 }
 
 impl<'c> WriteTx<'c> {
-    fn begin(conn: &'c Connection) -> rusqlite::Result<Self> {
-        conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    /// `BEGIN IMMEDIATE` (the write lock at once) when `immediate`, else a
+    /// deferred `BEGIN` (a consistent read that may still write).
+    pub(crate) fn begin(conn: &'c Connection, immediate: bool) -> rusqlite::Result<Self> {
+        let sql = if immediate {
+            "BEGIN IMMEDIATE"
+        } else {
+            "BEGIN"
+        };
+        conn.prepare_cached(sql)?.execute([])?;
         Ok(Self {
             conn,
             committed: false,
         })
     }
 
-    fn commit(mut self) -> rusqlite::Result<()> {
+    pub(crate) fn commit(mut self) -> rusqlite::Result<()> {
         self.conn.prepare_cached("COMMIT")?.execute([])?;
         self.committed = true;
         Ok(())

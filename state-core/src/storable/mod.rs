@@ -84,6 +84,18 @@ fn deeper_than(value: &Value, levels: usize) -> bool {
     }
 }
 
+/// Whether a string (or object key) inside `value` holds a NUL, which
+/// PostgreSQL's text and jsonb cannot store: what the PostgreSQL
+/// checkpointer and every store refuse.
+pub(crate) fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use super::StoreError;
 use crate::checkpoint::BoxFuture;
@@ -157,7 +157,7 @@ pub(crate) fn texts_to_embed(
 /// value (`$` is the whole value as sorted JSON).
 pub(crate) fn text_at_path(value: &Value, path: &str) -> Vec<String> {
     if path.is_empty() || path == "$" {
-        return vec![python_json(value)];
+        return vec![crate::pyrepr::json_dumps_sorted(value)];
     }
     let tokens = tokenize(path);
     let mut out = Vec::new();
@@ -208,88 +208,10 @@ fn leaf_text(value: &Value) -> Option<String> {
         Value::Null => None,
         Value::Bool(true) => Some("True".into()),
         Value::Bool(false) => Some("False".into()),
-        Value::Number(n) => Some(python_number(n)),
+        Value::Number(n) => Some(crate::pyrepr::number(n)),
         Value::String(s) => Some(s.clone()),
-        container => Some(python_json(container)),
+        container => Some(crate::pyrepr::json_dumps_sorted(container)),
     }
-}
-
-/// `json.dumps(value, sort_keys=True, ensure_ascii=False)`: keys sorted,
-/// `", "` and `": "` between, so the texts embedded are LangGraph's.
-fn python_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_python_json(value, &mut out);
-    out
-}
-
-fn write_python_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_python_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push_str(": ");
-                write_python_json(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Number(n) => out.push_str(&python_number(n)),
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-/// A number as Python's `str` and `json.dumps` write it: integers as
-/// they are, floats as [`python_float`].
-fn python_number(n: &Number) -> String {
-    match n.as_f64() {
-        Some(f) if n.is_f64() && f.is_finite() => python_float(f),
-        _ => n.to_string(),
-    }
-}
-
-/// Python's `repr` of a float: the shortest digits that read back (as
-/// Rust's), fixed from 1e-4 up to 1e16 (`0.0001`, `1000000000000000.0`),
-/// else `1.5e-07` with a signed exponent of two digits at least.
-fn python_float(f: f64) -> String {
-    let scientific = format!("{f:e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    if !(-4..16).contains(&exponent) {
-        let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        return format!("{sign}{mantissa}e{exponent_sign}{:02}", exponent.abs());
-    }
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let fixed = if exponent < 0 {
-        let zeros = "0".repeat(exponent.unsigned_abs() as usize - 1);
-        format!("0.{zeros}{digits}")
-    } else {
-        let point = exponent as usize + 1;
-        if digits.len() > point {
-            format!("{}.{}", &digits[..point], &digits[point..])
-        } else {
-            format!("{digits:0<point$}.0")
-        }
-    };
-    format!("{sign}{fixed}")
 }
 
 /// Splits a path at dots, keeping `[..]` and `{..}` whole (LangGraph's

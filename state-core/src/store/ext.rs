@@ -177,3 +177,24 @@ pub(crate) fn object(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::block_on;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn values_that_are_not_objects_are_refused_naming_the_item() {
+        let store = MemoryStore::new();
+        let err = block_on(store.put(["a"], "k", serde_json::json!([1]))).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidValue { ref key, .. } if key == "k"),
+            "{err}"
+        );
+        let err = block_on(store.put_as(["a"], "typed", &vec![1, 2])).unwrap_err();
+        assert!(err.to_string().contains("\"typed\""), "{err}");
+        let listed = block_on(store.list_namespaces(ListNamespacesOp::default())).unwrap();
+        assert!(listed.is_empty(), "nothing written: {listed:?}");
+    }
+}

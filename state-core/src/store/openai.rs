@@ -8,6 +8,7 @@
 //! waiting what `Retry-After` asks or 0.1 s, 0.2 s, 0.4 s. Needs a Tokio
 //! runtime.
 
+use crate::agent::excerpt;
 use std::fmt;
 
 use async_openai::config::{Config, OpenAIConfig};
@@ -275,15 +276,6 @@ fn provider_message(body: &str) -> String {
         Ok(wrapped) => wrapped.error.message,
         Err(_) => excerpt(body),
     }
-}
-
-/// The first 200 characters of a body, for an error message.
-fn excerpt(body: &str) -> String {
-    let mut text: String = body.chars().take(200).collect();
-    if text.len() < body.len() {
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ use std::fmt;
 
 use futures::lock::Mutex;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement};
+use tokio_postgres::{Client, GenericClient, Row, Statement};
 
 mod containment;
 mod writes;
@@ -57,7 +57,7 @@ use super::{
     prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
     Store, StoreError, TtlConfig,
 };
-use crate::checkpoint::postgres::PostgresError;
+use crate::checkpoint::postgres::{connect_driven, Connect, PostgresError};
 use crate::checkpoint::BoxFuture;
 
 /// Taken while creating the tables, so instances starting together do not
@@ -150,19 +150,12 @@ impl PostgresStore {
     /// [`from_client`](Self::from_client). Must run inside a Tokio
     /// runtime, which drives the connection from then on.
     pub async fn connect(config: &str) -> Result<Self, StoreError> {
-        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
-            StoreError::argument(
+        let client = connect_driven(config).await.map_err(|e| match e {
+            Connect::NoRuntime => StoreError::argument(
                 "the PostgreSQL store needs a Tokio runtime (call it from within one)",
-            )
+            ),
+            Connect::Failed(e) => pg_err("connect")(e),
         })?;
-        let (client, connection) = tokio_postgres::connect(config, NoTls)
-            .await
-            .map_err(pg_err("connect"))?;
-        // Errors of the connection surface as errors of the calls made on
-        // the client.
-        handle.spawn(async move {
-            let _ = connection.await;
-        });
         Self::from_client(client).await
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::embed::texts_to_embed;
 use super::item::{check_item_namespace, check_key, check_labels, to_micros};
 use super::{IndexConfig, IndexFields, ListNamespacesOp, Op, SearchOp, StoreError, Ttl, TtlConfig};
-use crate::storable::check_value;
+use crate::storable::{check_value, holds_nul};
 use crate::StateError;
 
 /// A checked batch, ready to run.
@@ -136,16 +136,6 @@ fn check_put(put: &super::PutOp) -> Result<(), StoreError> {
             Ok(())
         }),
         None => Ok(()),
-    }
-}
-
-/// Whether a string (or object key) inside `value` holds a NUL.
-fn holds_nul(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(items) => items.iter().any(holds_nul),
-        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
-        _ => false,
     }
 }
 

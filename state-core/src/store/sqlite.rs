@@ -69,7 +69,7 @@ use super::{
     prepare, IndexConfig, Item, ListNamespacesOp, Op, OpResult, PreparedOp, SearchItem, SearchOp,
     Store, StoreError, TtlConfig,
 };
-use crate::checkpoint::sqlite::SqliteCheckpointer;
+use crate::checkpoint::sqlite::{SqliteCheckpointer, WriteTx};
 use crate::checkpoint::BoxFuture;
 
 mod fields;
@@ -300,7 +300,7 @@ impl SqliteStore {
         // Reads take the write lock (and may block a checkpoint step in
         // the same file) only when some item has a TTL to restart.
         let refresh = may_refresh && holds_ttl(conn).map_err(fail)?;
-        let tx = Tx::begin(conn, puts || refresh).map_err(fail)?;
+        let tx = WriteTx::begin(conn, puts || refresh).map_err(fail)?;
         let mut puts = Vec::new();
         let mut results = Vec::with_capacity(prepared.ops.len());
         for op in prepared.ops {
@@ -366,7 +366,7 @@ impl SqliteStore {
     fn sweep(&self, conn: &Connection) -> Result<u64, StoreError> {
         let now = to_micros(SystemTime::now());
         let fail = |e| in_file(&self.path, "sweep", e);
-        let tx = Tx::begin(conn, true).map_err(fail)?;
+        let tx = WriteTx::begin(conn, true).map_err(fail)?;
         conn.execute(
             "DELETE FROM store_embeddings WHERE (prefix, key) IN
              (SELECT prefix, key FROM store_items WHERE expires_at <= ?1)",
@@ -435,7 +435,7 @@ fn setup(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_update(None, "mmap_size", MMAP_SIZE)?;
     conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
     conn.pragma_update(None, "cache_size", CACHE_KIB)?;
-    let tx = Tx::begin(conn, true)?;
+    let tx = WriteTx::begin(conn, true)?;
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch(recent::INDEX)?;
     conn.execute(
@@ -482,40 +482,6 @@ impl From<rusqlite::Error> for Failure {
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
         Failure::Store(e)
-    }
-}
-
-/// A transaction, rolled back when dropped before its commit (an error, a
-/// panic): a batch writes all or nothing.
-struct Tx<'c> {
-    conn: &'c Connection,
-    committed: bool,
-}
-
-impl<'c> Tx<'c> {
-    /// `BEGIN IMMEDIATE` (the write lock at once) for a batch that writes,
-    /// a deferred `BEGIN` (a consistent read) for one that only reads.
-    fn begin(conn: &'c Connection, writes: bool) -> rusqlite::Result<Self> {
-        let sql = if writes { "BEGIN IMMEDIATE" } else { "BEGIN" };
-        conn.prepare_cached(sql)?.execute([])?;
-        Ok(Tx {
-            conn,
-            committed: false,
-        })
-    }
-
-    fn commit(mut self) -> rusqlite::Result<()> {
-        self.conn.prepare_cached("COMMIT")?.execute([])?;
-        self.committed = true;
-        Ok(())
-    }
-}
-
-impl Drop for Tx<'_> {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
     }
 }
 

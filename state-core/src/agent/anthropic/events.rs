@@ -18,7 +18,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::super::model::{ChatChunk, ModelError};
-use super::wire::{excerpt, ErrorBody, WireUsage};
+use super::wire::{ErrorBody, WireUsage};
+use crate::agent::excerpt;
 use crate::message::{parse_args, MessageChunk, ToolCallChunk};
 
 /// One event's data.

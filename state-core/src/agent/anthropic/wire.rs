@@ -239,15 +239,6 @@ fn add_tool_use(message: &mut Message, id: String, name: String, input: Value) {
     }
 }
 
-/// The first 200 characters of a body, for an error message.
-pub(super) fn excerpt(body: &str) -> String {
-    let mut text: String = body.chars().take(200).collect();
-    if text.len() < body.len() {
-        text.push('…');
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

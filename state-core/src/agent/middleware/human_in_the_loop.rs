@@ -18,7 +18,6 @@ use config::Describe;
 use request::HumanInTheLoopStateUpdate as EditsUpdate;
 
 use super::limits::last_ai;
-use super::pyrepr;
 use crate::agent::hooks::{
     AgentMiddleware, HookOutput, HookResult, Hooks, ToolCallRequest, ToolHandler,
 };
@@ -26,6 +25,7 @@ use crate::agent::tool::{answer_message, ToolError, ToolFuture, ToolOutput};
 use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::NodeContext;
 use crate::message::{Message, ToolCall, ToolStatus};
+use crate::pyrepr;
 use crate::{HasPart, StateUpdate};
 use serde_json::Value;
 

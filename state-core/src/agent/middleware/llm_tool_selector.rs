@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::pyrepr::repr as python_repr;
 use crate::agent::{
     AgentMiddleware, ChatModel, Hooks, ModelError, ModelFuture, ModelHandler, ModelRequest,
     ModelSettings, ToolChoice, ToolDefinition,
 };
 use crate::base::HasMessages;
 use crate::message::{Message, MessageType};
+use crate::pyrepr::repr as python_repr;
 use crate::state::AgentState;
 
 /// LangChain's default instructions of the selection call.

@@ -38,7 +38,6 @@ mod model_fallback;
 mod model_retry;
 mod pii;
 mod pii_detect;
-mod pyrepr;
 mod retry;
 mod summarization;
 mod todo_list;

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::limits::last_ai;
-use super::pyrepr;
 use crate::agent::{
     AgentMiddleware, HookOutput, HookResult, Hooks, ModelFuture, ModelHandler, ModelRequest, Tool,
     ToolDefinition, ToolError, ToolFuture, ToolOutput, ToolRuntime,
@@ -18,6 +17,7 @@ use crate::agent::{
 use crate::base::{HasMessages, MessagesStateUpdate};
 use crate::graph::NodeContext;
 use crate::message::{Message, MessageType, ToolStatus};
+use crate::pyrepr;
 use crate::HasPart;
 
 /// The description of `write_todos` the model is shown (LangChain's

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::pyrepr;
 use crate::message::{Content, Message, MessageType};
+use crate::pyrepr;
 
 /// A function counting the tokens of messages: what the middleware that
 /// measure context (summarization, context editing) take instead of LangChain's

@@ -4,9 +4,9 @@
 use serde_json::{json, Value};
 
 use super::request::Action;
-use crate::agent::middleware::pyrepr::json_dumps_ascii;
 use crate::agent::tool::{OutputKind, ToolOutput};
 use crate::message::Content;
+use crate::pyrepr::json_dumps_ascii;
 use crate::AgentState;
 
 /// LangChain's default edit notice.

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use crate::agent::middleware::pyrepr;
 use crate::message::{Content, Message, MessageType};
+use crate::pyrepr;
 
 /// Counts the tokens of messages.
 pub(crate) type Count<'a> = &'a dyn Fn(&[Message]) -> u64;

@@ -2,12 +2,14 @@
 //! texts the model reads (`write_todos`' answer, the tool selector's
 //! prompt, human review notices, the summary prompt) and counts their
 //! characters (the approximate token counter counts `repr(tool_calls)`),
-//! so the same data must print the same here.
+//! and LangGraph's stores embed them (`json.dumps(sort_keys=True)`, a
+//! number's `str`), so the same data must print the same here.
 
 use serde_json::{Number, Value};
 
 /// `repr(value)` as Python prints the value `json.loads` would make of it
 /// (dicts keep the map's key order).
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 pub(crate) fn repr(value: &Value) -> String {
     let mut out = String::new();
     write_value(&mut out, value);
@@ -48,27 +50,39 @@ fn write_value(out: &mut String, value: &Value) {
 
 /// Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "`
 /// between items, floats as Python prints them.
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 pub(crate) fn json_dumps(value: &Value) -> String {
-    dumps(value, false)
+    dumps(value, false, false)
+}
+
+/// `json.dumps(value, sort_keys=True, ensure_ascii=False)`, what
+/// LangGraph's stores embed of a whole value.
+pub(crate) fn json_dumps_sorted(value: &Value) -> String {
+    dumps(value, false, true)
 }
 
 /// Python's `json.dumps(value)`: as [`json_dumps`], with every non-ASCII
 /// character escaped (`\uXXXX`, surrogate pairs beyond the BMP).
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 pub(crate) fn json_dumps_ascii(value: &Value) -> String {
-    dumps(value, true)
+    dumps(value, true, false)
 }
 
-fn dumps(value: &Value, ascii: bool) -> String {
+fn dumps(value: &Value, ascii: bool, sort: bool) -> String {
     match value {
         Value::Number(n) if n.is_f64() => number(n),
         Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(|v| dumps(v, ascii)).collect();
+            let items: Vec<String> = items.iter().map(|v| dumps(v, ascii, sort)).collect();
             format!("[{}]", items.join(", "))
         }
         Value::Object(map) => {
-            let items: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{}: {}", json_string(k, ascii), dumps(v, ascii)))
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            if sort {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            let items: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}: {}", json_string(k, ascii), dumps(v, ascii, sort)))
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
@@ -129,8 +143,9 @@ pub(crate) fn string(s: &str) -> String {
     out
 }
 
-/// Python's `repr` of an int or a float (`1.0`, `1e+16`, `1.5e-05`).
-fn number(n: &Number) -> String {
+/// Python's `repr` (and `str`) of an int or a float (`1.0`, `1e+16`,
+/// `1.5e-05`).
+pub(crate) fn number(n: &Number) -> String {
     let Some(f) = n.as_f64().filter(|_| n.is_f64()) else {
         return n.to_string();
     };
