@@ -190,6 +190,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod access;
+mod agui;
 mod app;
 mod assistants;
 mod astream;
