@@ -120,7 +120,10 @@ fn check_resume(
             input.thread_id
         ),
         Some(id) if !pending.iter().any(|i| &i.id == id) => {
-            format!("no pending interrupt of thread `{}` has id `{id}`", input.thread_id)
+            format!(
+                "no pending interrupt of thread `{}` has id `{id}`",
+                input.thread_id
+            )
         }
         _ => return Ok(()),
     };
@@ -179,7 +182,10 @@ fn respond(started: Started, input: RunInput) -> Response {
     });
     let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response

@@ -122,4 +122,3 @@ pub fn graph() -> Result<Graph<Assistant>, agent_state::agent::AgentError> {
         .tool(count)
         .compile()
 }
-

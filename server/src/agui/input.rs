@@ -139,7 +139,11 @@ fn tools(value: Option<&Value>, problems: &mut Problems) -> Option<ClientTools> 
         let at = |field: &str| vec![json!("tools"), json!(i), json!(field)];
         let Some(tool) = tool.as_object() else {
             let msg = "Input should be a valid dictionary or object to extract fields from";
-            problems.push(problem("model_attributes_type", &[json!("tools"), json!(i)], msg));
+            problems.push(problem(
+                "model_attributes_type",
+                &[json!("tools"), json!(i)],
+                msg,
+            ));
             continue;
         };
         let mut text = |field: &str| match tool.get(field) {
@@ -198,12 +202,18 @@ fn resume(body: &Map<String, Value>, problems: &mut Problems) -> Option<(Option<
         return Some(answer);
     }
     let command = body.get("forwardedProps").and_then(|p| p.get("command"));
-    let value = command.and_then(|c| c.get("resume")).filter(|v| !v.is_null());
+    let value = command
+        .and_then(|c| c.get("resume"))
+        .filter(|v| !v.is_null());
     value.map(|v| (None, v.clone()))
 }
 
 /// One `resume` entry: its id and payload when it is `resolved`.
-fn resume_entry(i: usize, entry: &Value, problems: &mut Problems) -> Option<(Option<String>, Value)> {
+fn resume_entry(
+    i: usize,
+    entry: &Value,
+    problems: &mut Problems,
+) -> Option<(Option<String>, Value)> {
     let at = |field: &str| vec![json!("resume"), json!(i), json!(field)];
     let id = match entry.get("interruptId") {
         Some(Value::String(id)) => Some(id.clone()),

@@ -40,7 +40,12 @@ pub(crate) fn to_graph(list: &[Value], problems: &mut Problems) -> Vec<Value> {
                 continue;
             }
         };
-        let mut field = Field { m, i, role, problems };
+        let mut field = Field {
+            m,
+            i,
+            role,
+            problems,
+        };
         let kind = match role {
             "user" => "human",
             "assistant" => "ai",
@@ -84,7 +89,8 @@ impl Field<'_, '_> {
             None | Some(Value::Null) if !required => None,
             None => {
                 let loc = self.loc(&[json!(key)]);
-                self.problems.push(problem("missing", &loc, "Field required"));
+                self.problems
+                    .push(problem("missing", &loc, "Field required"));
                 None
             }
             Some(_) => {
@@ -106,7 +112,9 @@ impl Field<'_, '_> {
         };
         // Every field read before any is given up on: each problem named.
         let extra = match kind {
-            "tool" => self.text("toolCallId", true).map(|c| Some(("tool_call_id", json!(c)))),
+            "tool" => self
+                .text("toolCallId", true)
+                .map(|c| Some(("tool_call_id", json!(c)))),
             "ai" => self.tool_calls().map(|c| Some(("tool_calls", json!(c)))),
             _ => Some(None),
         };
@@ -158,13 +166,15 @@ impl Field<'_, '_> {
         for (j, call) in calls.iter().enumerate() {
             let function = call.get("function");
             let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
-            let arguments = function.and_then(|f| f.get("arguments")).and_then(Value::as_str);
+            let arguments = function
+                .and_then(|f| f.get("arguments"))
+                .and_then(Value::as_str);
             let id = call.get("id").and_then(Value::as_str);
             let args = arguments.map(|a| serde_json::from_str::<Map<String, Value>>(a));
             match (id, name, args) {
-                (Some(id), Some(name), Some(Ok(args))) => out.push(
-                    json!({"name": name, "args": args, "id": id, "type": "tool_call"}),
-                ),
+                (Some(id), Some(name), Some(Ok(args))) => {
+                    out.push(json!({"name": name, "args": args, "id": id, "type": "tool_call"}))
+                }
                 _ => {
                     let loc = self.loc(&[json!("toolCalls"), json!(j)]);
                     let msg = "a tool call has an `id` and a `function` with a `name` and `arguments` that are a JSON object as text";

@@ -102,6 +102,12 @@ impl Translator {
         let Some(id) = chunk.get("id").and_then(Value::as_str) else {
             return;
         };
+        match chunk.get("type").and_then(Value::as_str) {
+            Some("AIMessageChunk" | "ai") => {}
+            // A tool's answer, as the tools node wrote it.
+            Some("tool" | "ToolMessageChunk") => return self.result(id, chunk, out),
+            _ => return,
+        }
         let delta = text_of(chunk.get("content"));
         if !delta.is_empty() {
             if self.text.as_deref() != Some(id) {
@@ -357,9 +363,15 @@ impl Translator {
             let mut listed = Vec::new();
             for i in interrupts {
                 let value = i.get("value").cloned().unwrap_or(Value::Null);
-                let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-                out.push(event("CUSTOM", json!({"name": "on_interrupt", "value": text})));
-                let mut entry = json!({"id": i["id"], "reason": "interrupt", "metadata": {"value": value}});
+                let text = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned);
+                out.push(event(
+                    "CUSTOM",
+                    json!({"name": "on_interrupt", "value": text}),
+                ));
+                let mut entry =
+                    json!({"id": i["id"], "reason": "interrupt", "metadata": {"value": value}});
                 if let Some(message) = value.as_str() {
                     entry["message"] = json!(message);
                 }
