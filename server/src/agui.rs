@@ -72,7 +72,7 @@ async fn run(
         .map_err(reply)?;
     let snapshot = assistant.graph.state(&*app.saver, &thread_id).await;
     let snapshot = snapshot.map_err(|e| reply(ApiError::Internal(e.to_string())))?;
-    check_resume(&input, &snapshot.interrupts)?;
+    check_resume(&input, &snapshot.interrupts).map_err(IntoResponse::into_response)?;
     let body = run_body(assistant, input_run(&input, &snapshot.values));
     let mut body: RunCreate =
         serde_json::from_value(body).map_err(|e| reply(ApiError::Internal(e.to_string())))?;
@@ -110,7 +110,7 @@ async fn ensure_thread(app: &App, thread_id: &str, agui_id: &str) -> Result<(), 
 fn check_resume(
     input: &RunInput,
     pending: &[agent_state::graph::Interrupt],
-) -> Result<(), Response> {
+) -> Result<(), Refused> {
     let Some((named, _)) = &input.resume else {
         return Ok(());
     };
@@ -128,7 +128,7 @@ fn check_resume(
         _ => return Ok(()),
     };
     let loc = [json!("resume")];
-    Err(Refused(vec![problem("value_error", &loc, msg)]).into_response())
+    Err(Refused(vec![problem("value_error", &loc, msg)]))
 }
 
 /// The run's `input` and `command`: a resume value, or the messages the

@@ -170,7 +170,7 @@ impl Field<'_, '_> {
                 .and_then(|f| f.get("arguments"))
                 .and_then(Value::as_str);
             let id = call.get("id").and_then(Value::as_str);
-            let args = arguments.map(|a| serde_json::from_str::<Map<String, Value>>(a));
+            let args = arguments.map(serde_json::from_str::<Map<String, Value>>);
             match (id, name, args) {
                 (Some(id), Some(name), Some(Ok(args))) => {
                     out.push(json!({"name": name, "args": args, "id": id, "type": "tool_call"}))
