@@ -391,3 +391,46 @@ async fn a_resume_needs_a_paused_thread_and_names_its_interrupt() {
         .starts_with("Invalid assistant: 'nope'"));
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_of_every_role_reach_the_thread_as_the_graphs() {
+    let s = server().await;
+    let c = Client::new();
+    let thread = "6a2f41a3-c54c-4c9e-9a51-d2f1a1b0e001";
+    let parts = json!([{"type": "text", "text": "what is on "},
+        {"type": "image", "source": {"type": "url", "value": "https://example.com/a.png", "mimeType": "image/png"}}]);
+    let call = json!({"id": "c0", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":1}"}});
+    let messages = json!([
+        {"id": "s", "role": "system", "content": "be brief"},
+        {"id": "d", "role": "developer", "content": "no emoji"},
+        {"id": "a", "role": "assistant", "content": "", "toolCalls": [call]},
+        {"id": "t", "role": "tool", "toolCallId": "c0", "content": "found"},
+        {"id": "r", "role": "reasoning", "content": "thinking"},
+        {"id": "u", "role": "user", "content": parts},
+    ]);
+    let (status, events) = run(&c, &s, "assistant", input(thread, "r1", messages)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(text(&events), "You said: what is on ");
+    let (_, state) = get(&c, format!("{}/threads/{thread}/state", s.base)).await;
+    let stored = &state["values"]["messages"];
+    let kinds: Vec<&str> = stored
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["system", "system", "ai", "tool", "human", "ai"]);
+    assert_eq!(stored[2]["tool_calls"][0]["args"], json!({"q": 1}));
+    assert_eq!(stored[3]["tool_call_id"], "c0");
+    let image =
+        json!({"type": "image", "url": "https://example.com/a.png", "mime_type": "image/png"});
+    assert_eq!(stored[4]["content"][1], image);
+    // And back: the snapshot has AG-UI's shapes.
+    let snapshot = &of(&events, "MESSAGES_SNAPSHOT")[0]["messages"];
+    assert_eq!(snapshot[2]["toolCalls"][0], call);
+    assert_eq!(
+        snapshot[3],
+        json!({"id": "t", "role": "tool", "toolCallId": "c0", "content": "found"})
+    );
+    s.stop().await;
+}
