@@ -59,6 +59,8 @@ pub(crate) fn server_thread_id(agui_thread_id: &str) -> String {
     }
 }
 
+/// `POST /ag-ui/{assistant_id}`: checks the input, starts the run and
+/// answers with its AG-UI events.
 async fn run(
     State(app): State<Arc<App>>,
     Path(assistant_id): Path<String>,
@@ -67,19 +69,31 @@ async fn run(
     let assistant = app.run_assistant(&assistant_id).map_err(reply)?;
     let input = input::read(&body).map_err(IntoResponse::into_response)?;
     let thread_id = server_thread_id(&input.thread_id);
-    ensure_thread(&app, &thread_id, &input.thread_id)
-        .await
-        .map_err(reply)?;
-    let snapshot = assistant.graph.state(&*app.saver, &thread_id).await;
-    let snapshot = snapshot.map_err(|e| reply(ApiError::Internal(e.to_string())))?;
-    check_resume(&input, &snapshot.interrupts).map_err(IntoResponse::into_response)?;
-    let body = run_body(assistant, input_run(&input, &snapshot.values));
+    // A thread this graph cannot read (another graph's) reads as empty
+    // here: `start` refuses it (409).
+    let (values, pending) = match assistant.graph.state(&*app.saver, &thread_id).await {
+        Ok(snapshot) => (snapshot.values, snapshot.interrupts),
+        Err(_) => (Value::Null, Vec::new()),
+    };
+    check_resume(&input, &pending).map_err(IntoResponse::into_response)?;
+    let body = run_body(assistant, input_run(&input, &values));
     let mut body: RunCreate =
         serde_json::from_value(body).map_err(|e| reply(ApiError::Internal(e.to_string())))?;
     body.client_tools = input.tools.clone();
-    let started = start(&app, thread_id.clone(), body, false, true)
+    let created = ensure_thread(&app, &thread_id, &input.thread_id)
         .await
         .map_err(reply)?;
+    let started = match start(&app, thread_id.clone(), body, false, true).await {
+        Ok(started) => started,
+        Err(e) => {
+            // A refused run leaves no thread behind.
+            if created {
+                let _ = app.store.delete_thread(&thread_id).await;
+                app.drop_lock(&thread_id);
+            }
+            return Err(reply(e));
+        }
+    };
     tracing::info!(run_id = %started.run_id, %thread_id, agui_run_id = %input.run_id, "AG-UI run");
     Ok(respond(started, input))
 }
@@ -89,21 +103,16 @@ fn reply(e: ApiError) -> Response {
 }
 
 /// Creates the thread at its first run, noting the client's id in its
-/// metadata (`agui_thread_id`).
-async fn ensure_thread(app: &App, thread_id: &str, agui_id: &str) -> Result<(), ApiError> {
+/// metadata (`agui_thread_id`): `true` when this request made it.
+async fn ensure_thread(app: &App, thread_id: &str, agui_id: &str) -> Result<bool, ApiError> {
     if app.store.thread(thread_id).await?.is_some() {
-        return Ok(());
+        return Ok(false);
     }
     let mut metadata = Map::new();
     metadata.insert("agui_thread_id".to_owned(), json!(agui_id));
     let row = crate::threads::new_thread(thread_id.to_owned(), metadata);
-    if let Err(e) = app.store.insert_thread(&row).await {
-        // Another request may have made it in the meantime.
-        if app.store.thread(thread_id).await?.is_none() {
-            return Err(e.into());
-        }
-    }
-    Ok(())
+    // `false` when another request made it in the meantime.
+    Ok(app.store.insert_thread(&row).await?)
 }
 
 /// A resume needs the thread paused, on the interrupt it names.

@@ -383,6 +383,28 @@ async fn a_resume_needs_a_paused_thread_and_names_its_interrupt() {
     let detail = refused(&c, &s, "approval", body).await;
     assert_eq!(detail[0]["loc"], json!(["body", "resume", 1]));
 
+    // Refused by the graph's input type: no thread is left behind.
+    let body = input("typed", "r", json!([user("m", "hi")]));
+    let (status, answer) = run(&c, &s, "approval", body).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("unknown field `messages`"));
+    let found = support::http::post(
+        &c,
+        format!("{}/threads/search", s.base),
+        json!({"metadata": {"agui_thread_id": "typed"}}),
+    )
+    .await;
+    assert_eq!(found, (StatusCode::OK, json!([])));
+
+    // A thread of another graph: 409, as for any run.
+    let (status, _) = run(&c, &s, "approval", input("paused", "r3", json!([]))).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, answer) = run(&c, &s, "assistant", input("paused", "r4", json!([]))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{answer:?}");
+
     let (status, answer) = run(&c, &s, "nope", input("x", "r", json!([]))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(answer[0]["detail"]
