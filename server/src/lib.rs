@@ -193,6 +193,7 @@ mod access;
 mod app;
 mod assistants;
 mod astream;
+pub mod auth;
 mod body;
 mod control;
 mod copy;
