@@ -52,6 +52,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Scope {
     }
 }
 
+/// An answer given here instead of the handler's (boxed: a result's
+/// error stays small).
+pub(super) type Early = Box<Response>;
+
+/// `answer` as an [`Early`] one.
+pub(super) fn early(answer: impl IntoResponse) -> Early {
+    Box::new(answer.into_response())
+}
+
 /// The middleware: the request goes on, or is answered here.
 pub(crate) async fn guard(State(g): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     let open = req
@@ -63,24 +72,20 @@ pub(crate) async fn guard(State(g): State<Arc<Guard>>, req: Request, next: Next)
     }
     match admit(&g, req).await {
         Ok(req) => next.run(req).await,
-        Err(answer) => answer,
+        Err(answer) => *answer,
     }
 }
 
 /// The request as it goes on (its body rewritten if a hook or a filter
 /// changed it), or the answer that refuses it.
-async fn admit(g: &Guard, req: Request) -> Result<Request, Response> {
+async fn admit(g: &Guard, req: Request) -> Result<Request, Early> {
     let (mut parts, body) = req.into_parts();
     let credentials = Credentials {
         method: parts.method.clone(),
         uri: parts.uri.clone(),
         headers: parts.headers.clone(),
     };
-    let user = g
-        .auth
-        .identify(credentials)
-        .await
-        .map_err(|r| r.into_response())?;
+    let user = g.auth.identify(credentials).await.map_err(early)?;
     let pattern = parts
         .extensions
         .get::<MatchedPath>()
@@ -106,20 +111,21 @@ fn verdict(
     user: &Identity,
     route: &Route,
     value: &mut Value,
-) -> Result<Option<Value>, Response> {
+) -> Result<Option<Value>, Early> {
     let ctx = AuthContext {
         user,
         resource: route.resource,
         action: route.action,
     };
-    match auth.decide(&ctx, value).map_err(|r| r.into_response())? {
+    match auth.decide(&ctx, value).map_err(early)? {
         Verdict::Allow => Ok(None),
-        Verdict::Deny => Err(Refusal::forbidden("Forbidden").into_response()),
+        Verdict::Deny => Err(early(Refusal::forbidden("Forbidden"))),
         Verdict::Filter(f) => match filter::check(&f) {
             Ok(()) => Ok(Some(f)),
-            Err(detail) => {
-                Err(Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, detail).into_response())
-            }
+            Err(detail) => Err(early(Refusal::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                detail,
+            ))),
         },
     }
 }
@@ -140,10 +146,8 @@ pub(super) struct Call {
 impl Call {
     /// Reads the body (within the server's limit and time) and makes the
     /// hooks' value.
-    async fn read(g: &Guard, parts: &Parts, body: Body, route: &Route) -> Result<Self, Response> {
-        let bytes = read_body(&g.app, body)
-            .await
-            .map_err(|e| e.into_response())?;
+    async fn read(g: &Guard, parts: &Parts, body: Body, route: &Route) -> Result<Self, Early> {
+        let bytes = read_body(&g.app, body).await.map_err(early)?;
         let json = if bytes.iter().all(u8::is_ascii_whitespace) {
             Some(Map::new())
         } else {
@@ -219,7 +223,7 @@ async fn apply(
     route: &Route,
     filter: Option<&Value>,
     call: &mut Call,
-) -> Result<(), Response> {
+) -> Result<(), Early> {
     let Some(filter) = filter else {
         return Ok(());
     };
@@ -260,34 +264,34 @@ async fn check_thread(
     id: &str,
     filter: &Value,
     refusal: impl Fn(&str) -> ApiError,
-) -> Result<(), Response> {
+) -> Result<(), Early> {
     if !is_uuid(id) {
         return Ok(());
     }
     match app.store.thread(id).await {
-        Ok(Some(t)) if !filter::matches(&t.metadata, filter) => Err(refusal(id).into_response()),
+        Ok(Some(t)) if !filter::matches(&t.metadata, filter) => Err(early(refusal(id))),
         Ok(_) => Ok(()),
-        Err(e) => Err(ApiError::from(e).into_response()),
+        Err(e) => Err(early(ApiError::from(e))),
     }
 }
 
 /// The assistants (the registered graphs, each with the metadata
 /// `{"created_by": "system"}`) outside the filter: one is a 404, a list
 /// is empty.
-fn assistant(route: &Route, filter: &Value) -> Result<(), Response> {
+fn assistant(route: &Route, filter: &Value) -> Result<(), Early> {
     let system = json!({"created_by": "system"});
     let meta = system.as_object().cloned().unwrap_or_default();
     if filter::matches(&meta, filter) {
         return Ok(());
     }
-    Err(match route.target {
+    Err(early(match route.target {
         Target::Assistants { count: true } => Json(0).into_response(),
         Target::Assistants { count: false } => crate::assistants::paginated(Vec::new(), 0),
         _ => {
             let id = route.ids.get("assistant_id").map_or("", String::as_str);
             ApiError::NotFound(format!("Assistant {id} not found")).into_response()
         }
-    })
+    }))
 }
 
 /// Gives what a request creates the filter's fixed keys in its

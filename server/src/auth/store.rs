@@ -4,10 +4,10 @@
 //! hook's filter.
 
 use axum::http::{StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
+use super::guard::{early, Early};
 use super::{Action, Refusal};
 
 /// For each action, the hooks' field and the body's field it comes from.
@@ -87,7 +87,7 @@ pub(super) fn write_back(
 /// A search narrowed to the hook's filter on item values, beside the
 /// search's own: a key both fix to different values finds nothing, so
 /// the answer is an empty list, here.
-pub(super) fn narrow(action: Action, value: &mut Value, filter: &Value) -> Result<(), Response> {
+pub(super) fn narrow(action: Action, value: &mut Value, filter: &Value) -> Result<(), Early> {
     if action != Action::Search {
         return Ok(());
     }
@@ -108,13 +108,16 @@ pub(super) fn narrow(action: Action, value: &mut Value, filter: &Value) -> Resul
             }
             Some(same) if same == wanted => {}
             Some(other) if !other.is_object() && !wanted.is_object() => {
-                return Err(Json(json!({"items": []})).into_response());
+                return Err(early(Json(json!({"items": []}))));
             }
             Some(_) => {
                 let detail = format!(
                     "The search's filter on `{key}` cannot be combined with the auth handler's"
                 );
-                return Err(Refusal::new(StatusCode::UNPROCESSABLE_ENTITY, detail).into_response());
+                return Err(early(Refusal::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    detail,
+                )));
             }
         }
     }
