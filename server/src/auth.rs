@@ -8,9 +8,12 @@
 //! [`Server::authenticate`](crate::Server::authenticate) and
 //! [`Server::authorize`](crate::Server::authorize).
 //!
-//! Every route of the API is behind the hooks; `/ok`, `/info` and the
-//! routes given to [`Server::routes`](crate::Server::routes) are open, as
-//! the official server leaves its meta routes and custom routes open.
+//! Every route of the API is behind the authenticate hook; `/ok`, `/info`
+//! and the routes given to [`Server::routes`](crate::Server::routes) are
+//! open, as the official server leaves its meta routes and custom routes
+//! open. A route of a thread (`/threads/{id}/...`) the list below does
+//! not name is a thread `update`, checked against the filter as the
+//! others; any other route of the API is authenticated only.
 //!
 //! The resources and actions are LangGraph's: a thread's runs are the
 //! thread's (`threads` `create_run`, `read`, `update` for a cancel,

@@ -46,7 +46,7 @@ pub(super) fn classify(method: &Method, pattern: &str, path: &str) -> Option<Rou
     let ids = path_ids(pattern, path);
     let (resource, action, target) = match pattern.split('/').nth(1)? {
         "threads" => threads(method, pattern)?,
-        "runs" => (Resource::Threads, Action::CreateRun, Target::OwnThread),
+        "runs" => stateless(method, pattern)?,
         "assistants" => assistants(pattern),
         "store" => (Resource::Store, store(method, pattern)?, Target::Store),
         _ => return None,
@@ -81,6 +81,17 @@ fn threads(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)>
         _ => return None,
     };
     Some((Resource::Threads, action, target))
+}
+
+/// A run on a thread of its own (`POST /runs/stream`, `/runs/wait`,
+/// `/runs`): the thread it makes is the caller's.
+fn stateless(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)> {
+    match (method.as_str(), pattern) {
+        ("POST", "/runs" | "/runs/stream" | "/runs/wait") => {
+            Some((Resource::Threads, Action::CreateRun, Target::OwnThread))
+        }
+        _ => None,
+    }
 }
 
 fn assistants(pattern: &str) -> (Resource, Action, Target) {
