@@ -66,7 +66,7 @@ pub(crate) async fn guard(State(g): State<Arc<Guard>>, req: Request, next: Next)
     let open = req
         .extensions()
         .get::<MatchedPath>()
-        .is_none_or(|p| OPEN.contains(&p.as_str()));
+        .is_some_and(|p| OPEN.contains(&p.as_str()));
     if !g.auth.is_on() || open {
         return next.run(req).await;
     }
