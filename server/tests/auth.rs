@@ -409,3 +409,48 @@ async fn authorize_without_authenticate_does_not_start() {
         other => panic!("expected ServerError::Auth, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn bad_bodies_behind_the_hooks_are_refused_as_without_them() {
+    let db = fresh_db();
+    let s = start_with(&db, guarded).await;
+    let alice = client("token-alice");
+    let b = &s.base;
+    let big = format!(
+        "{{\"metadata\": {{\"x\": \"{}\"}}}}",
+        "a".repeat(3 * 1024 * 1024)
+    );
+    let r = alice
+        .post(format!("{b}/threads"))
+        .body(big)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let r = alice
+        .post(format!("{b}/threads"))
+        .body("{not json")
+        .send()
+        .await
+        .expect("post");
+    let (status, answer) = (r.status(), r.json::<Value>().await.expect("json"));
+    assert_eq!(
+        (status, answer),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({"detail": "Invalid JSON in request body"})
+        )
+    );
+    let bad = json!({"metadata": "not an object"});
+    assert_eq!(
+        post(&alice, format!("{b}/threads"), bad).await.0,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    assert_eq!(
+        post(&alice, format!("{b}/threads/count"), json!({}))
+            .await
+            .1,
+        json!(0)
+    );
+    s.stop().await;
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -101,7 +101,11 @@ async fn admit(g: &Guard, req: Request) -> Result<Request, Early> {
     call.write_back(&route, &mut parts);
     parts.extensions.insert(Scope(filter));
     parts.extensions.insert(user);
-    Ok(Request::from_parts(parts, call.body()))
+    let (body, rewritten) = call.body();
+    if let Some(len) = rewritten {
+        parts.headers.insert(header::CONTENT_LENGTH, len.into());
+    }
+    Ok(Request::from_parts(parts, body))
 }
 
 /// The filter the route's hook answers (none: allowed as it is), or the
@@ -196,11 +200,16 @@ impl Call {
         }
     }
 
-    /// The body the handler reads.
-    fn body(self) -> Body {
+    /// The body the handler reads, and its new length when it was
+    /// written again.
+    fn body(self) -> (Body, Option<usize>) {
         match (self.changed, self.json) {
-            (true, Some(json)) => Body::from(Value::Object(json).to_string()),
-            _ => Body::from(self.bytes),
+            (true, Some(json)) => {
+                let text = Value::Object(json).to_string();
+                let len = text.len();
+                (Body::from(text), Some(len))
+            }
+            _ => (Body::from(self.bytes), None),
         }
     }
 }
