@@ -25,6 +25,7 @@
 
 mod filter;
 mod guard;
+pub(crate) mod per_user;
 mod route;
 mod store;
 
@@ -357,6 +358,11 @@ impl Auth {
     pub(crate) fn problem(&self) -> Option<&'static str> {
         (self.authenticate.is_none() && !self.authorize.is_empty())
             .then_some("authorize hooks need an authenticate hook (Server::authenticate)")
+    }
+
+    /// Whether an authenticate hook was given.
+    pub(crate) fn identifies(&self) -> bool {
+        self.authenticate.is_some()
     }
 
     /// Who the request comes from.

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::app::{App, Assistant};
+use crate::auth::per_user::PerUser;
 use crate::open::Database;
 use crate::served::{Erased, ServedGraph};
 use crate::{access, assistants, body, cors, ids, items, listen, remote, runs, threads};
@@ -41,9 +42,13 @@ pub struct Server {
     pool: crate::open::PoolSettings,
     /// The authenticate and authorize hooks (none: the API is open).
     auth: crate::auth::Auth,
+    /// With [`database_per_user`](Self::database_per_user): the directory
+    /// of the users' files.
+    per_user: Option<PathBuf>,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
+#[derive(Clone)]
 struct Registered {
     name: String,
     graph: Arc<dyn ServedGraph>,
@@ -120,6 +125,7 @@ impl Server {
             #[cfg(feature = "postgres")]
             pool: crate::open::PoolSettings::default(),
             auth: crate::auth::Auth::default(),
+            per_user: None,
         }
     }
 
@@ -278,6 +284,23 @@ impl Server {
         self
     }
 
+    /// Keeps each user's threads, runs, checkpoints and Store items in a
+    /// SQLite file of their own under `dir` (created if missing), named
+    /// after the identity the [`authenticate`](Self::authenticate) hook
+    /// answers (every byte but ASCII letters, digits, `-` and `_` written
+    /// `%XX`: `did:plc:abc` is `did%3Aplc%3Aabc.db`), as seed 001's
+    /// `checkpointerForUser(userDid)` does. A user's file is opened at
+    /// their first request and served by a server made like this one (its
+    /// graphs, hooks and timeouts; a [`store`](Self::store) given is
+    /// shared); the [`database`](Self::database) holds nothing then. One
+    /// user cannot reach another's threads even without a filter. Needs
+    /// the authenticate hook ([`ServerError::Auth`] otherwise).
+    #[must_use]
+    pub fn database_per_user(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.per_user = Some(dir.into());
+        self
+    }
+
     /// Serves `graph` as the assistant of graph id `name`. Its
     /// `/schemas` are `null`; see
     /// [`graph_with_schemas`](Self::graph_with_schemas).
@@ -326,7 +349,7 @@ impl Server {
     /// (under a prefix of a larger app, say). Runs left unfinished by a
     /// server that died are marked `error` (on PostgreSQL, only those of
     /// servers that are gone, checked again every 5 s).
-    pub async fn router(self) -> Result<Router, ServerError> {
+    pub async fn router(mut self) -> Result<Router, ServerError> {
         #[cfg(feature = "postgres")]
         let pool = self.pool;
         #[cfg(not(feature = "postgres"))]
@@ -334,6 +357,7 @@ impl Server {
         if let Some(why) = self.auth.problem() {
             return Err(ServerError::Auth(why));
         }
+        let per_user = self.per_user_servers()?;
         let (store, saver, leases, items) = self.database.open(&ids::new_id(), pool).await?;
         let mut assistants = BTreeMap::new();
         for Registered {
@@ -368,8 +392,30 @@ impl Server {
         let guard = Arc::new(crate::auth::Guard {
             auth: self.auth,
             app: Arc::clone(&app),
+            per_user,
         });
         Ok(routes(app, self.custom, guard))
+    }
+
+    /// The users' servers of [`database_per_user`](Self::database_per_user),
+    /// each made like this one on its own file.
+    fn per_user_servers(&mut self) -> Result<Option<Arc<PerUser>>, ServerError> {
+        let Some(dir) = self.per_user.take() else {
+            return Ok(None);
+        };
+        if !self.auth.identifies() {
+            return Err(ServerError::Auth(
+                "database_per_user needs an authenticate hook (Server::authenticate)",
+            ));
+        }
+        let (graphs, auth, items) = (self.graphs.clone(), self.auth.clone(), self.items.clone());
+        let read_timeout = self.read_timeout;
+        let template = move |path: PathBuf| {
+            let mut user = Server::new().database(path).read_timeout(read_timeout);
+            (user.graphs, user.auth, user.items) = (graphs.clone(), auth.clone(), items.clone());
+            user
+        };
+        Ok(Some(Arc::new(PerUser::new(dir, Box::new(template)))))
     }
 
     /// Opens the database and binds `addr`; serve with

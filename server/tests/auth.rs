@@ -454,3 +454,83 @@ async fn bad_bodies_behind_the_hooks_are_refused_as_without_them() {
     );
     s.stop().await;
 }
+
+/// A directory of its own for the users' files.
+fn users_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agent-state-auth-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn a_database_per_user_keeps_each_users_threads_in_their_file() {
+    let (db, dir) = (fresh_db(), users_dir("per-user"));
+    let per_user =
+        |d: std::path::PathBuf| move |s: Server| s.authenticate(who).database_per_user(d);
+    let s = start_with(&db, per_user(dir.clone())).await;
+    let (alice, bob) = (client("token-alice"), client("token-bob"));
+    let b = &s.base;
+    let (_, thread) = post(&alice, format!("{b}/threads"), json!({})).await;
+    let id = thread["thread_id"].as_str().expect("id").to_owned();
+    let run = json!({"assistant_id": "pair", "input": {"topic": "x"}});
+    let (status, out) = post(&alice, format!("{b}/threads/{id}/runs/wait"), run).await;
+    assert_eq!(
+        (status, &out["log"]),
+        (StatusCode::OK, &json!(["first:x", "second"])),
+        "{out}"
+    );
+    assert_eq!(
+        get(&bob, format!("{b}/threads/{id}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(&bob, format!("{b}/threads/search"), json!({})).await.1,
+        json!([])
+    );
+    let item = json!({"namespace": ["notes"], "key": "k", "value": {"v": 1}});
+    assert_eq!(
+        send(&alice, Method::PUT, format!("{b}/store/items"), Some(item))
+            .await
+            .0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        get(&bob, format!("{b}/store/items?namespace=notes&key=k"))
+            .await
+            .1,
+        Value::Null
+    );
+    assert_eq!(
+        get(&Client::new(), format!("{b}/threads/{id}")).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert!(dir.join("alice.db").is_file() && dir.join("bob.db").is_file());
+    s.stop().await;
+    // A new server on the same directory finds alice's thread in her file.
+    let s = start_with(&db, per_user(dir.clone())).await;
+    let (status, again) = get(&alice, format!("{}/threads/{id}", s.base)).await;
+    assert_eq!(
+        (status, &again["values"]["log"]),
+        (StatusCode::OK, &json!(["first:x", "second"]))
+    );
+    let found = post(
+        &alice,
+        format!("{}/store/items/search", s.base),
+        json!({"namespace_prefix": ["notes"]}),
+    )
+    .await;
+    assert_eq!(found.1["items"][0]["value"], json!({"v": 1}));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_database_per_user_needs_an_authenticate_hook() {
+    let db = fresh_db();
+    let server = db
+        .configure(Server::new())
+        .database_per_user(users_dir("no-hook"));
+    match server.bind("127.0.0.1:0").await {
+        Err(ServerError::Auth(why)) => assert!(why.contains("authenticate"), "{why}"),
+        other => panic!("expected ServerError::Auth, got {other:?}"),
+    }
+}

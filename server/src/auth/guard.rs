@@ -29,6 +29,9 @@ const OPEN: [&str; 2] = ["/ok", "/info"];
 pub(crate) struct Guard {
     pub auth: Auth,
     pub app: Arc<App>,
+    /// With `database_per_user`: each caller's own server, which the
+    /// request is handed to once authenticated.
+    pub per_user: Option<Arc<super::per_user::PerUser>>,
 }
 
 /// The filter an authorize hook answered for this request (none: all
@@ -70,9 +73,14 @@ pub(crate) async fn guard(State(g): State<Arc<Guard>>, req: Request, next: Next)
     if !g.auth.is_on() || open {
         return next.run(req).await;
     }
-    match admit(&g, req).await {
-        Ok(req) => next.run(req).await,
-        Err(answer) => *answer,
+    match (admit(&g, req).await, &g.per_user) {
+        (Ok(req), Some(users)) => {
+            let user = req.extensions().get::<Identity>();
+            let user = user.map(|u| u.identity.clone()).unwrap_or_default();
+            users.serve(&user, req).await
+        }
+        (Ok(req), None) => next.run(req).await,
+        (Err(answer), _) => *answer,
     }
 }
 
@@ -85,7 +93,16 @@ async fn admit(g: &Guard, req: Request) -> Result<Request, Early> {
         uri: parts.uri.clone(),
         headers: parts.headers.clone(),
     };
-    let user = g.auth.identify(credentials).await.map_err(early)?;
+    // A user's own server (`database_per_user`) is handed requests its
+    // caller was authenticated for.
+    let user = match parts.extensions.get::<Identity>() {
+        Some(user) => user.clone(),
+        None => g.auth.identify(credentials).await.map_err(early)?,
+    };
+    if g.per_user.is_some() {
+        parts.extensions.insert(user);
+        return Ok(Request::from_parts(parts, body));
+    }
     let pattern = parts
         .extensions
         .get::<MatchedPath>()
