@@ -30,11 +30,12 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::app::{App, Assistant};
+use crate::auth::Scope;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::runner::{start, Started};
@@ -64,38 +65,51 @@ pub(crate) fn server_thread_id(agui_thread_id: &str) -> String {
 async fn run(
     State(app): State<Arc<App>>,
     Path(assistant_id): Path<String>,
+    scope: Scope,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, Response> {
     let assistant = app.run_assistant(&assistant_id).map_err(reply)?;
     let input = input::read(&body).map_err(IntoResponse::into_response)?;
     let thread_id = server_thread_id(&input.thread_id);
-    // A thread this graph cannot read (another graph's) reads as empty
-    // here: `start` refuses it (409).
-    let (values, pending) = match assistant.graph.state(&*app.saver, &thread_id).await {
-        Ok(snapshot) => (snapshot.values, snapshot.interrupts),
-        Err(_) => (Value::Null, Vec::new()),
-    };
-    check_resume(&input, &pending).map_err(IntoResponse::into_response)?;
-    let body = run_body(assistant, input_run(&input, &values));
-    let mut body: RunCreate =
-        serde_json::from_value(body).map_err(|e| reply(ApiError::Internal(e.to_string())))?;
-    body.client_tools = input.tools.clone();
-    let created = ensure_thread(&app, &thread_id, &input.thread_id)
+    let created = ensure_thread(&app, &thread_id, &input.thread_id, &scope)
         .await
         .map_err(reply)?;
-    let started = match start(&app, thread_id.clone(), body, false, true).await {
+    let started = match start_run(&app, assistant, &input, &thread_id).await {
         Ok(started) => started,
-        Err(e) => {
+        Err(answer) => {
             // A refused run leaves no thread behind.
             if created {
                 let _ = app.store.delete_thread(&thread_id).await;
                 app.drop_lock(&thread_id);
             }
-            return Err(reply(e));
+            return Err(answer);
         }
     };
     tracing::info!(run_id = %started.run_id, %thread_id, agui_run_id = %input.run_id, "AG-UI run");
     Ok(respond(started, input))
+}
+
+/// Checks what the input asks of the thread and starts the run.
+async fn start_run(
+    app: &Arc<App>,
+    assistant: &Assistant,
+    input: &RunInput,
+    thread_id: &str,
+) -> Result<Started, Response> {
+    // A thread this graph cannot read (another graph's) reads as empty
+    // here: `start` refuses it (409).
+    let (values, pending) = match assistant.graph.state(&*app.saver, thread_id).await {
+        Ok(snapshot) => (snapshot.values, snapshot.interrupts),
+        Err(_) => (Value::Null, Vec::new()),
+    };
+    check_resume(input, &pending).map_err(IntoResponse::into_response)?;
+    let body = run_body(assistant, input_run(input, &values));
+    let mut body: RunCreate =
+        serde_json::from_value(body).map_err(|e| reply(ApiError::Internal(e.to_string())))?;
+    body.client_tools = input.tools.clone();
+    start(app, thread_id.to_owned(), body, false, true)
+        .await
+        .map_err(reply)
 }
 
 fn reply(e: ApiError) -> Response {
@@ -103,12 +117,24 @@ fn reply(e: ApiError) -> Response {
 }
 
 /// Creates the thread at its first run, noting the client's id in its
-/// metadata (`agui_thread_id`): `true` when this request made it.
-async fn ensure_thread(app: &App, thread_id: &str, agui_id: &str) -> Result<bool, ApiError> {
-    if app.store.thread(thread_id).await?.is_some() {
+/// metadata (`agui_thread_id`) beside what the caller's auth filter
+/// stamps: `true` when this request made it. A thread outside the filter
+/// (another user's) is answered as a missing one, as a run on it is.
+async fn ensure_thread(
+    app: &App,
+    thread_id: &str,
+    agui_id: &str,
+    scope: &Scope,
+) -> Result<bool, ApiError> {
+    if let Some(thread) = app.store.thread(thread_id).await? {
+        if !scope.admits(&thread.metadata) {
+            return Err(ApiError::NotFound(
+                "Thread or assistant not found.".to_owned(),
+            ));
+        }
         return Ok(false);
     }
-    let mut metadata = Map::new();
+    let mut metadata = scope.stamp();
     metadata.insert("agui_thread_id".to_owned(), json!(agui_id));
     let row = crate::threads::new_thread(thread_id.to_owned(), metadata);
     // `false` when another request made it in the meantime.

@@ -7,6 +7,7 @@ mod support;
 #[path = "../examples/support/assistant.rs"]
 mod assistant;
 
+use agent_state_server::auth::{Credentials, Identity, On, Refusal, Resource, Verdict};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::http::get;
@@ -454,5 +455,53 @@ async fn messages_of_every_role_reach_the_thread_as_the_graphs() {
         snapshot[3],
         json!({"id": "t", "role": "tool", "toolCallId": "c0", "content": "found"})
     );
+    s.stop().await;
+}
+
+/// A client that sends `Authorization: Bearer {token}`.
+fn as_user(token: &str) -> Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+    headers.insert(reqwest::header::AUTHORIZATION, value);
+    Client::builder().default_headers(headers).build().unwrap()
+}
+
+async fn who(req: Credentials) -> Result<Identity, Refusal> {
+    match req.bearer() {
+        Some(token @ ("alice" | "bob")) => Ok(Identity::new(token)),
+        _ => Err(Refusal::unauthorized("Missing or invalid bearer token")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auth_a_users_ag_ui_threads_are_theirs_alone() {
+    let s = start_with(&fresh_db(), |s| {
+        s.graph("assistant", assistant::graph().unwrap())
+            .authenticate(who)
+            .authorize(On::resource(Resource::Threads), |ctx, _| {
+                Ok(Verdict::Filter(json!({"owner": ctx.user.identity})))
+            })
+    })
+    .await;
+    let (alice, bob) = (as_user("alice"), as_user("bob"));
+    let body = input("diary", "r1", json!([user("m1", "my secret")]));
+    let (status, events) = run(&alice, &s, "assistant", body.clone()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(text(&events), "You said: my secret");
+    // Bob names the same thread: it is not his to run or read.
+    let (status, answer) = run(&bob, &s, "assistant", body.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{answer:?}");
+    let (status, _) = run(&Client::new(), &s, "assistant", body).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Alice's thread carries her stamp, and her search finds it.
+    let thread = thread_of(&alice, &s, "diary").await;
+    assert_eq!(thread["metadata"]["owner"], "alice");
+    let (_, none) = support::http::post(
+        &bob,
+        format!("{}/threads/search", s.base),
+        json!({"metadata": {"agui_thread_id": "diary"}}),
+    )
+    .await;
+    assert_eq!(none, json!([]));
     s.stop().await;
 }
