@@ -14,7 +14,9 @@
 //! interrupt ends with `RUN_FINISHED` whose `outcome` lists it (and a
 //! CUSTOM `on_interrupt` event, as `@ag-ui/langgraph` sends one); the next
 //! run answers it with a `resolved` `resume` entry (or
-//! `forwardedProps.command.resume`).
+//! `forwardedProps.command.resume`). Behind custom auth the request is a
+//! `threads` `create_run` for the authorize hooks: a thread outside the
+//! caller's filter is answered 404, a new one is stamped with it.
 
 mod input;
 mod messages;
