@@ -55,6 +55,7 @@ pub(crate) async fn start(
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
         control,
         store: Arc::clone(&app.items),
+        client_tools: body.client_tools.clone(),
     };
     let saver = Arc::clone(&app.saver);
     let events = assistant

@@ -66,6 +66,10 @@ pub(crate) struct RunCreate {
     pub stream_resumable: Option<bool>,
     #[serde(default)]
     pub stream_subgraphs: Value,
+    /// Tools the caller executes: set by the AG-UI endpoint (`agui.rs`),
+    /// never read from a body.
+    #[serde(skip)]
+    pub client_tools: Option<agent_state::agent::ClientTools>,
 }
 
 /// `command`: a resume value, or an update and the nodes to go to.

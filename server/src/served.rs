@@ -41,6 +41,9 @@ pub(crate) struct RunSpec {
     /// reach (in place of one the graph was compiled with, as the
     /// official server does): what `/store` serves is what runs see.
     pub store: Arc<dyn agent_state::store::Store>,
+    /// Tools the caller executes (AG-UI's `tools`), given to the run as
+    /// its context: an agent offers them to its model.
+    pub client_tools: Option<agent_state::agent::ClientTools>,
 }
 
 /// What a running graph yields.
@@ -202,6 +205,7 @@ struct Opening<S: GraphState> {
     update: Option<S::Update>,
     control: Control,
     store: Arc<dyn agent_state::store::Store>,
+    client_tools: Option<agent_state::agent::ClientTools>,
 }
 
 /// The run's stream, once what it asks is written: a `command` as a step
@@ -222,9 +226,13 @@ fn open_run<S: GraphState>(
             after,
             ..
         } = opening.control;
-        let store = opening.store;
+        let (store, client_tools) = (opening.store, opening.client_tools);
         Ok(
             RunStream::shared(graph, saver, thread_id, input, modes, move |run| {
+                let run = match client_tools {
+                    Some(tools) => run.context(tools),
+                    None => run,
+                };
                 let run = run
                     .store(store)
                     .durability(durability)
@@ -335,6 +343,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             update,
             control: spec.control,
             store: spec.store,
+            client_tools: spec.client_tools,
         };
         let graph = Arc::clone(&self.0);
         // `events` reads a subgraph's tasks whether or not the client

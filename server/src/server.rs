@@ -443,6 +443,7 @@ fn routes(app: Arc<App>, custom: Router, guard: Arc<crate::auth::Guard>) -> Rout
         .route("/ok", get(|| async { Json(json!({"ok": true})) }))
         .route("/info", get(info))
         .merge(assistants::routes())
+        .merge(crate::agui::routes())
         .merge(threads::routes())
         .merge(runs::routes())
         .merge(items::routes())

@@ -45,6 +45,12 @@ impl Scope {
     pub(crate) fn admits(&self, metadata: &Map<String, Value>) -> bool {
         self.0.as_ref().is_none_or(|f| filter::matches(metadata, f))
     }
+
+    /// The metadata a record the caller creates gets, so that the filter
+    /// admits it (its fixed keys; none without a filter).
+    pub(crate) fn stamp(&self) -> Map<String, Value> {
+        self.0.as_ref().map(filter::stamp).unwrap_or_default()
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Scope {

@@ -49,6 +49,11 @@ pub(super) fn classify(method: &Method, pattern: &str, path: &str) -> Option<Rou
         "runs" => stateless(method, pattern)?,
         "assistants" => assistants(pattern),
         "store" => (Resource::Store, store(method, pattern)?, Target::Store),
+        // AG-UI (`agui.rs`): a run on the thread its body names, which the
+        // handler checks against the filter and stamps when it makes it.
+        "ag-ui" if method == Method::POST => {
+            (Resource::Threads, Action::CreateRun, Target::OwnThread)
+        }
         _ => return None,
     };
     Some(Route {
