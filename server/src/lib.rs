@@ -214,6 +214,7 @@ mod partial;
 #[cfg(feature = "postgres")]
 mod reconnect;
 mod remote;
+mod retention;
 mod runner;
 mod runs;
 mod served;
@@ -226,4 +227,5 @@ mod threads;
 mod watch;
 mod wire;
 
+pub use retention::{ThreadTtl, TtlStrategy};
 pub use server::{Listening, Server, ServerError};
