@@ -196,10 +196,12 @@ writes AS (
 SELECT (SELECT count(*) FROM gone), found, missing, orphan FROM checks";
 
 /// [`Checkpointer::collect_pending`]: the writes of every checkpoint
-/// that has a child.
+/// that has a child, found from the writes (few, near the head) through
+/// the key's range above them, so a long history is not scanned.
 const COLLECT_PENDING: &str = "
-DELETE FROM agent_state_pending WHERE thread_id = $1 AND checkpoint_id IN
-    (SELECT parent_id FROM agent_state_checkpoints WHERE thread_id = $1 AND parent_id IS NOT NULL)";
+DELETE FROM agent_state_pending p WHERE p.thread_id = $1 AND EXISTS
+    (SELECT 1 FROM agent_state_checkpoints c
+     WHERE c.thread_id = $1 AND c.id > p.checkpoint_id AND c.parent_id = p.checkpoint_id)";
 
 /// How often [`Checkpointer::truncate_after`] tries again after an append
 /// moved the head under it, before it reports the conflict.

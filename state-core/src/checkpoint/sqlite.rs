@@ -591,9 +591,12 @@ impl SqliteCheckpointer {
         let deleted = db
             .conn
             .prepare_cached(
-                "DELETE FROM agent_state_pending WHERE thread_id = ?1 AND checkpoint_id IN
-                 (SELECT parent_id FROM agent_state_checkpoints
-                  WHERE thread_id = ?1 AND parent_id IS NOT NULL)",
+                // From the writes (few, near the head) to a child by the
+                // key's range above them: no scan of a long history.
+                "DELETE FROM agent_state_pending WHERE thread_id = ?1 AND EXISTS
+                 (SELECT 1 FROM agent_state_checkpoints c WHERE c.thread_id = ?1
+                  AND c.id > agent_state_pending.checkpoint_id
+                  AND c.parent_id = agent_state_pending.checkpoint_id)",
             )
             .and_then(|mut st| st.execute(params![thread_id]))
             .map_err(db_err("collect_pending"))?;
