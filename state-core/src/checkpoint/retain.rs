@@ -46,7 +46,7 @@ where
     /// use agent_state::checkpoint::{block_on, MemoryCheckpointer, Source, Thread};
     /// use agent_state::AgentState;
     ///
-    /// #[derive(AgentState, Debug, Clone, Default, PartialEq)]
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
     /// struct Counter {
     ///     #[reducer(append)]
     ///     seen: Vec<u32>,
