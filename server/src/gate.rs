@@ -140,4 +140,11 @@ impl<G: Gate> Checkpointer for Gated<G> {
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         through!(self, "collect_pending", |c| c.collect_pending(thread_id))
     }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        through!(self, "delete_children", |c| c.delete_children(thread_id))
+    }
 }

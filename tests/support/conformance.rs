@@ -1570,3 +1570,46 @@ pub async fn collect_pending_keeps_what_resumes<C: Checkpointer>(a: &C, b: &C, t
     assert_eq!(b.collect_pending(&format!("{t}-gc-none")).await?, 0);
     Ok(())
 }
+
+/// `delete_children` deletes the threads named `{thread}|..` (a
+/// subgraph's), whole, and nothing else: not the thread, not a thread
+/// whose id merely starts the same; a child made again starts over.
+pub async fn delete_children_takes_the_subgraph_threads<C: Checkpointer>(
+    a: &C,
+    b: &C,
+    t: &str,
+) -> R {
+    let parent = format!("{t}-kids");
+    let kids = [
+        format!("{parent}|child:1/0"),
+        format!("{parent}|child:2/1|inner:3/0"),
+    ];
+    let others = [
+        parent.clone(),
+        format!("{parent}x|y"),
+        format!("{parent}}}"),
+    ];
+    for id in kids.iter().chain(&others) {
+        let thread = logged_thread(a, id, "kids", 2).await?;
+        let head = thread.head().unwrap().id;
+        let write = PendingWrite {
+            task: "n".into(),
+            key: "k".into(),
+            value: "1".into(),
+        };
+        a.put_pending(id, head, vec![write]).await?;
+    }
+    assert_eq!(b.delete_children(&parent).await?, 2);
+    for kid in &kids {
+        assert!(a.head(kid).await?.is_none(), "{kid}");
+        assert!(a.pending(kid, CheckpointId(3)).await?.is_empty(), "{kid}");
+    }
+    for other in &others {
+        assert_eq!(ids_of(a, other).await?, [3, 2, 1], "{other}");
+        assert_eq!(a.pending(other, CheckpointId(3)).await?.len(), 1, "{other}");
+    }
+    let again = logged_thread(a, &kids[0], "again", 0).await?;
+    assert_eq!(again.head().unwrap().id, CheckpointId(1), "starts over");
+    assert_eq!(b.delete_children(&format!("{t}-none")).await?, 0);
+    Ok(())
+}

@@ -255,6 +255,7 @@ fn needed_by(operation: &str) -> &'static str {
         "truncate_after" => "rolling a run back (taking its steps off its thread)",
         "drop_before" => "keeping only a thread's last checkpoints",
         "collect_pending" => "collecting the pending writes of steps that landed",
+        "delete_children" => "deleting the threads of a thread's subgraphs",
         _ => "pausing a run (interrupts) and keeping a superstep's finished tasks",
     }
 }

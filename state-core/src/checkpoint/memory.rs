@@ -8,7 +8,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
-use super::{check_thread_id, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use super::{
+    check_thread_id, children_range, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer,
+};
 
 struct ThreadLog {
     /// `None` once [`Checkpointer::truncate_after`] took every record off.
@@ -413,5 +415,19 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move { self.collect_pending_sync(thread_id) })
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let (from, to) = children_range(thread_id);
+            let mut threads = self.lock();
+            let before = threads.len();
+            threads.retain(|id, _| !(*id >= from && *id < to));
+            Ok((before - threads.len()) as u64)
+        })
     }
 }

@@ -282,6 +282,27 @@ pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
         })
     }
 
+    /// Deletes the threads of the subgraphs the thread's steps ran: every
+    /// thread whose id starts with `{thread_id}|` (a subgraph node runs
+    /// its child on such a thread), with their records, pending writes and
+    /// ids, as one atomic change; the thread itself stays (see
+    /// [`delete_thread`](Self::delete_thread)). Returns how many threads
+    /// went. What deleting a thread whole (the Agent Server's `DELETE
+    /// /threads/{id}`) calls too, so no subgraph's records outlive it.
+    ///
+    /// The default refuses with [`CheckpointError::Unsupported`].
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        let _ = thread_id;
+        Box::pin(async {
+            Err(CheckpointError::Unsupported {
+                operation: "delete_children",
+            })
+        })
+    }
+
     /// The pending writes kept for checkpoint `checkpoint`, in task then
     /// key order; none for a checkpoint without any (or an unknown one).
     /// The default has none.
@@ -319,6 +340,13 @@ pub(crate) fn check_thread_id(thread_id: &str) -> Result<(), CheckpointError> {
     } else {
         Ok(())
     }
+}
+
+/// The range of thread ids [`Checkpointer::delete_children`] deletes:
+/// from `{thread_id}|` (included) to `{thread_id}}` (excluded), `}`
+/// being the character after `|`, so an index on the id finds them.
+pub(crate) fn children_range(thread_id: &str) -> (String, String) {
+    (format!("{thread_id}|"), format!("{thread_id}}}"))
 }
 
 /// What [`Checkpointer::drop_before`] answers when a kept record would

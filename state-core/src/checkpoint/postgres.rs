@@ -56,7 +56,9 @@ use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::sql::{from_sql, to_sql, Columns, RawRow};
-use super::{check_thread_id, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use super::{
+    check_thread_id, children_range, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer,
+};
 use crate::error::{ErrorKind, StateError};
 use crate::storable::holds_nul;
 
@@ -203,6 +205,14 @@ DELETE FROM agent_state_pending p WHERE p.thread_id = $1 AND EXISTS
     (SELECT 1 FROM agent_state_checkpoints c
      WHERE c.thread_id = $1 AND c.id > p.checkpoint_id AND c.parent_id = p.checkpoint_id)";
 
+/// [`Checkpointer::delete_children`] as one statement: the threads whose
+/// ids are in [`children_range`] (`$1` to `$2`, excluded), how many.
+const DELETE_CHILDREN: &str = "
+WITH t AS (DELETE FROM agent_state_threads WHERE thread_id >= $1 AND thread_id < $2 RETURNING 1),
+     c AS (DELETE FROM agent_state_checkpoints WHERE thread_id >= $1 AND thread_id < $2),
+     p AS (DELETE FROM agent_state_pending WHERE thread_id >= $1 AND thread_id < $2)
+SELECT count(*) FROM t";
+
 /// How often [`Checkpointer::truncate_after`] tries again after an append
 /// moved the head under it, before it reports the conflict.
 const TRUNCATE_TRIES: usize = 3;
@@ -221,6 +231,7 @@ struct Statements {
     pending: Statement,
     drop_before: Statement,
     collect_pending: Statement,
+    delete_children: Statement,
 }
 
 /// Checkpoints in a PostgreSQL database, shared by every instance that
@@ -446,6 +457,7 @@ impl PostgresCheckpointer {
             pending: prepare(PENDING.into()).await?,
             drop_before: prepare(DROP_BEFORE.into()).await?,
             collect_pending: prepare(COLLECT_PENDING.into()).await?,
+            delete_children: prepare(DELETE_CHILDREN.into()).await?,
         };
         Ok(Self {
             client,
@@ -979,5 +991,21 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(self.collect_pending_async(thread_id))
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let (from, to) = children_range(thread_id);
+            let row = self
+                .client
+                .query_one(&self.st.delete_children, &[&from, &to])
+                .await
+                .map_err(pg_err("delete_children"))?;
+            Ok(from_sql(row.get(0)))
+        })
     }
 }

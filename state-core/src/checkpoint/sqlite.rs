@@ -71,7 +71,9 @@ use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::sql::{from_sql, to_sql, Columns, RawRow};
-use super::{check_thread_id, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use super::{
+    check_thread_id, children_range, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer,
+};
 
 /// The layout version of the tables, kept in `PRAGMA user_version`, so a
 /// later layout can upgrade a file and an older program refuses a newer one.
@@ -603,6 +605,36 @@ impl SqliteCheckpointer {
         Ok(deleted as u64)
     }
 
+    /// [`Checkpointer::delete_children`], in one write transaction.
+    fn delete_children_sync(&self, thread_id: &str) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let (from, to) = children_range(thread_id);
+        let mut db = self.lock();
+        db.heads.newest.retain(|id, _| !(*id >= from && *id < to));
+        let tx = WriteTx::begin(&db.conn, true).map_err(db_err("delete_children"))?;
+        let threads: i64 = tx
+            .conn
+            .prepare_cached(
+                "SELECT count(DISTINCT thread_id) FROM agent_state_checkpoints
+                 WHERE thread_id >= ?1 AND thread_id < ?2",
+            )
+            .and_then(|mut st| st.query_row(params![from, to], |r| r.get(0)))
+            .map_err(db_err("delete_children"))?;
+        for table in [
+            "agent_state_pending",
+            "agent_state_retired",
+            "agent_state_checkpoints",
+        ] {
+            let sql = format!("DELETE FROM {table} WHERE thread_id >= ?1 AND thread_id < ?2");
+            tx.conn
+                .prepare_cached(&sql)
+                .and_then(|mut st| st.execute(params![from, to]))
+                .map_err(db_err("delete_children"))?;
+        }
+        tx.commit().map_err(db_err("delete_children"))?;
+        Ok(from_sql(threads))
+    }
+
     fn put_pending_sync(
         &self,
         thread_id: &str,
@@ -1103,5 +1135,12 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move { self.at(thread_id, self.collect_pending_sync(thread_id)) })
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.at(thread_id, self.delete_children_sync(thread_id)) })
     }
 }
