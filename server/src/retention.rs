@@ -205,7 +205,8 @@ pub(crate) async fn after_run(app: &App, graph: &dyn ServedGraph, thread_id: &st
 
 /// Deletes a thread as `DELETE /threads/{id}` does: its runs stopped
 /// (here and on other servers), then, holding the thread, its record,
-/// runs, TTL and checkpoints. `false` when there was no such thread.
+/// runs, TTL and checkpoints, its subgraphs' too. `false` when there was
+/// no such thread.
 pub(crate) async fn remove_thread(app: &App, id: &str) -> Result<bool, ApiError> {
     if app.store.thread(id).await?.is_none() {
         return Ok(false);
@@ -215,8 +216,11 @@ pub(crate) async fn remove_thread(app: &App, id: &str) -> Result<bool, ApiError>
     let _held = app.leases.take(id).await?;
     let existed = app.store.delete_thread(id).await?;
     app.store.delete_ttl(id).await?;
-    app.saver
-        .delete_thread(id)
+    let checkpoints = async {
+        app.saver.delete_thread(id).await?;
+        app.saver.delete_children(id).await
+    };
+    checkpoints
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     app.drop_lock(id);

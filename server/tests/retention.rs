@@ -371,6 +371,38 @@ async fn prune_answers_as_the_official_server() {
     server.stop().await;
 }
 
+/// Deleting a thread (here by `POST /threads/prune`, as by `DELETE` and
+/// the sweep) deletes its subgraphs' threads too (`{thread}|..`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_thread_takes_its_subgraphs_threads() {
+    let db = fresh_db();
+    let server = start(&db).await;
+    let (c, b) = (Client::new(), &server.base);
+    let thread = "cccccccc-cccc-cccc-cccc-cccccccccccc";
+    new_thread(&c, b, thread).await;
+    for _ in 0..2 {
+        run_wait(
+            &c,
+            b,
+            thread,
+            json!({"assistant_id": "nest", "input": {"n": 1}}),
+        )
+        .await;
+    }
+    let children = "SELECT count(*) FROM agent_state_checkpoints WHERE thread_id LIKE $1";
+    let pattern = format!("{thread}|%");
+    assert!(
+        count(&db, children, &pattern).await > 0,
+        "the subgraph ran on a thread of its own"
+    );
+    let prune = json!({"thread_ids": [thread]});
+    let (status, _) = post(&c, format!("{b}/threads/prune"), prune).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(count(&db, children, &pattern).await, 0);
+    assert_eq!(checkpoints(&db, thread).await, 0);
+    server.stop().await;
+}
+
 /// A database made before the TTL table (as main's server made it) opens
 /// and gains the table: its threads are there, and take a TTL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
