@@ -214,8 +214,9 @@ pub(crate) async fn remove_thread(app: &App, id: &str) -> Result<bool, ApiError>
     app.cancel_thread_runs(id, false);
     crate::remote::cancel_elsewhere(app, id, None).await?;
     let _held = app.leases.take(id).await?;
-    let existed = app.store.delete_thread(id).await?;
-    app.store.delete_ttl(id).await?;
+    // The checkpoints first: once the thread answers 404 nothing of it is
+    // left, and a failure here leaves it there for the DELETE to be sent
+    // again.
     let checkpoints = async {
         app.saver.delete_thread(id).await?;
         app.saver.delete_children(id).await
@@ -223,6 +224,8 @@ pub(crate) async fn remove_thread(app: &App, id: &str) -> Result<bool, ApiError>
     checkpoints
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
+    app.store.delete_ttl(id).await?;
+    let existed = app.store.delete_thread(id).await?;
     app.drop_lock(id);
     Ok(existed)
 }
