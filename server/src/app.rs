@@ -59,6 +59,8 @@ pub(crate) struct App {
     pub items: Arc<dyn agent_state::store::Store>,
     /// How long a request's body may take to arrive.
     pub read_timeout: std::time::Duration,
+    /// Threads' TTLs and how many checkpoints they keep.
+    pub retention: crate::retention::Retention,
     /// One lock per thread: the run holding it is the thread's.
     pub leases: Leases,
     /// The runs of this process that have not ended, by id: what a join
@@ -111,6 +113,7 @@ impl App {
             saver,
             items,
             read_timeout: std::time::Duration::from_secs(30),
+            retention: crate::retention::Retention::default(),
             leases,
             running: Mutex::default(),
         }

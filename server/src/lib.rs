@@ -48,6 +48,13 @@
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
+//! * threads' time-to-live (`ttl: {"strategy": "delete" | "keep_latest",
+//!   "ttl": minutes}` on `POST` and `PATCH /threads`, shown with
+//!   `?include=ttl`; a default with [`Server::thread_ttl`]), swept every
+//!   [`Server::ttl_sweep_interval`], and `POST /threads/prune`; with
+//!   [`Server::keep_checkpoints`] a thread keeps only its last
+//!   checkpoints, and the pending writes of steps that landed are always
+//!   collected after a run, so storage stays bounded;
 //! * runs streamed as server-sent events (`metadata` first, then the
 //!   `values`, `updates`, `messages-tuple`, `messages` (the message so
 //!   far: `messages/metadata`, `messages/partial`, `messages/complete`),
@@ -248,6 +255,7 @@ mod partial;
 #[cfg(feature = "postgres")]
 mod reconnect;
 mod remote;
+mod retention;
 mod runner;
 mod runs;
 mod served;
@@ -260,4 +268,5 @@ mod threads;
 mod watch;
 mod wire;
 
+pub use retention::{ThreadTtl, TtlStrategy};
 pub use server::{Listening, Server, ServerError};

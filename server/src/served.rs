@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use agent_state::checkpoint::{
-    CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+    CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Pruned, Source, Thread,
 };
 use agent_state::futures::future::{self, BoxFuture};
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
@@ -117,6 +117,16 @@ pub(crate) trait ServedGraph: Send + Sync {
         values: Value,
         as_node: Option<String>,
     ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>>;
+
+    /// Keeps only the thread's `keep` newest checkpoints and collects its
+    /// landed steps' pending writes ([`Thread::keep_last`], which needs
+    /// the state's type to snapshot the oldest kept).
+    fn keep_last<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        keep: usize,
+    ) -> BoxFuture<'a, Result<Pruned, CheckpointError>>;
 
     /// The nodes and edges, as `/assistants/{id}/graph` lists them, the
     /// subgraph nodes drawn expanded `depth` levels down (`xray`).
@@ -411,6 +421,17 @@ impl<S: GraphState> ServedGraph for Erased<S> {
                 .await
                 .map_err(UpdateError::Graph)
         })
+    }
+
+    fn keep_last<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        keep: usize,
+    ) -> BoxFuture<'a, Result<Pruned, CheckpointError>> {
+        Box::pin(Thread::<S, dyn Checkpointer>::keep_last(
+            saver, thread_id, keep,
+        ))
     }
 
     fn drawing(&self, depth: usize) -> Value {

@@ -45,6 +45,8 @@ pub struct Server {
     /// With [`database_per_user`](Self::database_per_user): the directory
     /// of the users' files.
     per_user: Option<PathBuf>,
+    /// Threads' TTLs and kept checkpoints.
+    retention: crate::retention::Retention,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -126,6 +128,7 @@ impl Server {
             pool: crate::open::PoolSettings::default(),
             auth: crate::auth::Auth::default(),
             per_user: None,
+            retention: crate::retention::Retention::default(),
         }
     }
 
@@ -201,6 +204,52 @@ impl Server {
     #[must_use]
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
+        self
+    }
+
+    /// Keeps only each thread's `n` newest checkpoints: after every run,
+    /// the older ones are deleted (the oldest kept gets a snapshot of its
+    /// whole state, so it and every newer one still load) with the pending
+    /// writes no resume needs any more, so a long-lived thread's storage
+    /// stays bounded. By default every checkpoint is kept, as LangGraph
+    /// keeps them; the history (`/threads/{id}/history`, time travel)
+    /// then reaches `n` checkpoints back. Either way the pending writes of
+    /// steps that landed are collected after each run; a paused run's are
+    /// kept, so it resumes.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use std::time::Duration;
+    /// use agent_state_server::{Server, ThreadTtl, TtlStrategy};
+    ///
+    /// let server = Server::new()
+    ///     .keep_checkpoints(NonZeroUsize::new(20).unwrap())
+    ///     .thread_ttl(ThreadTtl { strategy: TtlStrategy::Delete, minutes: 30.0 * 24.0 * 60.0 })
+    ///     .ttl_sweep_interval(Duration::from_secs(60 * 60));
+    /// ```
+    #[must_use]
+    pub fn keep_checkpoints(mut self, n: std::num::NonZeroUsize) -> Self {
+        self.retention.keep = Some(n);
+        self
+    }
+
+    /// Gives every thread created without a `ttl` this one (LangGraph's
+    /// `checkpointer.ttl.default_ttl` and `strategy`): counted from its
+    /// creation, started again when each run on it ends, applied by the
+    /// sweep (see [`ttl_sweep_interval`](Self::ttl_sweep_interval)). By
+    /// default threads have none, unless a client gives one.
+    #[must_use]
+    pub fn thread_ttl(mut self, ttl: crate::ThreadTtl) -> Self {
+        self.retention.default_ttl = Some(ttl);
+        self
+    }
+
+    /// How often the threads whose TTL passed are swept (every 5 minutes
+    /// by default; LangGraph's `sweep_interval_minutes`). A thread
+    /// outlives its TTL by up to this much.
+    #[must_use]
+    pub fn ttl_sweep_interval(mut self, every: Duration) -> Self {
+        self.retention.sweep_every = every.max(Duration::from_millis(10));
         self
     }
 
@@ -385,7 +434,9 @@ impl Server {
         let items = self.items.unwrap_or(items);
         let mut app = App::new(assistants, store, saver, leases, items);
         app.read_timeout = self.read_timeout;
+        app.retention = self.retention;
         let app = Arc::new(app);
+        crate::retention::spawn_sweeper(&app);
         remote::recover(&app)
             .await
             .map_err(|e| ServerError::Store(e.into()))?;
@@ -409,10 +460,11 @@ impl Server {
             ));
         }
         let (graphs, auth, items) = (self.graphs.clone(), self.auth.clone(), self.items.clone());
-        let read_timeout = self.read_timeout;
+        let (read_timeout, retention) = (self.read_timeout, self.retention);
         let template = move |path: PathBuf| {
             let mut user = Server::new().database(path).read_timeout(read_timeout);
             (user.graphs, user.auth, user.items) = (graphs.clone(), auth.clone(), items.clone());
+            user.retention = retention;
             user
         };
         Ok(Some(Arc::new(PerUser::new(dir, Box::new(template)))))
