@@ -22,6 +22,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use crate::app::App;
+use crate::auth::Scope;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::ids::is_uuid;
@@ -283,9 +284,11 @@ fn read_prune(body: &Value) -> Result<(Vec<String>, TtlStrategy), ApiError> {
 /// skipped. Answers `{"pruned_count": n}`, the threads pruned.
 pub(crate) async fn prune(
     State(app): State<Arc<App>>,
+    scope: Scope,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let (thread_ids, strategy) = read_prune(&body)?;
+    all_admitted(&app, &scope, &thread_ids).await?;
     let mut pruned = 0u64;
     for id in &thread_ids {
         let done = match strategy {
@@ -298,6 +301,24 @@ pub(crate) async fn prune(
         pruned += u64::from(done);
     }
     Ok(Json(json!({ "pruned_count": pruned })))
+}
+
+/// Under an authorize hook's filter, a prune naming any thread that is
+/// missing or not the caller's prunes nothing, as the official server
+/// refuses it.
+async fn all_admitted(app: &App, scope: &Scope, ids: &[String]) -> Result<(), ApiError> {
+    if !scope.is_filtered() {
+        return Ok(());
+    }
+    for id in ids {
+        let thread = app.store.thread(id).await?;
+        if !thread.is_some_and(|t| scope.admits(&t.metadata)) {
+            return Err(ApiError::NotFound(
+                "At least one thread not found or not authorized".to_owned(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Applies the strategy of every thread whose TTL passed, except those

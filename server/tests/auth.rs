@@ -534,3 +534,31 @@ async fn a_database_per_user_needs_an_authenticate_hook() {
         other => panic!("expected ServerError::Auth, got {other:?}"),
     }
 }
+
+/// `POST /threads/prune` is a delete of each thread it names: refused
+/// without the permission; with it, a list naming another's thread prunes
+/// nothing (404, as the official server answers), one's own are pruned.
+#[tokio::test]
+async fn prune_reaches_only_the_callers_threads() {
+    let db = fresh_db();
+    let s = start_with(&db, guarded).await;
+    let (alices, _) = alices_thread(&s).await;
+    let (alice, root) = (client("token-alice"), client("token-root"));
+    let prune = format!("{}/threads/prune", s.base);
+    let (status, body) = post(&alice, prune.clone(), json!({"thread_ids": [alices]})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, own) = post(&root, format!("{}/threads", s.base), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{own}");
+    let own = own["thread_id"].as_str().expect("id").to_owned();
+    let (status, body) = post(&root, prune.clone(), json!({"thread_ids": [own, alices]})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let detail = "At least one thread not found or not authorized";
+    assert_eq!(body, json!({"detail": detail}));
+    let (status, _) = get(&root, format!("{}/threads/{own}", s.base)).await;
+    assert_eq!(status, StatusCode::OK, "a refused prune prunes nothing");
+    let (status, _) = get(&alice, format!("{}/threads/{alices}", s.base)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = post(&root, prune, json!({"thread_ids": [own]})).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"pruned_count": 1})));
+    s.stop().await;
+}

@@ -46,6 +46,12 @@ impl Scope {
         self.0.as_ref().is_none_or(|f| filter::matches(metadata, f))
     }
 
+    /// Whether a hook answered a filter (none: every record is the
+    /// caller's).
+    pub(crate) fn is_filtered(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// The metadata a record the caller creates gets, so that the filter
     /// admits it (its fixed keys; none without a filter).
     pub(crate) fn stamp(&self) -> Map<String, Value> {

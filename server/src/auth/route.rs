@@ -29,7 +29,8 @@ pub(super) enum Target {
     NewThread,
     /// A stateless run: the thread made for it is stamped.
     OwnThread,
-    /// `/threads/search` and `/count`: the filter goes to the handler.
+    /// `/threads/search`, `/count` and `/prune`: the filter goes to the
+    /// handler.
     Threads,
     /// One assistant: its metadata is checked.
     Assistant,
@@ -70,6 +71,9 @@ fn threads(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)>
     let (action, target) = match (method.as_str(), pattern) {
         ("POST", "/threads") => (Action::Create, Target::NewThread),
         ("POST", "/threads/search" | "/threads/count") => (Action::Search, Target::Threads),
+        // As the official server: a delete of each thread named, every
+        // one of which must be the caller's (checked by the handler).
+        ("POST", "/threads/prune") => (Action::Delete, Target::Threads),
         ("GET", "/threads/{id}/runs") => (Action::Search, thread),
         (
             "POST",
