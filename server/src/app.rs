@@ -64,6 +64,8 @@ pub(crate) struct App {
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
+    /// Each thread's events in the thread protocol (`/threads/{id}/stream/events`).
+    pub threadproto: crate::threadproto::Tapes,
 }
 
 /// A run of this process that has not ended.
@@ -113,6 +115,7 @@ impl App {
             read_timeout: std::time::Duration::from_secs(30),
             leases,
             running: Mutex::default(),
+            threadproto: Default::default(),
         }
     }
 

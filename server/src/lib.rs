@@ -222,6 +222,7 @@ mod snapshot;
 mod sse;
 mod store;
 mod task;
+mod threadproto;
 mod threads;
 mod watch;
 mod wire;

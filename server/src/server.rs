@@ -317,6 +317,7 @@ fn routes(app: Arc<App>, custom: Router) -> Router {
         .merge(threads::routes())
         .merge(runs::routes())
         .merge(items::routes())
+        .merge(crate::threadproto::routes())
         .with_state(app)
         .merge(custom)
         .fallback(cors::not_found)

@@ -28,7 +28,8 @@ import urllib.parse
 import uuid
 
 BASE = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:2391"
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "expected")
+OUT = os.environ.get("THREADPROTO_OUT") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "expected")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 STREAM_ID = re.compile(r"^\d+-\d+(\.\d+)?$")
 TERMINAL = {"completed", "failed", "interrupted"}
