@@ -1,0 +1,233 @@
+//! The thread-centric protocol (`POST /threads/{id}/commands`, `POST
+//! /threads/{id}/stream/events`) replayed against our server scenario by
+//! scenario as `threadproto/reference/record.py` recorded it from the
+//! official server, and compared (see `threadproto/compare.rs` for what
+//! is normalised and the declared differences).
+
+#[path = "threadproto/client.rs"]
+mod client;
+#[path = "threadproto/compare.rs"]
+mod compare;
+#[path = "threadproto/graphs.rs"]
+mod graphs;
+mod support;
+
+use std::time::Duration;
+
+use client::Proto;
+use compare::assert_same;
+use serde_json::{json, Value};
+use support::{fresh_db, Db};
+use tokio::sync::oneshot;
+
+/// A server of the reference graphs, stopped when dropped.
+struct Served {
+    base: String,
+    _stop: oneshot::Sender<()>,
+}
+
+async fn serve(db: &Db) -> Served {
+    db.create().await;
+    let server = graphs::reference(db.configure(agent_state_server::Server::new()));
+    let listening = server.bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listening.local_addr());
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(listening.serve_until(async {
+        let _ = stopped.await;
+    }));
+    Served { base, _stop: stop }
+}
+
+const LINGER: Duration = Duration::from_millis(300);
+
+fn chat_input() -> Value {
+    json!({"messages": [{"type": "human", "content": "hi there", "id": "m-1"}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_start_streams_values_messages_and_lifecycle_and_resumes_after_since() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    let s = p
+        .stream(json!({"channels": ["values", "updates", "messages", "lifecycle"]}))
+        .await;
+    let start = json!({"id": 1, "method": "run.start", "params": {"assistant_id": "chat", "input": chat_input()}});
+    p.command(start).await;
+    s.wait_terminal(1).await;
+    let all = s.frames();
+    p.finish(s, LINGER).await;
+    // The run is an ordinary run of the thread.
+    let runs: Vec<Value> =
+        p.c.get(format!("{}/threads/{}/runs", p.base, p.thread))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    let kept: Vec<Value> = runs
+        .iter()
+        .map(|r| json!({"status": r["status"], "assistant_id": r["assistant_id"]}))
+        .collect();
+    p.steps.push(json!({"kind": "get", "path": format!("/threads/{}/runs", p.thread), "status": 200, "body": kept}));
+    // A reconnect after seq 5 gets exactly the events after it.
+    let s = p
+        .stream(json!({"channels": ["values", "messages", "lifecycle"], "since": 5}))
+        .await;
+    s.wait_terminal(1).await;
+    let after: Vec<&Value> = all
+        .iter()
+        .filter(|f| f["data"]["seq"].as_u64().unwrap() > 5)
+        .collect();
+    assert_eq!(s.frames().iter().collect::<Vec<_>>(), after);
+    p.finish(s, LINGER).await;
+    assert_same("chat", &p.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_messages_channel_alone_streams_content_blocks() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    let s = p.stream(json!({"channels": ["messages"]})).await;
+    let start = json!({"id": 7, "method": "run.start", "params": {"assistant_id": "chat", "input": chat_input()}});
+    p.command(start).await;
+    s.wait(|f| {
+        f.iter()
+            .any(|f| f["data"]["params"]["data"]["event"] == "message-finish")
+    })
+    .await;
+    p.finish(s, LINGER).await;
+    assert_same("messages_only", &p.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_is_asked_on_input_and_answered_with_input_respond() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    let channels = json!({"channels": ["values", "updates", "lifecycle", "input", "custom"]});
+    let s = p.stream(channels.clone()).await;
+    let start = json!({"id": 1, "method": "run.start", "params": {"assistant_id": "approval", "input": {"topic": "cats"}}});
+    p.command(start).await;
+    s.wait_terminal(1).await;
+    let asked = s
+        .frames()
+        .iter()
+        .find(|f| f["event"] == "input.requested")
+        .map(|f| f["data"]["params"]["data"]["interrupt_id"].clone());
+    let iid = asked.expect("an input.requested event");
+    p.finish(s, LINGER).await;
+    let respond = |id: u64, iid: &Value| json!({"id": id, "method": "input.respond", "params": {"interrupt_id": iid, "response": true}});
+    p.command(respond(2, &json!("not-an-interrupt"))).await;
+    let s = p.stream(channels).await;
+    p.command(respond(3, &iid)).await;
+    s.wait_terminal(2).await;
+    p.finish(s, LINGER).await;
+    p.command(respond(4, &iid)).await;
+    assert_same("approval", &p.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subgraph_has_its_namespace_and_namespace_filters_pick_it_or_the_root() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    let channels = ["values", "updates", "lifecycle"];
+    let s = p.stream(json!({"channels": channels})).await;
+    p.command(json!({"id": 1, "method": "run.start", "params": {"assistant_id": "nest", "input": {"n": 1}}})).await;
+    s.wait_terminal(1).await;
+    p.finish(s, LINGER).await;
+    let s = p
+        .stream(json!({"channels": channels, "namespaces": [["child"]]}))
+        .await;
+    s.wait(|f| f.len() >= 4).await;
+    p.finish(s, LINGER).await;
+    let s = p
+        .stream(json!({"channels": channels, "namespaces": [[]], "depth": 0}))
+        .await;
+    s.wait_terminal(1).await;
+    p.finish(s, LINGER).await;
+    assert_same("nest", &p.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_cancel_is_no_command_and_a_cancelled_run_ends_interrupted() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    let s = p.stream(json!({"channels": ["lifecycle", "values"]})).await;
+    let start = json!({"id": 1, "method": "run.start", "params": {"assistant_id": "countdown", "input": {"n": 10}}});
+    let run_id = p.command(start).await["result"]["run_id"].clone();
+    s.wait(|f| f.len() >= 3).await;
+    p.command(json!({"id": 2, "method": "run.cancel", "params": {"run_id": run_id}}))
+        .await;
+    let path = format!(
+        "/threads/{}/runs/{}/cancel",
+        p.thread,
+        run_id.as_str().unwrap()
+    );
+    let r = p.c.post(format!("{}{path}", p.base)).send().await.unwrap();
+    p.steps
+        .push(json!({"kind": "rest", "path": path, "status": r.status().as_u16()}));
+    s.wait_terminal(1).await;
+    p.finish(s, LINGER).await;
+    let runs: Vec<Value> =
+        p.c.get(format!("{}/threads/{}/runs", p.base, p.thread))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    let kept: Vec<Value> = runs
+        .iter()
+        .map(|r| json!({"status": r["status"]}))
+        .collect();
+    p.steps.push(json!({"kind": "get", "path": format!("/threads/{}/runs", p.thread), "status": 200, "body": kept}));
+    assert_same("cancel", &p.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_commands_and_streams_are_refused_as_the_official_server_does() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    p.command_raw("{not json").await;
+    for body in [
+        json!({"method": "run.start"}),
+        json!({"id": "1", "method": "run.start"}),
+        json!({"id": 1}),
+        json!([1, 2]),
+    ] {
+        p.command(body).await;
+    }
+    let commands = [
+        json!({"id": 3, "method": "run.stop"}),
+        json!({"id": 4, "method": "run.start", "params": {}}),
+        json!({"id": 5, "method": "run.start", "params": {"assistant_id": ""}}),
+        json!({"id": 6, "method": "run.start", "params": {"assistant_id": "nope", "input": {}}}),
+        json!({"id": 7, "method": "run.start", "params": {"assistant_id": "chat", "config": {"configurable": {"checkpoint_id": "abc"}}}}),
+        json!({"id": 8, "method": "run.start", "params": {"assistant_id": "chat", "config": {"configurable": {"checkpoint_id": 5}}}}),
+        json!({"id": 9, "method": "input.respond", "params": {}}),
+        json!({"id": 10, "method": "input.respond", "params": {"interrupt_id": "x", "namespace": "a"}}),
+        json!({"id": 11, "method": "input.respond", "params": {"responses": []}}),
+        json!({"id": 12, "method": "input.respond", "params": {"responses": [1]}}),
+        json!({"id": 13, "method": "input.respond", "params": {"responses": [{}]}}),
+        json!({"id": 14, "method": "input.respond", "params": {"interrupt_id": "x", "response": 1}}),
+        json!({"id": 15, "method": "agent.getTree"}),
+        json!({"id": 16, "method": "subscription.subscribe", "params": {"channels": ["values"]}}),
+        json!({"id": 17, "method": "subscription.subscribe", "params": {"channels": []}}),
+        json!({"id": 18, "method": "subscription.unsubscribe", "params": {}}),
+    ];
+    for c in commands {
+        p.command(c).await;
+    }
+    let s = p.stream_raw("{nope").await;
+    p.finish(s, Duration::ZERO).await;
+    for body in [
+        json!({}),
+        json!({"channels": []}),
+        json!({"channels": "values"}),
+        json!({"channels": ["values", "debug", 3]}),
+    ] {
+        let s = p.stream(body).await;
+        p.finish(s, Duration::ZERO).await;
+    }
+    assert_same("errors", &p.steps);
+}
