@@ -14,6 +14,7 @@ mod support;
 
 use std::time::Duration;
 
+use agent_state_server::Server;
 use client::Proto;
 use compare::assert_same;
 use serde_json::{json, Value};
@@ -27,8 +28,13 @@ struct Served {
 }
 
 async fn serve(db: &Db) -> Served {
+    serve_with(db, |s| s).await
+}
+
+/// A server of the reference graphs and what `more` adds.
+async fn serve_with(db: &Db, more: impl FnOnce(Server) -> Server) -> Served {
     db.create().await;
-    let server = graphs::reference(db.configure(agent_state_server::Server::new()));
+    let server = more(graphs::reference(db.configure(Server::new())));
     let listening = server.bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listening.local_addr());
     let (stop, stopped) = oneshot::channel::<()>();
@@ -230,4 +236,125 @@ async fn malformed_commands_and_streams_are_refused_as_the_official_server_does(
         p.finish(s, Duration::ZERO).await;
     }
     assert_same("errors", &p.steps);
+}
+
+/// The envelopes of a stream of everything on `p`'s thread, until
+/// `ends` root terminal events came.
+async fn everything(p: &Proto, ends: usize) -> Vec<Value> {
+    let all = [
+        "values",
+        "messages",
+        "lifecycle",
+        "input",
+        "updates",
+        "custom",
+    ];
+    let s = p.stream(json!({"channels": all})).await;
+    s.wait_terminal(ends).await;
+    s.frames().into_iter().map(|f| f["data"].clone()).collect()
+}
+
+fn lifecycles(events: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e["method"] == "lifecycle") {
+        out.push(e["params"]["data"]["event"].as_str().unwrap().to_owned());
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_ends_failed_with_its_error() {
+    let server = serve_with(&fresh_db(), |s| s.graph("fail", graphs::fail())).await;
+    let mut p = Proto::new(&server.base);
+    let start = json!({"id": 1, "method": "run.start", "params": {"assistant_id": "fail", "input": {"n": 1}}});
+    assert_eq!(p.command(start).await["type"], "success");
+    let events = everything(&p, 1).await;
+    let last = events.last().unwrap();
+    assert_eq!(lifecycles(&events), ["running", "failed"]);
+    assert_eq!(last["params"]["data"]["graph_name"], "fail");
+    assert!(
+        last["params"]["data"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("boom"),
+        "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_runs_follow_each_other_on_the_thread_and_both_are_listed() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    for id in [1, 2] {
+        let start = json!({"id": id, "method": "run.start", "params": {"assistant_id": "countdown", "input": {"n": 2}}});
+        assert_eq!(p.command(start).await["type"], "success");
+    }
+    let events = everything(&p, 2).await;
+    assert_eq!(
+        lifecycles(&events),
+        ["running", "completed", "running", "completed"]
+    );
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    let url = format!("{}/threads/{}/runs", p.base, p.thread);
+    let runs: Vec<Value> = p.c.get(url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r["status"] == "success"), "{runs:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_start_with_input_on_an_interrupted_thread_resumes_it() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    let start = |id: u64, input: Value| json!({"id": id, "method": "run.start", "params": {"assistant_id": "approval", "input": input}});
+    p.command(start(1, json!({"topic": "dogs"}))).await;
+    everything(&p, 1).await;
+    p.command(start(2, json!(true))).await;
+    let events = everything(&p, 2).await;
+    assert_eq!(
+        lifecycles(&events),
+        ["running", "interrupted", "running", "completed"]
+    );
+    let last_values = events
+        .iter()
+        .rev()
+        .find(|e| e["method"] == "values")
+        .unwrap();
+    let state = &last_values["params"]["data"];
+    assert_eq!(state["approved"], true);
+    assert_eq!(state["log"], json!(["draft:dogs", "review"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_of_our_own_store_nothing() {
+    let server = serve(&fresh_db()).await;
+    let mut p = Proto::new(&server.base);
+    // Several interrupts in one input.respond: a run here resumes one.
+    let two = json!([{"interrupt_id": "a", "response": 1}, {"interrupt_id": "b", "response": 2}]);
+    let answer = p
+        .command(json!({"id": 1, "method": "input.respond", "params": {"responses": two}}))
+        .await;
+    assert_eq!(answer["error"], "unsupported", "{answer}");
+    // A thread id that is no UUID, and an unknown assistant: no thread.
+    p.thread = "not-a-uuid".to_owned();
+    let start = json!({"id": 2, "method": "run.start", "params": {"assistant_id": "chat", "input": chat_input()}});
+    let answer = p.command(start).await;
+    assert_eq!(answer["error"], "unknown_error");
+    assert_eq!(answer["message"], "422: Invalid thread ID: must be a UUID");
+    p.thread = uuid::Uuid::new_v4().to_string();
+    let start = json!({"id": 3, "method": "run.start", "params": {"assistant_id": "nope"}});
+    assert_eq!(p.command(start).await["error"], "unknown_error");
+    let r =
+        p.c.get(format!("{}/threads/{}", p.base, p.thread))
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), 404);
+    // A bad tracer is named.
+    let tracer = json!({"id": 4, "method": "run.start", "params": {"assistant_id": "chat", "langsmith_tracer": {"x": 1}}});
+    let answer = p.command(tracer).await;
+    assert_eq!(
+        answer["message"],
+        "langsmith_tracer has unsupported fields: ['x']."
+    );
 }

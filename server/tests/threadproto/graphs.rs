@@ -92,6 +92,19 @@ fn nest() -> Graph<Nest> {
         .expect("nest graph")
 }
 
+/// A graph whose one node fails (not a reference graph: for the
+/// `failed` lifecycle).
+pub fn fail() -> Graph<Countdown> {
+    StateGraph::<Countdown>::new()
+        .add_node(
+            "boom",
+            |_: &Countdown| -> Result<CountdownUpdate, BoxError> { Err("boom".into()) },
+        )
+        .add_edge(START, "boom")
+        .compile()
+        .expect("fail graph")
+}
+
 /// `server` with the four reference graphs.
 pub fn reference(server: Server) -> Server {
     let chat = StateGraph::<Chat>::new()
