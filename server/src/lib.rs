@@ -76,6 +76,14 @@
 //!   `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
+//! * the thread-centric protocol of the newest clients (`useStream` in
+//!   `@langchain/react`, the JS SDK's `client.threads.stream`): `POST
+//!   /threads/{id}/commands` (`run.start`, `input.respond`, and the
+//!   subscription commands' HTTP answers) and `POST
+//!   /threads/{id}/stream/events`, an SSE stream of the thread's runs as
+//!   protocol envelopes (`lifecycle`, `values`, `messages` as content
+//!   blocks, `input.requested`) filtered by channels, namespaces and
+//!   depth, resumed after a `since` sequence number;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged;
 //!   a body over 2 MiB is refused, and a client slower than
 //!   [`Server::read_timeout`] to send its headers or its body is cut off.
@@ -153,6 +161,18 @@
 //! model call), and a subgraph's steps are counted as its tasks start
 //! (from 1, also in a subgraph that resumes); a message a node returns
 //! whole has no chat model events, as in LangChain.
+//!
+//! In the thread protocol: a stream holds the runs started on this
+//! server through `run.start` / `input.respond` (kept per thread in
+//! memory: the last 10,000 events of the last 1,024 threads), not those
+//! started through `/runs`, nor, on PostgreSQL, another server's; it ends
+//! after 60 s without an event once no run of the thread is in progress
+//! here (the official server's stays open), so a graceful stop is not
+//! held by idle streams; a batch `input.respond` of several interrupts is
+//! refused as `unsupported` (a run resumes one); `updates`, `custom`,
+//! `tasks`, `checkpoints` and `tools` are accepted channels with no
+//! events, as on the official server 0.16.7 for these graphs; `run.cancel`
+//! is no command there or here (cancel through `/runs/{id}/cancel`).
 //!
 //! A bad `xray` is a 422 whose detail names it and its value (the
 //! official server's says `Invalid xray value`).

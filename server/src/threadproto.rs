@@ -17,6 +17,36 @@
 //!
 //! The envelopes are made once per run, on this server, from the run's
 //! own event log ([`session`]), and kept per thread ([`tape`]).
+//!
+//! A client's side of it (what `useStream` does), over plain HTTP:
+//!
+//! ```no_run
+//! # async fn chat() -> Result<(), reqwest::Error> {
+//! let (c, base) = (reqwest::Client::new(), "http://127.0.0.1:2024");
+//! let thread = "6f1d1f9e-8d0c-4c39-9d59-1f7e2c1b9a10";
+//! // Subscribe first, then start: the stream replays the run from its
+//! // `lifecycle` `running` on, however fast it is.
+//! let body = serde_json::json!({"channels": ["values", "messages", "lifecycle"]});
+//! let mut events = c
+//!     .post(format!("{base}/threads/{thread}/stream/events"))
+//!     .json(&body)
+//!     .send()
+//!     .await?;
+//! let start = serde_json::json!({"id": 1, "method": "run.start", "params": {
+//!     "assistant_id": "chat",
+//!     "input": {"messages": [{"type": "human", "content": "hi"}]},
+//! }});
+//! c.post(format!("{base}/threads/{thread}/commands"))
+//!     .json(&start)
+//!     .send()
+//!     .await?;
+//! while let Some(frames) = events.chunk().await? {
+//!     // `event: messages\r\ndata: {"type":"event","seq":3,...}\r\nid: 3`
+//!     print!("{}", String::from_utf8_lossy(&frames));
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 mod commands;
 mod filter;
