@@ -138,7 +138,12 @@ async fn events(
                 }
             }
             let idle = tokio::time::timeout(IDLE_END, added.changed());
-            match idle.await {
+            // A client that left is noticed at once, not at the next event.
+            let waited = tokio::select! {
+                () = tx.closed() => return,
+                waited = idle => waited,
+            };
+            match waited {
                 Ok(Ok(())) => {}
                 Ok(Err(_)) => return,
                 Err(_) if !tape.busy() => return,

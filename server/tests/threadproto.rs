@@ -350,6 +350,23 @@ async fn refusals_of_our_own_store_nothing() {
             .await
             .unwrap();
     assert_eq!(r.status(), 404);
+    // A checkpoint the thread does not have: refused, no thread either.
+    let config = json!({"configurable": {"checkpoint_id": "1f0a0000-0000-6000-8000-000000000000"}});
+    let start = json!({"id": 5, "method": "run.start", "params": {"assistant_id": "countdown", "input": {"n": 1}, "config": config}});
+    let answer = p.command(start).await;
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("422: checkpoint_id"),
+        "{answer}"
+    );
+    let r =
+        p.c.get(format!("{}/threads/{}", p.base, p.thread))
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), 404);
     // A bad tracer is named.
     let tracer = json!({"id": 4, "method": "run.start", "params": {"assistant_id": "chat", "langsmith_tracer": {"x": 1}}});
     let answer = p.command(tracer).await;

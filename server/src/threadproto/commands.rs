@@ -155,17 +155,41 @@ async fn start(
     // run leaves nothing behind.
     let graph_name = app.run_assistant(assistant_id)?.graph_id.clone();
     let input = params.get("input").cloned().unwrap_or(Value::Null);
+    let mut created = false;
     match app.store.thread(thread_id).await? {
         None => {
-            app.store
-                .insert_thread(&new_thread(thread_id.to_owned(), Map::new()))
-                .await?;
+            let thread = new_thread(thread_id.to_owned(), Map::new());
+            created = app.store.insert_thread(&thread).await?;
         }
         Some(t) if resume.is_none() && !input.is_null() && pending(&t.interrupts) => {
             resume = Some(input.clone());
         }
         Some(_) => {}
     }
+    let body = run_body(assistant_id, params, input, resume)?;
+    let started = match crate::runner::start(app, thread_id.to_owned(), body, false, false).await {
+        Ok(started) => started,
+        Err(e) => {
+            // A refused run leaves no thread it created behind.
+            if created {
+                let _ = app.store.delete_thread(thread_id).await;
+            }
+            return Err(e);
+        }
+    };
+    follow(app, thread_id, &started, &graph_name);
+    Ok(started.run_id)
+}
+
+/// The run as `/runs` takes it: its input or resume, the modes the
+/// protocol is made from, subgraphs streamed, its metadata, strategy and
+/// checkpoint.
+fn run_body(
+    assistant_id: &str,
+    params: &Map<String, Value>,
+    input: Value,
+    resume: Option<Value>,
+) -> Result<RunCreate, ApiError> {
     let strategy = params.get("multitaskStrategy").and_then(Value::as_str);
     let strategy = strategy
         .filter(|s| STRATEGIES.contains(s))
@@ -182,11 +206,7 @@ async fn start(
         "multitask_strategy": strategy,
         "checkpoint_id": checkpoint,
     });
-    let body: RunCreate =
-        serde_json::from_value(body).map_err(|e| ApiError::Invalid(e.to_string()))?;
-    let started = crate::runner::start(app, thread_id.to_owned(), body, false, false).await?;
-    follow(app, thread_id, &started, &graph_name);
-    Ok(started.run_id)
+    serde_json::from_value(body).map_err(|e| ApiError::Invalid(e.to_string()))
 }
 
 /// Whether a thread's stored interrupts (by node) hold any.
