@@ -87,6 +87,15 @@ async fn run_start_streams_values_messages_and_lifecycle_and_resumes_after_since
         .collect();
     assert_eq!(s.frames().iter().collect::<Vec<_>>(), after);
     p.finish(s, LINGER).await;
+    // `Last-Event-ID` is not how this stream resumes: it replays all.
+    let s = p
+        .stream_headers(
+            json!({"channels": ["lifecycle"]}),
+            &[("Last-Event-ID", "5")],
+        )
+        .await;
+    s.wait_terminal(1).await;
+    p.finish(s, LINGER).await;
     assert_same("chat", &p.steps);
 }
 

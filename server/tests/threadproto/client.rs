@@ -62,27 +62,39 @@ impl Proto {
         body
     }
 
-    /// Opens a stream with `body` (or `raw` text).
+    /// Opens a stream with `body` (or `raw` text, or extra `headers`).
     pub async fn stream(&self, body: Value) -> Reader {
-        self.open(&body.to_string(), body.clone()).await
+        self.open(&body.to_string(), body.clone(), &[]).await
     }
 
     pub async fn stream_raw(&self, raw: &str) -> Reader {
-        self.open(raw, json!(raw)).await
+        self.open(raw, json!(raw), &[]).await
     }
 
-    async fn open(&self, text: &str, shown: Value) -> Reader {
+    pub async fn stream_headers(&self, body: Value, headers: &[(&str, &str)]) -> Reader {
+        self.open(&body.to_string(), body.clone(), headers).await
+    }
+
+    async fn open(&self, text: &str, shown: Value, headers: &[(&str, &str)]) -> Reader {
         let path = format!("/threads/{}/stream/events", self.thread);
-        let r = self
+        let mut r = self
             .c
             .post(format!("{}{path}", self.base))
             .body(text.to_owned());
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
         let r = r
             .header("content-type", "application/json")
             .send()
             .await
             .unwrap();
-        let mut step = json!({"kind": "stream", "path": path, "request": shown, "status": r.status().as_u16()});
+        let status = r.status().as_u16();
+        let mut step = json!({"kind": "stream", "path": path, "request": shown, "status": status});
+        if !headers.is_empty() {
+            let sent = headers.iter().map(|(k, v)| (k.to_string(), json!(v)));
+            step["headers"] = Value::Object(sent.collect());
+        }
         let (frames, heartbeats) = (Arc::default(), Arc::default());
         if r.status() != 200 {
             step["body"] = r.json().await.unwrap();

@@ -56,13 +56,14 @@ def request(method, path, body, raw=None):
 class Stream:
     """An event stream read on its own thread, frame by frame."""
 
-    def __init__(self, path, body, raw=None):
+    def __init__(self, path, body, raw=None, headers=None):
         self.frames, self.comments, self.status = [], [], None
         self.headers = {}
         self.done = threading.Event()
         self.conn = connection()
         data = raw if raw is not None else json.dumps(body)
-        self.conn.request("POST", path, data, {"content-type": "application/json"})
+        sent = {"content-type": "application/json", **(headers or {})}
+        self.conn.request("POST", path, data, sent)
         r = self.conn.getresponse()
         self.status = r.status
         self.headers = {"content-type": r.getheader("content-type")}
@@ -169,10 +170,12 @@ class Scenario:
                            "status": status, "body": answer})
         return answer
 
-    def stream(self, body, thread=None, raw=None):
+    def stream(self, body, thread=None, raw=None, headers=None):
         path = f"/threads/{thread or self.thread}/stream/events"
-        s = Stream(path, body, raw)
+        s = Stream(path, body, raw, headers)
         s.step = {"kind": "stream", "path": path, "request": body if raw is None else raw}
+        if headers:
+            s.step["headers"] = headers
         return s
 
     def finish(self, s, linger=0.4):
@@ -206,6 +209,10 @@ def chat():
                      "body": [{"status": r["status"], "assistant_id": r["assistant_id"]} for r in runs]})
     # Reconnect: `since` in the body skips what was seen.
     s = sc.stream({"channels": ["values", "messages", "lifecycle"], "since": 5})
+    s.wait_terminal()
+    sc.finish(s)
+    # `Last-Event-ID` is not how this stream resumes: it replays all.
+    s = sc.stream({"channels": ["lifecycle"]}, headers={"Last-Event-ID": "5"})
     s.wait_terminal()
     sc.finish(s)
     sc.save()
