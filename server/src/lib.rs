@@ -95,6 +95,14 @@
 //! and by no later one. [`Server::routes`] serves routes of your own (a
 //! page, say) beside the API, as LangGraph's `http.app` does.
 //!
+//! Custom auth, as LangGraph's `Auth` does it ([`auth`]): a hook that
+//! says who a request comes from or refuses it (401,
+//! [`Server::authenticate`]), and hooks per resource and action
+//! ([`Server::authorize`]) that refuse (403) or scope a caller to a
+//! filter on metadata: stamped into the threads they create, everything
+//! else answered 404 or left out of lists; a Store hook may put each
+//! caller's items under a namespace of their own.
+//!
 //! # Where state lives
 //!
 //! Threads, runs and assistants are stored beside the checkpoints: in the
@@ -213,6 +221,7 @@ mod access;
 mod app;
 mod assistants;
 mod astream;
+pub mod auth;
 mod body;
 mod control;
 mod copy;

@@ -65,7 +65,7 @@ pub(crate) async fn start(
         .map_err(ApiError::Invalid)?;
     if temporary {
         app.store
-            .insert_thread(&new_thread(thread_id.clone(), Map::new()))
+            .insert_thread(&new_thread(thread_id.clone(), body.metadata.clone()))
             .await?;
     }
     stamp_thread(app, &thread_id, assistant).await?;

@@ -91,7 +91,7 @@ async fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiErro
     match body.if_not_exists.as_deref() {
         Some("create") => {
             app.store
-                .insert_thread(&new_thread(id.to_owned(), Map::new()))
+                .insert_thread(&new_thread(id.to_owned(), body.metadata.clone()))
                 .await?;
             Ok(())
         }

@@ -16,6 +16,7 @@ use agent_state::graph::GraphError;
 
 use crate::app::App;
 use crate::assistants::paginated;
+use crate::auth::Scope;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::ids::{is_uuid, new_id, now};
@@ -199,7 +200,7 @@ const FIELDS: [&str; 9] = [
 
 /// The threads a search or a count matches (by ids, status, metadata and
 /// values, each key equal), in the order asked (newest first).
-async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+async fn matching(app: &App, q: &Search, scope: &Scope) -> Result<Vec<Value>, ApiError> {
     if !q.extract.is_empty() {
         return Err(ApiError::Invalid(
             "extract: not supported by this server yet; use `select`".to_owned(),
@@ -207,7 +208,8 @@ async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
     }
     let matches = |t: &ThreadRow| {
         let values = t.values.as_ref();
-        q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id))
+        scope.admits(&t.metadata)
+            && q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id))
             && q.status.as_ref().is_none_or(|s| *s == t.status)
             && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
             && q.values
@@ -223,9 +225,10 @@ async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
 
 async fn search(
     State(app): State<Arc<App>>,
+    scope: Scope,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Response, ApiError> {
-    let found = matching(&app, &q).await?;
+    let found = matching(&app, &q, &scope).await?;
     let total = found.len();
     let page = found
         .into_iter()
@@ -239,9 +242,10 @@ async fn search(
 /// `POST /threads/count`: how many threads a search would find.
 async fn count(
     State(app): State<Arc<App>>,
+    scope: Scope,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Json<usize>, ApiError> {
-    Ok(Json(matching(&app, &q).await?.len()))
+    Ok(Json(matching(&app, &q, &scope).await?.len()))
 }
 
 /// The graph a thread ran on, from the `graph_id` its first run stamped.
