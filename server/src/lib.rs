@@ -181,6 +181,10 @@
 //! `tasks`, `checkpoints` and `tools` are accepted channels with no
 //! events, as on the official server 0.16.7 for these graphs; `run.cancel`
 //! is no command there or here (cancel through `/runs/{id}/cancel`).
+//! With custom auth, both routes are checked as a thread's `update`
+//! (another user's thread is not found), and under a filter that scopes
+//! threads a `run.start` does not create the thread (create it with
+//! `POST /threads`, which stamps it).
 //!
 //! A bad `xray` is a 422 whose detail names it and its value (the
 //! official server's says `Invalid xray value`).

@@ -68,6 +68,8 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 
 use crate::app::App;
+use crate::auth::Scope;
+use crate::error::ApiError;
 use crate::runner::Started;
 use session::Session;
 pub(crate) use tape::Tapes;
@@ -95,6 +97,7 @@ fn detail(status: StatusCode, message: &str) -> Response {
 async fn command(
     State(app): State<Arc<App>>,
     Path(thread_id): Path<String>,
+    scope: Scope,
     body: Bytes,
 ) -> Response {
     let Ok(payload) = serde_json::from_slice::<Value>(&body) else {
@@ -110,6 +113,9 @@ async fn command(
         let answer = commands::error(&id, "invalid_argument", message);
         return (StatusCode::BAD_REQUEST, Json(answer)).into_response();
     };
+    if let Some(refused) = outside_scope(&app, &scope, &thread_id, command).await {
+        return Json(refused).into_response();
+    }
     Json(commands::handle(&app, &thread_id, command).await).into_response()
 }
 
@@ -152,6 +158,33 @@ async fn events(
         }
     });
     stream(rx)
+}
+
+/// With custom auth scoping threads (a filter on their metadata), a
+/// `run.start` does not create a thread the caller could not then see:
+/// the thread is created first, with `POST /threads`, which stamps it.
+async fn outside_scope(
+    app: &App,
+    scope: &Scope,
+    thread_id: &str,
+    command: &serde_json::Map<String, Value>,
+) -> Option<Value> {
+    let starts = command.get("method").and_then(Value::as_str) == Some("run.start");
+    if !starts || scope.admits(&serde_json::Map::new()) {
+        return None;
+    }
+    match app.store.thread(thread_id).await {
+        Ok(Some(_)) => None,
+        Ok(None) => {
+            let message = ApiError::no_thread(thread_id).status_and_detail_text();
+            Some(commands::error(&command["id"], "unknown_error", message))
+        }
+        Err(e) => Some(commands::error(
+            &command["id"],
+            "unknown_error",
+            ApiError::from(e).status_and_detail_text(),
+        )),
+    }
 }
 
 /// An envelope as an SSE frame: named by its method, `id` its `seq`.

@@ -384,3 +384,90 @@ async fn refusals_of_our_own_store_nothing() {
         "langsmith_tracer has unsupported fields: ['x']."
     );
 }
+
+/// A client sending `token` as its bearer token.
+fn bearer(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let value = format!("Bearer {token}").parse().unwrap();
+    headers.insert(reqwest::header::AUTHORIZATION, value);
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// With custom auth, the protocol's routes are a thread's: another
+/// user's thread is answered as one that does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auth_one_user_cannot_start_or_watch_anothers_thread() {
+    use agent_state_server::auth::{Credentials, Identity, On, Refusal, Resource, Verdict};
+    let who = |req: Credentials| async move {
+        match req.bearer() {
+            Some(token) => Ok(Identity::new(token)),
+            None => Err(Refusal::unauthorized("Missing bearer token")),
+        }
+    };
+    let scoped = move |s: Server| {
+        s.authenticate(who)
+            .authorize(On::resource(Resource::Threads), |ctx, _| {
+                Ok(Verdict::Filter(json!({"owner": ctx.user.identity})))
+            })
+    };
+    let server = serve_with(&fresh_db(), scoped).await;
+    let mut p = Proto::new(&server.base);
+    p.c = bearer("alice");
+    let made =
+        p.c.post(format!("{}/threads", p.base))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+    p.thread = made.json::<Value>().await.unwrap()["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let start = json!({"id": 1, "method": "run.start", "params": {"assistant_id": "nest", "input": {"n": 1}}});
+    assert_eq!(p.command(start.clone()).await["type"], "success");
+    assert_eq!(
+        everything(&p, 1).await.last().unwrap()["params"]["data"]["event"],
+        "completed"
+    );
+    p.c = bearer("bob");
+    let url = |what: &str| format!("{}/threads/{}/{what}", p.base, p.thread);
+    let r = p.c.post(url("commands")).json(&start).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let r =
+        p.c.post(url("stream/events"))
+            .json(&json!({"channels": ["values"]}))
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = reqwest::Client::new()
+        .post(url("commands"))
+        .json(&start)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // A new thread is not made outside the caller's scope: it is
+    // created (and stamped) with `POST /threads` first.
+    let fresh = uuid::Uuid::new_v4().to_string();
+    let r =
+        p.c.post(format!("{}/threads/{fresh}/commands", p.base))
+            .json(&start)
+            .send()
+            .await
+            .unwrap();
+    let answer: Value = r.json().await.unwrap();
+    assert_eq!(
+        answer["message"],
+        format!("404: Thread with ID {fresh} not found")
+    );
+    let r =
+        p.c.get(format!("{}/threads/{fresh}", p.base))
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), 404);
+}
