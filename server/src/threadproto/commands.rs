@@ -155,8 +155,14 @@ async fn start(
     // run leaves nothing behind.
     let graph_name = app.run_assistant(assistant_id)?.graph_id.clone();
     let input = params.get("input").cloned().unwrap_or(Value::Null);
+    // An input may answer an interrupt a run is storing right now: as the
+    // official server, wait for a busy thread to settle first.
+    let thread = match resume.is_none() && !input.is_null() {
+        true => settled(app, thread_id).await?,
+        false => app.store.thread(thread_id).await?,
+    };
     let mut created = false;
-    match app.store.thread(thread_id).await? {
+    match thread {
         None => {
             let thread = new_thread(thread_id.to_owned(), Map::new());
             created = app.store.insert_thread(&thread).await?;
