@@ -66,6 +66,8 @@ pub(crate) struct App {
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
+    /// Each thread's events in the thread protocol (`/threads/{id}/stream/events`).
+    pub threadproto: crate::threadproto::Tapes,
 }
 
 /// A run of this process that has not ended.
@@ -116,6 +118,7 @@ impl App {
             retention: crate::retention::Retention::default(),
             leases,
             running: Mutex::default(),
+            threadproto: Default::default(),
         }
     }
 

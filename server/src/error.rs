@@ -39,6 +39,13 @@ impl ApiError {
         ApiError::NotFound(format!("Thread with ID {id} not found"))
     }
 
+    /// `STATUS: detail`, as the official server words a refusal inside
+    /// another answer (the thread protocol's `unknown_error`).
+    pub(crate) fn status_and_detail_text(self) -> String {
+        let (status, detail) = self.status_and_detail();
+        format!("{}: {detail}", status.as_u16())
+    }
+
     fn status_and_detail(self) -> (StatusCode, String) {
         match self {
             ApiError::NotFound(d) => (StatusCode::NOT_FOUND, d),

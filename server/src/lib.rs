@@ -98,6 +98,14 @@
 //!   entry (or `forwardedProps.command.resume`) answers an interrupt. A bad
 //!   input is a 422 listing each problem by where it is, as AG-UI's
 //!   FastAPI adapters answer;
+//! * the thread-centric protocol of the newest clients (`useStream` in
+//!   `@langchain/react`, the JS SDK's `client.threads.stream`): `POST
+//!   /threads/{id}/commands` (`run.start`, `input.respond`, and the
+//!   subscription commands' HTTP answers) and `POST
+//!   /threads/{id}/stream/events`, an SSE stream of the thread's runs as
+//!   protocol envelopes (`lifecycle`, `values`, `messages` as content
+//!   blocks, `input.requested`) filtered by channels, namespaces and
+//!   depth, resumed after a `since` sequence number;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged;
 //!   a body over 2 MiB is refused, and a client slower than
 //!   [`Server::read_timeout`] to send its headers or its body is cut off.
@@ -193,6 +201,22 @@
 //! `RUN_FINISHED.outcome` (AG-UI 1.0) and as a CUSTOM `on_interrupt`
 //! event, as `@ag-ui/langgraph` sends it.
 //!
+//! In the thread protocol: a stream holds the runs started on this
+//! server through `run.start` / `input.respond` (kept per thread in
+//! memory: the last 10,000 events of the last 1,024 threads), not those
+//! started through `/runs`, nor, on PostgreSQL, another server's; it ends
+//! after 60 s without an event once no run of the thread is in progress
+//! here (the official server's stays open), so a graceful stop is not
+//! held by idle streams; a batch `input.respond` of several interrupts is
+//! refused as `unsupported` (a run resumes one); `updates`, `custom`,
+//! `tasks`, `checkpoints` and `tools` are accepted channels with no
+//! events, as on the official server 0.16.7 for these graphs; `run.cancel`
+//! is no command there or here (cancel through `/runs/{id}/cancel`).
+//! With custom auth, both routes are checked as a thread's `update`
+//! (another user's thread is not found), and under a filter that scopes
+//! threads a `run.start` does not create the thread (create it with
+//! `POST /threads`, which stamps it).
+//!
 //! A bad `xray` is a 422 whose detail names it and its value (the
 //! official server's says `Invalid xray value`).
 //!
@@ -264,6 +288,7 @@ mod snapshot;
 mod sse;
 mod store;
 mod task;
+mod threadproto;
 mod threads;
 mod watch;
 mod wire;

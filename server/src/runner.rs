@@ -26,6 +26,8 @@ pub(crate) struct Started {
     pub run_id: String,
     pub frames: Option<mpsc::Receiver<String>>,
     pub done: Outcome,
+    /// Its events as they come (what the thread protocol translates).
+    pub log: Arc<RunLog>,
 }
 
 /// Checks the request, records the run and starts it. Every refusal
@@ -125,11 +127,13 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         log: Arc::clone(&job.log),
     };
     job.app.register_run(&run_id, running);
+    let log = Arc::clone(&job.log);
     tokio::spawn(drive(job, events, turn, frames, done_tx));
     Started {
         run_id,
         frames: rx,
         done,
+        log,
     }
 }
 

@@ -499,6 +499,7 @@ fn routes(app: Arc<App>, custom: Router, guard: Arc<crate::auth::Guard>) -> Rout
         .merge(threads::routes())
         .merge(runs::routes())
         .merge(items::routes())
+        .merge(crate::threadproto::routes())
         .route_layer(from_fn_with_state(guard, crate::auth::guard))
         .with_state(app)
         .merge(custom)

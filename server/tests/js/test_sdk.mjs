@@ -319,6 +319,51 @@ check("bad inputs: 404, 409, 422", async () => {
   assert.equal((await client.threads.get(tid)).values, null, "no refusal stored anything");
 });
 
+// The thread-centric protocol (`client.threads.stream`: POST
+// /threads/{id}/commands and /threads/{id}/stream/events), as `useStream`
+// drives it.
+check("a thread stream's run streams its message and ends with its output", async () => {
+  const { randomUUID } = await import("node:crypto");
+  const thread = client.threads.stream(randomUUID(), { assistantId: "chat" });
+  const texts = [];
+  const reading = (async () => {
+    for await (const message of thread.messages) {
+      texts.push(await message.text);
+      break;
+    }
+  })();
+  await thread.run.start({ input: { messages: [{ type: "human", content: "hi there" }] } });
+  await reading;
+  const output = await thread.output;
+  await thread.close();
+  assert.deepEqual(texts, ["You said: hi there"]);
+  // The SDK hands the state's messages back as LangChain message objects
+  // (content a string here, text blocks on LangGraph's server).
+  assert.equal(output.messages.at(-1).text, "You said: hi there");
+});
+
+check("a thread stream's interrupt is answered with input.respond", async () => {
+  const { randomUUID } = await import("node:crypto");
+  const tid = randomUUID();
+  const thread = client.threads.stream(tid, { assistantId: "approval" });
+  await thread.run.start({ input: { topic: "cats" } });
+  await thread.output;
+  assert.equal(thread.interrupted, true);
+  const [ask] = thread.interrupts;
+  assert.deepEqual(ask.payload, { question: "approve?" });
+  await thread.input.respond({ interrupt_id: ask.interruptId, response: true, namespace: ask.namespace });
+  let state = await client.threads.get(tid);
+  for (let i = 0; i < 100 && state.status !== "idle"; i += 1) {
+    await sleep(50);
+    state = await client.threads.get(tid);
+  }
+  await thread.close();
+  assert.equal(state.values.approved, true);
+  assert.deepEqual(state.values.log, ["draft:cats", "review"]);
+  const runs = await client.runs.list(tid);
+  assert.deepEqual(runs.map((r) => r.status), ["success", "success"]);
+});
+
 let passed = 0;
 let failed = 0;
 for (const [name, fn] of checks) {
