@@ -212,6 +212,8 @@ mod modes;
 mod open;
 mod partial;
 #[cfg(feature = "postgres")]
+mod queue;
+#[cfg(feature = "postgres")]
 mod reconnect;
 mod remote;
 mod runner;
@@ -225,5 +227,7 @@ mod task;
 mod threads;
 mod watch;
 mod wire;
+#[cfg(feature = "postgres")]
+mod worker;
 
 pub use server::{Listening, Server, ServerError};

@@ -34,8 +34,9 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/runs/wait", post(stateless_wait))
 }
 
-/// A run's body (`RunCreateStateful` / `RunCreateStateless`).
-#[derive(Deserialize)]
+/// A run's body (`RunCreateStateful` / `RunCreateStateless`); stored
+/// as sent with a queued run, which a worker starts from.
+#[derive(Deserialize, serde::Serialize)]
 pub(crate) struct RunCreate {
     pub assistant_id: String,
     #[serde(default)]
@@ -69,7 +70,7 @@ pub(crate) struct RunCreate {
 }
 
 /// `command`: a resume value, or an update and the nodes to go to.
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 pub(crate) struct Command {
     #[serde(default)]
     pub resume: Option<Value>,
@@ -218,10 +219,10 @@ async fn background(
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body).await?;
-    let started = start(&app, id.clone(), body, false, false).await?;
-    let run = app.store.run(&id, &started.run_id).await?;
+    let run_id = crate::runner::start_background(&app, id.clone(), body).await?;
+    let run = app.store.run(&id, &run_id).await?;
     let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
-    let at = format!("/threads/{id}/runs/{}", started.run_id);
+    let at = format!("/threads/{id}/runs/{run_id}");
     let mut response = Json(run_json(&run)).into_response();
     if let Ok(at) = HeaderValue::from_str(&at) {
         response.headers_mut().insert(header::CONTENT_LOCATION, at);
@@ -352,7 +353,7 @@ async fn cancel(
     };
     let outcome = app.running_run(&run_id);
     let here = app.cancel_run(&id, &run_id, rollback);
-    if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait).await? {
+    if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait, rollback).await? {
         return Err(ApiError::NotFound(format!(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));

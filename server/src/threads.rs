@@ -147,6 +147,7 @@ async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<R
     app.cancel_thread_runs(&id, false);
     crate::remote::cancel_elsewhere(&app, &id, None).await?;
     let _held = app.leases.take(&id).await?;
+    crate::remote::wait_thread_free(&app, &id).await?;
     app.store.delete_thread(&id).await?;
     app.saver
         .delete_thread(&id)
