@@ -266,27 +266,46 @@ pub(crate) async fn set_base(db: &PgDb, run_id: &str, base: &str) -> Result<(), 
 }
 
 /// Cancels the thread's queued runs no server has claimed (`run_id`
-/// only, when given; never `except`): marked `interrupted`, or deleted
-/// with `rollback`. The ids cancelled.
+/// only, when given): marked `interrupted`, or deleted with `rollback`.
+/// The ids cancelled.
 pub(crate) async fn cancel_queued(
     db: &PgDb,
     thread_id: &str,
     run_id: Option<&str>,
-    except: Option<&str>,
     rollback: bool,
 ) -> Result<Vec<String>, StoreError> {
     let client = db.client().await?;
     let which = "thread_id = $1 AND (CAST($2 AS TEXT) IS NULL OR run_id = $2)
-        AND run_id <> COALESCE(CAST($3 AS TEXT), '') AND status = 'pending' AND owner = ''";
+        AND status = 'pending' AND owner = ''";
     let sql = match rollback {
-        true => format!("DELETE FROM server_runs WHERE {which} AND $4 <> '' RETURNING run_id"),
+        true => format!("DELETE FROM server_runs WHERE {which} AND $3 <> '' RETURNING run_id"),
         false => format!(
-            "UPDATE server_runs SET status = 'interrupted', updated_at = $4
+            "UPDATE server_runs SET status = 'interrupted', updated_at = $3
              WHERE {which} RETURNING run_id"
         ),
     };
     let rows = client
-        .query(&sql, &[&thread_id, &run_id, &except, &now()])
+        .query(&sql, &[&thread_id, &run_id, &now()])
+        .await
+        .map_err(StoreError::db)?;
+    rows.iter()
+        .map(|r| r.try_get(0).map_err(StoreError::db))
+        .collect()
+}
+
+/// The thread's unfinished runs stored before run `run_id` (what its
+/// `interrupt` or `rollback` strategy stops), on any server.
+pub(crate) async fn runs_before(
+    db: &PgDb,
+    thread_id: &str,
+    run_id: &str,
+) -> Result<Vec<String>, StoreError> {
+    let client = db.client().await?;
+    let sql = "SELECT run_id FROM server_runs WHERE thread_id = $1
+        AND status IN ('pending', 'running')
+        AND seq < (SELECT seq FROM server_runs WHERE run_id = $2) ORDER BY seq";
+    let rows = client
+        .query(sql, &[&thread_id, &run_id])
         .await
         .map_err(StoreError::db)?;
     rows.iter()

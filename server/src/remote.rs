@@ -60,7 +60,7 @@ pub(crate) async fn cancel_elsewhere(
 ) -> Result<(), StoreError> {
     #[cfg(feature = "postgres")]
     if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
-        crate::queue::cancel_queued(db, thread_id, run_id, None, false).await?;
+        crate::queue::cancel_queued(db, thread_id, run_id, false).await?;
         session.send_cancel(thread_id, run_id, false).await?;
     }
     #[cfg(not(feature = "postgres"))]
@@ -68,23 +68,33 @@ pub(crate) async fn cancel_elsewhere(
     Ok(())
 }
 
-/// The `interrupt` and `rollback` strategies on PostgreSQL: the thread's
-/// queued runs but `except` (the new run) are cancelled in the queue, and
-/// the servers running its other runs are told to stop them (rolled back
-/// with `rollback`). Nothing on SQLite.
-pub(crate) async fn cancel_thread_elsewhere(
+/// The `interrupt` and `rollback` strategies: the thread's runs stored
+/// before run `run_id` stop (rolled back with `rollback`), here and on
+/// any server: on PostgreSQL, a queued one in the queue, a claimed one by
+/// its server, told by a message (so of two such runs sent at once, the
+/// later stops the earlier, never the reverse). On SQLite, every run of
+/// the thread this process runs (there is no other server).
+pub(crate) async fn stop_runs_before(
     app: &App,
     thread_id: &str,
-    except: &str,
+    run_id: &str,
     rollback: bool,
 ) -> Result<(), StoreError> {
     #[cfg(feature = "postgres")]
     if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
-        crate::queue::cancel_queued(db, thread_id, None, Some(except), rollback).await?;
-        session.send_cancel(thread_id, None, rollback).await?;
+        for older in crate::queue::runs_before(db, thread_id, run_id).await? {
+            if app.cancel_run(thread_id, &older, rollback) {
+                continue;
+            }
+            let queued = crate::queue::cancel_queued(db, thread_id, Some(&older), rollback);
+            if queued.await?.is_empty() {
+                session.send_cancel(thread_id, Some(&older), rollback).await?;
+            }
+        }
+        return Ok(());
     }
-    #[cfg(not(feature = "postgres"))]
-    let _ = (app, thread_id, except, rollback);
+    let _ = run_id;
+    app.cancel_thread_runs(thread_id, rollback);
     Ok(())
 }
 
@@ -119,7 +129,7 @@ pub(crate) async fn cancel_stored(
     };
     #[cfg(feature = "postgres")]
     if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
-        let queued = crate::queue::cancel_queued(db, thread_id, Some(run_id), None, rollback);
+        let queued = crate::queue::cancel_queued(db, thread_id, Some(run_id), rollback);
         if queued.await?.is_empty() {
             session.send_cancel(thread_id, Some(run_id), rollback).await?;
         }

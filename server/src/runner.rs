@@ -91,14 +91,13 @@ async fn admit(
         _ => None,
     };
     if let Some(rollback) = rollback {
-        // The runs holding the thread stop at their next event (and are
-        // deleted with what they wrote, for `rollback`), here and on any
-        // other server; queued ones never start.
-        app.cancel_thread_runs(thread_id, rollback);
-        let elsewhere = crate::remote::cancel_thread_elsewhere(app, thread_id, &run_id, rollback);
-        if let Err(e) = elsewhere.await {
+        // The runs before it stop at their next event (and are deleted
+        // with what they wrote, for `rollback`), here and on any other
+        // server; queued ones never start.
+        let stopped = crate::remote::stop_runs_before(app, thread_id, &run_id, rollback);
+        if let Err(e) = stopped.await {
             // The run is recorded: it waits for the others to end instead.
-            tracing::error!(%thread_id, error = %e, "could not ask other servers to stop the thread's runs");
+            tracing::error!(%thread_id, error = %e, "could not stop the thread's runs");
         }
     }
     Ok((job, events, turn))
