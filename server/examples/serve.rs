@@ -162,7 +162,10 @@ fn arg(name: &str) -> Option<String> {
 fn number(name: &str) -> Result<Option<u64>, Box<dyn std::error::Error>> {
     match arg(name) {
         None => Ok(None),
-        Some(n) => Ok(Some(n.parse().map_err(|_| format!("{name}: `{n}` is not a number"))?)),
+        Some(n) => Ok(Some(
+            n.parse()
+                .map_err(|_| format!("{name}: `{n}` is not a number"))?,
+        )),
     }
 }
 

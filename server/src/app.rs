@@ -207,7 +207,8 @@ impl App {
     pub(crate) fn hand_over_all(&self) -> usize {
         let running = self.running();
         for run in running.values() {
-            run.handover.store(true, std::sync::atomic::Ordering::SeqCst);
+            run.handover
+                .store(true, std::sync::atomic::Ordering::SeqCst);
             run.cancel.notify_one();
         }
         running.len()

@@ -97,11 +97,18 @@ pub(crate) async fn insert(
 ) -> Result<bool, StoreError> {
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(StoreError::db)?;
-    let lock = "SELECT pg_advisory_xact_lock(hashtextextended('agent-state-server/thread/' || $1, 0))";
-    tx.execute(lock, &[&row.thread_id]).await.map_err(StoreError::db)?;
+    let lock =
+        "SELECT pg_advisory_xact_lock(hashtextextended('agent-state-server/thread/' || $1, 0))";
+    tx.execute(lock, &[&row.thread_id])
+        .await
+        .map_err(StoreError::db)?;
     if reject {
-        let busy = "SELECT 1 FROM server_runs WHERE thread_id = $1 AND status IN ('pending', 'running')";
-        let rows = tx.query(busy, &[&row.thread_id]).await.map_err(StoreError::db)?;
+        let busy =
+            "SELECT 1 FROM server_runs WHERE thread_id = $1 AND status IN ('pending', 'running')";
+        let rows = tx
+            .query(busy, &[&row.thread_id])
+            .await
+            .map_err(StoreError::db)?;
         if !rows.is_empty() {
             return Ok(false);
         }
@@ -170,8 +177,15 @@ pub(crate) async fn claim_own(
         Err(e) => return Err(StoreError::db(e)),
     }
     let still = "SELECT 1 FROM server_runs WHERE run_id = $1 AND owner = $2 AND status = 'pending'";
-    let rows = client.query(still, &[&run_id, &owner]).await.map_err(StoreError::db)?;
-    Ok(if rows.is_empty() { Own::Gone } else { Own::Wait })
+    let rows = client
+        .query(still, &[&run_id, &owner])
+        .await
+        .map_err(StoreError::db)?;
+    Ok(if rows.is_empty() {
+        Own::Gone
+    } else {
+        Own::Wait
+    })
 }
 
 /// Claims for `owner` the oldest queued run whose thread is free.
@@ -235,7 +249,10 @@ pub(crate) async fn take_over(db: &PgDb) -> Result<u64, StoreError> {
            WHERE status IN ('pending', 'running') AND owner <> '' AND lease_until < {NOW_MS}
            FOR UPDATE SKIP LOCKED)"
     );
-    client.execute(&sql, &[&now()]).await.map_err(StoreError::db)
+    client
+        .execute(&sql, &[&now()])
+        .await
+        .map_err(StoreError::db)
 }
 
 /// Hands `owner`'s running run back to the queue, to resume elsewhere

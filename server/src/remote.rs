@@ -88,7 +88,9 @@ pub(crate) async fn stop_runs_before(
             }
             let queued = crate::queue::cancel_queued(db, thread_id, Some(&older), rollback);
             if queued.await?.is_empty() {
-                session.send_cancel(thread_id, Some(&older), rollback).await?;
+                session
+                    .send_cancel(thread_id, Some(&older), rollback)
+                    .await?;
             }
         }
         return Ok(());
@@ -131,7 +133,9 @@ pub(crate) async fn cancel_stored(
     if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
         let queued = crate::queue::cancel_queued(db, thread_id, Some(run_id), rollback);
         if queued.await?.is_empty() {
-            session.send_cancel(thread_id, Some(run_id), rollback).await?;
+            session
+                .send_cancel(thread_id, Some(run_id), rollback)
+                .await?;
         }
     }
     #[cfg(not(feature = "postgres"))]

@@ -82,7 +82,9 @@ async fn admit(
     }
     stamp_thread(app, thread_id, assistant).await?;
     let (modes, subgraphs) = (modes::parse(&body.stream_mode)?.1, job_subgraphs(body)?);
-    let row = run_row(assistant, thread_id, &run_id, body, modes, temporary, subgraphs);
+    let row = run_row(
+        assistant, thread_id, &run_id, body, modes, temporary, subgraphs,
+    );
     record(app, &row, body, queued).await?;
     tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
     let rollback = match strategy {
@@ -116,7 +118,8 @@ async fn record(app: &App, row: &RunRow, body: &RunCreate, queued: bool) -> Resu
         let sent = serde_json::to_value(body).map_err(|e| ApiError::Internal(e.to_string()))?;
         let owner = (!queued).then(|| app.store.owner());
         let reject = body.multitask_strategy.as_deref() == Some("reject");
-        let stored = crate::queue::insert(db, row, &sent, owner, fleet.settings.lease, reject).await?;
+        let stored =
+            crate::queue::insert(db, row, &sent, owner, fleet.settings.lease, reject).await?;
         return match stored {
             true => Ok(()),
             false => Err(busy()),
@@ -228,8 +231,14 @@ async fn claimed_job(
         (body.input, body.command) = (None, None);
         (body.checkpoint, body.checkpoint_id) = (None, None);
     }
-    let (mut job, events) =
-        open_job(app, &claimed.thread_id, &claimed.run_id, &body, false, claimed.attempt)?;
+    let (mut job, events) = open_job(
+        app,
+        &claimed.thread_id,
+        &claimed.run_id,
+        &body,
+        false,
+        claimed.attempt,
+    )?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
     Ok((job, events))
 }
@@ -318,7 +327,12 @@ async fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result
         return Ok(Turn::Claim);
     }
     match strategy {
-        "reject" => app.leases.try_take(thread_id).await?.map(Turn::Held).ok_or_else(busy),
+        "reject" => app
+            .leases
+            .try_take(thread_id)
+            .await?
+            .map(Turn::Held)
+            .ok_or_else(busy),
         // `interrupt` and `rollback`: the runs holding the thread are
         // stopped (and rolled back) once this one is recorded (`admit`),
         // then it takes the thread.

@@ -476,8 +476,14 @@ impl Listening {
             crate::worker::drain(&app).await;
             drop(app);
         };
-        listen::serve(self.listener, self.router, self.read_timeout, shutdown, drain)
-            .await
-            .map_err(ServerError::Io)
+        listen::serve(
+            self.listener,
+            self.router,
+            self.read_timeout,
+            shutdown,
+            drain,
+        )
+        .await
+        .map_err(ServerError::Io)
     }
 }

@@ -227,7 +227,8 @@ impl Job {
     /// record (the server that has it writes it).
     fn let_go(&self, done: &watch::Sender<Option<Value>>) {
         self.log.close();
-        let output = json!({"__error__": {"error": "Moved", "message": "the run moved to another server"}});
+        let output =
+            json!({"__error__": {"error": "Moved", "message": "the run moved to another server"}});
         done.send_replace(Some(output));
         self.app.forget_run(&self.run_id);
     }

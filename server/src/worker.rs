@@ -148,7 +148,10 @@ async fn take_over(app: &App) {
     match queue::take_over(db).await {
         Ok(0) => {}
         Ok(runs) => {
-            tracing::warn!(runs, "runs of a server whose lease expired put back in the queue");
+            tracing::warn!(
+                runs,
+                "runs of a server whose lease expired put back in the queue"
+            );
             if let Some(session) = app.leases.session() {
                 let _ = session.send_wake().await;
             }
@@ -193,7 +196,10 @@ pub(crate) async fn drain(app: &App) {
     }
     let handed = app.hand_over_all();
     if handed > 0 {
-        tracing::info!(runs = handed, "handing the runs still running over to the other servers");
+        tracing::info!(
+            runs = handed,
+            "handing the runs still running over to the other servers"
+        );
     }
     let deadline = Instant::now() + LET_GO;
     while app.running_count() > 0 && Instant::now() < deadline {

@@ -61,7 +61,9 @@ impl Session {
         let session = Session {
             url: url.to_owned(),
             owner: owner.to_owned(),
-            client: tokio::sync::Mutex::new(Arc::new(open(url, ears(owner, &cancels_tx, &wakes)).await?)),
+            client: tokio::sync::Mutex::new(Arc::new(
+                open(url, ears(owner, &cancels_tx, &wakes)).await?,
+            )),
             cancels_tx,
             cancels: std::sync::Mutex::new(Some(cancels)),
             wakes,
@@ -123,7 +125,9 @@ impl Session {
     async fn client(&self) -> Result<Arc<Client>, StoreError> {
         let mut client = self.client.lock().await;
         if client.is_closed() {
-            tracing::warn!("the connection that listens to the other servers was lost: opening it again");
+            tracing::warn!(
+                "the connection that listens to the other servers was lost: opening it again"
+            );
             let ears = ears(&self.owner, &self.cancels_tx, &self.wakes);
             *client = Arc::new(open(&self.url, ears).await?);
         }
