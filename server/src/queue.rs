@@ -237,8 +237,9 @@ pub(crate) async fn renew(db: &PgDb, owner: &str, lease: Duration) -> Result<u64
         .map_err(StoreError::db)
 }
 
-/// Puts back in the queue the runs whose lease expired: a running one
-/// to resume, its attempt counted up. How many.
+/// Puts back in the queue the runs whose lease expired (or that never
+/// had one: left by a server of a version before the queue): a running
+/// one to resume, its attempt counted up. How many.
 pub(crate) async fn take_over(db: &PgDb) -> Result<u64, StoreError> {
     let client = db.client().await?;
     let sql = format!(
@@ -246,7 +247,8 @@ pub(crate) async fn take_over(db: &PgDb) -> Result<u64, StoreError> {
          attempt = attempt + CASE WHEN status = 'running' THEN 1 ELSE 0 END,
          status = 'pending', owner = '', lease_until = NULL, queued = true, updated_at = $1
          WHERE run_id IN (SELECT run_id FROM server_runs
-           WHERE status IN ('pending', 'running') AND owner <> '' AND lease_until < {NOW_MS}
+           WHERE status IN ('pending', 'running') AND owner <> ''
+           AND (lease_until IS NULL OR lease_until < {NOW_MS})
            FOR UPDATE SKIP LOCKED)"
     );
     client

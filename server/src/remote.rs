@@ -158,7 +158,7 @@ pub(crate) async fn cancel_stored(
 pub(crate) async fn recover(app: &Arc<App>) -> Result<(), StoreError> {
     #[cfg(feature = "postgres")]
     if let Some(session) = app.leases.session() {
-        crate::worker::start(app);
+        crate::worker::start(app).await;
         if let Some(cancels) = session.cancels() {
             act_on_cancels(app, cancels);
         }

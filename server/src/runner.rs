@@ -200,30 +200,35 @@ pub(crate) async fn run_claimed(
                 drop(slot);
             });
         }
-        Err(e) => {
-            let e = format!("{e:?}");
-            tracing::error!(%run_id, error = %e, "a queued run could not start");
+        Err(error) => {
+            tracing::error!(%run_id, %error, "a queued run could not start");
             let _ = app.store.set_run_status(&run_id, "error").await;
             if let Ok(Some(mut thread)) = app.store.thread(&thread_id).await {
                 thread.status = "error".to_owned();
-                thread.error = Some(json!({"error": "RunFailed", "message": e}));
+                thread.error = Some(error);
                 let _ = app.store.save_thread(&thread).await;
             }
         }
     }
 }
 
-/// The task of a claimed run, from the request it was queued with.
+/// The task of a claimed run, from the request it was queued with; else
+/// the thread's error saying why it cannot run.
 #[cfg(feature = "postgres")]
 async fn claimed_job(
     app: &Arc<App>,
     claimed: crate::queue::Claimed,
-) -> Result<(Job, BoxStream<'static, RunEvent>), ApiError> {
+) -> Result<(Job, BoxStream<'static, RunEvent>), Value> {
     use agent_state::checkpoint::CheckpointId;
-    let mut body: RunCreate = serde_json::from_value(claimed.body)
-        .map_err(|e| ApiError::Internal(format!("the queued run's request: {e}")))?;
+    let failed = |message: String| json!({"error": "RunFailed", "message": message});
+    // A run left by a server of a version before the queue has no
+    // request stored: it cannot be resumed.
+    let Ok(mut body) = serde_json::from_value::<RunCreate>(claimed.body) else {
+        let message = "the server running this run stopped before the run ended";
+        return Err(json!({"error": "ServerDied", "message": message}));
+    };
     let head = app.saver.head(&claimed.thread_id).await;
-    let head = head.map_err(|e| ApiError::Internal(e.to_string()))?;
+    let head = head.map_err(|e| failed(e.to_string()))?;
     let head = head.map(|h| h.meta.id.0.to_string()).unwrap_or_default();
     let base = claimed.base.filter(|_| claimed.resume);
     if base.as_deref().is_some_and(|b| b != head) {
@@ -231,14 +236,9 @@ async fn claimed_job(
         (body.input, body.command) = (None, None);
         (body.checkpoint, body.checkpoint_id) = (None, None);
     }
-    let (mut job, events) = open_job(
-        app,
-        &claimed.thread_id,
-        &claimed.run_id,
-        &body,
-        false,
-        claimed.attempt,
-    )?;
+    let (thread_id, run_id) = (&claimed.thread_id, &claimed.run_id);
+    let opened = open_job(app, thread_id, run_id, &body, false, claimed.attempt);
+    let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
     Ok((job, events))
 }

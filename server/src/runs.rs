@@ -360,11 +360,13 @@ async fn cancel(
     }
     match (wait, outcome) {
         // As the official server answers a wait for a cancelled run: 200
-        // and `{}`, once it stopped.
+        // and `{}`, once it stopped (another server's run was waited for
+        // by `cancel_stored`).
         (true, Some(done)) => {
             outcome_of(done).await;
             Ok(Json(json!({})).into_response())
         }
+        (true, None) => Ok(Json(json!({})).into_response()),
         _ => Ok(axum::http::StatusCode::ACCEPTED.into_response()),
     }
 }

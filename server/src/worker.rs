@@ -67,9 +67,11 @@ impl Fleet {
     }
 }
 
-/// Starts the worker and the heartbeat, which end with the server (or
-/// when it stops, see [`drain`]).
-pub(crate) fn start(app: &Arc<App>) {
+/// Takes over the runs of servers that died, then starts the worker and
+/// the heartbeat, which end with the server (or when it stops, see
+/// [`drain`]).
+pub(crate) async fn start(app: &Arc<App>) {
+    take_over(app).await;
     let Some(fleet) = &app.fleet else { return };
     let stop = fleet.stop.subscribe();
     tokio::spawn(claim_forever(Arc::downgrade(app), stop.clone()));
@@ -134,6 +136,12 @@ async fn heartbeat(app: std::sync::Weak<App>, stop: watch::Receiver<bool>) {
         let lease = fleet.settings.lease;
         if let Err(e) = queue::renew(db, app.store.owner(), lease).await {
             tracing::error!(error = %e, "could not renew the leases of this server's runs");
+        }
+        if let Some(session) = app.leases.session() {
+            // A listening connection that was cut is opened again.
+            if let Err(e) = session.keep().await {
+                tracing::error!(error = %e, "could not listen to the other servers");
+            }
         }
         if !*stop.borrow() {
             take_over(&app).await;

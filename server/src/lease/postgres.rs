@@ -120,6 +120,12 @@ impl Session {
         Ok(())
     }
 
+    /// Opens the connection again if it was lost, so the server hears
+    /// the others again (called at each heartbeat).
+    pub(crate) async fn keep(&self) -> Result<(), StoreError> {
+        self.client().await.map(drop)
+    }
+
     /// The session's client, connected again if the connection was lost
     /// (what was sent meanwhile is lost; the queue's poll catches up).
     async fn client(&self) -> Result<Arc<Client>, StoreError> {
@@ -143,11 +149,15 @@ fn ears(owner: &str, cancels: &mpsc::UnboundedSender<Cancel>, wakes: &watch::Sen
     }
 }
 
+/// The `application_name` of a server's listening connection (what an
+/// operator sees in `pg_stat_activity`).
+pub(crate) const APPLICATION: &str = "agent-state-server-listen";
+
 /// A new session listening for cancels and wakes.
 async fn open(url: &str, ears: Ears) -> Result<Client, StoreError> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(StoreError::db)?;
+    let mut config: tokio_postgres::Config = url.parse().map_err(StoreError::db)?;
+    config.application_name(APPLICATION);
+    let (client, mut connection) = config.connect(NoTls).await.map_err(StoreError::db)?;
     tokio::spawn(async move {
         // Ends when the client is dropped or the server goes.
         while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
