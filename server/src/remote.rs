@@ -114,6 +114,30 @@ pub(crate) async fn wait_thread_free(app: &App, thread_id: &str) -> Result<(), S
     Ok(())
 }
 
+/// The events of a run queued for the workers, once it starts if this
+/// server's worker takes it: `None` when another server runs it (or it
+/// ended). On SQLite a background run is this server's at once.
+pub(crate) async fn queued_log(
+    app: &App,
+    thread_id: &str,
+    run_id: &str,
+) -> Result<Option<Arc<crate::log::RunLog>>, StoreError> {
+    // A run claimed here is registered a moment after it is `running`.
+    let mut running_for = 0;
+    loop {
+        if let Some(log) = app.running_log(run_id) {
+            return Ok(Some(log));
+        }
+        let status = app.store.run(thread_id, run_id).await?.map(|r| r.status);
+        match status.as_deref() {
+            Some("pending") => {}
+            Some("running") if running_for < 10 => running_for += 1,
+            _ => return Ok(app.running_log(run_id)),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A cancel of a run this process does not run: `false` when the store
 /// has no unfinished run by that id; else a queued run is cancelled in
 /// the queue (deleted with `rollback`), a claimed one's server is told,

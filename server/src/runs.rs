@@ -382,7 +382,11 @@ async fn join_stream(
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
-    match app.running_log(&run_id) {
+    let log = match app.running_log(&run_id) {
+        Some(log) => Some(log),
+        None => crate::remote::queued_log(&app, &id, &run_id).await?,
+    };
+    match log {
         Some(log) => {
             let after = headers
                 .get("last-event-id")

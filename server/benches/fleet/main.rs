@@ -43,14 +43,23 @@ struct Args {
 
 fn args() -> Result<Args, Error> {
     let all: Vec<String> = std::env::args().collect();
-    let get = |name: &str| all.iter().position(|a| a == name).and_then(|i| all.get(i + 1));
+    let get = |name: &str| {
+        all.iter()
+            .position(|a| a == name)
+            .and_then(|i| all.get(i + 1))
+    };
     let number = |name: &str, default: usize| -> Result<usize, Error> {
-        get(name).map_or(Ok(default), |v| Ok(v.parse().map_err(|_| format!("{name}: {v}"))?))
+        get(name).map_or(Ok(default), |v| {
+            Ok(v.parse().map_err(|_| format!("{name}: {v}"))?)
+        })
     };
     let servers = get("--servers").map_or("1,2,4", String::as_str);
     Ok(Args {
         serve: get("--serve").cloned().ok_or("--serve PATH is required")?,
-        servers: servers.split(',').map(str::parse).collect::<Result<_, _>>()?,
+        servers: servers
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()?,
         runs: number("--runs", 400)?,
         clients: number("--clients", 32)?,
         samples: number("--samples", 30)?,
@@ -77,12 +86,16 @@ async fn database(n: usize) -> Result<String, Error> {
     let name = format!("fleet_bench_{}_{n}", std::process::id());
     let (client, connection) = tokio_postgres::connect(pg::url(), tokio_postgres::NoTls).await?;
     tokio::spawn(connection);
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await?;
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await?;
     Ok(format!("{} dbname={name}", pg::url()))
 }
 
 async fn start(args: &Args, url: &str, extra: &[&str]) -> Result<Node, Error> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let child = Command::new(&args.serve)
         .args(["--port", &port.to_string(), "--postgres", url])
         .args(extra)
@@ -90,7 +103,10 @@ async fn start(args: &Args, url: &str, extra: &[&str]) -> Result<Node, Error> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
-    let node = Node { child, base: format!("http://127.0.0.1:{port}") };
+    let node = Node {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
     let c = Client::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     while c.get(format!("{}/ok", node.base)).send().await.is_err() {
@@ -103,8 +119,17 @@ async fn start(args: &Args, url: &str, extra: &[&str]) -> Result<Node, Error> {
 }
 
 async fn new_thread(c: &Client, base: &str) -> Result<String, Error> {
-    let thread: Value = c.post(format!("{base}/threads")).json(&json!({})).send().await?.json().await?;
-    Ok(thread["thread_id"].as_str().ok_or("no thread id")?.to_owned())
+    let thread: Value = c
+        .post(format!("{base}/threads"))
+        .json(&json!({}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    Ok(thread["thread_id"]
+        .as_str()
+        .ok_or("no thread id")?
+        .to_owned())
 }
 
 /// One streamed run of `nest`: the time to its first `values` event.
@@ -112,7 +137,11 @@ async fn first_event(c: &Client, base: &str) -> Result<Duration, Error> {
     let thread = new_thread(c, base).await?;
     let body = json!({"assistant_id": "nest", "input": {"n": 1}, "stream_mode": ["values"]});
     let sent = Instant::now();
-    let mut response = c.post(format!("{base}/threads/{thread}/runs/stream")).json(&body).send().await?;
+    let mut response = c
+        .post(format!("{base}/threads/{thread}/runs/stream"))
+        .json(&body)
+        .send()
+        .await?;
     let mut seen = String::new();
     let mut first = None;
     while let Some(chunk) = response.chunk().await? {
@@ -131,7 +160,13 @@ async fn first_event(c: &Client, base: &str) -> Result<Duration, Error> {
 async fn background(c: &Client, base: &str) -> Result<(), Error> {
     let thread = new_thread(c, base).await?;
     let body = json!({"assistant_id": "nest", "input": {"n": 1}});
-    let run: Value = c.post(format!("{base}/threads/{thread}/runs")).json(&body).send().await?.json().await?;
+    let run: Value = c
+        .post(format!("{base}/threads/{thread}/runs"))
+        .json(&body)
+        .send()
+        .await?
+        .json()
+        .await?;
     let run_id = run["run_id"].as_str().ok_or("no run id")?;
     let url = format!("{base}/threads/{thread}/runs/{run_id}/join");
     let out: Value = c.get(url).send().await?.json().await?;
@@ -200,7 +235,13 @@ async fn failover(args: &Args, n: usize) -> Result<Duration, Error> {
     let c = Client::new();
     let thread = new_thread(&c, &a.base).await?;
     let body = json!({"assistant_id": "countdown", "input": {"n": 100}});
-    let run: Value = c.post(format!("{}/threads/{thread}/runs", a.base)).json(&body).send().await?.json().await?;
+    let run: Value = c
+        .post(format!("{}/threads/{thread}/runs", a.base))
+        .json(&body)
+        .send()
+        .await?
+        .json()
+        .await?;
     let run_id = run["run_id"].as_str().ok_or("no run id")?.to_owned();
     let b = start(args, &url, &["--lease-ms", &lease]).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
