@@ -84,6 +84,7 @@ pub(crate) struct Running {
     pub log: Arc<crate::log::RunLog>,
     /// Set with a stop that hands the run over to another server (this
     /// one stops): its record is left for the one that resumes it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub handover: Arc<std::sync::atomic::AtomicBool>,
 }
 

@@ -50,7 +50,10 @@ pub(crate) async fn start_background(
     thread_id: String,
     body: RunCreate,
 ) -> Result<String, ApiError> {
-    let queued = cfg!(feature = "postgres") && app.leases.session().is_some();
+    #[cfg(feature = "postgres")]
+    let queued = app.leases.session().is_some();
+    #[cfg(not(feature = "postgres"))]
+    let queued = false;
     let (job, events, turn) = admit(app, &thread_id, &body, false, queued).await?;
     let run_id = job.run_id.clone();
     if !queued {

@@ -147,6 +147,7 @@ impl Store {
     }
 
     /// This process's id: the owner of the runs it runs.
+    #[cfg(feature = "postgres")]
     pub(crate) fn owner(&self) -> &str {
         &self.owner
     }

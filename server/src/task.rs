@@ -38,6 +38,7 @@ enum NoTurn {
     /// It was cancelled while it waited.
     Cancelled,
     /// It is no longer this server's to run (another took it over).
+    #[cfg(feature = "postgres")]
     Gone,
     /// The database failed: the run fails with this error.
     Failed(Value),
@@ -117,6 +118,7 @@ pub(crate) async fn drive(
                 .await;
             return;
         }
+        #[cfg(feature = "postgres")]
         Err(NoTurn::Gone) => return job.let_go(&done),
         Err(NoTurn::Failed(error)) => return job.unrunnable(error, frames, &done).await,
     };
