@@ -444,3 +444,62 @@ async fn many_runs_across_two_servers_run_once() {
     }
     assert_eq!(owners.len(), 2, "both servers ran some");
 }
+
+/// A run queued behind a busy thread is cancelled through either server
+/// before any server claims it (interrupted, or deleted with
+/// `action=rollback`), and never runs; the busy run is cancelled through
+/// the server not running it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_and_running_runs_are_cancelled_from_any_server() {
+    let (c, db) = (Client::new(), database().await);
+    let (a, b) = (Node::start(&db, &[]).await, Node::start(&db, &[]).await);
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(&c, &a.base, &thread).await;
+    let id = |run: &Value| run["run_id"].as_str().expect("run id").to_owned();
+    let busy = id(&background(&c, &a.base, &thread, countdown(30, "enqueue"))
+        .await
+        .1);
+    wait_run(&c, &a.base, &thread, &busy, Duration::from_secs(10), |r| {
+        r["status"] == "running"
+    })
+    .await;
+    let queued = id(&background(&c, &a.base, &thread, countdown(2, "enqueue"))
+        .await
+        .1);
+    let dropped = id(&background(&c, &a.base, &thread, countdown(2, "enqueue"))
+        .await
+        .1);
+    let cancel = |run: &str, query: &str| {
+        let url = format!("{}/threads/{thread}/runs/{run}/cancel{query}", b.base);
+        c.post(url).send()
+    };
+    assert_eq!(
+        cancel(&queued, "").await.expect("cancel").status(),
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        run(&c, &a.base, &thread, &queued).await["status"],
+        "interrupted"
+    );
+    let rolled = cancel(&dropped, "?action=rollback").await.expect("cancel");
+    assert_eq!(rolled.status(), StatusCode::ACCEPTED);
+    let (status, _) = get(&c, format!("{}/threads/{thread}/runs/{dropped}", a.base)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let stopped = cancel(&busy, "?wait=true").await.expect("cancel");
+    assert_eq!(stopped.status(), StatusCode::OK);
+    assert_eq!(
+        run(&c, &b.base, &thread, &busy).await["status"],
+        "interrupted"
+    );
+    // The queued run never ran: the thread stays where the busy run left it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        run(&c, &b.base, &thread, &queued).await["status"],
+        "interrupted"
+    );
+    let (_, state) = get(&c, format!("{}/threads/{thread}/state", b.base)).await;
+    assert!(
+        state["values"]["n"].as_i64().is_some_and(|n| n > 2),
+        "{state}"
+    );
+}
