@@ -205,12 +205,13 @@ pub(crate) async fn run_claimed(
         }
         Err(error) => {
             tracing::error!(%run_id, %error, "a queued run could not start");
-            let _ = app.store.set_run_status(&run_id, "error").await;
+            // The thread first: a join that sees the run failed reads why.
             if let Ok(Some(mut thread)) = app.store.thread(&thread_id).await {
                 thread.status = "error".to_owned();
                 thread.error = Some(error);
                 let _ = app.store.save_thread(&thread).await;
             }
+            let _ = app.store.set_run_status(&run_id, "error").await;
         }
     }
 }
