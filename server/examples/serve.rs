@@ -13,7 +13,11 @@
 //! `--port N` and `--db PATH` change the address and the database file;
 //! `--postgres URL` (built with `--features postgres`) keeps everything in
 //! that PostgreSQL database instead, where several of these servers can
-//! serve the same threads.
+//! serve the same threads: background runs go through a queue every one
+//! takes from, and `--max-runs N`, `--lease-ms MS` and `--grace-ms MS` set
+//! how many it runs at once, how soon a killed server's runs are taken
+//! over, and how long SIGTERM lets its runs finish before it hands them
+//! over.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -158,12 +162,40 @@ fn arg(name: &str) -> Option<String> {
     args.get(at + 1).cloned()
 }
 
+/// A number given as `name`, if any.
+#[cfg(feature = "postgres")]
+fn number(name: &str) -> Result<Option<u64>, Box<dyn std::error::Error>> {
+    match arg(name) {
+        None => Ok(None),
+        Some(n) => Ok(Some(
+            n.parse()
+                .map_err(|_| format!("{name}: `{n}` is not a number"))?,
+        )),
+    }
+}
+
+/// The server on `--postgres URL` when given, with the queue's settings.
+#[cfg(feature = "postgres")]
+fn fleet(mut server: Server, url: String) -> Result<Server, Box<dyn std::error::Error>> {
+    server = server.postgres(url);
+    if let Some(n) = number("--max-runs")? {
+        server = server.max_runs(usize::try_from(n)?);
+    }
+    if let Some(ms) = number("--lease-ms")? {
+        server = server.lease(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("--grace-ms")? {
+        server = server.shutdown_grace(Duration::from_millis(ms));
+    }
+    Ok(server)
+}
+
 /// The server on `--postgres URL` when given.
 fn database(server: Server) -> Result<Server, Box<dyn std::error::Error>> {
     match arg("--postgres") {
         None => Ok(server),
         #[cfg(feature = "postgres")]
-        Some(url) => Ok(server.postgres(url)),
+        Some(url) => fleet(server, url),
         #[cfg(not(feature = "postgres"))]
         Some(_) => Err("--postgres needs the example built with `--features postgres`".into()),
     }
@@ -183,6 +215,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .bind(format!("127.0.0.1:{port}"))
         .await?;
     println!("listening on http://{}", listening.local_addr());
+    // Until Ctrl-C or SIGTERM; on PostgreSQL the runs in progress then
+    // finish or are handed over to the other servers.
     listening.serve().await?;
     Ok(())
 }

@@ -68,6 +68,9 @@ pub(crate) struct App {
     running: Mutex<HashMap<String, Running>>,
     /// Each thread's events in the thread protocol (`/threads/{id}/stream/events`).
     pub threadproto: crate::threadproto::Tapes,
+    /// This server's part in the run queue, on PostgreSQL.
+    #[cfg(feature = "postgres")]
+    pub fleet: Option<crate::worker::Fleet>,
 }
 
 /// A run of this process that has not ended.
@@ -83,6 +86,10 @@ pub(crate) struct Running {
     pub rollback: Arc<std::sync::atomic::AtomicBool>,
     /// Its events so far, for clients that join its stream.
     pub log: Arc<crate::log::RunLog>,
+    /// Set with a stop that hands the run over to another server (this
+    /// one stops): its record is left for the one that resumes it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub handover: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Running {
@@ -119,6 +126,8 @@ impl App {
             leases,
             running: Mutex::default(),
             threadproto: Default::default(),
+            #[cfg(feature = "postgres")]
+            fleet: None,
         }
     }
 
@@ -191,6 +200,25 @@ impl App {
         let running = self.running();
         let mine = running.values().filter(|r| r.thread_id == thread_id);
         mine.inspect(|r| r.stop(rollback)).count()
+    }
+
+    /// How many runs of this process have not ended.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn running_count(&self) -> usize {
+        self.running().len()
+    }
+
+    /// Stops every run of this process to hand it over to another server
+    /// (this one stops): how many.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn hand_over_all(&self) -> usize {
+        let running = self.running();
+        for run in running.values() {
+            run.handover
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            run.cancel.notify_one();
+        }
+        running.len()
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {

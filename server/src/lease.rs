@@ -1,6 +1,8 @@
-//! Whose turn a thread is: one run at a time per thread, in this process
-//! (a lock per thread) and, on PostgreSQL, across every server on the
-//! database (an advisory lock, see [`postgres`]).
+//! Whose turn a thread is, on SQLite: one run at a time per thread, a
+//! lock per thread in this process (one server owns the file). On
+//! PostgreSQL the runs table itself says whose turn it is, across every
+//! server (see [`crate::queue`]), and [`postgres`] is how the servers
+//! tell each other of cancels and of runs to take.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,19 +25,11 @@ pub(crate) struct Leases {
 
 /// A thread's turn, held until dropped.
 pub(crate) struct Lease {
-    // Dropped first: the other servers may take the thread before the
-    // runs queued here, as they would without a local lock.
-    #[cfg(feature = "postgres")]
-    _shared: Option<postgres::Held>,
     _local: OwnedMutexGuard<()>,
 }
 
-/// How often a run queued for a thread another server runs asks again.
-#[cfg(feature = "postgres")]
-const POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
 impl Leases {
-    /// Locks across servers through `session` as well as in this process.
+    /// Runs on PostgreSQL, telling the other servers through `session`.
     #[cfg(feature = "postgres")]
     pub(crate) fn shared(session: postgres::Session) -> Self {
         Leases {
@@ -44,7 +38,7 @@ impl Leases {
         }
     }
 
-    /// The advisory-lock session, on PostgreSQL.
+    /// The session that talks to the other servers, on PostgreSQL.
     #[cfg(feature = "postgres")]
     pub(crate) fn session(&self) -> Option<&postgres::Session> {
         self.shared.as_ref()
@@ -55,49 +49,18 @@ impl Leases {
         Arc::clone(locks.entry(thread_id.to_owned()).or_default())
     }
 
-    /// The thread's turn if no run holds it, `None` if one does.
+    /// The thread's turn if no run of this process holds it, `None` if
+    /// one does.
     pub(crate) async fn try_take(&self, thread_id: &str) -> Result<Option<Lease>, StoreError> {
-        let Ok(local) = self.local_lock(thread_id).try_lock_owned() else {
-            return Ok(None);
-        };
-        #[cfg(feature = "postgres")]
-        if let Some(session) = &self.shared {
-            let Some(held) = session.try_lock(thread_id).await? else {
-                return Ok(None);
-            };
-            return Ok(Some(Lease {
-                _shared: Some(held),
-                _local: local,
-            }));
-        }
-        Ok(Some(Lease {
-            #[cfg(feature = "postgres")]
-            _shared: None,
-            _local: local,
-        }))
+        let local = self.local_lock(thread_id).try_lock_owned().ok();
+        Ok(local.map(|l| Lease { _local: l }))
     }
 
-    /// The thread's turn, once the runs before it are done (here first,
-    /// then on the other servers). Cancelled by dropping it.
+    /// The thread's turn, once this process's runs before it are done.
+    /// Cancelled by dropping it.
     pub(crate) async fn take(&self, thread_id: &str) -> Result<Lease, StoreError> {
         let local = self.local_lock(thread_id).lock_owned().await;
-        #[cfg(feature = "postgres")]
-        if let Some(session) = &self.shared {
-            loop {
-                if let Some(held) = session.try_lock(thread_id).await? {
-                    return Ok(Lease {
-                        _shared: Some(held),
-                        _local: local,
-                    });
-                }
-                tokio::time::sleep(POLL).await;
-            }
-        }
-        Ok(Lease {
-            #[cfg(feature = "postgres")]
-            _shared: None,
-            _local: local,
-        })
+        Ok(Lease { _local: local })
     }
 
     /// Forgets a deleted thread's lock.

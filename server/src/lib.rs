@@ -138,18 +138,28 @@
 //!   progress fails saying so, and every later request is answered 503
 //!   until a restart opens the file now at the path.
 //! * On PostgreSQL, any number of servers share the database and serve
-//!   the same threads: a thread runs one run at a time across all of them
-//!   (a session advisory lock per running thread, all of a server's on
-//!   one connection of its own), and a run started on one is read,
-//!   listed, joined and cancelled (a `NOTIFY` to the server running it)
-//!   on any. A server that dies releases its locks with
-//!   its session; its unfinished runs are marked `error` by the next
-//!   server that starts or by a live one within 5 s, never those of a
-//!   server still running. Requests share a bounded pool of connections
-//!   (`Server::pool_size`, 16 by default); one that waits longer than
-//!   `Server::pool_wait` (30 s by default) for a connection is answered
-//!   503. A lost connection (a database restart) is opened again at the
-//!   next request; only what was in flight when it broke fails.
+//!   the same threads: any server answers any request for any thread or
+//!   run. A background run (`POST /threads/{id}/runs`) is queued in the
+//!   runs table, and every server's worker takes the oldest whose thread
+//!   is free (`FOR UPDATE SKIP LOCKED`, woken by a `NOTIFY`, at most
+//!   `Server::max_runs` at once); a streamed or waited-for run is run by
+//!   the server its client talks to, in its turn. A thread runs one run
+//!   at a time across all of them, in the order they came. A server holds
+//!   a lease on each of its runs (`Server::lease`, 10 s by default,
+//!   renewed every fifth of it); a run whose server died (killed, or cut
+//!   from the database) is taken over by another once its lease expires,
+//!   its `attempt` one more, and resumed from its last stored step (the
+//!   steps it stored are not done again). Ctrl-C or SIGTERM: the server
+//!   takes no more runs, lets its runs finish within
+//!   `Server::shutdown_grace` (30 s by default) and hands the rest over
+//!   to the others. A run is cancelled, and the `interrupt` and
+//!   `rollback` strategies stop the runs before them, on any server (a
+//!   `NOTIFY` to the one running it). Requests share a bounded pool of
+//!   connections (`Server::pool_size`, 16 by default); one that waits
+//!   longer than `Server::pool_wait` (30 s by default) for a connection
+//!   is answered 503. A lost connection (a database restart) is opened
+//!   again at the next request; only what was in flight when it broke
+//!   fails.
 //!
 //! A database error is answered 500 `{"detail": "Internal server
 //! error"}` and logged in full: what a client sees never holds a file
@@ -234,9 +244,13 @@
 //! a 404 (the official server answers 409). A `command.update` on a
 //! thread with no state runs the graph with the update as its input (the official server
 //! fails the run).
-//! On PostgreSQL, a rollback asked of another server's run stops it
-//! without taking its steps off (the server running it is told to
-//! cancel; the rollback is done only where the run runs).
+//! On PostgreSQL, a run taken over from a dead server (or handed over
+//! by one that stopped) starts again from the thread's last stored step,
+//! as LangGraph resumes a run from its checkpoint; the official server
+//! runs the whole run again on its next attempt. A cancel with
+//! `wait=true` of a run on another server answers 200 `{}` once it
+//! stopped, as for a run of this server. A run taken over then rolled
+//! back takes its steps of every attempt off.
 //!
 //! Not served yet (refused with a 422 naming the option, never ignored):
 //! a thread search's `extract`, and `command.resume` together with
@@ -277,6 +291,8 @@ mod modes;
 mod open;
 mod partial;
 #[cfg(feature = "postgres")]
+mod queue;
+#[cfg(feature = "postgres")]
 mod reconnect;
 mod remote;
 mod retention;
@@ -292,6 +308,8 @@ mod threadproto;
 mod threads;
 mod watch;
 mod wire;
+#[cfg(feature = "postgres")]
+mod worker;
 
 pub use retention::{ThreadTtl, TtlStrategy};
 pub use server::{Listening, Server, ServerError};

@@ -13,7 +13,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
-/// Serves `router` on `listener` until `shutdown`, then waits for the
+/// Serves `router` on `listener` until `shutdown`, then runs `drain`
+/// (the server's runs finish or are handed over) and waits for the
 /// connections in progress. A client that does not finish a request's
 /// headers within `read_timeout` (an idle keep-alive connection
 /// included) is disconnected.
@@ -22,6 +23,7 @@ pub(crate) async fn serve(
     router: Router,
     read_timeout: Duration,
     shutdown: impl Future<Output = ()>,
+    drain: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let mut builder = Builder::new();
     builder
@@ -59,6 +61,8 @@ pub(crate) async fn serve(
             }
         });
     }
+    drop(listener);
+    drain.await;
     graceful.shutdown().await;
     Ok(())
 }

@@ -1,6 +1,9 @@
 //! Runs of other servers on the same database: what this one knows of
 //! them is what the store holds, so a join waits on the stored status,
-//! and the runs of a server that died are failed by whoever notices.
+//! and a cancel is done in the queue (a run no server claimed) or sent
+//! to the server running it. On SQLite the runs a server that died left
+//! unfinished are failed at the next start; on PostgreSQL they are taken
+//! over by another server (see [`crate::queue`], [`crate::worker`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,10 +16,6 @@ use crate::store::{RunRow, StoreError, ThreadRow};
 
 /// How often a join asks the store whether another server's run ended.
 const POLL: Duration = Duration::from_millis(100);
-
-/// How often a server on PostgreSQL looks for runs whose server died.
-#[cfg(feature = "postgres")]
-const SWEEP: Duration = Duration::from_secs(5);
 
 fn unfinished(status: &str) -> bool {
     matches!(status, "pending" | "running")
@@ -50,24 +49,6 @@ pub(crate) async fn stored_outcome(
     })
 }
 
-/// Fails the runs left unfinished by processes that are gone: on SQLite
-/// (one server per file) every one, at start; on PostgreSQL those whose
-/// server's lock is free (see [`crate::lease::postgres`]), so a live
-/// server's runs are never touched.
-async fn fail_orphans(app: &App) -> Result<u64, StoreError> {
-    #[cfg(feature = "postgres")]
-    if let Some(session) = app.leases.session() {
-        let mut failed = 0;
-        for owner in app.store.unfinished_owners().await? {
-            if session.is_dead(&owner).await? {
-                failed += app.store.fail_runs_of(Some(&owner)).await?;
-            }
-        }
-        return Ok(failed);
-    }
-    app.store.fail_runs_of(None).await
-}
-
 /// Stops a run of the thread that another server is running (all the
 /// thread's runs when `run_id` is `None`): a message to every server on
 /// the database; the one running it stops it at its next event. Nothing
@@ -78,28 +59,111 @@ pub(crate) async fn cancel_elsewhere(
     run_id: Option<&str>,
 ) -> Result<(), StoreError> {
     #[cfg(feature = "postgres")]
-    if let Some(session) = app.leases.session() {
-        session.send_cancel(thread_id, run_id).await?;
+    if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
+        crate::queue::cancel_queued(db, thread_id, run_id, false).await?;
+        session.send_cancel(thread_id, run_id, false).await?;
     }
     #[cfg(not(feature = "postgres"))]
     let _ = (app, thread_id, run_id);
     Ok(())
 }
 
+/// The `interrupt` and `rollback` strategies: the thread's runs stored
+/// before run `run_id` stop (rolled back with `rollback`), here and on
+/// any server: on PostgreSQL, a queued one in the queue, a claimed one by
+/// its server, told by a message (so of two such runs sent at once, the
+/// later stops the earlier, never the reverse). On SQLite, every run of
+/// the thread this process runs (there is no other server).
+pub(crate) async fn stop_runs_before(
+    app: &App,
+    thread_id: &str,
+    run_id: &str,
+    rollback: bool,
+) -> Result<(), StoreError> {
+    #[cfg(feature = "postgres")]
+    if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
+        for older in crate::queue::runs_before(db, thread_id, run_id).await? {
+            if app.cancel_run(thread_id, &older, rollback) {
+                continue;
+            }
+            let queued = crate::queue::cancel_queued(db, thread_id, Some(&older), rollback);
+            if queued.await?.is_empty() {
+                session
+                    .send_cancel(thread_id, Some(&older), rollback)
+                    .await?;
+            }
+        }
+        return Ok(());
+    }
+    let _ = run_id;
+    app.cancel_thread_runs(thread_id, rollback);
+    Ok(())
+}
+
+/// Waits until no run of the thread runs on any server (a thread being
+/// deleted). Nothing on SQLite, where the thread's local lock says it.
+pub(crate) async fn wait_thread_free(app: &App, thread_id: &str) -> Result<(), StoreError> {
+    #[cfg(feature = "postgres")]
+    if let Some(db) = app.store.pg() {
+        while crate::queue::running(db, thread_id).await? {
+            tokio::time::sleep(POLL).await;
+        }
+    }
+    #[cfg(not(feature = "postgres"))]
+    let _ = (app, thread_id);
+    Ok(())
+}
+
+/// The events of a run queued for the workers, once it starts if this
+/// server's worker takes it: `None` when another server runs it (or it
+/// ended). On SQLite a background run is this server's at once.
+pub(crate) async fn queued_log(
+    app: &App,
+    thread_id: &str,
+    run_id: &str,
+) -> Result<Option<Arc<crate::log::RunLog>>, StoreError> {
+    // A run claimed here is registered a moment after it is `running`.
+    let mut running_for = 0;
+    loop {
+        if let Some(log) = app.running_log(run_id) {
+            return Ok(Some(log));
+        }
+        let status = app.store.run(thread_id, run_id).await?.map(|r| r.status);
+        match status.as_deref() {
+            Some("pending") => {}
+            Some("running") if running_for < 10 => running_for += 1,
+            _ => return Ok(app.running_log(run_id)),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A cancel of a run this process does not run: `false` when the store
-/// has no unfinished run by that id; else the run's server is told, and
-/// with `wait`, this answers once the run ended.
+/// has no unfinished run by that id; else a queued run is cancelled in
+/// the queue (deleted with `rollback`), a claimed one's server is told,
+/// and with `wait`, this answers once the run ended.
 pub(crate) async fn cancel_stored(
     app: &App,
     thread_id: &str,
     run_id: &str,
     wait: bool,
+    rollback: bool,
 ) -> Result<bool, ApiError> {
     let run = app.store.run(thread_id, run_id).await?;
     let Some(mut run) = run.filter(|r| unfinished(&r.status)) else {
         return Ok(false);
     };
-    cancel_elsewhere(app, thread_id, Some(run_id)).await?;
+    #[cfg(feature = "postgres")]
+    if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
+        let queued = crate::queue::cancel_queued(db, thread_id, Some(run_id), rollback);
+        if queued.await?.is_empty() {
+            session
+                .send_cancel(thread_id, Some(run_id), rollback)
+                .await?;
+        }
+    }
+    #[cfg(not(feature = "postgres"))]
+    let _ = rollback;
     while wait && unfinished(&run.status) {
         tokio::time::sleep(POLL).await;
         match app.store.run(thread_id, run_id).await? {
@@ -110,23 +174,26 @@ pub(crate) async fn cancel_stored(
     Ok(true)
 }
 
-/// At a server's start: fails the runs of servers that died, then (on
-/// PostgreSQL, where other servers may die while this one runs) keeps
-/// looking every 5 s (`SWEEP`).
+/// At a server's start: on SQLite, fails the runs a server that died
+/// left unfinished (one server owns the file); on PostgreSQL, starts this
+/// server's queue worker and heartbeat (which take over the runs of
+/// servers that died, see [`crate::worker`]) and acts on the cancels
+/// other servers send.
 pub(crate) async fn recover(app: &Arc<App>) -> Result<(), StoreError> {
-    let failed = fail_orphans(app).await?;
+    #[cfg(feature = "postgres")]
+    if let Some(session) = app.leases.session() {
+        crate::worker::start(app).await;
+        if let Some(cancels) = session.cancels() {
+            act_on_cancels(app, cancels);
+        }
+        return Ok(());
+    }
+    let failed = app.store.fail_runs_of(None).await?;
     if failed > 0 {
         tracing::warn!(
             runs = failed,
             "runs left unfinished by a server that died marked failed"
         );
-    }
-    #[cfg(feature = "postgres")]
-    if let Some(session) = app.leases.session() {
-        sweep_forever(app);
-        if let Some(cancels) = session.cancels() {
-            act_on_cancels(app, cancels);
-        }
     }
     Ok(())
 }
@@ -142,28 +209,10 @@ fn act_on_cancels(
     tokio::spawn(async move {
         while let Some(cancel) = cancels.recv().await {
             let Some(app) = app.upgrade() else { return };
+            let (thread_id, rollback) = (&cancel.thread_id, cancel.rollback);
             match &cancel.run_id {
-                Some(run_id) => _ = app.cancel_run(&cancel.thread_id, run_id, false),
-                None => _ = app.cancel_thread_runs(&cancel.thread_id, false),
-            }
-        }
-    });
-}
-
-/// Fails orphaned runs every [`SWEEP`] while the server is up, so a run
-/// whose server died mid-way does not stay `running` (nor its joiners
-/// waiting) until some server restarts.
-#[cfg(feature = "postgres")]
-fn sweep_forever(app: &Arc<App>) {
-    let app = Arc::downgrade(app);
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(SWEEP).await;
-            let Some(app) = app.upgrade() else { return };
-            match fail_orphans(&app).await {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(runs = n, "runs of a server that died marked failed"),
-                Err(e) => tracing::error!(error = %e, "could not look for runs of dead servers"),
+                Some(run_id) => _ = app.cancel_run(thread_id, run_id, rollback),
+                None => _ = app.cancel_thread_runs(thread_id, rollback),
             }
         }
     });

@@ -215,6 +215,7 @@ pub(crate) async fn remove_thread(app: &App, id: &str) -> Result<bool, ApiError>
     app.cancel_thread_runs(id, false);
     crate::remote::cancel_elsewhere(app, id, None).await?;
     let _held = app.leases.take(id).await?;
+    crate::remote::wait_thread_free(app, id).await?;
     // The checkpoints first: once the thread answers 404 nothing of it is
     // left, and a failure here leaves it there for the DELETE to be sent
     // again.

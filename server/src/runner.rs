@@ -40,21 +40,124 @@ pub(crate) async fn start(
     temporary: bool,
     stream: bool,
 ) -> Result<Started, ApiError> {
+    let (job, events, turn) = admit(app, &thread_id, &body, temporary, false).await?;
+    Ok(spawn(job, events, turn, stream))
+}
+
+/// `POST /threads/{id}/runs`: the run recorded and started in the
+/// background (on PostgreSQL, queued for any server's worker to run):
+/// its id.
+pub(crate) async fn start_background(
+    app: &Arc<App>,
+    thread_id: String,
+    body: RunCreate,
+) -> Result<String, ApiError> {
+    #[cfg(feature = "postgres")]
+    let queued = app.leases.session().is_some();
+    #[cfg(not(feature = "postgres"))]
+    let queued = false;
+    let (job, events, turn) = admit(app, &thread_id, &body, false, queued).await?;
+    let run_id = job.run_id.clone();
+    if !queued {
+        spawn(job, events, turn, false);
+    }
+    Ok(run_id)
+}
+
+/// Checks the request and records the run: the run's task to spawn
+/// (unless `queued` for the workers), its events and how it gets its
+/// thread.
+async fn admit(
+    app: &Arc<App>,
+    thread_id: &str,
+    body: &RunCreate,
+    temporary: bool,
+    queued: bool,
+) -> Result<(Job, BoxStream<'static, RunEvent>, Turn), ApiError> {
     let assistant = app.run_assistant(&body.assistant_id)?;
-    same_graph(app, &thread_id, assistant).await?;
-    let (modes, mode_names) = modes::parse(&body.stream_mode)?;
-    let subgraphs = modes::subgraphs(&body.stream_subgraphs)?;
-    let control = crate::control::read(&body, assistant)?;
-    let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
-    let resumable = body.stream_resumable.unwrap_or(false);
-    let turn = take_turn(app, &thread_id, body.multitask_strategy.as_deref()).await?;
+    same_graph(app, thread_id, assistant).await?;
     let run_id = new_id();
+    let (job, events) = open_job(app, thread_id, &run_id, body, temporary, 1)?;
+    let strategy = body.multitask_strategy.as_deref();
+    let turn = take_turn(app, thread_id, strategy).await?;
+    if temporary {
+        app.store
+            .insert_thread(&new_thread(thread_id.to_owned(), body.metadata.clone()))
+            .await?;
+    }
+    stamp_thread(app, thread_id, assistant).await?;
+    let (modes, subgraphs) = (modes::parse(&body.stream_mode)?.1, job_subgraphs(body)?);
+    let row = run_row(
+        assistant, thread_id, &run_id, body, modes, temporary, subgraphs,
+    );
+    record(app, &row, body, queued).await?;
+    tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
+    let rollback = match strategy {
+        Some("interrupt") => Some(false),
+        Some("rollback") => Some(true),
+        _ => None,
+    };
+    if let Some(rollback) = rollback {
+        // The runs before it stop at their next event (and are deleted
+        // with what they wrote, for `rollback`), here and on any other
+        // server; queued ones never start.
+        let stopped = crate::remote::stop_runs_before(app, thread_id, &run_id, rollback);
+        if let Err(e) = stopped.await {
+            // The run is recorded: it waits for the others to end instead.
+            tracing::error!(%thread_id, error = %e, "could not stop the thread's runs");
+        }
+    }
+    Ok((job, events, turn))
+}
+
+fn job_subgraphs(body: &RunCreate) -> Result<bool, ApiError> {
+    modes::subgraphs(&body.stream_subgraphs)
+}
+
+/// Stores the run: on PostgreSQL in the queue (owned by this server, or
+/// `queued` for any), where a `reject` run is refused (409) if another
+/// holds the thread, checked and stored at once.
+async fn record(app: &App, row: &RunRow, body: &RunCreate, queued: bool) -> Result<(), ApiError> {
+    #[cfg(feature = "postgres")]
+    if let (Some(db), Some(fleet)) = (app.store.pg(), app.fleet.as_ref()) {
+        let sent = serde_json::to_value(body).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let owner = (!queued).then(|| app.store.owner());
+        let reject = body.multitask_strategy.as_deref() == Some("reject");
+        let stored =
+            crate::queue::insert(db, row, &sent, owner, fleet.settings.lease, reject).await?;
+        return match stored {
+            true => Ok(()),
+            false => Err(busy()),
+        };
+    }
+    let _ = (body, queued);
+    app.store.insert_run(row).await?;
+    Ok(())
+}
+
+/// The run's task and its events, from its request: every refusal (bad
+/// mode, input or control) before anything is stored.
+fn open_job(
+    app: &Arc<App>,
+    thread_id: &str,
+    run_id: &str,
+    body: &RunCreate,
+    temporary: bool,
+    attempt: i64,
+) -> Result<(Job, BoxStream<'static, RunEvent>), ApiError> {
+    let assistant = app.run_assistant(&body.assistant_id)?;
+    let (modes, _) = modes::parse(&body.stream_mode)?;
+    let subgraphs = modes::subgraphs(&body.stream_subgraphs)?;
+    let control = crate::control::read(body, assistant)?;
+    let cancel_on_disconnect = on_disconnect(body.on_disconnect.as_deref())?;
+    let mut meta = run_metadata(assistant, thread_id, run_id, &body.metadata);
+    meta.insert("run_attempt".into(), json!(attempt));
     let spec = RunSpec {
         input: body.input.clone(),
         resume: body.command.as_ref().and_then(|c| c.resume.clone()),
         modes,
         subgraphs,
-        meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
+        meta,
         control,
         store: Arc::clone(&app.items),
         client_tools: body.client_tools.clone(),
@@ -62,53 +165,102 @@ pub(crate) async fn start(
     let saver = Arc::clone(&app.saver);
     let events = assistant
         .graph
-        .start(saver, thread_id.clone(), spec)
+        .start(saver, thread_id.to_owned(), spec)
         .map_err(ApiError::Invalid)?;
-    if temporary {
-        app.store
-            .insert_thread(&new_thread(thread_id.clone(), body.metadata.clone()))
-            .await?;
-    }
-    stamp_thread(app, &thread_id, assistant).await?;
-    let row = run_row(
-        assistant, &thread_id, &run_id, &body, mode_names, temporary, subgraphs,
-    );
-    app.store.insert_run(&row).await?;
-    tracing::info!(%run_id, %thread_id, graph = %assistant.graph_id, "run started");
-    let rollback = match body.multitask_strategy.as_deref() {
-        Some("interrupt") => Some(false),
-        Some("rollback") => Some(true),
-        _ => None,
-    };
-    if let Some(rollback) = rollback {
-        // The runs holding the thread stop at their next event (and are
-        // deleted with what they wrote, for `rollback`), here and on any
-        // other server (which stops them without a rollback).
-        app.cancel_thread_runs(&thread_id, rollback);
-        if let Err(e) = crate::remote::cancel_elsewhere(app, &thread_id, None).await {
-            // The run is recorded: it waits for the others to end instead.
-            tracing::error!(%thread_id, error = %e, "could not ask other servers to stop the thread's runs");
-        }
-    }
     let job = Job {
         app: Arc::clone(app),
         graph: Arc::clone(&assistant.graph),
         cancel: Arc::default(),
         rollback: Arc::default(),
-        run_id,
-        thread_id,
+        run_id: run_id.to_owned(),
+        thread_id: thread_id.to_owned(),
         temporary,
         cancel_on_disconnect,
         log: RunLog::new(),
-        resumable,
+        resumable: body.stream_resumable.unwrap_or(false),
+        attempt,
+        base: None,
+        handover: Arc::default(),
     };
-    Ok(spawn(job, events, turn, stream))
+    Ok((job, events))
+}
+
+/// Runs a run a worker claimed from the queue, holding `slot` (room in
+/// [`crate::Server::max_runs`]) until it ends. A run taken over from
+/// another server resumes from the thread's last stored step when it
+/// stored one (no new input: the steps it stored are not done again),
+/// else starts as it was asked.
+#[cfg(feature = "postgres")]
+pub(crate) async fn run_claimed(
+    app: &Arc<App>,
+    claimed: crate::queue::Claimed,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) {
+    let (run_id, thread_id) = (claimed.run_id.clone(), claimed.thread_id.clone());
+    match claimed_job(app, claimed).await {
+        Ok((job, events)) => {
+            tracing::info!(%run_id, %thread_id, attempt = job.attempt, "queued run claimed");
+            let mut done = spawn(job, events, Turn::Claimed, false).done;
+            tokio::spawn(async move {
+                let _ = done.wait_for(Option::is_some).await;
+                drop(slot);
+            });
+        }
+        Err(error) => {
+            tracing::error!(%run_id, %error, "a queued run could not start");
+            // The thread first: a join that sees the run failed reads why.
+            if let Ok(Some(mut thread)) = app.store.thread(&thread_id).await {
+                thread.status = "error".to_owned();
+                thread.error = Some(error);
+                let _ = app.store.save_thread(&thread).await;
+            }
+            let _ = app.store.set_run_status(&run_id, "error").await;
+        }
+    }
+}
+
+/// The task of a claimed run, from the request it was queued with; else
+/// the thread's error saying why it cannot run.
+#[cfg(feature = "postgres")]
+async fn claimed_job(
+    app: &Arc<App>,
+    claimed: crate::queue::Claimed,
+) -> Result<(Job, BoxStream<'static, RunEvent>), Value> {
+    use agent_state::checkpoint::CheckpointId;
+    let failed = |message: String| json!({"error": "RunFailed", "message": message});
+    // A run left by a server of a version before the queue has no
+    // request stored: it cannot be resumed.
+    let Ok(mut body) = serde_json::from_value::<RunCreate>(claimed.body) else {
+        let message = "the server running this run stopped before the run ended";
+        return Err(json!({"error": "ServerDied", "message": message}));
+    };
+    let head = app.saver.head(&claimed.thread_id).await;
+    let head = head.map_err(|e| failed(e.to_string()))?;
+    let head = head.map(|h| h.meta.id.0.to_string()).unwrap_or_default();
+    let base = claimed.base.filter(|_| claimed.resume);
+    if base.as_deref().is_some_and(|b| b != head) {
+        // It stored steps: it goes on from the last, as asked.
+        (body.input, body.command) = (None, None);
+        (body.checkpoint, body.checkpoint_id) = (None, None);
+    }
+    let (thread_id, run_id) = (&claimed.thread_id, &claimed.run_id);
+    let opened = open_job(app, thread_id, run_id, &body, false, claimed.attempt);
+    let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
+    job.base = base.map(|b| b.parse().ok().map(CheckpointId));
+    Ok((job, events))
+}
+
+fn busy() -> ApiError {
+    ApiError::Conflict(
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+            .to_owned(),
+    )
 }
 
 fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: bool) -> Started {
     let run_id = job.run_id.clone();
     // Written by hand to keep the official key order (`run_id` first).
-    let meta = format!("{{\"run_id\":\"{run_id}\",\"attempt\":1}}");
+    let meta = format!("{{\"run_id\":\"{run_id}\",\"attempt\":{}}}", job.attempt);
     let first = job.emit("metadata", meta);
     let (frames, rx) = if stream {
         let (tx, rx) = mpsc::channel(64);
@@ -125,6 +277,7 @@ fn spawn(job: Job, events: BoxStream<'static, RunEvent>, turn: Turn, stream: boo
         cancel: Arc::clone(&job.cancel),
         rollback: Arc::clone(&job.rollback),
         log: Arc::clone(&job.log),
+        handover: Arc::clone(&job.handover),
     };
     job.app.register_run(&run_id, running);
     let log = Arc::clone(&job.log);
@@ -169,22 +322,30 @@ fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
 /// The thread for this run under `multitask_strategy`: `reject` (409 when
 /// another run holds it, here or on another server), `enqueue` (the
 /// default: wait for it), `interrupt` or `rollback` (stop the runs holding
-/// it, then take it).
+/// it, then take it). On PostgreSQL every run waits its turn in the runs
+/// table, where `reject` is checked as the run is stored.
 async fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
-    match strategy.unwrap_or("enqueue") {
-        "enqueue" => Ok(Turn::Wait),
-        "reject" => app.leases.try_take(thread_id).await?.map(Turn::Held).ok_or_else(|| {
-            ApiError::Conflict(
-                "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
-                    .to_owned(),
-            )
-        }),
-        // The runs holding the thread are stopped (and rolled back) once
-        // this one is recorded (`start`), then it takes the thread.
-        "interrupt" | "rollback" => Ok(Turn::Wait),
-        other => Err(ApiError::Invalid(format!(
-            "multitask_strategy: `{other}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
-        ))),
+    let strategy = strategy.unwrap_or("enqueue");
+    if !matches!(strategy, "enqueue" | "reject" | "interrupt" | "rollback") {
+        return Err(ApiError::Invalid(format!(
+            "multitask_strategy: `{strategy}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
+        )));
+    }
+    #[cfg(feature = "postgres")]
+    if app.leases.session().is_some() {
+        return Ok(Turn::Claim);
+    }
+    match strategy {
+        "reject" => app
+            .leases
+            .try_take(thread_id)
+            .await?
+            .map(Turn::Held)
+            .ok_or_else(busy),
+        // `interrupt` and `rollback`: the runs holding the thread are
+        // stopped (and rolled back) once this one is recorded (`admit`),
+        // then it takes the thread.
+        _ => Ok(Turn::Wait),
     }
 }
 
@@ -199,7 +360,6 @@ fn run_metadata(
     meta.insert("created_by".into(), json!("system"));
     meta.insert("graph_id".into(), json!(a.graph_id));
     meta.insert("assistant_id".into(), json!(a.id));
-    meta.insert("run_attempt".into(), json!(1));
     meta.insert("thread_id".into(), json!(thread_id));
     meta.insert("run_id".into(), json!(run_id));
     meta

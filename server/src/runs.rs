@@ -34,8 +34,9 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/runs/wait", post(stateless_wait))
 }
 
-/// A run's body (`RunCreateStateful` / `RunCreateStateless`).
-#[derive(Deserialize)]
+/// A run's body (`RunCreateStateful` / `RunCreateStateless`); stored
+/// as sent with a queued run, which a worker starts from.
+#[derive(Deserialize, serde::Serialize)]
 pub(crate) struct RunCreate {
     pub assistant_id: String,
     #[serde(default)]
@@ -73,7 +74,7 @@ pub(crate) struct RunCreate {
 }
 
 /// `command`: a resume value, or an update and the nodes to go to.
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 pub(crate) struct Command {
     #[serde(default)]
     pub resume: Option<Value>,
@@ -222,10 +223,10 @@ async fn background(
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body).await?;
-    let started = start(&app, id.clone(), body, false, false).await?;
-    let run = app.store.run(&id, &started.run_id).await?;
+    let run_id = crate::runner::start_background(&app, id.clone(), body).await?;
+    let run = app.store.run(&id, &run_id).await?;
     let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
-    let at = format!("/threads/{id}/runs/{}", started.run_id);
+    let at = format!("/threads/{id}/runs/{run_id}");
     let mut response = Json(run_json(&run)).into_response();
     if let Ok(at) = HeaderValue::from_str(&at) {
         response.headers_mut().insert(header::CONTENT_LOCATION, at);
@@ -356,18 +357,20 @@ async fn cancel(
     };
     let outcome = app.running_run(&run_id);
     let here = app.cancel_run(&id, &run_id, rollback);
-    if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait).await? {
+    if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait, rollback).await? {
         return Err(ApiError::NotFound(format!(
             "Run {run_id} of thread {id} is not running: it ended, or was never started"
         )));
     }
     match (wait, outcome) {
         // As the official server answers a wait for a cancelled run: 200
-        // and `{}`, once it stopped.
+        // and `{}`, once it stopped (another server's run was waited for
+        // by `cancel_stored`).
         (true, Some(done)) => {
             outcome_of(done).await;
             Ok(Json(json!({})).into_response())
         }
+        (true, None) => Ok(Json(json!({})).into_response()),
         _ => Ok(axum::http::StatusCode::ACCEPTED.into_response()),
     }
 }
@@ -383,7 +386,11 @@ async fn join_stream(
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
-    match app.running_log(&run_id) {
+    let log = match app.running_log(&run_id) {
+        Some(log) => Some(log),
+        None => crate::remote::queued_log(&app, &id, &run_id).await?,
+    };
+    match log {
         Some(log) => {
             let after = headers
                 .get("last-event-id")

@@ -47,6 +47,9 @@ pub struct Server {
     per_user: Option<PathBuf>,
     /// Threads' TTLs and kept checkpoints.
     retention: crate::retention::Retention,
+    /// The run queue's settings on PostgreSQL.
+    #[cfg(feature = "postgres")]
+    fleet: crate::worker::FleetSettings,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -129,6 +132,8 @@ impl Server {
             auth: crate::auth::Auth::default(),
             per_user: None,
             retention: crate::retention::Retention::default(),
+            #[cfg(feature = "postgres")]
+            fleet: crate::worker::FleetSettings::default(),
         }
     }
 
@@ -194,6 +199,65 @@ impl Server {
     #[must_use]
     pub fn pool_wait(mut self, wait: Duration) -> Self {
         self.pool.wait = wait;
+        self
+    }
+
+    /// The most background runs this server takes from the queue and runs
+    /// at once, on PostgreSQL (by default its [`pool_size`](Self::pool_size)),
+    /// so one server does not take the whole queue while others have room.
+    /// Runs its own clients stream or wait for are not counted.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use agent_state_server::Server;
+    ///
+    /// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+    /// // One of several servers on one database: at most 8 background runs
+    /// // here, a run whose server died taken over within 5 s, and 60 s for
+    /// // the runs in progress to finish at SIGTERM before they are handed
+    /// // over to the other servers.
+    /// Server::new()
+    ///     .postgres("host=db user=agent dbname=agent")
+    ///     .max_runs(8)
+    ///     .lease(Duration::from_secs(5))
+    ///     .shutdown_grace(Duration::from_secs(60))
+    ///     .serve("0.0.0.0:2024")
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn max_runs(mut self, runs: usize) -> Self {
+        self.fleet.max_runs = Some(runs.max(1));
+        self
+    }
+
+    /// How long a run's lease lasts on PostgreSQL (10 s by default): the
+    /// server running it renews it every fifth of that, and a run whose
+    /// lease expired (its server was killed, or lost the database) is
+    /// taken over by another server, which resumes it from its last
+    /// stored step with its `attempt` one more. Shorter: a faster
+    /// failover, more writes.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.fleet.lease = lease.max(Duration::from_millis(100));
+        self
+    }
+
+    /// How long a stopping server (Ctrl-C, SIGTERM, or the future given
+    /// to [`Listening::serve_until`]) lets its runs finish, on PostgreSQL
+    /// (30 s by default): it takes no new run from the queue, and the runs
+    /// still running at the deadline are handed over to another server,
+    /// which resumes them from their last stored step.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.fleet.grace = grace;
         self
     }
 
@@ -395,10 +459,16 @@ impl Server {
     }
 
     /// Opens the database and makes the routes, to serve them another way
-    /// (under a prefix of a larger app, say). Runs left unfinished by a
-    /// server that died are marked `error` (on PostgreSQL, only those of
-    /// servers that are gone, checked again every 5 s).
-    pub async fn router(mut self) -> Result<Router, ServerError> {
+    /// (under a prefix of a larger app, say). On SQLite, runs left
+    /// unfinished by a server that died are marked `error`; on
+    /// PostgreSQL, this server takes runs from the queue and takes over
+    /// those of servers that died (a server served this way does not
+    /// hand its runs over when it stops: their leases expire).
+    pub async fn router(self) -> Result<Router, ServerError> {
+        Ok(self.open().await?.0)
+    }
+
+    async fn open(mut self) -> Result<(Router, Arc<App>), ServerError> {
         #[cfg(feature = "postgres")]
         let pool = self.pool;
         #[cfg(not(feature = "postgres"))]
@@ -435,6 +505,11 @@ impl Server {
         let mut app = App::new(assistants, store, saver, leases, items);
         app.read_timeout = self.read_timeout;
         app.retention = self.retention;
+        #[cfg(feature = "postgres")]
+        if app.leases.session().is_some() {
+            let max_runs = self.fleet.max_runs.unwrap_or(pool.size);
+            app.fleet = Some(crate::worker::Fleet::new(self.fleet, max_runs));
+        }
         let app = Arc::new(app);
         crate::retention::spawn_sweeper(&app);
         remote::recover(&app)
@@ -445,7 +520,7 @@ impl Server {
             app: Arc::clone(&app),
             per_user,
         });
-        Ok(routes(app, self.custom, guard))
+        Ok((routes(Arc::clone(&app), self.custom, guard), app))
     }
 
     /// The users' servers of [`database_per_user`](Self::database_per_user),
@@ -475,16 +550,17 @@ impl Server {
     /// [`Listening::local_addr`] says which.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Listening, ServerError> {
         let read_timeout = self.read_timeout;
-        let router = self.router().await?;
+        let (router, app) = self.open().await?;
         let listener = TcpListener::bind(addr).await.map_err(ServerError::Io)?;
         Ok(Listening {
             listener,
             router,
             read_timeout,
+            app: Drain(app),
         })
     }
 
-    /// Binds `addr` and serves until Ctrl-C.
+    /// Binds `addr` and serves until Ctrl-C or SIGTERM.
     pub async fn serve(self, addr: impl ToSocketAddrs) -> Result<(), ServerError> {
         self.bind(addr).await?.serve().await
     }
@@ -524,6 +600,34 @@ pub struct Listening {
     listener: TcpListener,
     router: Router,
     read_timeout: Duration,
+    app: Drain,
+}
+
+/// The server's shared state, drained when it stops (see
+/// [`crate::worker::drain`]).
+struct Drain(Arc<App>);
+
+impl fmt::Debug for Drain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("App")
+    }
+}
+
+/// Ctrl-C, or SIGTERM on Unix (what a process manager sends to stop a
+/// server).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 impl Listening {
@@ -535,23 +639,35 @@ impl Listening {
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
-    /// Serves until Ctrl-C.
+    /// Serves until Ctrl-C or SIGTERM (see
+    /// [`serve_until`](Self::serve_until)).
     pub async fn serve(self) -> Result<(), ServerError> {
-        self.serve_until(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
+        self.serve_until(stop_signal()).await
     }
 
-    /// Serves until `shutdown` completes, then lets the requests in
-    /// progress finish.
+    /// Serves until `shutdown` completes, then stops: on PostgreSQL it
+    /// takes no more runs from the queue, lets its runs finish within
+    /// `Server::shutdown_grace` and hands the rest over to the other
+    /// servers; then the requests in progress finish.
     pub async fn serve_until(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
         tracing::info!(addr = %self.local_addr(), "serving");
-        listen::serve(self.listener, self.router, self.read_timeout, shutdown)
-            .await
-            .map_err(ServerError::Io)
+        let app = self.app.0;
+        let drain = async move {
+            #[cfg(feature = "postgres")]
+            crate::worker::drain(&app).await;
+            drop(app);
+        };
+        listen::serve(
+            self.listener,
+            self.router,
+            self.read_timeout,
+            shutdown,
+            drain,
+        )
+        .await
+        .map_err(ServerError::Io)
     }
 }

@@ -24,7 +24,7 @@ use rows::{run_row, text0, thread_args, thread_row};
 pub(crate) use rows::{RunRow, ThreadRow};
 
 /// The server's tables, in both databases' SQL. `owner` is the server
-/// process that started a run: only a dead owner's runs are failed.
+/// process that runs a run (on PostgreSQL, see [`crate::queue`]).
 pub(crate) const TABLES: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS server_assistants (
     assistant_id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at TEXT NOT NULL)",
@@ -42,7 +42,7 @@ pub(crate) const TABLES: [&str; 3] = [
 /// Their indexes, made once the tables have every column.
 pub(crate) const INDEXES: [&str; 2] = [
     "CREATE INDEX IF NOT EXISTS server_runs_thread ON server_runs (thread_id, created_at)",
-    // What the sweep for dead servers' runs reads, however many runs ended.
+    // What the queue's heartbeat reads, however many runs ended.
     "CREATE INDEX IF NOT EXISTS server_runs_unfinished ON server_runs (owner)
     WHERE status IN ('pending', 'running')",
 ];
@@ -136,6 +136,21 @@ impl Store {
     /// `owner`.
     pub(crate) fn new(db: Db, owner: String) -> Self {
         Store { db, owner }
+    }
+
+    /// The PostgreSQL database, for the run queue (see [`crate::queue`]).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn pg(&self) -> Option<&postgres::PgDb> {
+        match &self.db {
+            Db::Postgres(db) => Some(db),
+            Db::Sqlite(_) => None,
+        }
+    }
+
+    /// This process's id: the owner of the runs it runs.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
     }
 
     /// The assistant's creation time, stored at its first registration so
@@ -296,21 +311,6 @@ impl Store {
         let args = vec![thread_id.into(), limit.into(), offset.into()];
         let rows = self.db.query(&sql, args).await?;
         Ok(rows.into_iter().map(run_row).collect())
-    }
-
-    /// The owners of the runs left `pending` or `running`, other than
-    /// this process.
-    #[cfg(feature = "postgres")]
-    pub(crate) async fn unfinished_owners(&self) -> Result<Vec<String>, StoreError> {
-        let rows = self
-            .db
-            .query(
-                "SELECT DISTINCT owner FROM server_runs
-                 WHERE status IN ('pending', 'running') AND owner <> $1",
-                vec![self.owner.as_str().into()],
-            )
-            .await?;
-        Ok(rows.into_iter().map(text0).collect())
     }
 
     /// Marks `error` the runs `owner` left `pending` or `running` (every

@@ -21,10 +21,27 @@ use crate::served::{RunEvent, ServedGraph};
 use crate::sse::{frame, frame_with_id};
 
 /// How the run gets its thread: it holds it already (`reject` found it
-/// free), or waits its turn (`enqueue`).
+/// free), or waits its turn (`enqueue`); on PostgreSQL, it waits for its
+/// turn in the runs table (`Claim`, see [`crate::queue`]), or a worker
+/// claimed it there already (`Claimed`).
 pub(crate) enum Turn {
     Held(Lease),
     Wait,
+    #[cfg(feature = "postgres")]
+    Claim,
+    #[cfg(feature = "postgres")]
+    Claimed,
+}
+
+/// Why a run did not get its thread.
+enum NoTurn {
+    /// It was cancelled while it waited.
+    Cancelled,
+    /// It is no longer this server's to run (another took it over).
+    #[cfg(feature = "postgres")]
+    Gone,
+    /// The database failed: the run fails with this error.
+    Failed(Value),
 }
 
 /// What the run's task needs to know.
@@ -47,6 +64,13 @@ pub(crate) struct Job {
     pub log: Arc<RunLog>,
     /// Whether its client's frames carry ids (`stream_resumable`).
     pub resumable: bool,
+    /// 1, then one more each time another server took the run over.
+    pub attempt: i64,
+    /// For a run resumed from another server: the thread's head before
+    /// its first attempt wrote (what a rollback returns to).
+    pub base: Option<Option<CheckpointId>>,
+    /// Set when the run stops to be handed over to another server.
+    pub handover: Arc<AtomicBool>,
 }
 
 /// A thread's `interrupts`: the pending ones by the node that asked.
@@ -88,17 +112,23 @@ pub(crate) async fn drive(
         json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
     let _turn = match job.wait_turn(turn).await {
         Ok(lease) => lease,
-        Err(None) => {
+        Err(NoTurn::Cancelled) => {
             // Another run may hold the thread: nothing of it is this run's.
             job.finish(&done, output, Some("cancelled while queued"), Ok(None))
                 .await;
             return;
         }
-        Err(Some(error)) => return job.unrunnable(error, frames, &done).await,
+        #[cfg(feature = "postgres")]
+        Err(NoTurn::Gone) => return job.let_go(&done),
+        Err(NoTurn::Failed(error)) => return job.unrunnable(error, frames, &done).await,
     };
     // Where the thread stands before the run writes: what a rollback
     // returns it to.
-    let base = job.head().await;
+    let base = match job.base {
+        Some(base) => Ok(Some(base)),
+        None => job.head().await,
+    };
+    job.record_base(&base).await;
     job.record_status("running").await;
     let stop = loop {
         let event = match job.next(&mut events, &frames).await {
@@ -153,20 +183,56 @@ impl Job {
         self.log.with_data(id, framed)
     }
 
-    /// The thread, once its earlier runs are done; `Err(None)` when this
-    /// run was cancelled while it waited, `Err(Some(error))` when the
-    /// thread's lock could not be taken (the database failed).
-    async fn wait_turn(&self, turn: Turn) -> Result<Lease, Option<Value>> {
+    /// The thread, once its earlier runs are done (a local lock on
+    /// SQLite, nothing to hold on PostgreSQL, where the runs table says
+    /// whose turn it is).
+    async fn wait_turn(&self, turn: Turn) -> Result<Option<Lease>, NoTurn> {
+        let failed = |e: crate::store::StoreError| {
+            tracing::error!(run_id = %self.run_id, error = %e, "could not take the thread");
+            NoTurn::Failed(json!({"error": "Store", "message": "the thread could not be taken"}))
+        };
         match turn {
-            Turn::Held(lease) => Ok(lease),
+            Turn::Held(lease) => Ok(Some(lease)),
             Turn::Wait => tokio::select! {
-                lease = self.app.leases.take(&self.thread_id) => lease.map_err(|e| {
-                    tracing::error!(run_id = %self.run_id, error = %e, "could not take the thread's lock");
-                    Some(json!({"error": "Store", "message": "the thread's lock could not be taken"}))
-                }),
-                () = self.cancel.notified() => Err(None),
+                lease = self.app.leases.take(&self.thread_id) => lease.map(Some).map_err(failed),
+                () = self.cancel.notified() => Err(NoTurn::Cancelled),
             },
+            #[cfg(feature = "postgres")]
+            Turn::Claim => tokio::select! {
+                own = crate::worker::wait_own(&self.app, &self.run_id) => match own {
+                    Ok(true) => Ok(None),
+                    Ok(false) => Err(NoTurn::Gone),
+                    Err(e) => Err(failed(e)),
+                },
+                () = self.cancel.notified() => Err(NoTurn::Cancelled),
+            },
+            #[cfg(feature = "postgres")]
+            Turn::Claimed => Ok(None),
         }
+    }
+
+    /// On PostgreSQL, records the thread's head before the run wrote, so
+    /// a server that resumes the run knows whether it stored a step.
+    async fn record_base(&self, base: &Base) {
+        #[cfg(feature = "postgres")]
+        if let (Some(db), Ok(Some(head))) = (self.app.store.pg(), base) {
+            let head = head.map(|h| h.0.to_string()).unwrap_or_default();
+            if let Err(e) = crate::queue::set_base(db, &self.run_id, &head).await {
+                tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's base");
+            }
+        }
+        #[cfg(not(feature = "postgres"))]
+        let _ = base;
+    }
+
+    /// The run is no longer this server's: it ends here without a
+    /// record (the server that has it writes it).
+    fn let_go(&self, done: &watch::Sender<Option<Value>>) {
+        self.log.close();
+        let output =
+            json!({"__error__": {"error": "Moved", "message": "the run moved to another server"}});
+        done.send_replace(Some(output));
+        self.app.forget_run(&self.run_id);
     }
 
     /// The run could not start: it fails with `error`, which its client
@@ -218,9 +284,16 @@ impl Job {
     /// keep their ids, the ones taken off are never given out again, and
     /// a crash leaves the thread before or after the rollback.
     async fn rolled_back(&self, base: Base) {
+        self.rewind(base).await;
+        // Last: on PostgreSQL the thread is free once the run is gone.
         if let Err(e) = self.app.store.delete_run(&self.run_id).await {
             tracing::error!(run_id = %self.run_id, error = %e, "could not delete a rolled-back run");
         }
+    }
+
+    /// Takes the run's steps off the thread, back to `base`, and records
+    /// the thread as it then is.
+    async fn rewind(&self, base: Base) {
         let saver = &*self.app.saver;
         let rewound = match base {
             Ok(None) => return,
@@ -292,6 +365,10 @@ impl Job {
         stop: Option<&str>,
         base: Base,
     ) {
+        if stop.is_some() && self.handover.load(Ordering::SeqCst) {
+            self.hand_over().await;
+            return self.let_go(done);
+        }
         match stop {
             Some(_) if self.rollback.load(Ordering::SeqCst) => {
                 self.rolled_back(base).await;
@@ -308,6 +385,32 @@ impl Job {
         self.log.close();
         done.send_replace(Some(output));
         self.app.forget_run(&self.run_id);
+        self.wake_others().await;
+    }
+
+    /// Gives the run back to the queue, to resume on another server.
+    async fn hand_over(&self) {
+        #[cfg(feature = "postgres")]
+        if let Some(db) = self.app.store.pg() {
+            match crate::queue::release(db, self.app.store.owner(), &self.run_id).await {
+                Ok(_) => tracing::info!(run_id = %self.run_id, "run handed over"),
+                Err(e) => {
+                    tracing::error!(run_id = %self.run_id, error = %e, "could not hand a run over: its lease will expire");
+                }
+            }
+            self.wake_others().await;
+        }
+    }
+
+    /// On PostgreSQL, tells every server the thread is free (the runs
+    /// waiting for it, and the queue's workers).
+    async fn wake_others(&self) {
+        #[cfg(feature = "postgres")]
+        if let Some(session) = self.app.leases.session() {
+            if let Err(e) = session.send_wake().await {
+                tracing::warn!(error = %e, "could not wake the other servers");
+            }
+        }
     }
 
     async fn record_status(&self, status: &str) {

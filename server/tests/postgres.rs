@@ -1,7 +1,8 @@
 //! Several servers on one PostgreSQL database: they serve the same
 //! threads, a thread runs one run at a time across all of them, a dead
-//! server's runs are failed and a live one's are not, and many clients at
-//! once share the pool.
+//! server's runs are taken over and a live one's are not, and many
+//! clients at once share the pool. (`fleet.rs` kills real server
+//! processes.)
 
 #![cfg(feature = "postgres")]
 
@@ -70,31 +71,30 @@ async fn two_servers_serve_the_same_threads() {
     b.stop().await;
 }
 
-/// A server that starts fails the runs a dead server left `running`, and
+/// A server that starts takes over the run a dead server left `running`
+/// (no lease: its server is gone) and runs it again, its attempt 2, and
 /// leaves a live server's running run alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn only_a_dead_servers_runs_are_failed() {
+async fn a_dead_servers_run_is_taken_over_and_a_live_ones_left_alone() {
     let db = fresh_pg();
     let a = start(&db).await;
     let c = Client::new();
     new_thread(&c, &a.base, THREAD).await;
-    let live = background(
-        &c,
-        &a.base,
-        json!({"assistant_id": "slow", "input": {"n": 0}}),
-    )
-    .await;
+    let slow = json!({"assistant_id": "slow", "input": {"n": 0}});
+    let live = background(&c, &a.base, slow).await;
     wait_for_status(&c, &a.base, &live, "running").await;
     let orphan_thread = "22222222-2222-2222-2222-222222222222";
     new_thread(&c, &a.base, orphan_thread).await;
     let orphan = "33333333-3333-3333-3333-333333333333";
-    // What a server killed mid-run leaves: its run `running`, its thread
-    // `busy`, and no session holding its owner lock.
-    connect(&db.url())
-        .await
+    // What a server killed mid-run leaves: its run `running` with a lease
+    // no one renews, its thread `busy`.
+    let admin = connect(&db.url()).await;
+    admin
         .batch_execute(&format!(
-            "INSERT INTO server_runs SELECT '{orphan}', '{orphan_thread}', assistant_id, metadata,
-             'running', kwargs, multitask_strategy, created_at, updated_at, 'a-dead-server'
+            "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, status, kwargs,
+             multitask_strategy, created_at, updated_at, owner, body)
+             SELECT '{orphan}', '{orphan_thread}', assistant_id, metadata, 'running', kwargs,
+             multitask_strategy, created_at, updated_at, 'a-dead-server', body
              FROM server_runs WHERE run_id = '{live}';
              UPDATE server_threads SET status = 'busy' WHERE thread_id = '{orphan_thread}';"
         ))
@@ -102,25 +102,30 @@ async fn only_a_dead_servers_runs_are_failed() {
         .expect("a dead server's run");
     let b = start(&db).await;
     let at = |thread: &str, run: &str| format!("{}/threads/{thread}/runs/{run}", b.base);
+    let joined = get(&c, format!("{}/join", at(orphan_thread, orphan)))
+        .await
+        .1;
+    assert_eq!(joined, json!({"n": 1}));
     assert_eq!(
         get(&c, at(orphan_thread, orphan)).await.1["status"],
-        "error"
+        "success"
     );
-    let (_, thread) = get(&c, format!("{}/threads/{orphan_thread}", b.base)).await;
-    assert_eq!(thread["status"], "error");
-    assert_eq!(get(&c, at(THREAD, &live)).await.1["status"], "running");
+    let sql = "SELECT attempt FROM server_runs WHERE run_id = $1";
+    let attempt: i32 = admin.query_one(sql, &[&orphan]).await.expect("run").get(0);
+    assert_eq!(attempt, 2);
     assert_eq!(
         get(&c, format!("{}/join", at(THREAD, &live))).await.1,
         json!({"n": 1})
     );
-    assert_eq!(get(&c, at(THREAD, &live)).await.1["status"], "success");
+    let attempt: i32 = admin.query_one(sql, &[&live]).await.expect("run").get(0);
+    assert_eq!(attempt, 1, "a live server's run is never taken over");
     a.stop().await;
     b.stop().await;
 }
 
-/// A run of a server that dies while another serves is failed by the
-/// live one within its sweep, and a join waiting on it there ends with
-/// the error.
+/// A run a dead server left with no request stored (a server of a
+/// version before the queue) cannot be resumed: the server that takes it
+/// over fails it, and a join waiting on it ends with the error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_join_on_a_run_whose_server_died_ends_with_an_error() {
     let db = fresh_pg();
@@ -148,42 +153,41 @@ async fn a_join_on_a_run_whose_server_died_ends_with_an_error() {
     b.stop().await;
 }
 
-/// The connection holding a server's thread locks is cut (a database
-/// restart, a terminated backend): the next run connects again and runs.
+/// The connection a server listens to the others on is cut (a database
+/// restart, a terminated backend): runs go on (the queue's poll finds
+/// them), and the heartbeat opens it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_lock_connection_is_opened_again() {
+async fn a_lost_listening_connection_is_opened_again() {
     let db = fresh_pg();
     let server = start(&db).await;
     let c = Client::new();
     new_thread(&c, &server.base, THREAD).await;
-    let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
-    let run = |n: u32| json!({"assistant_id": "guarded", "input": {"topic": format!("t{n}")}});
-    assert_eq!(post(&c, wait.clone(), run(1)).await.0, StatusCode::OK);
     let admin = connect(&db.url()).await;
+    let listeners = "SELECT pid FROM pg_stat_activity
+        WHERE application_name = 'agent-state-server-listen' AND datname = current_database()";
+    let cut = format!("SELECT pg_terminate_backend(pid) FROM ({listeners}) l");
     let cut = admin
-        .query(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks
-             WHERE locktype = 'advisory' AND pid <> pg_backend_pid()
-             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-            &[],
-        )
+        .query(&cut, &[])
         .await
-        .expect("terminate the lock session");
-    assert_eq!(cut.len(), 1, "one session holds the server's locks");
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let (status, out) = post(&c, wait, run(2)).await;
-    assert_eq!(
-        (status, &out["topic"]),
-        (StatusCode::OK, &json!("T2")),
-        "{out}"
-    );
+        .expect("terminate the listener");
+    assert_eq!(cut.len(), 1, "one connection listens");
+    let run = json!({"assistant_id": "guarded", "input": {"topic": "t1"}});
+    let run_id = background(&c, &server.base, run).await;
+    let join = format!("{}/threads/{THREAD}/runs/{run_id}/join", server.base);
+    assert_eq!(get(&c, join).await.1["topic"], "T1");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while admin.query(listeners, &[]).await.expect("listeners").len() != 1 {
+        assert!(std::time::Instant::now() < deadline, "never listened again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     server.stop().await;
 }
 
-/// When the lock connection is cut and cannot be opened again, a queued
-/// run fails saying so, and the server goes on serving what it can.
+/// While the database refuses connections and the server's were cut, a
+/// run is refused whole (500, nothing stored); once it accepts them
+/// again, runs run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_that_cannot_take_its_threads_lock_fails_saying_so() {
+async fn a_run_while_the_database_is_unreachable_is_refused_whole() {
     let db = fresh_pg();
     let server = start(&db).await;
     let c = Client::new();
@@ -192,35 +196,35 @@ async fn a_run_that_cannot_take_its_threads_lock_fails_saying_so() {
         unreachable!("a PostgreSQL database")
     };
     let admin = connect(admin).await;
-    let closed = format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false");
+    let set = |allow: bool| format!("ALTER DATABASE {name} ALLOW_CONNECTIONS {allow}");
     admin
-        .batch_execute(&closed)
+        .batch_execute(&set(false))
         .await
         .expect("refuse new connections");
-    let cut = format!(
-        "SELECT pg_terminate_backend(pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-         WHERE l.locktype = 'advisory' AND d.datname = '{name}'"
-    );
+    let cut =
+        format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'");
     admin
         .batch_execute(&cut)
         .await
-        .expect("terminate the lock session");
+        .expect("cut the server's connections");
     tokio::time::sleep(Duration::from_millis(100)).await;
     let run = json!({"assistant_id": "guarded", "input": {"topic": "x"}});
     let wait = format!("{}/threads/{THREAD}/runs/wait", server.base);
-    let (status, out) = post(&c, wait, run).await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(
-        out["__error__"]["message"], "the thread's lock could not be taken",
-        "{out}"
-    );
-    let (_, thread) = get(&c, format!("{}/threads/{THREAD}", server.base)).await;
-    assert_eq!(thread["status"], "error");
-    let open = format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true");
+    let (status, out) = post(&c, wait.clone(), run.clone()).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{out}");
+    assert_eq!(out, json!({"detail": "Internal server error"}));
     admin
-        .batch_execute(&open)
+        .batch_execute(&set(true))
         .await
         .expect("accept connections");
+    let (_, runs) = get(&c, format!("{}/threads/{THREAD}/runs", server.base)).await;
+    assert_eq!(runs, json!([]));
+    let (status, out) = post(&c, wait, run).await;
+    assert_eq!(
+        (status, &out["topic"]),
+        (StatusCode::OK, &json!("X")),
+        "{out}"
+    );
     server.stop().await;
 }
 
@@ -256,8 +260,9 @@ async fn a_request_that_waits_too_long_for_a_connection_is_a_503() {
     server.stop().await;
 }
 
-/// A run on A is cancelled through B, and a run of the `interrupt`
-/// strategy sent to B stops the one A runs, then runs.
+/// A background run (run by either server: the queue's) is cancelled
+/// through B, and a run of the `interrupt` strategy sent to B stops it
+/// wherever it runs, then runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_on_one_server_is_cancelled_and_interrupted_through_another() {
     let db = fresh_pg();
@@ -267,9 +272,29 @@ async fn a_run_on_one_server_is_cancelled_and_interrupted_through_another() {
     let long = json!({"assistant_id": "countdown", "input": {"n": 30}});
     let run_id = background(&c, &a.base, long.clone()).await;
     wait_for_status(&c, &b.base, &run_id, "running").await;
+    // Once it stored a step (a claimed run is `running` before it wrote).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while c
+        .get(format!("{}/threads/{THREAD}/state", b.base))
+        .send()
+        .await
+        .expect("state")
+        .json::<Value>()
+        .await
+        .expect("json")["values"]["n"]
+        .is_null()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run stored nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let run_on_b = format!("{}/threads/{THREAD}/runs/{run_id}", b.base);
     let cancel = c.post(format!("{run_on_b}/cancel?wait=true")).send().await;
-    assert_eq!(cancel.expect("cancel").status(), StatusCode::ACCEPTED);
+    let cancel = cancel.expect("cancel");
+    assert_eq!(cancel.status(), StatusCode::OK);
+    assert_eq!(cancel.json::<Value>().await.expect("json"), json!({}));
     assert_eq!(get(&c, run_on_b).await.1["status"], "interrupted");
     let (_, thread) = get(&c, format!("{}/threads/{THREAD}", b.base)).await;
     assert!(

@@ -1,88 +1,74 @@
-//! Threads locked across servers: PostgreSQL session advisory locks, all
-//! of a process's on one connection of its own (so the pool is not drained
-//! by long runs, and 200 running threads cost one connection, not 200).
+//! What servers on one PostgreSQL database tell each other, on one
+//! connection per process kept for it (`LISTEN` needs a session of its
+//! own; the pool's connections come and go):
 //!
-//! The same session holds the process's own lock, keyed by its owner id:
-//! PostgreSQL releases a session's locks when it ends, so when a server
-//! dies (even killed) its threads are free at once, and another server
-//! that can take the dead one's owner lock knows its runs will never end.
+//! * cancels: a server asked to stop a run it is not running sends a
+//!   `NOTIFY` on [`CANCELS`]; every server hears it, and the one running
+//!   the run stops it (rolled back when asked), see [`Session::cancels`];
+//! * wakes: a run queued or a thread freed is a `NOTIFY` on
+//!   [`crate::queue::WAKE`], which wakes every server's queue worker and
+//!   the runs waiting for their thread, see [`Session::wakes`].
 //!
-//! The session also carries cancels between servers: a server asked to
-//! stop a run it is not running sends a `NOTIFY` on [`CHANNEL`], and every
-//! server's session, listening, hands it to the server (see
-//! [`Session::cancels`]).
+//! Which server runs what is in the runs table itself (see
+//! [`crate::queue`]): a run's owner and its lease, renewed while the
+//! server lives, so a server that dies (or loses the database) lets its
+//! runs go when their lease expires.
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
+use crate::queue::WAKE;
 use crate::store::StoreError;
 
-/// A thread's key, in a namespace of its own (other users of advisory
-/// locks in the database, as the checkpointer's schema lock, never
-/// collide).
-const THREAD_KEY: &str = "hashtextextended('agent-state-server/thread/' || $1, 0)";
-/// A server process's key.
-const OWNER_KEY: &str = "hashtextextended('agent-state-server/owner/' || $1, 0)";
-
 /// The channel cancels travel on.
-const CHANNEL: &str = "agent_state_server_cancel";
+const CANCELS: &str = "agent_state_server_cancel";
 
 /// A cancel sent by another server: stop the thread's run `run_id`, or
-/// all its runs when `None`.
+/// all its runs when `None`; with `rollback`, delete them and what they
+/// wrote.
 #[derive(Debug)]
 pub(crate) struct Cancel {
     pub thread_id: String,
     pub run_id: Option<String>,
+    pub rollback: bool,
 }
 
-/// The connection that holds this process's locks.
+/// The connection this process listens on.
 pub(crate) struct Session {
     url: String,
     owner: String,
     client: tokio::sync::Mutex<Arc<Client>>,
     cancels_tx: mpsc::UnboundedSender<Cancel>,
     cancels: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Cancel>>>,
+    wakes: watch::Sender<u64>,
 }
 
-/// A thread's advisory lock, released when dropped.
-pub(crate) struct Held {
-    client: Arc<Client>,
-    thread_id: String,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let (client, thread_id) = (
-            Arc::clone(&self.client),
-            std::mem::take(&mut self.thread_id),
-        );
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        runtime.spawn(async move {
-            let sql = format!("SELECT pg_advisory_unlock({THREAD_KEY})");
-            // A session that ended has released it already.
-            if let Err(e) = client.query_one(&sql, &[&thread_id]).await {
-                tracing::warn!(%thread_id, error = %e, "could not release a thread's lock");
-            }
-        });
-    }
+/// Where a listening connection hands what it hears.
+#[derive(Clone)]
+struct Ears {
+    me: String,
+    cancels: mpsc::UnboundedSender<Cancel>,
+    wakes: watch::Sender<u64>,
 }
 
 impl Session {
-    /// Connects and takes the lock that says `owner` is alive.
+    /// Connects and listens, as the process `owner`.
     pub(crate) async fn connect(url: &str, owner: &str) -> Result<Self, StoreError> {
         let (cancels_tx, cancels) = mpsc::unbounded_channel();
-        let client = open(url, owner, cancels_tx.clone()).await?;
-        Ok(Session {
+        let wakes = watch::Sender::new(0);
+        let session = Session {
             url: url.to_owned(),
             owner: owner.to_owned(),
-            client: tokio::sync::Mutex::new(client),
+            client: tokio::sync::Mutex::new(Arc::new(
+                open(url, ears(owner, &cancels_tx, &wakes)).await?,
+            )),
             cancels_tx,
             cancels: std::sync::Mutex::new(Some(cancels)),
-        })
+            wakes,
+        };
+        Ok(session)
     }
 
     /// The cancels other servers send, once (to the task that acts on
@@ -94,114 +80,115 @@ impl Session {
             .take()
     }
 
+    /// Changes at each wake (a run queued, a thread freed, on any
+    /// server, this one included).
+    pub(crate) fn wakes(&self) -> watch::Receiver<u64> {
+        self.wakes.subscribe()
+    }
+
+    /// Wakes this process's waiters without a round trip.
+    pub(crate) fn wake_here(&self) {
+        self.wakes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     /// Asks every other server to stop the thread's run `run_id` (all its
-    /// runs when `None`).
+    /// runs when `None`), rolled back when `rollback`.
     pub(crate) async fn send_cancel(
         &self,
         thread_id: &str,
         run_id: Option<&str>,
+        rollback: bool,
     ) -> Result<(), StoreError> {
-        let payload = format!("{} {thread_id} {}", self.owner, run_id.unwrap_or("*"));
+        let action = if rollback { "rollback" } else { "interrupt" };
+        let run = run_id.unwrap_or("*");
+        let payload = format!("{} {thread_id} {run} {action}", self.owner);
+        self.notify(CANCELS, &payload).await
+    }
+
+    /// Wakes every server's queue worker and waiting runs.
+    pub(crate) async fn send_wake(&self) -> Result<(), StoreError> {
+        self.wake_here();
+        self.notify(WAKE, &self.owner).await
+    }
+
+    async fn notify(&self, channel: &str, payload: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
-        let sql = format!("SELECT pg_notify('{CHANNEL}', $1)");
         client
-            .execute(&sql, &[&payload])
+            .execute("SELECT pg_notify($1, $2)", &[&channel, &payload])
             .await
             .map_err(StoreError::db)?;
         Ok(())
     }
 
+    /// Opens the connection again if it was lost, so the server hears
+    /// the others again (called at each heartbeat).
+    pub(crate) async fn keep(&self) -> Result<(), StoreError> {
+        self.client().await.map(drop)
+    }
+
     /// The session's client, connected again if the connection was lost
-    /// (the locks it held went with it, which is logged).
+    /// (what was sent meanwhile is lost; the queue's poll catches up).
     async fn client(&self) -> Result<Arc<Client>, StoreError> {
         let mut client = self.client.lock().await;
         if client.is_closed() {
-            tracing::error!(
-                "the connection holding the threads' locks was lost: their runs no longer \
-                 exclude other servers' until they end"
+            tracing::warn!(
+                "the connection that listens to the other servers was lost: opening it again"
             );
-            *client = open(&self.url, &self.owner, self.cancels_tx.clone()).await?;
+            let ears = ears(&self.owner, &self.cancels_tx, &self.wakes);
+            *client = Arc::new(open(&self.url, ears).await?);
         }
         Ok(Arc::clone(&client))
     }
+}
 
-    /// The thread's lock if no other server holds it. The query runs in a
-    /// task of its own, so a caller that gives up mid-way (a cancelled
-    /// queued run) never leaves a lock taken and unowned.
-    pub(crate) async fn try_lock(&self, thread_id: &str) -> Result<Option<Held>, StoreError> {
-        let client = self.client().await?;
-        let thread_id = thread_id.to_owned();
-        let task = tokio::spawn(async move {
-            let sql = format!("SELECT pg_try_advisory_lock({THREAD_KEY})");
-            let row = client.query_one(&sql, &[&thread_id]).await;
-            let taken: bool = row.and_then(|r| r.try_get(0)).map_err(StoreError::db)?;
-            Ok(taken.then_some(Held { client, thread_id }))
-        });
-        task.await.map_err(StoreError::db)?
-    }
-
-    /// Whether server `owner` is gone: its session no longer holds its
-    /// lock.
-    pub(crate) async fn is_dead(&self, owner: &str) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let sql = format!("SELECT pg_try_advisory_lock({OWNER_KEY})");
-        let taken: bool = client
-            .query_one(&sql, &[&owner])
-            .await
-            .and_then(|r| r.try_get(0))
-            .map_err(StoreError::db)?;
-        if taken {
-            let sql = format!("SELECT pg_advisory_unlock({OWNER_KEY})");
-            client
-                .query_one(&sql, &[&owner])
-                .await
-                .map_err(StoreError::db)?;
-        }
-        Ok(taken)
+fn ears(owner: &str, cancels: &mpsc::UnboundedSender<Cancel>, wakes: &watch::Sender<u64>) -> Ears {
+    Ears {
+        me: owner.to_owned(),
+        cancels: cancels.clone(),
+        wakes: wakes.clone(),
     }
 }
 
-/// A new session holding `owner`'s lock and listening for cancels, which
-/// go to `cancels` (but those `owner` sent itself).
-async fn open(
-    url: &str,
-    owner: &str,
-    cancels: mpsc::UnboundedSender<Cancel>,
-) -> Result<Arc<Client>, StoreError> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(StoreError::db)?;
-    let me = owner.to_owned();
+/// The `application_name` of a server's listening connection (what an
+/// operator sees in `pg_stat_activity`).
+pub(crate) const APPLICATION: &str = "agent-state-server-listen";
+
+/// A new session listening for cancels and wakes.
+async fn open(url: &str, ears: Ears) -> Result<Client, StoreError> {
+    let mut config: tokio_postgres::Config = url.parse().map_err(StoreError::db)?;
+    config.application_name(APPLICATION);
+    let (client, mut connection) = config.connect(NoTls).await.map_err(StoreError::db)?;
     tokio::spawn(async move {
         // Ends when the client is dropped or the server goes.
         while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-            if let AsyncMessage::Notification(n) = message {
-                if let Some(cancel) = parse_cancel(n.payload(), &me) {
-                    let _ = cancels.send(cancel);
-                }
+            let AsyncMessage::Notification(n) = message else {
+                continue;
+            };
+            if n.channel() == WAKE {
+                ears.wakes.send_modify(|n| *n = n.wrapping_add(1));
+            } else if let Some(cancel) = parse_cancel(n.payload(), &ears.me) {
+                let _ = ears.cancels.send(cancel);
             }
         }
     });
-    let sql = format!("SELECT pg_advisory_lock({OWNER_KEY})");
-    client
-        .query_one(&sql, &[&owner])
-        .await
-        .map_err(StoreError::db)?;
-    let listen = format!("LISTEN {CHANNEL}");
+    let listen = format!("LISTEN {CANCELS}; LISTEN {WAKE}");
     client
         .batch_execute(&listen)
         .await
         .map_err(StoreError::db)?;
-    Ok(Arc::new(client))
+    Ok(client)
 }
 
-/// A cancel's payload, `<sender> <thread> <run or *>`; `None` for one
-/// this server sent (it stopped its own runs already) or a malformed one.
+/// A cancel's payload, `<sender> <thread> <run or *> <action>`; `None`
+/// for one this server sent (it stopped its own runs already) or a
+/// malformed one.
 fn parse_cancel(payload: &str, me: &str) -> Option<Cancel> {
     let mut parts = payload.split(' ');
     let (sender, thread_id, run) = (parts.next()?, parts.next()?, parts.next()?);
+    let rollback = parts.next() == Some("rollback");
     (sender != me).then(|| Cancel {
         thread_id: thread_id.to_owned(),
         run_id: (run != "*").then(|| run.to_owned()),
+        rollback,
     })
 }

@@ -57,11 +57,22 @@ impl PgDb {
         let client = self.pool.get().await.map_err(pool_error)?;
         let batch = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {}; COMMIT;",
-            [&TABLES[..], &INDEXES[..], &super::ttl::TABLES[..]]
-                .concat()
-                .join(";\n")
+            [
+                &TABLES[..],
+                &INDEXES[..],
+                &super::ttl::TABLES[..],
+                &crate::queue::SCHEMA[..]
+            ]
+            .concat()
+            .join(";\n")
         );
         client.batch_execute(&batch).await.map_err(StoreError::db)
+    }
+
+    /// A connection of the pool, for the queue's statements and
+    /// transactions (see [`crate::queue`]).
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(pool_error)
     }
 
     pub(crate) async fn execute(&self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {

@@ -1,0 +1,505 @@
+//! Several server processes (the `serve` example, built here) on one
+//! PostgreSQL database: background runs go through the queue every
+//! server takes from; a run whose server is killed (`kill -9`) is taken
+//! over by another and resumed from its last stored step, its `attempt`
+//! counted up; SIGTERM hands a server's runs over; `multitask_strategy`
+//! requests sent at once to two servers leave the runs LangGraph's
+//! semantics say; many runs across two servers each run once.
+
+#![cfg(feature = "postgres")]
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+use support::db::{connect, fresh_pg, Db};
+use support::http::{get, new_thread, post};
+
+/// The `serve` example, built once for this binary (with `postgres`).
+fn binary() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        // target/<profile>/deps/fleet-..: the example goes beside deps.
+        let exe = std::env::current_exe().expect("test binary path");
+        let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir");
+        let target = profile.parent().expect("target dir");
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-p",
+                "agent-state-server",
+                "--features",
+                "postgres",
+            ])
+            .args(["--example", "serve"])
+            .env("CARGO_TARGET_DIR", target)
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "building the serve example failed");
+        profile.join("examples").join("serve")
+    })
+}
+
+/// A server process on the test database.
+struct Node {
+    child: Child,
+    base: String,
+}
+
+impl Node {
+    /// Starts one (`args`: the queue's settings), ready once `/ok`
+    /// answers.
+    async fn start(db: &Db, args: &[&str]) -> Node {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let log = std::env::temp_dir().join(format!("agent-state-fleet-{port}.log"));
+        let log = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(binary())
+            .args(["--port", &port.to_string(), "--postgres", &db.url()])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start the serve example");
+        let node = Node {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        let c = Client::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while c.get(format!("{}/ok", node.base)).send().await.is_err() {
+            assert!(Instant::now() < deadline, "server on {port} never came up");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        node
+    }
+
+    /// `kill -9`.
+    fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        let _ = self.child.wait();
+    }
+
+    /// `kill -TERM`, then its exit status once it exited (within `within`).
+    async fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.expect("kill").success());
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not exit after SIGTERM"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A fresh database with its tables' database created.
+async fn database() -> Db {
+    let db = fresh_pg();
+    db.create().await;
+    db
+}
+
+fn countdown(n: u32, strategy: &str) -> Value {
+    json!({"assistant_id": "countdown", "input": {"n": n}, "multitask_strategy": strategy})
+}
+
+/// Starts a background run of `body` on `base`'s thread `thread`: the
+/// status, and the run (or the refusal).
+async fn background(c: &Client, base: &str, thread: &str, body: Value) -> (StatusCode, Value) {
+    post(c, format!("{base}/threads/{thread}/runs"), body).await
+}
+
+/// The run as `base` reads it.
+async fn run(c: &Client, base: &str, thread: &str, run_id: &str) -> Value {
+    get(c, format!("{base}/threads/{thread}/runs/{run_id}"))
+        .await
+        .1
+}
+
+/// Waits (up to `within`) until `test` holds of the run as `base` reads it.
+async fn wait_run(
+    c: &Client,
+    base: &str,
+    thread: &str,
+    run_id: &str,
+    within: Duration,
+    test: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let now = run(c, base, thread, run_id).await;
+        if test(&now) {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "run {run_id}: never as expected, last {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn ended(run: &Value) -> bool {
+    !matches!(run["status"].as_str(), Some("pending" | "running"))
+}
+
+/// The thread's states, oldest first, as `(step, n)`.
+async fn history(c: &Client, base: &str, thread: &str) -> Vec<(i64, i64)> {
+    let url = format!("{base}/threads/{thread}/history");
+    let (status, states) = post(c, url, json!({"limit": 1000})).await;
+    assert_eq!(status, StatusCode::OK, "{states}");
+    let mut steps: Vec<(i64, i64)> = states
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|s| {
+            let step = s["metadata"]["step"].as_i64().expect("step");
+            (step, s["values"]["n"].as_i64().unwrap_or(-1))
+        })
+        .collect();
+    steps.reverse();
+    steps
+}
+
+/// What an uninterrupted run of `countdown(n)` leaves in a thread's
+/// history, run on `base`.
+async fn reference(c: &Client, base: &str, n: u32) -> Vec<(i64, i64)> {
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(c, base, &thread).await;
+    let url = format!("{base}/threads/{thread}/runs/wait");
+    let (status, out) = post(c, url, countdown(n, "enqueue")).await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    history(c, base, &thread).await
+}
+
+/// A run's `attempt` and owner as stored.
+async fn stored(db: &Db, run_id: &str) -> (i32, String) {
+    let client = connect(&db.url()).await;
+    let sql = "SELECT attempt, owner FROM server_runs WHERE run_id = $1";
+    let row = client.query_one(sql, &[&run_id]).await.expect("the run");
+    (row.get(0), row.get(1))
+}
+
+/// Starts a countdown in the background on `a`, then `b` next to it;
+/// waits until the run stored a few steps: the thread and the run id.
+async fn run_on_first(c: &Client, a: &Node, db: &Db, n: u32) -> (String, String, Node) {
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(c, &a.base, &thread).await;
+    let (status, started) = background(c, &a.base, &thread, countdown(n, "enqueue")).await;
+    assert_eq!(status, StatusCode::OK, "{started}");
+    let run_id = started["run_id"].as_str().expect("run id").to_owned();
+    wait_run(c, &a.base, &thread, &run_id, Duration::from_secs(10), |r| {
+        r["status"] == "running"
+    })
+    .await;
+    let b = Node::start(db, &["--lease-ms", "1000"]).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while history(c, &a.base, &thread).await.len() < 4 {
+        assert!(Instant::now() < deadline, "the run stored no steps");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    (thread, run_id, b)
+}
+
+/// `kill -9` of the server running a background run: another takes it
+/// over once its lease expires and resumes it from its last stored step
+/// (`attempt` 2, announced in its stream), and the thread ends as an
+/// uninterrupted run leaves it (no step done twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_servers_run_is_taken_over_and_resumed() {
+    let (c, db) = (Client::new(), database().await);
+    let mut a = Node::start(&db, &["--lease-ms", "1000"]).await;
+    let (thread, run_id, b) = run_on_first(&c, &a, &db, 15).await;
+    let before = history(&c, &b.base, &thread).await;
+    a.kill();
+    let taken = Instant::now();
+    // Claimed again: its attempt counted up, an owner again.
+    while stored(&db, &run_id).await.0 != 2 || stored(&db, &run_id).await.1.is_empty() {
+        assert!(taken.elapsed() < Duration::from_secs(8), "never taken over");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Its stream on the server that took it over starts with attempt 2.
+    let url = format!("{}/threads/{thread}/runs/{run_id}/stream", b.base);
+    let body = c
+        .get(url)
+        .send()
+        .await
+        .expect("join")
+        .text()
+        .await
+        .expect("body");
+    let frames = support::frames(&body);
+    let first = frames.first().expect("a metadata event");
+    assert_eq!(first.0, "metadata");
+    assert_eq!(first.1, json!({"run_id": run_id, "attempt": 2}));
+    let done = wait_run(
+        &c,
+        &b.base,
+        &thread,
+        &run_id,
+        Duration::from_secs(10),
+        ended,
+    )
+    .await;
+    assert_eq!(done["status"], "success", "{done}");
+    assert!(taken.elapsed() < Duration::from_secs(8));
+    assert_eq!(stored(&db, &run_id).await.0, 2);
+    let after = history(&c, &b.base, &thread).await;
+    assert!(
+        after.starts_with(&before[..before.len() - 1]),
+        "{before:?} {after:?}"
+    );
+    assert_eq!(after, reference(&c, &b.base, 15).await);
+}
+
+/// SIGTERM: the server takes no more runs, lets its run go on for the
+/// grace period, then hands it over (no attempt counted) and exits 0;
+/// the other server resumes it to the same end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_hands_a_run_over() {
+    let (c, db) = (Client::new(), database().await);
+    let args = ["--lease-ms", "1000", "--grace-ms", "300"];
+    let mut a = Node::start(&db, &args).await;
+    let (thread, run_id, b) = run_on_first(&c, &a, &db, 15).await;
+    let exit = a.terminate(Duration::from_secs(8)).await;
+    assert!(exit.success(), "{exit:?}");
+    let done = wait_run(
+        &c,
+        &b.base,
+        &thread,
+        &run_id,
+        Duration::from_secs(10),
+        ended,
+    )
+    .await;
+    assert_eq!(done["status"], "success", "{done}");
+    assert_eq!(stored(&db, &run_id).await.0, 1);
+    assert_eq!(
+        history(&c, &b.base, &thread).await,
+        reference(&c, &b.base, 15).await
+    );
+}
+
+/// SIGTERM with time enough: the run finishes on its own server, which
+/// then exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_a_short_run_finish() {
+    let (c, db) = (Client::new(), database().await);
+    let mut a = Node::start(&db, &["--grace-ms", "10000"]).await;
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(&c, &a.base, &thread).await;
+    let (_, started) = background(&c, &a.base, &thread, countdown(4, "enqueue")).await;
+    let run_id = started["run_id"].as_str().expect("run id").to_owned();
+    wait_run(
+        &c,
+        &a.base,
+        &thread,
+        &run_id,
+        Duration::from_secs(10),
+        |r| r["status"] == "running",
+    )
+    .await;
+    let owner = stored(&db, &run_id).await.1;
+    assert!(a.terminate(Duration::from_secs(10)).await.success());
+    // Read from a server started after: the one that stopped finished it.
+    let b = Node::start(&db, &[]).await;
+    let done = run(&c, &b.base, &thread, &run_id).await;
+    assert_eq!(done["status"], "success", "{done}");
+    assert_eq!(stored(&db, &run_id).await, (1, owner));
+}
+
+/// Two runs of one thread sent at once, one to each server, under
+/// `strategy`, while `busy` (a countdown) runs on the thread if given:
+/// the threads' runs once all ended.
+async fn race(
+    c: &Client,
+    a: &Node,
+    b: &Node,
+    strategy: &str,
+    busy: bool,
+) -> Vec<(StatusCode, Value)> {
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(c, &a.base, &thread).await;
+    if busy {
+        let (_, first) = background(c, &a.base, &thread, countdown(30, "enqueue")).await;
+        let id = first["run_id"].as_str().expect("run id").to_owned();
+        wait_run(c, &a.base, &thread, &id, Duration::from_secs(10), |r| {
+            r["status"] == "running"
+        })
+        .await;
+    }
+    let (one, two) = tokio::join!(
+        background(c, &a.base, &thread, countdown(3, strategy)),
+        background(c, &b.base, &thread, countdown(3, strategy)),
+    );
+    let mut answers = vec![one, two];
+    answers.sort_by_key(|(status, _)| *status);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, runs) = get(c, format!("{}/threads/{thread}/runs?limit=10", b.base)).await;
+        let runs = runs.as_array().cloned().unwrap_or_default();
+        if runs.iter().all(ended) {
+            let mut statuses: Vec<(StatusCode, Value)> = runs
+                .into_iter()
+                .map(|r| (StatusCode::OK, r["status"].clone()))
+                .collect();
+            statuses.sort_by_key(|(_, s)| s.to_string());
+            return [answers, statuses].concat();
+        }
+        assert!(Instant::now() < deadline, "the runs never ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn statuses(answers: &[(StatusCode, Value)]) -> Vec<String> {
+    answers
+        .iter()
+        .skip(2)
+        .map(|(_, s)| s.as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+/// `reject`, `enqueue`, `interrupt` and `rollback` runs sent at once to
+/// two servers: reject, one runs and the other is 409; enqueue, both run
+/// in turn; interrupt, the running run and the earlier of the two stop
+/// and the later runs; rollback, the same but the stopped runs are
+/// deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_strategies_across_servers() {
+    let (c, db) = (Client::new(), database().await);
+    let (a, b) = (Node::start(&db, &[]).await, Node::start(&db, &[]).await);
+    let (reject, enqueue, interrupt, rollback) = tokio::join!(
+        race(&c, &a, &b, "reject", false),
+        race(&c, &a, &b, "enqueue", false),
+        race(&c, &a, &b, "interrupt", true),
+        race(&c, &a, &b, "rollback", true),
+    );
+    assert_eq!(
+        (reject[0].0, reject[1].0),
+        (StatusCode::OK, StatusCode::CONFLICT),
+        "{reject:?}"
+    );
+    assert_eq!(statuses(&reject), ["success"]);
+    assert_eq!(statuses(&enqueue), ["success", "success"]);
+    assert_eq!(
+        statuses(&interrupt),
+        ["interrupted", "interrupted", "success"]
+    );
+    assert_eq!(statuses(&rollback), ["success"]);
+    for answers in [&enqueue, &interrupt, &rollback] {
+        assert_eq!(
+            (answers[0].0, answers[1].0),
+            (StatusCode::OK, StatusCode::OK)
+        );
+    }
+}
+
+/// Many background runs sent to two servers, each at most 3 at once:
+/// every one runs exactly once (its thread's history is an
+/// uninterrupted run's), and both servers take from the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_runs_across_two_servers_run_once() {
+    let (c, db) = (Client::new(), database().await);
+    let args = ["--max-runs", "3"];
+    let (a, b) = (Node::start(&db, &args).await, Node::start(&db, &args).await);
+    let mut runs = Vec::new();
+    for i in 0..24 {
+        let node = if i % 2 == 0 { &a } else { &b };
+        let thread = uuid::Uuid::new_v4().to_string();
+        new_thread(&c, &node.base, &thread).await;
+        let (status, run) = background(&c, &node.base, &thread, countdown(2, "enqueue")).await;
+        assert_eq!(status, StatusCode::OK, "{run}");
+        runs.push((thread, run["run_id"].as_str().expect("run id").to_owned()));
+    }
+    let expected = reference(&c, &a.base, 2).await;
+    let mut owners = std::collections::BTreeSet::new();
+    for (thread, run_id) in &runs {
+        let done = wait_run(&c, &b.base, thread, run_id, Duration::from_secs(30), ended).await;
+        assert_eq!(done["status"], "success", "{done}");
+        assert_eq!(history(&c, &a.base, thread).await, expected);
+        let (attempt, owner) = stored(&db, run_id).await;
+        assert_eq!(attempt, 1);
+        owners.insert(owner);
+    }
+    assert_eq!(owners.len(), 2, "both servers ran some");
+}
+
+/// A run queued behind a busy thread is cancelled through either server
+/// before any server claims it (interrupted, or deleted with
+/// `action=rollback`), and never runs; the busy run is cancelled through
+/// the server not running it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_and_running_runs_are_cancelled_from_any_server() {
+    let (c, db) = (Client::new(), database().await);
+    let (a, b) = (Node::start(&db, &[]).await, Node::start(&db, &[]).await);
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(&c, &a.base, &thread).await;
+    let id = |run: &Value| run["run_id"].as_str().expect("run id").to_owned();
+    let busy = id(&background(&c, &a.base, &thread, countdown(30, "enqueue"))
+        .await
+        .1);
+    wait_run(&c, &a.base, &thread, &busy, Duration::from_secs(10), |r| {
+        r["status"] == "running"
+    })
+    .await;
+    let queued = id(&background(&c, &a.base, &thread, countdown(2, "enqueue"))
+        .await
+        .1);
+    let dropped = id(&background(&c, &a.base, &thread, countdown(2, "enqueue"))
+        .await
+        .1);
+    let cancel = |run: &str, query: &str| {
+        let url = format!("{}/threads/{thread}/runs/{run}/cancel{query}", b.base);
+        c.post(url).send()
+    };
+    assert_eq!(
+        cancel(&queued, "").await.expect("cancel").status(),
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        run(&c, &a.base, &thread, &queued).await["status"],
+        "interrupted"
+    );
+    let rolled = cancel(&dropped, "?action=rollback").await.expect("cancel");
+    assert_eq!(rolled.status(), StatusCode::ACCEPTED);
+    let (status, _) = get(&c, format!("{}/threads/{thread}/runs/{dropped}", a.base)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let stopped = cancel(&busy, "?wait=true").await.expect("cancel");
+    assert_eq!(stopped.status(), StatusCode::OK);
+    assert_eq!(
+        run(&c, &b.base, &thread, &busy).await["status"],
+        "interrupted"
+    );
+    // The queued run never ran: the thread stays where the busy run left it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        run(&c, &b.base, &thread, &queued).await["status"],
+        "interrupted"
+    );
+    let (_, state) = get(&c, format!("{}/threads/{thread}/state", b.base)).await;
+    assert!(
+        state["values"]["n"].as_i64().is_some_and(|n| n > 2),
+        "{state}"
+    );
+}
