@@ -61,6 +61,10 @@ pub(crate) struct App {
     pub read_timeout: std::time::Duration,
     /// One lock per thread: the run holding it is the thread's.
     pub leases: Leases,
+    /// Where runs' events are kept for clients on other servers (on
+    /// PostgreSQL), besides each run's memory.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub events: crate::log::Events,
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
@@ -112,6 +116,7 @@ impl App {
             items,
             read_timeout: std::time::Duration::from_secs(30),
             leases,
+            events: crate::log::Events::default(),
             running: Mutex::default(),
         }
     }

@@ -87,6 +87,7 @@ pub(crate) async fn start(
             tracing::error!(%thread_id, error = %e, "could not ask other servers to stop the thread's runs");
         }
     }
+    let log = RunLog::for_run(app, &run_id, &thread_id);
     let job = Job {
         app: Arc::clone(app),
         graph: Arc::clone(&assistant.graph),
@@ -96,7 +97,7 @@ pub(crate) async fn start(
         thread_id,
         temporary,
         cancel_on_disconnect,
-        log: RunLog::new(),
+        log,
         resumable,
     };
     Ok(spawn(job, events, turn, stream))

@@ -38,6 +38,9 @@ pub struct Server {
     /// How requests share connections on PostgreSQL.
     #[cfg(feature = "postgres")]
     pool: crate::open::PoolSettings,
+    /// How long a finished run's stored events stay joinable.
+    #[cfg(feature = "postgres")]
+    stream_ttl: Duration,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -113,6 +116,8 @@ impl Server {
             items: None,
             #[cfg(feature = "postgres")]
             pool: crate::open::PoolSettings::default(),
+            #[cfg(feature = "postgres")]
+            stream_ttl: Duration::from_secs(120),
         }
     }
 
@@ -178,6 +183,29 @@ impl Server {
     #[must_use]
     pub fn pool_wait(mut self, wait: Duration) -> Self {
         self.pool.wait = wait;
+        self
+    }
+
+    /// How long a finished run's events stay in PostgreSQL for clients
+    /// that join its stream late or reconnect with `Last-Event-ID` (120 s
+    /// by default, as long as the official server keeps a resumable
+    /// stream, its `RESUMABLE_STREAM_TTL_SECONDS`); they go at once with
+    /// their run or thread. On SQLite a run's events live as long as the
+    /// run.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use agent_state_server::Server;
+    ///
+    /// let server = Server::new()
+    ///     .postgres("host=localhost user=postgres dbname=agents")
+    ///     .stream_ttl(Duration::from_secs(600));
+    /// ```
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn stream_ttl(mut self, ttl: Duration) -> Self {
+        self.stream_ttl = ttl;
         self
     }
 
@@ -282,6 +310,12 @@ impl Server {
         let items = self.items.unwrap_or(items);
         let mut app = App::new(assistants, store, saver, leases, items);
         app.read_timeout = self.read_timeout;
+        #[cfg(feature = "postgres")]
+        if let (Database::Postgres(url), Some(pool)) = (&self.database, app.store.pool()) {
+            let (pool, ttl) = (pool.clone(), self.stream_ttl);
+            let stored = crate::log::postgres::StoredEvents::open(url, pool, ttl).await;
+            app.events.stored = Some(stored.map_err(|e| ServerError::Store(e.into()))?);
+        }
         let app = Arc::new(app);
         remote::recover(&app)
             .await

@@ -302,7 +302,7 @@ impl Job {
             None => {}
         }
         self.cleanup().await;
-        self.log.close();
+        self.log.close().await;
         done.send_replace(Some(output));
         self.app.forget_run(&self.run_id);
     }

@@ -53,6 +53,12 @@ impl PgDb {
         Ok(db)
     }
 
+    /// The pool, for the runs' stored events (`crate::log::postgres`),
+    /// which write arrays this module's text arguments do not carry.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
     async fn create_tables(&self) -> Result<(), StoreError> {
         let client = self.pool.get().await.map_err(pool_error)?;
         let batch = format!(
