@@ -172,7 +172,11 @@ async fn a_client_leaves_a_and_resumes_on_b_missing_nothing() {
     assert_eq!(texts(replay), whole);
     let tail = join(&c, &b.base, &run_id, Some("10")).await.rest().await;
     assert_eq!(texts(tail), whole[10..]);
-    assert!(join(&c, &b.base, &run_id, None).await.rest().await.is_empty());
+    assert!(join(&c, &b.base, &run_id, None)
+        .await
+        .rest()
+        .await
+        .is_empty());
     a.stop().await;
     b.stop().await;
 }
@@ -273,7 +277,8 @@ async fn a_join_of_a_dead_servers_run_ends_when_the_run_is_failed() {
     // The sweep for dead servers' runs comes every 5 s; then one more
     // look (a second) and the stream ends.
     assert!(started.elapsed() < Duration::from_secs(10));
-    let (_, run) = support::http::get(&c, format!("{}/threads/{THREAD}/runs/{orphan}", b.base)).await;
+    let (_, run) =
+        support::http::get(&c, format!("{}/threads/{THREAD}/runs/{orphan}", b.base)).await;
     assert_eq!(run["status"], "error");
     b.stop().await;
 }

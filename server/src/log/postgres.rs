@@ -27,7 +27,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::app::App;
 use crate::log::notify::Listener;
+use crate::open::PoolSettings;
 use crate::sse::frame_with_id;
+use crate::store::postgres::new_pool;
 use crate::store::StoreError;
 
 /// The tables: one row per run that streamed (its last id, whether it
@@ -102,9 +104,16 @@ const BATCH_BYTES: usize = 1 << 20;
 /// How long a run's end waits for its events to be written.
 const FINISH: Duration = Duration::from_secs(10);
 
+/// How many connections write events: a pool of their own, so a burst of
+/// events never keeps requests waiting for a connection, nor the reverse.
+const WRITERS: usize = 4;
+
 /// The stored events of every run of this server's database.
 pub(crate) struct StoredEvents {
+    /// Requests' pool: reads and sweeps.
     pool: Pool,
+    /// The writers' own.
+    writers: Pool,
     listener: Arc<Listener>,
     ttl: Duration,
 }
@@ -190,8 +199,9 @@ struct Page {
 }
 
 impl StoredEvents {
-    /// Creates the tables in the database `pool` reaches (`url`, for the
-    /// notifications' own connection), keeps finished runs' events `ttl`.
+    /// Creates the tables in the database `pool` reaches (at `url`, where
+    /// the writers and the notifications have connections of their own),
+    /// keeps finished runs' events `ttl`.
     pub(crate) async fn open(
         url: &str,
         pool: Pool,
@@ -204,10 +214,14 @@ impl StoredEvents {
         );
         client.batch_execute(&batch).await.map_err(StoreError::db)?;
         drop(client);
-        let listener = Listener::start(url);
+        let settings = PoolSettings {
+            size: WRITERS,
+            wait: Duration::from_secs(30),
+        };
         let events = Arc::new(StoredEvents {
+            writers: new_pool(url, settings)?,
             pool,
-            listener,
+            listener: Listener::start(url),
             ttl,
         });
         sweep_forever(&events);
@@ -257,7 +271,7 @@ impl StoredEvents {
         let mut tries = 0;
         loop {
             let result = async {
-                let client = self.pool.get().await.map_err(StoreError::db)?;
+                let client = self.writers.get().await.map_err(StoreError::db)?;
                 let stmt = client.prepare_cached(WRITE).await.map_err(StoreError::db)?;
                 let args: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
                     [&run, &thread, &last, &b.ended, &b.seqs, &b.names, &b.data];

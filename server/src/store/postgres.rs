@@ -30,25 +30,9 @@ impl PgDb {
     /// A pool of connections to `url` (libpq-style or a `postgresql://`
     /// URL), with the tables created.
     pub(crate) async fn connect(url: &str, settings: PoolSettings) -> Result<Self, StoreError> {
-        let pg = url
-            .parse::<tokio_postgres::Config>()
-            .map_err(StoreError::db)?;
-        let config = PoolConfig {
-            max_size: settings.size,
-            timeouts: Timeouts {
-                wait: Some(settings.wait),
-                create: Some(CONNECT),
-                recycle: Some(CONNECT),
-            },
-            ..PoolConfig::default()
+        let db = PgDb {
+            pool: new_pool(url, settings)?,
         };
-        let manager = deadpool_postgres::Manager::new(pg, NoTls);
-        let pool = Pool::builder(manager)
-            .config(config)
-            .runtime(Runtime::Tokio1)
-            .build()
-            .map_err(StoreError::db)?;
-        let db = PgDb { pool };
         db.create_tables().await?;
         Ok(db)
     }
@@ -93,6 +77,29 @@ impl PgDb {
             .collect::<Result<_, _>>()
             .map_err(StoreError::db)
     }
+}
+
+/// A pool of at most `settings.size` connections to `url`, opened as
+/// they are needed.
+pub(crate) fn new_pool(url: &str, settings: PoolSettings) -> Result<Pool, StoreError> {
+    let pg = url
+        .parse::<tokio_postgres::Config>()
+        .map_err(StoreError::db)?;
+    let config = PoolConfig {
+        max_size: settings.size,
+        timeouts: Timeouts {
+            wait: Some(settings.wait),
+            create: Some(CONNECT),
+            recycle: Some(CONNECT),
+        },
+        ..PoolConfig::default()
+    };
+    let manager = deadpool_postgres::Manager::new(pg, NoTls);
+    Pool::builder(manager)
+        .config(config)
+        .runtime(Runtime::Tokio1)
+        .build()
+        .map_err(StoreError::db)
 }
 
 fn params(args: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
