@@ -86,13 +86,23 @@ impl RunLog {
     ) -> Result<Arc<Self>, crate::store::StoreError> {
         #[cfg(feature = "postgres")]
         if let Some(stored) = &app.events.stored {
-            let base = stored.last_seq(run_id).await?;
-            return Ok(Arc::new(RunLog {
-                stored: Some(stored.appender(run_id, thread_id)),
-                ..Self::starting(base)
-            }));
+            return Self::continuing_in(stored, run_id, thread_id).await;
         }
         Ok(Self::for_run(app, run_id, thread_id))
+    }
+
+    /// [`continuing`](Self::continuing), in `stored`.
+    #[cfg(feature = "postgres")]
+    async fn continuing_in(
+        stored: &Arc<postgres::StoredEvents>,
+        run_id: &str,
+        thread_id: &str,
+    ) -> Result<Arc<Self>, crate::store::StoreError> {
+        let base = stored.last_seq(run_id).await?;
+        Ok(Arc::new(RunLog {
+            stored: Some(stored.appender(run_id, thread_id)),
+            ..Self::starting(base)
+        }))
     }
 
     /// Adds an event (its SSE name and JSON data); its id.
@@ -181,10 +191,15 @@ pub(crate) fn follow_elsewhere(
             let (run_id, thread_id) = (run.run_id.clone(), run.thread_id.clone());
             let after = after.unwrap_or(0) as i64;
             tokio::spawn(async move {
-                stored.follow(&app, &thread_id, &run_id, after, tx).await;
+                stored
+                    .follow(&app.store, &thread_id, &run_id, after, tx)
+                    .await;
             });
         }
         return;
     }
     let _ = (app, run, after, tx);
 }
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests;

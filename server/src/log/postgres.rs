@@ -25,12 +25,11 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::app::App;
 use crate::log::notify::Listener;
 use crate::open::PoolSettings;
 use crate::sse::frame_with_id;
 use crate::store::postgres::new_pool;
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 
 /// The tables: one row per run that streamed (its last id, whether it
 /// ended, when it was last written), one per event.
@@ -331,14 +330,14 @@ impl StoredEvents {
     /// until the run ends or the client leaves.
     pub(crate) async fn follow(
         &self,
-        app: &App,
+        store: &Store,
         thread_id: &str,
         run_id: &str,
         after: i64,
         tx: mpsc::Sender<String>,
     ) {
         if let Err(e) = self
-            .follow_or_fail(app, thread_id, run_id, after, &tx)
+            .follow_or_fail(store, thread_id, run_id, after, &tx)
             .await
         {
             tracing::error!(%run_id, error = %e, "could not read a run's stored events");
@@ -347,7 +346,7 @@ impl StoredEvents {
 
     async fn follow_or_fail(
         &self,
-        app: &App,
+        store: &Store,
         thread_id: &str,
         run_id: &str,
         mut after: i64,
@@ -380,7 +379,7 @@ impl StoredEvents {
             }
             // No word for a while: a run recorded ended whose end never
             // came (its server died) ends here, after one more look.
-            let run = app.store.run(thread_id, run_id).await?;
+            let run = store.run(thread_id, run_id).await?;
             let live = run.is_some_and(|r| matches!(r.status.as_str(), "pending" | "running"));
             if !live && (quiet || !page.exists) {
                 return Ok(());
