@@ -71,6 +71,10 @@ scenarios!(
     depth_limit_round_trips,
     marker_shaped_writes_round_trip,
     broken_links_fail_loudly,
+    keep_last_bounds_a_thread,
+    drop_before_keeps_every_kept_record_loading,
+    collect_pending_keeps_what_resumes,
+    delete_children_takes_the_subgraph_threads,
 );
 
 #[test]

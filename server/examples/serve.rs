@@ -1,9 +1,11 @@
-//! Four graphs served over LangGraph's Agent Server API: `chat` (a
+//! Five graphs served over LangGraph's Agent Server API: `chat` (a
 //! conversation whose answer streams word by word, what Agent Chat UI and
 //! `useStream` show), `approval` (a draft a person approves: an interrupt
 //! answered with `command.resume`), `countdown` (a step every 200 ms,
-//! to watch a stream arrive) and `nest` (a node that is a graph of its
-//! own, whose events `stream_subgraphs` shows).
+//! to watch a stream arrive), `nest` (a node that is a graph of its
+//! own, whose events `stream_subgraphs` shows) and `assistant` (an agent
+//! around a local model, no network needed: see `support/assistant.rs`),
+//! which AG-UI clients reach at `POST /ag-ui/assistant`.
 //!
 //! `cargo run -p agent-state-server --example serve`, then point any
 //! LangGraph client at `http://127.0.0.1:2024`.
@@ -19,6 +21,9 @@ use std::time::Duration;
 use agent_state::graph::{BoxError, Graph, NodeContext, StateGraph, END, START};
 use agent_state::{ai, new_message_id, AgentState, MessageChunk, Messages};
 use agent_state_server::Server;
+
+#[path = "support/assistant.rs"]
+mod assistant;
 
 /// A draft that a person approves or not.
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -174,6 +179,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .graph_with_schemas("approval", approval()?)
         .graph_with_schemas("countdown", countdown()?)
         .graph("nest", nest()?)
+        .graph_with_schemas("assistant", assistant::graph()?)
         .bind(format!("127.0.0.1:{port}"))
         .await?;
     println!("listening on http://{}", listening.local_addr());

@@ -59,6 +59,8 @@ pub(crate) struct App {
     pub items: Arc<dyn agent_state::store::Store>,
     /// How long a request's body may take to arrive.
     pub read_timeout: std::time::Duration,
+    /// Threads' TTLs and how many checkpoints they keep.
+    pub retention: crate::retention::Retention,
     /// One lock per thread: the run holding it is the thread's.
     pub leases: Leases,
     /// Where runs' events are kept for clients on other servers (on
@@ -115,6 +117,7 @@ impl App {
             saver,
             items,
             read_timeout: std::time::Duration::from_secs(30),
+            retention: crate::retention::Retention::default(),
             leases,
             events: crate::log::Events::default(),
             running: Mutex::default(),

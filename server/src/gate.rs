@@ -123,4 +123,28 @@ impl<G: Gate> Checkpointer for Gated<G> {
         through!(self, "truncate_after", |c| c
             .truncate_after(thread_id, keep))
     }
+
+    fn drop_before<'a>(
+        &'a self,
+        thread_id: &'a str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        through!(self, "drop_before", |c| c
+            .drop_before(thread_id, oldest, snapshots))
+    }
+
+    fn collect_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        through!(self, "collect_pending", |c| c.collect_pending(thread_id))
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        through!(self, "delete_children", |c| c.delete_children(thread_id))
+    }
 }

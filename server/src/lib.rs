@@ -48,6 +48,13 @@
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
+//! * threads' time-to-live (`ttl: {"strategy": "delete" | "keep_latest",
+//!   "ttl": minutes}` on `POST` and `PATCH /threads`, shown with
+//!   `?include=ttl`; a default with [`Server::thread_ttl`]), swept every
+//!   [`Server::ttl_sweep_interval`], and `POST /threads/prune`; with
+//!   [`Server::keep_checkpoints`] a thread keeps only its last
+//!   checkpoints, and the pending writes of steps that landed are always
+//!   collected after a run, so storage stays bounded;
 //! * runs streamed as server-sent events (`metadata` first, then the
 //!   `values`, `updates`, `messages-tuple`, `messages` (the message so
 //!   far: `messages/metadata`, `messages/partial`, `messages/complete`),
@@ -79,6 +86,21 @@
 //!   `on_disconnect` `cancel`
 //!   (the run stops at the first event or heartbeat its client cannot
 //!   get) or `continue`; a `: heartbeat` comment after 5 s of silence;
+//! * AG-UI (<https://docs.ag-ui.com>, what CopilotKit's `HttpAgent`
+//!   speaks): `POST /ag-ui/{assistant_id}` with a `RunAgentInput` runs the
+//!   graph on the server's thread for its `threadId` (that id if it is a
+//!   UUID, else one derived from it; `agui_thread_id` in its metadata) and
+//!   answers with AG-UI's events: `RUN_STARTED`, a step per node,
+//!   `TEXT_MESSAGE_*` and `TOOL_CALL_*` as the model streams them,
+//!   `TOOL_CALL_RESULT`, `STATE_SNAPSHOT` (the state but its messages),
+//!   `MESSAGES_SNAPSHOT`, then `RUN_FINISHED` (its `outcome` the
+//!   interrupts the run paused on, or the browser's tool calls left to
+//!   answer) or `RUN_ERROR`. The browser's `tools` are offered to an
+//!   agent's model (`agent::ClientTools`): a call of one ends the run, and
+//!   the `tool` message of the next run answers it. A `resolved` `resume`
+//!   entry (or `forwardedProps.command.resume`) answers an interrupt. A bad
+//!   input is a 422 listing each problem by where it is, as AG-UI's
+//!   FastAPI adapters answer;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged;
 //!   a body over 2 MiB is refused, and a client slower than
 //!   [`Server::read_timeout`] to send its headers or its body is cut off.
@@ -89,6 +111,14 @@
 //! set by the input that starts a thread, which builds its first state,
 //! and by no later one. [`Server::routes`] serves routes of your own (a
 //! page, say) beside the API, as LangGraph's `http.app` does.
+//!
+//! Custom auth, as LangGraph's `Auth` does it ([`auth`]): a hook that
+//! says who a request comes from or refuses it (401,
+//! [`Server::authenticate`]), and hooks per resource and action
+//! ([`Server::authorize`]) that refuse (403) or scope a caller to a
+//! filter on metadata: stamped into the threads they create, everything
+//! else answered 404 or left out of lists; a Store hook may put each
+//! caller's items under a namespace of their own.
 //!
 //! # Where state lives
 //!
@@ -157,6 +187,15 @@
 //! (from 1, also in a subgraph that resumes); a message a node returns
 //! whole has no chat model events, as in LangChain.
 //!
+//! AG-UI: a run sends the graph only the messages its thread does not
+//! have (by id), so an edited old message is not rewritten; `context` is
+//! accepted and not given to the graph; activity and reasoning messages
+//! are left out of the input; a resume answers one interrupt per run
+//! (as the server's `command.resume` does), and the new messages of a
+//! resuming request are not added. An interrupt is sent both as
+//! `RUN_FINISHED.outcome` (AG-UI 1.0) and as a CUSTOM `on_interrupt`
+//! event, as `@ag-ui/langgraph` sends it.
+//!
 //! A bad `xray` is a 422 whose detail names it and its value (the
 //! official server's says `Invalid xray value`).
 //!
@@ -193,9 +232,11 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod access;
+mod agui;
 mod app;
 mod assistants;
 mod astream;
+pub mod auth;
 mod body;
 mod control;
 mod copy;
@@ -217,6 +258,7 @@ mod partial;
 #[cfg(feature = "postgres")]
 mod reconnect;
 mod remote;
+mod retention;
 mod runner;
 mod runs;
 mod served;
@@ -229,4 +271,5 @@ mod threads;
 mod watch;
 mod wire;
 
+pub use retention::{ThreadTtl, TtlStrategy};
 pub use server::{Listening, Server, ServerError};

@@ -55,6 +55,7 @@ pub(crate) async fn start(
         meta: run_metadata(assistant, &thread_id, &run_id, &body.metadata),
         control,
         store: Arc::clone(&app.items),
+        client_tools: body.client_tools.clone(),
     };
     let saver = Arc::clone(&app.saver);
     let events = assistant
@@ -63,7 +64,7 @@ pub(crate) async fn start(
         .map_err(ApiError::Invalid)?;
     if temporary {
         app.store
-            .insert_thread(&new_thread(thread_id.clone(), Map::new()))
+            .insert_thread(&new_thread(thread_id.clone(), body.metadata.clone()))
             .await?;
     }
     stamp_thread(app, &thread_id, assistant).await?;

@@ -66,6 +66,10 @@ pub(crate) struct RunCreate {
     pub stream_resumable: Option<bool>,
     #[serde(default)]
     pub stream_subgraphs: Value,
+    /// Tools the caller executes: set by the AG-UI endpoint (`agui.rs`),
+    /// never read from a body.
+    #[serde(skip)]
+    pub client_tools: Option<agent_state::agent::ClientTools>,
 }
 
 /// `command`: a resume value, or an update and the nodes to go to.
@@ -91,7 +95,7 @@ async fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiErro
     match body.if_not_exists.as_deref() {
         Some("create") => {
             app.store
-                .insert_thread(&new_thread(id.to_owned(), Map::new()))
+                .insert_thread(&new_thread(id.to_owned(), body.metadata.clone()))
                 .await?;
             Ok(())
         }

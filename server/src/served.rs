@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use agent_state::checkpoint::{
-    CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Source, Thread,
+    CheckpointError, CheckpointId, CheckpointMeta, Checkpointer, NodeWrite, Pruned, Source, Thread,
 };
 use agent_state::futures::future::{self, BoxFuture};
 use agent_state::futures::stream::{self, BoxStream, StreamExt};
@@ -41,6 +41,9 @@ pub(crate) struct RunSpec {
     /// reach (in place of one the graph was compiled with, as the
     /// official server does): what `/store` serves is what runs see.
     pub store: Arc<dyn agent_state::store::Store>,
+    /// Tools the caller executes (AG-UI's `tools`), given to the run as
+    /// its context: an agent offers them to its model.
+    pub client_tools: Option<agent_state::agent::ClientTools>,
 }
 
 /// What a running graph yields.
@@ -114,6 +117,16 @@ pub(crate) trait ServedGraph: Send + Sync {
         values: Value,
         as_node: Option<String>,
     ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>>;
+
+    /// Keeps only the thread's `keep` newest checkpoints and collects its
+    /// landed steps' pending writes ([`Thread::keep_last`], which needs
+    /// the state's type to snapshot the oldest kept).
+    fn keep_last<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        keep: usize,
+    ) -> BoxFuture<'a, Result<Pruned, CheckpointError>>;
 
     /// The nodes and edges, as `/assistants/{id}/graph` lists them, the
     /// subgraph nodes drawn expanded `depth` levels down (`xray`).
@@ -202,6 +215,7 @@ struct Opening<S: GraphState> {
     update: Option<S::Update>,
     control: Control,
     store: Arc<dyn agent_state::store::Store>,
+    client_tools: Option<agent_state::agent::ClientTools>,
 }
 
 /// The run's stream, once what it asks is written: a `command` as a step
@@ -222,9 +236,13 @@ fn open_run<S: GraphState>(
             after,
             ..
         } = opening.control;
-        let store = opening.store;
+        let (store, client_tools) = (opening.store, opening.client_tools);
         Ok(
             RunStream::shared(graph, saver, thread_id, input, modes, move |run| {
+                let run = match client_tools {
+                    Some(tools) => run.context(tools),
+                    None => run,
+                };
                 let run = run
                     .store(store)
                     .durability(durability)
@@ -335,6 +353,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             update,
             control: spec.control,
             store: spec.store,
+            client_tools: spec.client_tools,
         };
         let graph = Arc::clone(&self.0);
         // `events` reads a subgraph's tasks whether or not the client
@@ -402,6 +421,17 @@ impl<S: GraphState> ServedGraph for Erased<S> {
                 .await
                 .map_err(UpdateError::Graph)
         })
+    }
+
+    fn keep_last<'a>(
+        &'a self,
+        saver: &'a dyn Checkpointer,
+        thread_id: &'a str,
+        keep: usize,
+    ) -> BoxFuture<'a, Result<Pruned, CheckpointError>> {
+        Box::pin(Thread::<S, dyn Checkpointer>::keep_last(
+            saver, thread_id, keep,
+        ))
     }
 
     fn drawing(&self, depth: usize) -> Value {

@@ -14,12 +14,14 @@ use agent_state::json_schema::{schema_of, schemars::JsonSchema, StateJsonSchema}
 use agent_state::store::Store;
 use agent_state::Output;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::app::{App, Assistant};
+use crate::auth::per_user::PerUser;
 use crate::open::Database;
 use crate::served::{Erased, ServedGraph};
 use crate::{access, assistants, body, cors, ids, items, listen, remote, runs, threads};
@@ -38,12 +40,20 @@ pub struct Server {
     /// How requests share connections on PostgreSQL.
     #[cfg(feature = "postgres")]
     pool: crate::open::PoolSettings,
+    /// The authenticate and authorize hooks (none: the API is open).
+    auth: crate::auth::Auth,
+    /// With [`database_per_user`](Self::database_per_user): the directory
+    /// of the users' files.
+    per_user: Option<PathBuf>,
+    /// Threads' TTLs and kept checkpoints.
+    retention: crate::retention::Retention,
     /// How long a finished run's stored events stay joinable.
     #[cfg(feature = "postgres")]
     stream_ttl: Duration,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
+#[derive(Clone)]
 struct Registered {
     name: String,
     graph: Arc<dyn ServedGraph>,
@@ -78,6 +88,8 @@ pub enum ServerError {
     Store(Box<dyn std::error::Error + Send + Sync>),
     /// Binding the address or serving failed.
     Io(std::io::Error),
+    /// The auth hooks cannot serve as given (say which).
+    Auth(&'static str),
 }
 
 impl fmt::Display for ServerError {
@@ -89,6 +101,7 @@ impl fmt::Display for ServerError {
             ServerError::Checkpoint(e) => write!(f, "cannot open the checkpoints: {e}"),
             ServerError::Store(e) => write!(f, "cannot set up the server's tables: {e}"),
             ServerError::Io(e) => write!(f, "cannot serve: {e}"),
+            ServerError::Auth(why) => write!(f, "cannot serve with these auth hooks: {why}"),
         }
     }
 }
@@ -96,7 +109,7 @@ impl fmt::Display for ServerError {
 impl std::error::Error for ServerError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ServerError::DuplicateGraph(_) => None,
+            ServerError::DuplicateGraph(_) | ServerError::Auth(_) => None,
             ServerError::Checkpoint(e) => Some(e),
             ServerError::Store(e) => Some(&**e),
             ServerError::Io(e) => Some(e),
@@ -116,6 +129,9 @@ impl Server {
             items: None,
             #[cfg(feature = "postgres")]
             pool: crate::open::PoolSettings::default(),
+            auth: crate::auth::Auth::default(),
+            per_user: None,
+            retention: crate::retention::Retention::default(),
             #[cfg(feature = "postgres")]
             stream_ttl: Duration::from_secs(120),
         }
@@ -219,6 +235,52 @@ impl Server {
         self
     }
 
+    /// Keeps only each thread's `n` newest checkpoints: after every run,
+    /// the older ones are deleted (the oldest kept gets a snapshot of its
+    /// whole state, so it and every newer one still load) with the pending
+    /// writes no resume needs any more, so a long-lived thread's storage
+    /// stays bounded. By default every checkpoint is kept, as LangGraph
+    /// keeps them; the history (`/threads/{id}/history`, time travel)
+    /// then reaches `n` checkpoints back. Either way the pending writes of
+    /// steps that landed are collected after each run; a paused run's are
+    /// kept, so it resumes.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use std::time::Duration;
+    /// use agent_state_server::{Server, ThreadTtl, TtlStrategy};
+    ///
+    /// let server = Server::new()
+    ///     .keep_checkpoints(NonZeroUsize::new(20).unwrap())
+    ///     .thread_ttl(ThreadTtl { strategy: TtlStrategy::Delete, minutes: 30.0 * 24.0 * 60.0 })
+    ///     .ttl_sweep_interval(Duration::from_secs(60 * 60));
+    /// ```
+    #[must_use]
+    pub fn keep_checkpoints(mut self, n: std::num::NonZeroUsize) -> Self {
+        self.retention.keep = Some(n);
+        self
+    }
+
+    /// Gives every thread created without a `ttl` this one (LangGraph's
+    /// `checkpointer.ttl.default_ttl` and `strategy`): counted from its
+    /// creation, started again when each run on it ends, applied by the
+    /// sweep (see [`ttl_sweep_interval`](Self::ttl_sweep_interval)). By
+    /// default threads have none, unless a client gives one.
+    #[must_use]
+    pub fn thread_ttl(mut self, ttl: crate::ThreadTtl) -> Self {
+        self.retention.default_ttl = Some(ttl);
+        self
+    }
+
+    /// How often the threads whose TTL passed are swept (every 5 minutes
+    /// by default; LangGraph's `sweep_interval_minutes`). A thread
+    /// outlives its TTL by up to this much.
+    #[must_use]
+    pub fn ttl_sweep_interval(mut self, every: Duration) -> Self {
+        self.retention.sweep_every = every.max(Duration::from_millis(10));
+        self
+    }
+
     /// Serves `routes` beside the API (a page, a health check of your
     /// own), as LangGraph's `http.app` mounts a custom app: they share the
     /// listener, its timeouts, body limit, CORS and request log. Called
@@ -227,6 +289,92 @@ impl Server {
     #[must_use]
     pub fn routes(mut self, routes: Router) -> Self {
         self.custom = self.custom.merge(routes);
+        self
+    }
+
+    /// Authenticates every request of the API (`/ok`, `/info` and
+    /// [`routes`](Self::routes) stay open) with `hook`: it is given the
+    /// request's method, URI and headers and answers who the caller is, or
+    /// a [`Refusal`](crate::auth::Refusal) the client gets as its status
+    /// and `{"detail": ..}` (LangGraph's `@auth.authenticate`). Per-user
+    /// rules come from [`authorize`](Self::authorize).
+    ///
+    /// Threads each user sees alone, in about fifteen lines:
+    ///
+    /// ```no_run
+    /// use agent_state_server::auth::{Credentials, Identity, On, Refusal, Resource, Verdict};
+    /// use agent_state_server::Server;
+    /// use serde_json::json;
+    ///
+    /// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+    /// Server::new()
+    ///     .authenticate(|req: Credentials| async move {
+    ///         match req.bearer() {
+    ///             Some("token-alice") => Ok(Identity::new("alice")),
+    ///             Some("token-bob") => Ok(Identity::new("bob")),
+    ///             _ => Err(Refusal::unauthorized("Invalid token")),
+    ///         }
+    ///     })
+    ///     // Each thread gets `{"owner": <caller>}` in its metadata when it
+    ///     // is created; another caller's threads answer 404 and are left
+    ///     // out of searches.
+    ///     .authorize(On::resource(Resource::Threads), |ctx, _value| {
+    ///         Ok(Verdict::Filter(json!({"owner": ctx.user.identity})))
+    ///     })
+    ///     .serve("127.0.0.1:2024")
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn authenticate<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(crate::auth::Credentials) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<crate::auth::Identity, crate::auth::Refusal>> + Send + 'static,
+    {
+        self.auth.set_authenticate(hook);
+        self
+    }
+
+    /// Decides the requests `on` picks with `hook` (LangGraph's
+    /// `@auth.on...`): it is given the caller, the resource and action,
+    /// and the request's value (its body with the path's ids, in
+    /// LangGraph's shapes), which it may change (a Store namespace
+    /// prefixed with the caller's id, say), and answers a
+    /// [`Verdict`](crate::auth::Verdict): allow, deny (403), or a filter
+    /// on metadata the server applies (see [`crate::auth`]). The most
+    /// specific hook decides; a request no hook picks is allowed. Needs
+    /// [`authenticate`](Self::authenticate): without it the server does
+    /// not start ([`ServerError::Auth`]).
+    #[must_use]
+    pub fn authorize<F>(mut self, on: crate::auth::On, hook: F) -> Self
+    where
+        F: Fn(
+                &crate::auth::AuthContext<'_>,
+                &mut Value,
+            ) -> Result<crate::auth::Verdict, crate::auth::Refusal>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.auth.add_authorize(on, hook);
+        self
+    }
+
+    /// Keeps each user's threads, runs, checkpoints and Store items in a
+    /// SQLite file of their own under `dir` (created if missing), named
+    /// after the identity the [`authenticate`](Self::authenticate) hook
+    /// answers (every byte but ASCII letters, digits, `-` and `_` written
+    /// `%XX`: `did:plc:abc` is `did%3Aplc%3Aabc.db`), as seed 001's
+    /// `checkpointerForUser(userDid)` does. A user's file is opened at
+    /// their first request and served by a server made like this one (its
+    /// graphs, hooks and timeouts; a [`store`](Self::store) given is
+    /// shared); the [`database`](Self::database) holds nothing then. One
+    /// user cannot reach another's threads even without a filter. Needs
+    /// the authenticate hook ([`ServerError::Auth`] otherwise).
+    #[must_use]
+    pub fn database_per_user(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.per_user = Some(dir.into());
         self
     }
 
@@ -278,11 +426,15 @@ impl Server {
     /// (under a prefix of a larger app, say). Runs left unfinished by a
     /// server that died are marked `error` (on PostgreSQL, only those of
     /// servers that are gone, checked again every 5 s).
-    pub async fn router(self) -> Result<Router, ServerError> {
+    pub async fn router(mut self) -> Result<Router, ServerError> {
         #[cfg(feature = "postgres")]
         let pool = self.pool;
         #[cfg(not(feature = "postgres"))]
         let pool = crate::open::PoolSettings::default();
+        if let Some(why) = self.auth.problem() {
+            return Err(ServerError::Auth(why));
+        }
+        let per_user = self.per_user_servers()?;
         let (store, saver, leases, items) = self.database.open(&ids::new_id(), pool).await?;
         let mut assistants = BTreeMap::new();
         for Registered {
@@ -310,6 +462,7 @@ impl Server {
         let items = self.items.unwrap_or(items);
         let mut app = App::new(assistants, store, saver, leases, items);
         app.read_timeout = self.read_timeout;
+        app.retention = self.retention;
         #[cfg(feature = "postgres")]
         if let (Database::Postgres(url), Some(pool)) = (&self.database, app.store.pool()) {
             let (pool, ttl) = (pool.clone(), self.stream_ttl);
@@ -317,10 +470,38 @@ impl Server {
             app.events.stored = Some(stored.map_err(|e| ServerError::Store(e.into()))?);
         }
         let app = Arc::new(app);
+        crate::retention::spawn_sweeper(&app);
         remote::recover(&app)
             .await
             .map_err(|e| ServerError::Store(e.into()))?;
-        Ok(routes(app, self.custom))
+        let guard = Arc::new(crate::auth::Guard {
+            auth: self.auth,
+            app: Arc::clone(&app),
+            per_user,
+        });
+        Ok(routes(app, self.custom, guard))
+    }
+
+    /// The users' servers of [`database_per_user`](Self::database_per_user),
+    /// each made like this one on its own file.
+    fn per_user_servers(&mut self) -> Result<Option<Arc<PerUser>>, ServerError> {
+        let Some(dir) = self.per_user.take() else {
+            return Ok(None);
+        };
+        if !self.auth.identifies() {
+            return Err(ServerError::Auth(
+                "database_per_user needs an authenticate hook (Server::authenticate)",
+            ));
+        }
+        let (graphs, auth, items) = (self.graphs.clone(), self.auth.clone(), self.items.clone());
+        let (read_timeout, retention) = (self.read_timeout, self.retention);
+        let template = move |path: PathBuf| {
+            let mut user = Server::new().database(path).read_timeout(read_timeout);
+            (user.graphs, user.auth, user.items) = (graphs.clone(), auth.clone(), items.clone());
+            user.retention = retention;
+            user
+        };
+        Ok(Some(Arc::new(PerUser::new(dir, Box::new(template)))))
     }
 
     /// Opens the database and binds `addr`; serve with
@@ -343,14 +524,16 @@ impl Server {
     }
 }
 
-fn routes(app: Arc<App>, custom: Router) -> Router {
+fn routes(app: Arc<App>, custom: Router, guard: Arc<crate::auth::Guard>) -> Router {
     Router::new()
         .route("/ok", get(|| async { Json(json!({"ok": true})) }))
         .route("/info", get(info))
         .merge(assistants::routes())
+        .merge(crate::agui::routes())
         .merge(threads::routes())
         .merge(runs::routes())
         .merge(items::routes())
+        .route_layer(from_fn_with_state(guard, crate::auth::guard))
         .with_state(app)
         .merge(custom)
         .fallback(cors::not_found)

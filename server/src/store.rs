@@ -17,6 +17,7 @@ mod arg;
 pub(crate) mod postgres;
 mod rows;
 pub(crate) mod sqlite;
+pub(crate) mod ttl;
 
 pub(crate) use arg::{Arg, TextRow};
 use rows::{run_row, text0, thread_args, thread_row};

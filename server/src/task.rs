@@ -301,6 +301,9 @@ impl Job {
             Some(why) => self.stopped(why).await,
             None => {}
         }
+        if !self.temporary {
+            crate::retention::after_run(&self.app, &*self.graph, &self.thread_id).await;
+        }
         self.cleanup().await;
         self.log.close().await;
         done.send_replace(Some(output));

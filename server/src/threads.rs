@@ -1,9 +1,10 @@
 //! `/threads`: create, read, patch, delete, search, copy, and a thread's
 //! state (its history is `history.rs`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -16,6 +17,7 @@ use agent_state::graph::GraphError;
 
 use crate::app::App;
 use crate::assistants::paginated;
+use crate::auth::Scope;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::ids::{is_uuid, new_id, now};
@@ -29,6 +31,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads", post(create))
         .route("/threads/search", post(search))
         .route("/threads/count", post(count))
+        .route("/threads/prune", post(crate::retention::prune))
         .route("/threads/{id}", get(one).patch(patch).delete(delete))
         .route("/threads/{id}/state", get(state).post(update_state))
         .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
@@ -86,6 +89,7 @@ struct Create {
     #[serde(default)]
     metadata: Map<String, Value>,
     if_exists: Option<String>,
+    ttl: Option<Value>,
 }
 
 async fn create(
@@ -105,8 +109,10 @@ async fn create(
     if !is_uuid(&id) {
         return Err(ApiError::not_uuid("thread"));
     }
+    let ttl = crate::retention::read_ttl(body.ttl.as_ref(), &app)?;
     let thread = new_thread(id.clone(), body.metadata);
     if app.store.insert_thread(&thread).await? {
+        crate::retention::start_ttl(&app, &id, ttl).await?;
         return Ok(Json(thread_json(&thread)));
     }
     match (do_nothing, app.store.thread(&id).await?) {
@@ -117,8 +123,21 @@ async fn create(
     }
 }
 
-async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(thread_json(&path_thread(&app, &id).await?)))
+/// `GET /threads/{id}`; with `?include=ttl`, its TTL too (when it has
+/// one), as the official server shows it.
+async fn one(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let mut thread = thread_json(&path_thread(&app, &id).await?);
+    let include = query.get("include").map_or("", String::as_str);
+    if include.split(',').any(|f| f.trim() == "ttl") {
+        if let Some(ttl) = crate::retention::ttl_json(&app, &id).await? {
+            thread["ttl"] = ttl;
+        }
+    }
+    Ok(Json(thread))
 }
 
 /// `PATCH /threads/{id}`'s body.
@@ -126,6 +145,7 @@ async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json
 struct Patch {
     #[serde(default)]
     metadata: Map<String, Value>,
+    ttl: Option<Value>,
 }
 
 async fn patch(
@@ -134,9 +154,13 @@ async fn patch(
     JsonBody(body): JsonBody<Patch>,
 ) -> Result<Json<Value>, ApiError> {
     let mut thread = path_thread(&app, &id).await?;
+    let ttl = crate::retention::read_ttl(body.ttl.as_ref(), &app)?;
     thread.metadata.extend(body.metadata);
     thread.updated_at = now();
     app.store.save_thread(&thread).await?;
+    if let Some(ttl) = ttl {
+        crate::retention::set_ttl(&app, &id, ttl).await?;
+    }
     Ok(Json(thread_json(&thread)))
 }
 
@@ -144,15 +168,7 @@ async fn patch(
 /// event), then the thread, its runs and its checkpoints are deleted; 204.
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     path_thread(&app, &id).await?;
-    app.cancel_thread_runs(&id, false);
-    crate::remote::cancel_elsewhere(&app, &id, None).await?;
-    let _held = app.leases.take(&id).await?;
-    app.store.delete_thread(&id).await?;
-    app.saver
-        .delete_thread(&id)
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    app.drop_lock(&id);
+    crate::retention::remove_thread(&app, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -199,7 +215,7 @@ const FIELDS: [&str; 9] = [
 
 /// The threads a search or a count matches (by ids, status, metadata and
 /// values, each key equal), in the order asked (newest first).
-async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
+async fn matching(app: &App, q: &Search, scope: &Scope) -> Result<Vec<Value>, ApiError> {
     if !q.extract.is_empty() {
         return Err(ApiError::Invalid(
             "extract: not supported by this server yet; use `select`".to_owned(),
@@ -207,7 +223,8 @@ async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
     }
     let matches = |t: &ThreadRow| {
         let values = t.values.as_ref();
-        q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id))
+        scope.admits(&t.metadata)
+            && q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id))
             && q.status.as_ref().is_none_or(|s| *s == t.status)
             && q.metadata.iter().all(|(k, v)| t.metadata.get(k) == Some(v))
             && q.values
@@ -223,9 +240,10 @@ async fn matching(app: &App, q: &Search) -> Result<Vec<Value>, ApiError> {
 
 async fn search(
     State(app): State<Arc<App>>,
+    scope: Scope,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Response, ApiError> {
-    let found = matching(&app, &q).await?;
+    let found = matching(&app, &q, &scope).await?;
     let total = found.len();
     let page = found
         .into_iter()
@@ -239,9 +257,10 @@ async fn search(
 /// `POST /threads/count`: how many threads a search would find.
 async fn count(
     State(app): State<Arc<App>>,
+    scope: Scope,
     JsonBody(q): JsonBody<Search>,
 ) -> Result<Json<usize>, ApiError> {
-    Ok(Json(matching(&app, &q).await?.len()))
+    Ok(Json(matching(&app, &q, &scope).await?.len()))
 }
 
 /// The graph a thread ran on, from the `graph_id` its first run stamped.

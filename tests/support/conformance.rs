@@ -1390,3 +1390,226 @@ pub async fn damaged_values_fail_loudly<C: Checkpointer>(
     }
     Ok(())
 }
+
+/// The ids of a thread's records, newest first.
+async fn ids_of<C: Checkpointer>(c: &C, id: &str) -> Result<Vec<u64>, CheckpointError> {
+    Ok(c.list(id, None, 1_000)
+        .await?
+        .iter()
+        .map(|r| r.meta.id.0)
+        .collect())
+}
+
+/// `Thread::keep_last` keeps the newest records only, each still loading
+/// as before (the oldest kept gets a snapshot and no parent), the head's
+/// pending writes kept and the landed steps' collected; ids go on from
+/// the newest; `keep` of 0 is refused naming it; a short or unknown
+/// thread loses nothing.
+pub async fn keep_last_bounds_a_thread<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let id = format!("{t}-keep");
+    let pending = |key: &str| PendingWrite {
+        task: "n".into(),
+        key: key.into(),
+        value: "1".into(),
+    };
+    let mut thread = logged_thread(a, &id, "keep", 20).await?;
+    a.put_pending(&id, CheckpointId(3), vec![pending("old")])
+        .await?;
+    a.put_pending(&id, CheckpointId(18), vec![pending("landed")])
+        .await?;
+    let head = thread.head().unwrap().id;
+    a.put_pending(&id, head, vec![pending("interrupt")]).await?;
+    let mut states = Vec::new();
+    for n in 17..=21 {
+        states.push(
+            Thread::<Debate, _>::open_at(a, &id, CheckpointId(n))
+                .await?
+                .state()
+                .clone(),
+        );
+    }
+
+    let pruned = Thread::<Debate, _>::keep_last(b, &id, 5).await?;
+    assert_eq!((pruned.checkpoints, pruned.writes), (16, 1), "{pruned:?}");
+    assert_eq!(ids_of(a, &id).await?, [21, 20, 19, 18, 17]);
+    for (n, state) in (17..=21).zip(&states) {
+        let at = Thread::<Debate, _>::open_at(a, &id, CheckpointId(n)).await?;
+        assert_eq!(at.state(), state, "checkpoint {n} loads as before");
+    }
+    let oldest = a.list(&id, Some(CheckpointId(18)), 1).await?;
+    assert_eq!(oldest[0].meta.parent, None, "its history starts there");
+    assert_eq!(a.pending(&id, head).await?, [pending("interrupt")]);
+    assert!(a.pending(&id, CheckpointId(18)).await?.is_empty());
+    assert!(a.pending(&id, CheckpointId(3)).await?.is_empty());
+
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(20))])
+        .await?;
+    assert_eq!(thread.head().unwrap().id, CheckpointId(22));
+    let again = Thread::<Debate, _>::keep_last(a, &id, 2).await?;
+    assert_eq!((again.checkpoints, again.writes), (4, 1), "{again:?}");
+    assert_eq!(ids_of(b, &id).await?, [22, 21]);
+    let reopened = Thread::<Debate, _>::open(b, &id).await?;
+    assert_eq!(reopened.state(), thread.state());
+    assert_eq!(reopened.state().log, (0..=20).collect::<Vec<u64>>());
+
+    let nothing = Thread::<Debate, _>::keep_last(a, &id, 10).await?;
+    assert_eq!(nothing.checkpoints, 0);
+    let unknown = Thread::<Debate, _>::keep_last(a, &format!("{t}-none"), 3).await?;
+    assert_eq!((unknown.checkpoints, unknown.writes), (0, 0));
+    let err = Thread::<Debate, _>::keep_last(a, &id, 0).await.unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::InvalidArgument { name: "keep", .. }),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with("`keep`: "), "{err}");
+    assert_eq!(ids_of(a, &id).await?, [22, 21], "a refusal changes nothing");
+    Ok(())
+}
+
+/// `drop_before` refuses, changing nothing, an `oldest` or a snapshot
+/// outside the kept records and a kept record that would lose its parent
+/// without a snapshot (a fork from an old checkpoint); `keep_last` gives
+/// such a fork a snapshot, so it loads as before.
+pub async fn drop_before_keeps_every_kept_record_loading<C: Checkpointer>(
+    a: &C,
+    b: &C,
+    t: &str,
+) -> R {
+    let id = format!("{t}-drop");
+    logged_thread(a, &id, "drop", 9).await?;
+    let mut forked = Thread::<Debate, _>::fork(a, &id, CheckpointId(3)).await?;
+    forked
+        .save_step(Source::Update, [("human", DebateUpdate::new().add_log(99))])
+        .await?;
+    let fork_state = forked.state().clone();
+    let before = ids_of(a, &id).await?;
+    assert_eq!(before, (1..=12).rev().collect::<Vec<u64>>());
+
+    let refusals = [
+        (CheckpointId(50), vec![], "an unknown oldest"),
+        (
+            CheckpointId(9),
+            vec![(CheckpointId(2), "{}".to_owned())],
+            "a snapshot below oldest",
+        ),
+        (
+            CheckpointId(9),
+            vec![(CheckpointId(70), "{}".to_owned())],
+            "an unknown snapshot",
+        ),
+    ];
+    for (oldest, snapshots, case) in refusals {
+        let err = b.drop_before(&id, oldest, snapshots).await.unwrap_err();
+        assert!(
+            matches!(err, CheckpointError::NotFound { .. }),
+            "{case}: {err}"
+        );
+    }
+    let err = b
+        .drop_before(&id, CheckpointId(9), vec![])
+        .await
+        .unwrap_err();
+    assert_malformed(&err, &id, 9, "would lose its parent 8", "no snapshot");
+    let given = vec![(CheckpointId(9), "{}".to_owned())];
+    let err = b
+        .drop_before(&id, CheckpointId(9), given)
+        .await
+        .unwrap_err();
+    assert_malformed(&err, &id, 11, "would lose its parent 3", "the fork");
+    assert_eq!(ids_of(a, &id).await?, before, "refusals change nothing");
+
+    assert_eq!(
+        Thread::<Debate, _>::keep_last(b, &id, 4).await?.checkpoints,
+        8
+    );
+    assert_eq!(ids_of(a, &id).await?, [12, 11, 10, 9]);
+    let head = Thread::<Debate, _>::open(a, &id).await?;
+    assert_eq!(head.state(), &fork_state);
+    let tip = Thread::<Debate, _>::open_at(a, &id, CheckpointId(10)).await?;
+    assert_eq!(tip.state().log, (0..9).collect::<Vec<u64>>());
+    Ok(())
+}
+
+/// `collect_pending` keeps the writes of a checkpoint without a child
+/// (what a paused run resumes from) and deletes those of one whose step
+/// landed; other threads' are untouched.
+pub async fn collect_pending_keeps_what_resumes<C: Checkpointer>(a: &C, b: &C, t: &str) -> R {
+    let (id, other) = (format!("{t}-gc"), format!("{t}-gc-other"));
+    let write = |key: &str| PendingWrite {
+        task: "n".into(),
+        key: key.into(),
+        value: "[]".into(),
+    };
+    let mut thread = logged_thread(a, &id, "gc", 1).await?;
+    let paused = thread.head().unwrap().id;
+    a.put_pending(&id, paused, vec![write("interrupt"), write("done")])
+        .await?;
+    let mut neighbour = logged_thread(a, &other, "gc", 1).await?;
+    let theirs = neighbour.head().unwrap().id;
+    a.put_pending(&other, theirs, vec![write("x")]).await?;
+    neighbour
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(7))])
+        .await?;
+
+    assert_eq!(b.collect_pending(&id).await?, 0, "the head's writes stay");
+    assert_eq!(a.pending(&id, paused).await?.len(), 2);
+    thread
+        .save_step(Source::Loop, [("n", DebateUpdate::new().add_log(1))])
+        .await?;
+    let resumed = thread.head().unwrap().id;
+    a.put_pending(&id, resumed, vec![write("next")]).await?;
+    assert_eq!(b.collect_pending(&id).await?, 2, "the landed step's");
+    assert!(a.pending(&id, paused).await?.is_empty());
+    assert_eq!(a.pending(&id, resumed).await?, [write("next")]);
+    assert_eq!(
+        a.pending(&other, theirs).await?,
+        [write("x")],
+        "another thread's"
+    );
+    assert_eq!(b.collect_pending(&format!("{t}-gc-none")).await?, 0);
+    Ok(())
+}
+
+/// `delete_children` deletes the threads named `{thread}|..` (a
+/// subgraph's), whole, and nothing else: not the thread, not a thread
+/// whose id merely starts the same; a child made again starts over.
+pub async fn delete_children_takes_the_subgraph_threads<C: Checkpointer>(
+    a: &C,
+    b: &C,
+    t: &str,
+) -> R {
+    let parent = format!("{t}-kids");
+    let kids = [
+        format!("{parent}|child:1/0"),
+        format!("{parent}|child:2/1|inner:3/0"),
+    ];
+    let others = [
+        parent.clone(),
+        format!("{parent}x|y"),
+        format!("{parent}}}"),
+    ];
+    for id in kids.iter().chain(&others) {
+        let thread = logged_thread(a, id, "kids", 2).await?;
+        let head = thread.head().unwrap().id;
+        let write = PendingWrite {
+            task: "n".into(),
+            key: "k".into(),
+            value: "1".into(),
+        };
+        a.put_pending(id, head, vec![write]).await?;
+    }
+    assert_eq!(b.delete_children(&parent).await?, 2);
+    for kid in &kids {
+        assert!(a.head(kid).await?.is_none(), "{kid}");
+        assert!(a.pending(kid, CheckpointId(3)).await?.is_empty(), "{kid}");
+    }
+    for other in &others {
+        assert_eq!(ids_of(a, other).await?, [3, 2, 1], "{other}");
+        assert_eq!(a.pending(other, CheckpointId(3)).await?.len(), 1, "{other}");
+    }
+    let again = logged_thread(a, &kids[0], "again", 0).await?;
+    assert_eq!(again.head().unwrap().id, CheckpointId(1), "starts over");
+    assert_eq!(b.delete_children(&format!("{t}-none")).await?, 0);
+    Ok(())
+}

@@ -47,7 +47,9 @@ impl PgDb {
         let client = self.pool.get().await.map_err(pool_error)?;
         let batch = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {}; COMMIT;",
-            [&TABLES[..], &INDEXES[..]].concat().join(";\n")
+            [&TABLES[..], &INDEXES[..], &super::ttl::TABLES[..]]
+                .concat()
+                .join(";\n")
         );
         client.batch_execute(&batch).await.map_err(StoreError::db)
     }

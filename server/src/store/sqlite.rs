@@ -78,7 +78,7 @@ fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(statement)?;
     }
     add_owner_column(conn)?;
-    for statement in INDEXES {
+    for statement in INDEXES.iter().chain(&super::ttl::TABLES) {
         conn.execute_batch(statement)?;
     }
     Ok(())

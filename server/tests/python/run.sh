@@ -7,6 +7,8 @@
 # SDK_VENV=path uses (or creates) the virtualenv there; by default
 # target/server-sdk-venv. SDK_POSTGRES=conninfo runs the server on that
 # PostgreSQL database (an empty one) instead of a SQLite file.
+# SDK_EXAMPLE=name and SDK_TEST=file run another example and test (the
+# `owned` example with test_auth.py: custom auth).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/server/tests/python"
@@ -23,9 +25,10 @@ if [ -n "${SDK_POSTGRES:-}" ]; then
     features=(--features postgres)
     store=(--postgres "$SDK_POSTGRES")
 fi
-cargo build --quiet -p agent-state-server "${features[@]}" --example serve --manifest-path "$root/Cargo.toml"
+example="${SDK_EXAMPLE:-serve}"
+cargo build --quiet -p agent-state-server "${features[@]}" --example "$example" --manifest-path "$root/Cargo.toml"
 log="$work/server.log"
-"$target/debug/examples/serve" --port 0 "${store[@]}" > "$log" 2>&1 &
+"$target/debug/examples/$example" --port 0 "${store[@]}" > "$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 url=""
@@ -40,4 +43,4 @@ if [ -z "$url" ]; then
     echo "0 passed, 1 failed"
     exit 1
 fi
-"$venv/bin/python" "$here/test_sdk.py" "$url"
+"$venv/bin/python" "$here/${SDK_TEST:-test_sdk.py}" "$url"

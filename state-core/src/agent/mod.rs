@@ -53,6 +53,7 @@
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;
+mod client_tools;
 mod graph;
 mod hooks;
 #[cfg(feature = "mcp")]
@@ -74,6 +75,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::message::{invalid_tool_call, parse_args, ToolCallChunk};
+pub use client_tools::ClientTools;
 pub use hooks::{
     AgentMiddleware, HookFuture, HookOutput, HookResult, Hooks, Jump, ModelHandler,
     ToolCallRequest, ToolHandler,

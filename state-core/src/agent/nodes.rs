@@ -12,6 +12,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::stream::StreamExt;
 
+use super::client_tools::ClientTools;
 use super::hooks::{
     unknown_tool, AgentMiddleware, HookFuture, Jump, ModelExec, ModelHandler, ToolCallRequest,
     ToolExec,
@@ -258,12 +259,14 @@ where
         ctx: NodeContext,
     ) -> Result<Command<S::Update>, BoxError> {
         let repaired = repair_invalid_calls(state.messages());
+        // The caller's tools (a run's `ClientTools` context) after the
+        // agent's own.
+        let tools = match ctx.context::<ClientTools>() {
+            Some(client) => client.offered(&self.definitions),
+            None => Arc::clone(&self.definitions),
+        };
         let mut request = ModelRequest::new(Arc::clone(&state))
-            .set_shared(
-                self.system_prompt.clone(),
-                Arc::clone(&self.definitions),
-                self.settings.clone(),
-            )
+            .set_shared(self.system_prompt.clone(), tools, self.settings.clone())
             .with_stream_writer(ctx.writer())
             .with_node(ctx.clone())
             .with_model(Arc::clone(&self.model.model));

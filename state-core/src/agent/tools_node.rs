@@ -12,6 +12,7 @@ use crate::graph::trace::Timed;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::client_tools::ClientTools;
 use super::hooks::{ToolCallRequest, ToolHandler};
 use super::nodes::AgentLoop;
 use super::tool::{add_message, answer_message, answers_call, OutputKind, ToolError, ToolOutput};
@@ -46,10 +47,21 @@ where
         state: Arc<S>,
         ctx: NodeContext,
     ) -> Result<NodeOutput<S::Update>, BoxError> {
-        let calls = pending_calls(state.messages());
+        let mut calls = pending_calls(state.messages());
+        // Calls of the caller's tools are left for the caller to answer:
+        // once the agent's own are answered, the run ends.
+        let for_caller = ctx.context::<ClientTools>().is_some_and(|client| {
+            let before = calls.len();
+            calls.retain(|c| !client.takes(c, &self.tools.names));
+            calls.len() < before
+        });
         if calls.is_empty() {
-            let back = Command::goto(self.places.loop_entry.clone());
-            return Ok(NodeOutput::Command(back));
+            let next = if for_caller {
+                &self.places.exit
+            } else {
+                &self.places.loop_entry
+            };
+            return Ok(NodeOutput::Command(Command::goto(next.clone())));
         }
         let runs = calls.iter().map(|call| self.call_tool(call, &state, &ctx));
         let results = join_all(runs).await;
@@ -68,9 +80,7 @@ where
         }
         let next = if !jumps.is_empty() {
             jumps
-        } else if out {
-            // The model's turn gave the structured value, or only called
-            // tools that end the loop: it ends once the calls are answered.
+        } else if out || for_caller {
             vec![self.places.exit.clone()]
         } else {
             vec![self.places.loop_entry.clone()]

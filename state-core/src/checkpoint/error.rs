@@ -105,6 +105,15 @@ pub enum CheckpointError {
         /// The operation: `"put_pending"`, `"truncate_after"`, ...
         operation: &'static str,
     },
+    /// An argument was refused before anything was read or changed: a
+    /// [`Thread::keep_last`](super::Thread::keep_last) of 0 checkpoints,
+    /// say (a thread always keeps its head).
+    InvalidArgument {
+        /// The argument, by name: `"keep"`, ...
+        name: &'static str,
+        /// Why it is refused.
+        reason: &'static str,
+    },
     /// The storage itself failed (I/O, SQL, connection).
     Backend {
         /// What was being done: `"append"`, `"open"`, ...
@@ -209,6 +218,9 @@ impl fmt::Display for CheckpointError {
                 "this checkpointer does not implement `{operation}`, which {} need",
                 needed_by(operation)
             ),
+            CheckpointError::InvalidArgument { name, reason } => {
+                write!(f, "`{name}`: {reason}")
+            }
             CheckpointError::Backend { operation, source } => {
                 write!(f, "checkpoint storage failed during {operation}: {source}")
             }
@@ -241,6 +253,9 @@ impl From<StateError> for CheckpointError {
 fn needed_by(operation: &str) -> &'static str {
     match operation {
         "truncate_after" => "rolling a run back (taking its steps off its thread)",
+        "drop_before" => "keeping only a thread's last checkpoints",
+        "collect_pending" => "collecting the pending writes of steps that landed",
+        "delete_children" => "deleting the threads of a thread's subgraphs",
         _ => "pausing a run (interrupts) and keeping a superstep's finished tasks",
     }
 }

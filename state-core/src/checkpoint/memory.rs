@@ -8,7 +8,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
-use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use super::{
+    check_thread_id, children_range, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer,
+};
 
 struct ThreadLog {
     /// `None` once [`Checkpointer::truncate_after`] took every record off.
@@ -171,6 +173,72 @@ impl MemoryCheckpointer {
         Ok(dropped.len() as u64)
     }
 
+    /// [`Checkpointer::drop_before`]: every check before the first
+    /// change, all of it under the lock.
+    fn drop_before_sync(
+        &self,
+        thread_id: &str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut threads = self.lock();
+        let not_found = |id| CheckpointError::NotFound {
+            thread_id: thread_id.to_owned(),
+            checkpoint: Some(id),
+        };
+        let log = threads
+            .get_mut(thread_id)
+            .ok_or_else(|| not_found(oldest))?;
+        let kept = |id: &CheckpointId| *id >= oldest && log.records.contains_key(id);
+        if let Some(id) = std::iter::once(oldest)
+            .chain(snapshots.iter().map(|(id, _)| *id))
+            .find(|id| !kept(id))
+        {
+            return Err(not_found(id));
+        }
+        let broken = log.records.range(oldest..).find(|(id, r)| {
+            r.snapshot.is_none()
+                && r.meta.parent.is_some_and(|p| p < oldest)
+                && !snapshots.iter().any(|(s, _)| s == *id)
+        });
+        if let Some((id, record)) = broken {
+            return Err(lost_parent(thread_id, *id, record.meta.parent));
+        }
+        for (id, snapshot) in snapshots {
+            let record = log.records.get_mut(&id).expect("checked above");
+            record.base_bytes = snapshot.len() as u64;
+            record.log_bytes = 0;
+            record.snapshot = Some(snapshot);
+        }
+        let kept = log.records.split_off(&oldest);
+        let dropped = std::mem::replace(&mut log.records, kept).len();
+        let kept_writes = log
+            .pending
+            .split_off(&(oldest, String::new(), String::new()));
+        log.pending = kept_writes;
+        for record in log.records.values_mut() {
+            if record.meta.parent.is_some_and(|p| p < oldest) {
+                record.meta.parent = None;
+            }
+        }
+        Ok(dropped as u64)
+    }
+
+    /// [`Checkpointer::collect_pending`].
+    fn collect_pending_sync(&self, thread_id: &str) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut threads = self.lock();
+        let Some(log) = threads.get_mut(thread_id) else {
+            return Ok(0);
+        };
+        let landed: std::collections::HashSet<CheckpointId> =
+            log.records.values().filter_map(|r| r.meta.parent).collect();
+        let before = log.pending.len();
+        log.pending.retain(|(id, _, _), _| !landed.contains(id));
+        Ok((before - log.pending.len()) as u64)
+    }
+
     fn chain_sync(
         &self,
         thread_id: &str,
@@ -331,5 +399,35 @@ impl Checkpointer for MemoryCheckpointer {
         keep: Option<CheckpointId>,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move { self.truncate_sync(thread_id, keep) })
+    }
+
+    fn drop_before<'a>(
+        &'a self,
+        thread_id: &'a str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.drop_before_sync(thread_id, oldest, snapshots) })
+    }
+
+    fn collect_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.collect_pending_sync(thread_id) })
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let (from, to) = children_range(thread_id);
+            let mut threads = self.lock();
+            let before = threads.len();
+            threads.retain(|id, _| !(*id >= from && *id < to));
+            Ok((before - threads.len()) as u64)
+        })
     }
 }

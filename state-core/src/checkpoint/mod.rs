@@ -52,6 +52,7 @@ mod error;
 mod executor;
 mod memory;
 mod record;
+mod retain;
 mod thread;
 
 #[cfg(feature = "postgres")]
@@ -74,6 +75,7 @@ pub use record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, NodeWrite, PendingWrite, SnapshotPolicy, Source,
     StoredCheckpoint,
 };
+pub use retain::Pruned;
 pub use thread::{StepRecord, Thread};
 
 /// A boxed future, so [`Checkpointer`] can be used as a trait object
@@ -226,6 +228,81 @@ pub trait Checkpointer: Send + Sync + AsDynCheckpointer {
         })
     }
 
+    /// Takes every record older than `oldest` off the thread, as one
+    /// atomic change, so its storage stays bounded: what
+    /// [`Thread::keep_last`] stores after computing the `snapshots`.
+    ///
+    /// First each of `snapshots` (a checkpoint id of the thread, at or
+    /// after `oldest`, and its whole state as [`put_snapshot`](Self::put_snapshot)
+    /// takes it) is attached. Then every record kept (id `oldest` or
+    /// above) must load without the ones taken off: it has a snapshot,
+    /// or its parent is kept too; else nothing changes and the answer is
+    /// [`CheckpointError::Malformed`] naming the first record that would
+    /// break. Then the records below `oldest` go, with their pending
+    /// writes, and a kept record whose parent went has no parent any
+    /// more (its history starts there). The head, the ids given out and
+    /// the kept records' pending writes are untouched. Returns how many
+    /// records went. [`CheckpointError::NotFound`] if `oldest` or a
+    /// snapshot's checkpoint is not a kept record of the thread.
+    ///
+    /// The default refuses with [`CheckpointError::Unsupported`].
+    fn drop_before<'a>(
+        &'a self,
+        thread_id: &'a str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        let _ = (thread_id, oldest, snapshots);
+        Box::pin(async {
+            Err(CheckpointError::Unsupported {
+                operation: "drop_before",
+            })
+        })
+    }
+
+    /// Deletes the pending writes no resume can read any more: those kept
+    /// for a checkpoint that has a child (the step that ran on it landed,
+    /// so a run goes on from the child, with the child's own writes).
+    /// The writes of a checkpoint without a child stay, so a paused run
+    /// (interrupts) and a step cut short still resume from theirs.
+    /// Running a graph again from an older checkpoint (time travel) then
+    /// runs that step's tasks again instead of reusing their writes.
+    /// Returns how many writes went.
+    ///
+    /// The default refuses with [`CheckpointError::Unsupported`].
+    fn collect_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        let _ = thread_id;
+        Box::pin(async {
+            Err(CheckpointError::Unsupported {
+                operation: "collect_pending",
+            })
+        })
+    }
+
+    /// Deletes the threads of the subgraphs the thread's steps ran: every
+    /// thread whose id starts with `{thread_id}|` (a subgraph node runs
+    /// its child on such a thread), with their records, pending writes and
+    /// ids, as one atomic change; the thread itself stays (see
+    /// [`delete_thread`](Self::delete_thread)). Returns how many threads
+    /// went. What deleting a thread whole (the Agent Server's `DELETE
+    /// /threads/{id}`) calls too, so no subgraph's records outlive it.
+    ///
+    /// The default refuses with [`CheckpointError::Unsupported`].
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        let _ = thread_id;
+        Box::pin(async {
+            Err(CheckpointError::Unsupported {
+                operation: "delete_children",
+            })
+        })
+    }
+
     /// The pending writes kept for checkpoint `checkpoint`, in task then
     /// key order; none for a checkpoint without any (or an unknown one).
     /// The default has none.
@@ -262,6 +339,30 @@ pub(crate) fn check_thread_id(thread_id: &str) -> Result<(), CheckpointError> {
         Err(CheckpointError::MissingThreadId)
     } else {
         Ok(())
+    }
+}
+
+/// The range of thread ids [`Checkpointer::delete_children`] deletes:
+/// from `{thread_id}|` (included) to `{thread_id}}` (excluded), `}`
+/// being the character after `|`, so an index on the id finds them.
+pub(crate) fn children_range(thread_id: &str) -> (String, String) {
+    (format!("{thread_id}|"), format!("{thread_id}}}"))
+}
+
+/// What [`Checkpointer::drop_before`] answers when a kept record would
+/// lose its parent and has no snapshot to load from.
+pub(crate) fn lost_parent(
+    thread_id: &str,
+    id: CheckpointId,
+    parent: Option<CheckpointId>,
+) -> CheckpointError {
+    CheckpointError::Malformed {
+        thread_id: thread_id.to_owned(),
+        checkpoint: id,
+        reason: format!(
+            "it would lose its parent {} and has no snapshot to load from: give one for it",
+            parent.map_or_else(|| "none".to_owned(), |p| p.to_string())
+        ),
     }
 }
 

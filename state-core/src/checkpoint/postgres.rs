@@ -56,7 +56,9 @@ use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::sql::{from_sql, to_sql, Columns, RawRow};
-use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use super::{
+    check_thread_id, children_range, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer,
+};
 use crate::error::{ErrorKind, StateError};
 use crate::storable::holds_nul;
 
@@ -159,6 +161,58 @@ p AS (
 SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM c),
        (SELECT head FROM seen), (SELECT ok FROM kept)";
 
+/// [`Checkpointer::drop_before`] as one statement, so nothing is
+/// half-applied: `$2` the oldest record kept; `$3`, `$4`, `$5` the
+/// snapshots given (ids, texts, sizes). The changes happen only if the
+/// checks pass; the last four columns say which failed.
+const DROP_BEFORE: &str = "
+WITH given AS (
+    SELECT * FROM unnest($3::bigint[], $4::text[], $5::bigint[]) AS g(id, snapshot, bytes)
+),
+checks AS (
+    SELECT EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = $1 AND id = $2) AS found,
+        (SELECT min(g.id) FROM given g WHERE g.id < $2 OR NOT EXISTS
+            (SELECT 1 FROM agent_state_checkpoints c WHERE c.thread_id = $1 AND c.id = g.id)) AS missing,
+        (SELECT array[c.id, c.parent_id] FROM agent_state_checkpoints c
+         WHERE c.thread_id = $1 AND c.id >= $2 AND c.parent_id < $2 AND c.snapshot IS NULL
+           AND c.id NOT IN (SELECT id FROM given) ORDER BY c.id LIMIT 1) AS orphan
+),
+ok AS (SELECT found AND missing IS NULL AND orphan IS NULL AS ok FROM checks),
+kept AS (
+    UPDATE agent_state_checkpoints c SET
+        snapshot = coalesce((SELECT g.snapshot::jsonb FROM given g WHERE g.id = c.id), c.snapshot),
+        log_bytes = CASE WHEN c.id IN (SELECT id FROM given) THEN 0 ELSE c.log_bytes END,
+        base_bytes = coalesce((SELECT g.bytes FROM given g WHERE g.id = c.id), c.base_bytes),
+        parent_id = CASE WHEN c.parent_id < $2 THEN NULL ELSE c.parent_id END
+    WHERE c.thread_id = $1 AND c.id >= $2 AND (SELECT ok FROM ok)
+      AND (c.parent_id < $2 OR c.id IN (SELECT id FROM given))
+),
+gone AS (
+    DELETE FROM agent_state_checkpoints
+    WHERE thread_id = $1 AND id < $2 AND (SELECT ok FROM ok) RETURNING 1
+),
+writes AS (
+    DELETE FROM agent_state_pending
+    WHERE thread_id = $1 AND checkpoint_id < $2 AND (SELECT ok FROM ok)
+)
+SELECT (SELECT count(*) FROM gone), found, missing, orphan FROM checks";
+
+/// [`Checkpointer::collect_pending`]: the writes of every checkpoint
+/// that has a child, found from the writes (few, near the head) through
+/// the key's range above them, so a long history is not scanned.
+const COLLECT_PENDING: &str = "
+DELETE FROM agent_state_pending p WHERE p.thread_id = $1 AND EXISTS
+    (SELECT 1 FROM agent_state_checkpoints c
+     WHERE c.thread_id = $1 AND c.id > p.checkpoint_id AND c.parent_id = p.checkpoint_id)";
+
+/// [`Checkpointer::delete_children`] as one statement: the threads whose
+/// ids are in [`children_range`] (`$1` to `$2`, excluded), how many.
+const DELETE_CHILDREN: &str = "
+WITH t AS (DELETE FROM agent_state_threads WHERE thread_id >= $1 AND thread_id < $2 RETURNING 1),
+     c AS (DELETE FROM agent_state_checkpoints WHERE thread_id >= $1 AND thread_id < $2),
+     p AS (DELETE FROM agent_state_pending WHERE thread_id >= $1 AND thread_id < $2)
+SELECT count(*) FROM t";
+
 /// How often [`Checkpointer::truncate_after`] tries again after an append
 /// moved the head under it, before it reports the conflict.
 const TRUNCATE_TRIES: usize = 3;
@@ -175,6 +229,9 @@ struct Statements {
     truncate: Statement,
     put_pending: Statement,
     pending: Statement,
+    drop_before: Statement,
+    collect_pending: Statement,
+    delete_children: Statement,
 }
 
 /// Checkpoints in a PostgreSQL database, shared by every instance that
@@ -398,6 +455,9 @@ impl PostgresCheckpointer {
             truncate: prepare(TRUNCATE.into()).await?,
             put_pending: prepare(PUT_PENDING.into()).await?,
             pending: prepare(PENDING.into()).await?,
+            drop_before: prepare(DROP_BEFORE.into()).await?,
+            collect_pending: prepare(COLLECT_PENDING.into()).await?,
+            delete_children: prepare(DELETE_CHILDREN.into()).await?,
         };
         Ok(Self {
             client,
@@ -609,6 +669,62 @@ impl PostgresCheckpointer {
             expected: seen.map(from_sql).filter(|&h| h > 0).map(CheckpointId),
             found,
         })
+    }
+
+    async fn drop_before_async(
+        &self,
+        thread_id: &str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let mut ids = Vec::with_capacity(snapshots.len());
+        let mut sizes = Vec::with_capacity(snapshots.len());
+        let mut texts = Vec::with_capacity(snapshots.len());
+        for (id, text) in snapshots {
+            refuse_nul(&text, false)?;
+            ids.push(to_sql(id.0));
+            sizes.push(to_sql(text.len() as u64));
+            texts.push(text);
+        }
+        let row = self
+            .client
+            .query_one(
+                &self.st.drop_before,
+                &[&thread_id, &to_sql(oldest.0), &ids, &texts, &sizes],
+            )
+            .await
+            .map_err(pg_err("drop_before"))?;
+        let found: bool = row.get(1);
+        let missing: Option<i64> = row.get(2);
+        let orphan: Option<Vec<Option<i64>>> = row.get(3);
+        let not_found = |id| CheckpointError::NotFound {
+            thread_id: thread_id.to_owned(),
+            checkpoint: Some(id),
+        };
+        match (found, missing, orphan) {
+            (false, _, _) => Err(not_found(oldest)),
+            (_, Some(id), _) => Err(not_found(CheckpointId(from_sql(id)))),
+            (_, _, Some(pair)) => {
+                let at = |i: usize| {
+                    pair.get(i)
+                        .copied()
+                        .flatten()
+                        .map(|n| CheckpointId(from_sql(n)))
+                };
+                let id = at(0).unwrap_or(oldest);
+                Err(lost_parent(thread_id, id, at(1)))
+            }
+            _ => Ok(from_sql(row.get(0))),
+        }
+    }
+
+    async fn collect_pending_async(&self, thread_id: &str) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        self.client
+            .execute(&self.st.collect_pending, &[&thread_id])
+            .await
+            .map_err(pg_err("collect_pending"))
     }
 
     async fn put_pending_async(
@@ -859,5 +975,37 @@ impl Checkpointer for PostgresCheckpointer {
         checkpoint: CheckpointId,
     ) -> BoxFuture<'a, Result<Vec<PendingWrite>, CheckpointError>> {
         Box::pin(self.pending_async(thread_id, checkpoint))
+    }
+
+    fn drop_before<'a>(
+        &'a self,
+        thread_id: &'a str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(self.drop_before_async(thread_id, oldest, snapshots))
+    }
+
+    fn collect_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(self.collect_pending_async(thread_id))
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            check_thread_id(thread_id)?;
+            let (from, to) = children_range(thread_id);
+            let row = self
+                .client
+                .query_one(&self.st.delete_children, &[&from, &to])
+                .await
+                .map_err(pg_err("delete_children"))?;
+            Ok(from_sql(row.get(0)))
+        })
     }
 }

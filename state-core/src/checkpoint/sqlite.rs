@@ -71,7 +71,9 @@ use super::record::{
     CheckpointId, CheckpointMeta, NewCheckpoint, PendingWrite, SnapshotPolicy, StoredCheckpoint,
 };
 use super::sql::{from_sql, to_sql, Columns, RawRow};
-use super::{check_thread_id, now_ms, BoxFuture, CheckpointError, Checkpointer};
+use super::{
+    check_thread_id, children_range, lost_parent, now_ms, BoxFuture, CheckpointError, Checkpointer,
+};
 
 /// The layout version of the tables, kept in `PRAGMA user_version`, so a
 /// later layout can upgrade a file and an older program refuses a newer one.
@@ -567,6 +569,72 @@ impl SqliteCheckpointer {
         }
     }
 
+    /// [`Checkpointer::drop_before`], in one write transaction.
+    fn drop_before_sync(
+        &self,
+        thread_id: &str,
+        oldest: CheckpointId,
+        snapshots: &[(CheckpointId, String)],
+    ) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let db = self.lock();
+        // Several statements: a transaction even on an exclusive handle.
+        // The thread's head and ids do not move, so `heads` stays true.
+        let tx = WriteTx::begin(&db.conn, true).map_err(db_err("drop_before"))?;
+        let dropped = drop_in(&tx, thread_id, oldest, snapshots)?;
+        tx.commit().map_err(db_err("drop_before"))?;
+        Ok(dropped)
+    }
+
+    /// [`Checkpointer::collect_pending`]: one statement.
+    fn collect_pending_sync(&self, thread_id: &str) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let db = self.lock();
+        let deleted = db
+            .conn
+            .prepare_cached(
+                // From the writes (few, near the head) to a child by the
+                // key's range above them: no scan of a long history.
+                "DELETE FROM agent_state_pending WHERE thread_id = ?1 AND EXISTS
+                 (SELECT 1 FROM agent_state_checkpoints c WHERE c.thread_id = ?1
+                  AND c.id > agent_state_pending.checkpoint_id
+                  AND c.parent_id = agent_state_pending.checkpoint_id)",
+            )
+            .and_then(|mut st| st.execute(params![thread_id]))
+            .map_err(db_err("collect_pending"))?;
+        Ok(deleted as u64)
+    }
+
+    /// [`Checkpointer::delete_children`], in one write transaction.
+    fn delete_children_sync(&self, thread_id: &str) -> Result<u64, CheckpointError> {
+        check_thread_id(thread_id)?;
+        let (from, to) = children_range(thread_id);
+        let mut db = self.lock();
+        db.heads.newest.retain(|id, _| !(*id >= from && *id < to));
+        let tx = WriteTx::begin(&db.conn, true).map_err(db_err("delete_children"))?;
+        let threads: i64 = tx
+            .conn
+            .prepare_cached(
+                "SELECT count(DISTINCT thread_id) FROM agent_state_checkpoints
+                 WHERE thread_id >= ?1 AND thread_id < ?2",
+            )
+            .and_then(|mut st| st.query_row(params![from, to], |r| r.get(0)))
+            .map_err(db_err("delete_children"))?;
+        for table in [
+            "agent_state_pending",
+            "agent_state_retired",
+            "agent_state_checkpoints",
+        ] {
+            let sql = format!("DELETE FROM {table} WHERE thread_id >= ?1 AND thread_id < ?2");
+            tx.conn
+                .prepare_cached(&sql)
+                .and_then(|mut st| st.execute(params![from, to]))
+                .map_err(db_err("delete_children"))?;
+        }
+        tx.commit().map_err(db_err("delete_children"))?;
+        Ok(from_sql(threads))
+    }
+
     fn put_pending_sync(
         &self,
         thread_id: &str,
@@ -809,6 +877,77 @@ fn truncate_in(
     Ok((dropped as u64, known))
 }
 
+/// The changes of [`Checkpointer::drop_before`], inside the write
+/// transaction `tx`: every check first; a failure after them is rolled
+/// back with the transaction. How many records went.
+fn drop_in(
+    tx: &WriteTx<'_>,
+    thread_id: &str,
+    oldest: CheckpointId,
+    snapshots: &[(CheckpointId, String)],
+) -> Result<u64, CheckpointError> {
+    let conn = tx.conn;
+    let floor = to_sql(oldest.0);
+    for id in std::iter::once(oldest).chain(snapshots.iter().map(|(id, _)| *id)) {
+        let exists: bool = conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM agent_state_checkpoints WHERE thread_id = ?1 AND id = ?2)",
+            )
+            .and_then(|mut st| st.query_row(params![thread_id, to_sql(id.0)], |r| r.get(0)))
+            .map_err(db_err("drop_before"))?;
+        if !exists || id < oldest {
+            return Err(CheckpointError::NotFound {
+                thread_id: thread_id.to_owned(),
+                checkpoint: Some(id),
+            });
+        }
+    }
+    let orphans: Vec<(i64, i64)> = conn
+        .prepare_cached(
+            "SELECT id, parent_id FROM agent_state_checkpoints
+             WHERE thread_id = ?1 AND id >= ?2 AND parent_id < ?2 AND snapshot IS NULL ORDER BY id",
+        )
+        .and_then(|mut st| {
+            st.query_map(params![thread_id, floor], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(db_err("drop_before"))?;
+    let given = |id: i64| snapshots.iter().any(|(s, _)| to_sql(s.0) == id);
+    if let Some((id, parent)) = orphans.into_iter().find(|(id, _)| !given(*id)) {
+        let parent = Some(CheckpointId(from_sql(parent)));
+        return Err(lost_parent(thread_id, CheckpointId(from_sql(id)), parent));
+    }
+    let run = |sql: &str, extra: Option<(&String, i64)>| -> Result<usize, CheckpointError> {
+        let mut st = conn.prepare_cached(sql).map_err(db_err("drop_before"))?;
+        match extra {
+            Some((text, id)) => st.execute(params![thread_id, id, text, to_sql(text.len() as u64)]),
+            None => st.execute(params![thread_id, floor]),
+        }
+        .map_err(db_err("drop_before"))
+    };
+    for (id, snapshot) in snapshots {
+        run(
+            "UPDATE agent_state_checkpoints SET snapshot = ?3, log_bytes = 0, base_bytes = ?4
+             WHERE thread_id = ?1 AND id = ?2",
+            Some((snapshot, to_sql(id.0))),
+        )?;
+    }
+    run(
+        "DELETE FROM agent_state_pending WHERE thread_id = ?1 AND checkpoint_id < ?2",
+        None,
+    )?;
+    let dropped = run(
+        "DELETE FROM agent_state_checkpoints WHERE thread_id = ?1 AND id < ?2",
+        None,
+    )?;
+    run(
+        "UPDATE agent_state_checkpoints SET parent_id = NULL
+         WHERE thread_id = ?1 AND id >= ?2 AND parent_id < ?2",
+        None,
+    )?;
+    Ok(dropped as u64)
+}
+
 /// A transaction through cached statements (`BEGIN IMMEDIATE`, `COMMIT`:
 /// no SQL parsed per step), rolled back when dropped before its commit (an
 /// error, a panic): a step, or a store's batch, all or nothing.
@@ -975,5 +1114,33 @@ impl Checkpointer for SqliteCheckpointer {
         keep: Option<CheckpointId>,
     ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
         Box::pin(async move { self.at(thread_id, self.truncate_sync(thread_id, keep)) })
+    }
+
+    fn drop_before<'a>(
+        &'a self,
+        thread_id: &'a str,
+        oldest: CheckpointId,
+        snapshots: Vec<(CheckpointId, String)>,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move {
+            self.at(
+                thread_id,
+                self.drop_before_sync(thread_id, oldest, &snapshots),
+            )
+        })
+    }
+
+    fn collect_pending<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.at(thread_id, self.collect_pending_sync(thread_id)) })
+    }
+
+    fn delete_children<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<u64, CheckpointError>> {
+        Box::pin(async move { self.at(thread_id, self.delete_children_sync(thread_id)) })
     }
 }
