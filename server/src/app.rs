@@ -63,6 +63,10 @@ pub(crate) struct App {
     pub retention: crate::retention::Retention,
     /// One lock per thread: the run holding it is the thread's.
     pub leases: Leases,
+    /// Where runs' events are kept for clients on other servers (on
+    /// PostgreSQL), besides each run's memory.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub events: crate::log::Events,
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
@@ -124,6 +128,7 @@ impl App {
             read_timeout: std::time::Duration::from_secs(30),
             retention: crate::retention::Retention::default(),
             leases,
+            events: crate::log::Events::default(),
             running: Mutex::default(),
             threadproto: Default::default(),
             #[cfg(feature = "postgres")]

@@ -66,6 +66,9 @@
 //!   and read, or started in the background and joined (its output, or
 //!   its stream: from the start, or after the `Last-Event-ID` a client
 //!   reconnects with; `stream_resumable` numbers a stream's events);
+//!   on PostgreSQL, a run's stream joined or resumed on any server, during
+//!   the run and for `Server::stream_ttl` after it, missing nothing and
+//!   repeating nothing;
 //!   stateless runs on a thread of their own; an interrupt answered with
 //!   `command.resume`; `command.update` (written as an update of the
 //!   thread's last node, which then goes on) and `command.goto` (the named

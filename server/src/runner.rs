@@ -176,7 +176,7 @@ fn open_job(
         thread_id: thread_id.to_owned(),
         temporary,
         cancel_on_disconnect,
-        log: RunLog::new(),
+        log: RunLog::for_run(app, run_id, thread_id),
         resumable: body.stream_resumable.unwrap_or(false),
         attempt,
         base: None,
@@ -247,6 +247,13 @@ async fn claimed_job(
     let opened = open_job(app, thread_id, run_id, &body, false, claimed.attempt);
     let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
+    if claimed.attempt > 1 {
+        // Its stream goes on from the last event the server before
+        // stored, so a client rejoining misses nothing and sees nothing
+        // twice.
+        let log = crate::log::RunLog::continuing(app, run_id, thread_id).await;
+        job.log = log.map_err(|e| failed(e.to_string()))?;
+    }
     Ok((job, events))
 }
 

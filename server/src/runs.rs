@@ -377,8 +377,11 @@ async fn cancel(
 
 /// `GET /threads/{id}/runs/{run_id}/stream`: a run's events from the
 /// start (or after the `Last-Event-ID` a reconnecting client sends), each
-/// with its id, then each new one until the run ends. A run that ended
-/// streams nothing, as the official server answers it.
+/// with its id, then each new one until the run ends, whichever server
+/// runs it (on PostgreSQL, from the stored events). A run that ended
+/// streams nothing, as the official server answers it, unless the client
+/// names the last event it has: then, on PostgreSQL and for a while after
+/// the run ended, the events after it.
 async fn join_stream(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -386,20 +389,21 @@ async fn join_stream(
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
+    // A negative id (`-1`, which clients send for "from the start") is 0.
+    let after = headers.get("last-event-id").map(|v| {
+        let id = v.to_str().ok().and_then(|v| v.trim().parse::<i64>().ok());
+        usize::try_from(id.unwrap_or(0)).unwrap_or(0)
+    });
     let log = match app.running_log(&run_id) {
         Some(log) => Some(log),
         None => crate::remote::queued_log(&app, &id, &run_id).await?,
     };
     match log {
-        Some(log) => {
-            let after = headers
-                .get("last-event-id")
-                .and_then(|v| v.to_str().ok()?.trim().parse().ok())
-                .unwrap_or(0);
-            log.follow(after, tx);
-        }
-        None if app.store.run(&id, &run_id).await?.is_some() => drop(tx),
-        None => return Err(ApiError::NotFound("Not Found".to_owned())),
+        Some(log) if log.holds_after(after.unwrap_or(0)) => log.follow(after.unwrap_or(0), tx),
+        _ => match app.store.run(&id, &run_id).await? {
+            Some(run) => crate::log::follow_elsewhere(&app, &run, after, tx),
+            None => return Err(ApiError::NotFound("Not Found".to_owned())),
+        },
     }
     let at = format!("/threads/{id}/runs/{run_id}");
     Ok(sse::response(rx, &format!("{at}/stream"), &at))

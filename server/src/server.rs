@@ -50,6 +50,9 @@ pub struct Server {
     /// The run queue's settings on PostgreSQL.
     #[cfg(feature = "postgres")]
     fleet: crate::worker::FleetSettings,
+    /// How long a finished run's stored events stay joinable.
+    #[cfg(feature = "postgres")]
+    stream_ttl: Duration,
 }
 
 /// A graph as registered: its name, the graph, its JSON Schemas if given.
@@ -134,6 +137,7 @@ impl Server {
             retention: crate::retention::Retention::default(),
             #[cfg(feature = "postgres")]
             fleet: crate::worker::FleetSettings::default(),
+            stream_ttl: Duration::from_secs(120),
         }
     }
 
@@ -258,6 +262,29 @@ impl Server {
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.fleet.grace = grace;
+        self
+    }
+
+    /// How long a finished run's events stay in PostgreSQL for clients
+    /// that join its stream late or reconnect with `Last-Event-ID` (120 s
+    /// by default, as long as the official server keeps a resumable
+    /// stream, its `RESUMABLE_STREAM_TTL_SECONDS`); they go at once with
+    /// their run or thread. On SQLite a run's events live as long as the
+    /// run.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use agent_state_server::Server;
+    ///
+    /// let server = Server::new()
+    ///     .postgres("host=localhost user=postgres dbname=agents")
+    ///     .stream_ttl(Duration::from_secs(600));
+    /// ```
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[must_use]
+    pub fn stream_ttl(mut self, ttl: Duration) -> Self {
+        self.stream_ttl = ttl;
         self
     }
 
@@ -509,6 +536,12 @@ impl Server {
         if app.leases.session().is_some() {
             let max_runs = self.fleet.max_runs.unwrap_or(pool.size);
             app.fleet = Some(crate::worker::Fleet::new(self.fleet, max_runs));
+        }
+        #[cfg(feature = "postgres")]
+        if let (Database::Postgres(url), Some(pool)) = (&self.database, app.store.pool()) {
+            let (pool, ttl) = (pool.clone(), self.stream_ttl);
+            let stored = crate::log::postgres::StoredEvents::open(url, pool, ttl).await;
+            app.events.stored = Some(stored.map_err(|e| ServerError::Store(e.into()))?);
         }
         let app = Arc::new(app);
         crate::retention::spawn_sweeper(&app);

@@ -219,6 +219,11 @@ impl Store {
     /// Deletes the thread and its runs; `false` when there was none.
     pub(crate) async fn delete_thread(&self, id: &str) -> Result<bool, StoreError> {
         let db = &self.db;
+        #[cfg(feature = "postgres")]
+        if let Db::Postgres(_) = db {
+            let sql = crate::log::postgres::DELETE_THREAD_EVENTS;
+            db.execute(sql, vec![id.into()]).await?;
+        }
         db.execute(
             "DELETE FROM server_runs WHERE thread_id = $1",
             vec![id.into()],
@@ -257,6 +262,11 @@ impl Store {
 
     /// Deletes a run's record; `false` when there was none.
     pub(crate) async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
+        #[cfg(feature = "postgres")]
+        if let Db::Postgres(_) = &self.db {
+            let sql = crate::log::postgres::DELETE_RUN_EVENTS;
+            self.db.execute(sql, vec![run_id.into()]).await?;
+        }
         let n = self
             .db
             .execute(
@@ -311,6 +321,15 @@ impl Store {
         let args = vec![thread_id.into(), limit.into(), offset.into()];
         let rows = self.db.query(&sql, args).await?;
         Ok(rows.into_iter().map(run_row).collect())
+    }
+
+    /// The pool of connections on PostgreSQL (`None` on SQLite).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn pool(&self) -> Option<&deadpool_postgres::Pool> {
+        match &self.db {
+            Db::Postgres(db) => Some(db.pool()),
+            Db::Sqlite(_) => None,
+        }
     }
 
     /// Marks `error` the runs `owner` left `pending` or `running` (every

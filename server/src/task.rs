@@ -119,7 +119,7 @@ pub(crate) async fn drive(
             return;
         }
         #[cfg(feature = "postgres")]
-        Err(NoTurn::Gone) => return job.let_go(&done),
+        Err(NoTurn::Gone) => return job.let_go(&done).await,
         Err(NoTurn::Failed(error)) => return job.unrunnable(error, frames, &done).await,
     };
     // Where the thread stands before the run writes: what a rollback
@@ -227,8 +227,8 @@ impl Job {
 
     /// The run is no longer this server's: it ends here without a
     /// record (the server that has it writes it).
-    fn let_go(&self, done: &watch::Sender<Option<Value>>) {
-        self.log.close();
+    async fn let_go(&self, done: &watch::Sender<Option<Value>>) {
+        self.log.release().await;
         let output =
             json!({"__error__": {"error": "Moved", "message": "the run moved to another server"}});
         done.send_replace(Some(output));
@@ -367,7 +367,7 @@ impl Job {
     ) {
         if stop.is_some() && self.handover.load(Ordering::SeqCst) {
             self.hand_over().await;
-            return self.let_go(done);
+            return self.let_go(done).await;
         }
         match stop {
             Some(_) if self.rollback.load(Ordering::SeqCst) => {
@@ -382,7 +382,7 @@ impl Job {
             crate::retention::after_run(&self.app, &*self.graph, &self.thread_id).await;
         }
         self.cleanup().await;
-        self.log.close();
+        self.log.close().await;
         done.send_replace(Some(output));
         self.app.forget_run(&self.run_id);
         self.wake_others().await;

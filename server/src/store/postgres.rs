@@ -30,27 +30,17 @@ impl PgDb {
     /// A pool of connections to `url` (libpq-style or a `postgresql://`
     /// URL), with the tables created.
     pub(crate) async fn connect(url: &str, settings: PoolSettings) -> Result<Self, StoreError> {
-        let pg = url
-            .parse::<tokio_postgres::Config>()
-            .map_err(StoreError::db)?;
-        let config = PoolConfig {
-            max_size: settings.size,
-            timeouts: Timeouts {
-                wait: Some(settings.wait),
-                create: Some(CONNECT),
-                recycle: Some(CONNECT),
-            },
-            ..PoolConfig::default()
+        let db = PgDb {
+            pool: new_pool(url, settings)?,
         };
-        let manager = deadpool_postgres::Manager::new(pg, NoTls);
-        let pool = Pool::builder(manager)
-            .config(config)
-            .runtime(Runtime::Tokio1)
-            .build()
-            .map_err(StoreError::db)?;
-        let db = PgDb { pool };
         db.create_tables().await?;
         Ok(db)
+    }
+
+    /// The pool, for the runs' stored events (`crate::log::postgres`),
+    /// which write arrays this module's text arguments do not carry.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
     }
 
     async fn create_tables(&self) -> Result<(), StoreError> {
@@ -100,6 +90,29 @@ impl PgDb {
             .collect::<Result<_, _>>()
             .map_err(StoreError::db)
     }
+}
+
+/// A pool of at most `settings.size` connections to `url`, opened as
+/// they are needed.
+pub(crate) fn new_pool(url: &str, settings: PoolSettings) -> Result<Pool, StoreError> {
+    let pg = url
+        .parse::<tokio_postgres::Config>()
+        .map_err(StoreError::db)?;
+    let config = PoolConfig {
+        max_size: settings.size,
+        timeouts: Timeouts {
+            wait: Some(settings.wait),
+            create: Some(CONNECT),
+            recycle: Some(CONNECT),
+        },
+        ..PoolConfig::default()
+    };
+    let manager = deadpool_postgres::Manager::new(pg, NoTls);
+    Pool::builder(manager)
+        .config(config)
+        .runtime(Runtime::Tokio1)
+        .build()
+        .map_err(StoreError::db)
 }
 
 fn params(args: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
