@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use agent_state::checkpoint::Checkpointer;
 use serde_json::{json, Value};
@@ -58,7 +59,7 @@ pub(crate) struct App {
     /// and given to every run.
     pub items: Arc<dyn agent_state::store::Store>,
     /// How long a request's body may take to arrive.
-    pub read_timeout: std::time::Duration,
+    pub read_timeout: Duration,
     /// Threads' TTLs and how many checkpoints they keep.
     pub retention: crate::retention::Retention,
     /// One lock per thread: the run holding it is the thread's.
@@ -70,12 +71,21 @@ pub(crate) struct App {
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
+    /// Cancels of runs not (yet) running here, by run id (with whether
+    /// they roll back, and when they came): a run claimed from the queue
+    /// a moment before is registered a moment after, and must not miss
+    /// the cancel sent in between. Kept [`EARLY_CANCEL`] at most.
+    early_cancels: Mutex<HashMap<String, (bool, Instant)>>,
     /// Each thread's events in the thread protocol (`/threads/{id}/stream/events`).
     pub threadproto: crate::threadproto::Tapes,
     /// This server's part in the run queue, on PostgreSQL.
     #[cfg(feature = "postgres")]
     pub fleet: Option<crate::worker::Fleet>,
 }
+
+/// How long a cancel of a run not running here is kept for it (far more
+/// than a claim takes to register its run).
+const EARLY_CANCEL: Duration = Duration::from_secs(60);
 
 /// A run of this process that has not ended.
 pub(crate) struct Running {
@@ -125,11 +135,12 @@ impl App {
             store,
             saver,
             items,
-            read_timeout: std::time::Duration::from_secs(30),
+            read_timeout: Duration::from_secs(30),
             retention: crate::retention::Retention::default(),
             leases,
             events: crate::log::Events::default(),
             running: Mutex::default(),
+            early_cancels: Mutex::default(),
             threadproto: Default::default(),
             #[cfg(feature = "postgres")]
             fleet: None,
@@ -173,6 +184,10 @@ impl App {
 
     /// Notes a run that started.
     pub(crate) fn register_run(&self, run_id: &str, run: Running) {
+        let early = self.early().remove(run_id);
+        if let Some((rollback, _)) = early {
+            run.stop(rollback);
+        }
         self.running().insert(run_id.to_owned(), run);
     }
 
@@ -193,10 +208,22 @@ impl App {
 
     /// Stops a run of the thread that has not ended, and with `rollback`
     /// deletes it and what it wrote; `false` when there is none by that id.
+    /// One that is not running here yet is stopped as it registers (see
+    /// `early_cancels`).
     pub(crate) fn cancel_run(&self, thread_id: &str, run_id: &str, rollback: bool) -> bool {
         let running = self.running();
         let run = running.get(run_id).filter(|r| r.thread_id == thread_id);
-        run.inspect(|r| r.stop(rollback)).is_some()
+        let found = run.inspect(|r| r.stop(rollback)).is_some();
+        if !found {
+            let mut early = self.early();
+            early.retain(|_, (_, at)| at.elapsed() < EARLY_CANCEL);
+            early.insert(run_id.to_owned(), (rollback, Instant::now()));
+        }
+        found
+    }
+
+    fn early(&self) -> std::sync::MutexGuard<'_, HashMap<String, (bool, Instant)>> {
+        self.early_cancels.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Stops every run of the thread that has not ended (the `interrupt`

@@ -10,108 +10,13 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::db::{connect, fresh_pg, Db};
 use support::http::{get, new_thread, post};
-
-/// The `serve` example, built once for this binary (with `postgres`).
-fn binary() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        // target/<profile>/deps/fleet-..: the example goes beside deps.
-        let exe = std::env::current_exe().expect("test binary path");
-        let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir");
-        let target = profile.parent().expect("target dir");
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-p",
-                "agent-state-server",
-                "--features",
-                "postgres",
-            ])
-            .args(["--example", "serve"])
-            .env("CARGO_TARGET_DIR", target)
-            .status()
-            .expect("run cargo");
-        assert!(status.success(), "building the serve example failed");
-        profile.join("examples").join("serve")
-    })
-}
-
-/// A server process on the test database.
-struct Node {
-    child: Child,
-    base: String,
-}
-
-impl Node {
-    /// Starts one (`args`: the queue's settings), ready once `/ok`
-    /// answers.
-    async fn start(db: &Db, args: &[&str]) -> Node {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let log = std::env::temp_dir().join(format!("agent-state-fleet-{port}.log"));
-        let log = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(binary())
-            .args(["--port", &port.to_string(), "--postgres", &db.url()])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start the serve example");
-        let node = Node {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        };
-        let c = Client::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while c.get(format!("{}/ok", node.base)).send().await.is_err() {
-            assert!(Instant::now() < deadline, "server on {port} never came up");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        node
-    }
-
-    /// `kill -9`.
-    fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL");
-        let _ = self.child.wait();
-    }
-
-    /// `kill -TERM`, then its exit status once it exited (within `within`).
-    async fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(sent.expect("kill").success());
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "server did not exit after SIGTERM"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::node::Node;
 
 /// A fresh database with its tables' database created.
 async fn database() -> Db {
@@ -222,15 +127,36 @@ async fn run_on_first(c: &Client, a: &Node, db: &Db, n: u32) -> (String, String,
     (thread, run_id, b)
 }
 
+/// The ids and frames of a stream's body (`event`, `data`, `id` lines).
+fn numbered(body: &str) -> Vec<(u64, String, Value)> {
+    let frames = body.split("\r\n\r\n").filter(|f| f.starts_with("event: "));
+    let frame = |f: &str| {
+        let line = |p: &str| {
+            f.split("\r\n")
+                .find_map(|l| l.strip_prefix(p).map(str::to_owned))
+        };
+        let id = line("id: ").and_then(|i| i.parse().ok()).expect("an id");
+        let data = serde_json::from_str(&line("data: ").expect("data")).expect("JSON");
+        (id, line("event: ").expect("event"), data)
+    };
+    frames.map(frame).collect()
+}
+
 /// `kill -9` of the server running a background run: another takes it
 /// over once its lease expires and resumes it from its last stored step
 /// (`attempt` 2, announced in its stream), and the thread ends as an
-/// uninterrupted run leaves it (no step done twice).
+/// uninterrupted run leaves it (no step done twice). A client following
+/// the run's stream on the other server all along gets every event once:
+/// ids 1, 2, .. with no gap and no repeat, the first attempt's then the
+/// second's, to the run's end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_servers_run_is_taken_over_and_resumed() {
     let (c, db) = (Client::new(), database().await);
     let mut a = Node::start(&db, &["--lease-ms", "1000"]).await;
     let (thread, run_id, b) = run_on_first(&c, &a, &db, 15).await;
+    let url = format!("{}/threads/{thread}/runs/{run_id}/stream", b.base);
+    let follow = c.get(url).send().await.expect("join");
+    let follower = tokio::spawn(async move { follow.text().await.expect("body") });
     let before = history(&c, &b.base, &thread).await;
     a.kill();
     let taken = Instant::now();
@@ -239,20 +165,6 @@ async fn a_killed_servers_run_is_taken_over_and_resumed() {
         assert!(taken.elapsed() < Duration::from_secs(8), "never taken over");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // Its stream on the server that took it over starts with attempt 2.
-    let url = format!("{}/threads/{thread}/runs/{run_id}/stream", b.base);
-    let body = c
-        .get(url)
-        .send()
-        .await
-        .expect("join")
-        .text()
-        .await
-        .expect("body");
-    let frames = support::frames(&body);
-    let first = frames.first().expect("a metadata event");
-    assert_eq!(first.0, "metadata");
-    assert_eq!(first.1, json!({"run_id": run_id, "attempt": 2}));
     let done = wait_run(
         &c,
         &b.base,
@@ -264,7 +176,26 @@ async fn a_killed_servers_run_is_taken_over_and_resumed() {
     .await;
     assert_eq!(done["status"], "success", "{done}");
     assert!(taken.elapsed() < Duration::from_secs(8));
-    assert_eq!(stored(&db, &run_id).await.0, 2);
+    let frames = numbered(&follower.await.expect("follower"));
+    let ids: Vec<u64> = frames.iter().map(|f| f.0).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "every event once"
+    );
+    let metas: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f.1 == "metadata")
+        .map(|f| &f.2)
+        .collect();
+    let attempt = |n: u32| json!({"run_id": run_id, "attempt": n});
+    assert_eq!(metas, [&attempt(1), &attempt(2)]);
+    let last = frames
+        .iter()
+        .rev()
+        .find(|f| f.1 == "values")
+        .expect("values");
+    assert_eq!(last.2["n"], 0, "the stream runs to the run's end");
     let after = history(&c, &b.base, &thread).await;
     assert!(
         after.starts_with(&before[..before.len() - 1]),

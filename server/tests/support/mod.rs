@@ -6,6 +6,8 @@
 pub mod db;
 pub mod http;
 #[cfg(feature = "postgres")]
+pub mod node;
+#[cfg(feature = "postgres")]
 #[path = "../../../tests/support/pg.rs"]
 pub mod pg;
 
