@@ -40,28 +40,28 @@ pub(crate) async fn start(
     temporary: bool,
     stream: bool,
 ) -> Result<Started, ApiError> {
-    let (job, events, turn) = admit(app, &thread_id, &body, temporary, false).await?;
+    let (job, events, turn, _) = admit(app, &thread_id, &body, temporary, false).await?;
     Ok(spawn(job, events, turn, stream))
 }
 
 /// `POST /threads/{id}/runs`: the run recorded and started in the
 /// background (on PostgreSQL, queued for any server's worker to run):
-/// its id.
+/// its record as stored (what the client is answered even when another
+/// run's `rollback` deletes it a moment later).
 pub(crate) async fn start_background(
     app: &Arc<App>,
     thread_id: String,
     body: RunCreate,
-) -> Result<String, ApiError> {
+) -> Result<RunRow, ApiError> {
     #[cfg(feature = "postgres")]
     let queued = app.leases.session().is_some();
     #[cfg(not(feature = "postgres"))]
     let queued = false;
-    let (job, events, turn) = admit(app, &thread_id, &body, false, queued).await?;
-    let run_id = job.run_id.clone();
+    let (job, events, turn, row) = admit(app, &thread_id, &body, false, queued).await?;
     if !queued {
         spawn(job, events, turn, false);
     }
-    Ok(run_id)
+    Ok(row)
 }
 
 /// Checks the request and records the run: the run's task to spawn
@@ -73,7 +73,7 @@ async fn admit(
     body: &RunCreate,
     temporary: bool,
     queued: bool,
-) -> Result<(Job, BoxStream<'static, RunEvent>, Turn), ApiError> {
+) -> Result<(Job, BoxStream<'static, RunEvent>, Turn, RunRow), ApiError> {
     let assistant = app.run_assistant(&body.assistant_id)?;
     same_graph(app, thread_id, assistant).await?;
     let run_id = new_id();
@@ -107,7 +107,7 @@ async fn admit(
             tracing::error!(%thread_id, error = %e, "could not stop the thread's runs");
         }
     }
-    Ok((job, events, turn))
+    Ok((job, events, turn, row))
 }
 
 fn job_subgraphs(body: &RunCreate) -> Result<bool, ApiError> {
@@ -247,13 +247,11 @@ async fn claimed_job(
     let opened = open_job(app, thread_id, run_id, &body, false, claimed.attempt);
     let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
-    if claimed.attempt > 1 {
-        // Its stream goes on from the last event the server before
-        // stored, so a client rejoining misses nothing and sees nothing
-        // twice.
-        let log = crate::log::RunLog::continuing(app, run_id, thread_id).await;
-        job.log = log.map_err(|e| failed(e.to_string()))?;
-    }
+    // A run taken over or handed over goes on from the last event the
+    // server before stored, so a client following it misses nothing and
+    // sees nothing twice.
+    let log = crate::log::RunLog::continuing(app, run_id, thread_id).await;
+    job.log = log.map_err(|e| failed(e.to_string()))?;
     Ok((job, events))
 }
 

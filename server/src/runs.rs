@@ -223,10 +223,8 @@ async fn background(
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body).await?;
-    let run_id = crate::runner::start_background(&app, id.clone(), body).await?;
-    let run = app.store.run(&id, &run_id).await?;
-    let run = run.ok_or_else(|| ApiError::Internal("a run vanished".to_owned()))?;
-    let at = format!("/threads/{id}/runs/{run_id}");
+    let run = crate::runner::start_background(&app, id.clone(), body).await?;
+    let at = format!("/threads/{id}/runs/{}", run.run_id);
     let mut response = Json(run_json(&run)).into_response();
     if let Ok(at) = HeaderValue::from_str(&at) {
         response.headers_mut().insert(header::CONTENT_LOCATION, at);

@@ -366,6 +366,9 @@ impl Job {
         base: Base,
     ) {
         if stop.is_some() && self.handover.load(Ordering::SeqCst) {
+            // Its events written first: the server that takes it numbers
+            // on from the last one stored.
+            self.log.release().await;
             self.hand_over().await;
             return self.let_go(done).await;
         }

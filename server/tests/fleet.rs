@@ -206,13 +206,17 @@ async fn a_killed_servers_run_is_taken_over_and_resumed() {
 
 /// SIGTERM: the server takes no more runs, lets its run go on for the
 /// grace period, then hands it over (no attempt counted) and exits 0;
-/// the other server resumes it to the same end.
+/// the other server resumes it to the same end, and a client following
+/// it there gets every event once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_hands_a_run_over() {
     let (c, db) = (Client::new(), database().await);
     let args = ["--lease-ms", "1000", "--grace-ms", "300"];
     let mut a = Node::start(&db, &args).await;
     let (thread, run_id, b) = run_on_first(&c, &a, &db, 15).await;
+    let url = format!("{}/threads/{thread}/runs/{run_id}/stream", b.base);
+    let follow = c.get(url).send().await.expect("join");
+    let follower = tokio::spawn(async move { follow.text().await.expect("body") });
     let exit = a.terminate(Duration::from_secs(8)).await;
     assert!(exit.success(), "{exit:?}");
     let done = wait_run(
@@ -226,6 +230,20 @@ async fn sigterm_hands_a_run_over() {
     .await;
     assert_eq!(done["status"], "success", "{done}");
     assert_eq!(stored(&db, &run_id).await.0, 1);
+    // Followed from B across the handover: every event once.
+    let frames = numbered(&follower.await.expect("follower"));
+    let ids: Vec<u64> = frames.iter().map(|f| f.0).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "every event once"
+    );
+    let last = frames
+        .iter()
+        .rev()
+        .find(|f| f.1 == "values")
+        .expect("values");
+    assert_eq!(last.2["n"], 0, "the stream runs to the run's end");
     assert_eq!(
         history(&c, &b.base, &thread).await,
         reference(&c, &b.base, 15).await

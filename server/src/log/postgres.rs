@@ -278,7 +278,7 @@ impl StoredEvents {
             }
             if let Err(e) = self.write(&run_id, &thread_id, last, &batch).await {
                 let events = batch.seqs.len();
-                tracing::error!(%run_id, events, error = %e, "could not store a run's events");
+                tracing::error!(%run_id, events, error = ?e, "could not store a run's events");
             }
             batch.clear();
         }

@@ -3,7 +3,7 @@
 //! `kill -9` or SIGTERM as a deployment's would be.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -55,7 +55,8 @@ impl Node {
         let child = Command::new(binary())
             .args(["--port", &port.to_string(), "--postgres", &db.url()])
             .args(args)
-            .stdout(Stdio::null())
+            // Its log lines (on stdout) and anything it prints on stderr.
+            .stdout(log.try_clone().expect("log file"))
             .stderr(log)
             .spawn()
             .expect("start the serve example");
