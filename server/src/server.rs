@@ -137,6 +137,7 @@ impl Server {
             retention: crate::retention::Retention::default(),
             #[cfg(feature = "postgres")]
             fleet: crate::worker::FleetSettings::default(),
+            #[cfg(feature = "postgres")]
             stream_ttl: Duration::from_secs(120),
         }
     }
