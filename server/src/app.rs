@@ -244,13 +244,22 @@ impl App {
     /// (this one stops): how many.
     #[cfg(feature = "postgres")]
     pub(crate) fn hand_over_all(&self) -> usize {
+        self.hand_over_where(|_| true)
+    }
+
+    /// Stops, as handed over, the runs whose id `which` picks: how many.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn hand_over_where(&self, which: impl Fn(&str) -> bool) -> usize {
         let running = self.running();
-        for run in running.values() {
+        let picked = running.iter().filter(|(id, _)| which(id));
+        let mut count = 0;
+        for (_, run) in picked {
             run.handover
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             run.cancel.notify_one();
+            count += 1;
         }
-        running.len()
+        count
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {

@@ -22,6 +22,7 @@
 //! * A queued run is cancelled in the table ([`cancel_queued`]); a claimed
 //!   one through its server (see [`crate::lease::postgres`]).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -225,16 +226,21 @@ pub(crate) async fn claim_next(
 }
 
 /// Renews the lease of every unfinished run `owner` holds: how many.
-pub(crate) async fn renew(db: &PgDb, owner: &str, lease: Duration) -> Result<u64, StoreError> {
+pub(crate) async fn renew(
+    db: &PgDb,
+    owner: &str,
+    lease: Duration,
+) -> Result<HashSet<String>, StoreError> {
     let client = db.client().await?;
     let sql = format!(
         "UPDATE server_runs SET lease_until = {NOW_MS} + $2
-         WHERE owner = $1 AND status IN ('pending', 'running')"
+         WHERE owner = $1 AND status IN ('pending', 'running') RETURNING run_id"
     );
-    client
-        .execute(&sql, &[&owner, &millis(lease)])
+    let rows = client
+        .query(&sql, &[&owner, &millis(lease)])
         .await
-        .map_err(StoreError::db)
+        .map_err(StoreError::db)?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// Puts back in the queue the runs whose lease expired (or that never

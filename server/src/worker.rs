@@ -128,14 +128,25 @@ async fn claim_one(app: &App) -> Option<queue::Claimed> {
 /// of a lease, until the server is gone (its runs' leases are renewed
 /// while it drains: it still runs them).
 async fn heartbeat(app: std::sync::Weak<App>, stop: watch::Receiver<bool>) {
+    let mut renewed = Instant::now();
     loop {
         let Some(app) = app.upgrade() else { return };
         let (Some(db), Some(fleet)) = (app.store.pg(), app.fleet.as_ref()) else {
             return;
         };
         let lease = fleet.settings.lease;
-        if let Err(e) = queue::renew(db, app.store.owner(), lease).await {
-            tracing::error!(error = %e, "could not renew the leases of this server's runs");
+        match queue::renew(db, app.store.owner(), lease).await {
+            Ok(owned) => {
+                renewed = Instant::now();
+                let_go_lost(&app, |run_id| !owned.contains(run_id));
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "could not renew the leases of this server's runs");
+                // Past its lease another server may have taken each run.
+                if renewed.elapsed() >= lease {
+                    let_go_lost(&app, |_| true);
+                }
+            }
         }
         if let Some(session) = app.leases.session() {
             // A listening connection that was cut is opened again.
@@ -148,6 +159,20 @@ async fn heartbeat(app: std::sync::Weak<App>, stop: watch::Receiver<bool>) {
         }
         drop(app);
         tokio::time::sleep(lease / 5).await;
+    }
+}
+
+/// Stops, as handed over, this server's runs that `lost` says are no
+/// longer its own (another server took them over after their lease
+/// expired: this one was cut off, or paused), so a run is not run twice
+/// for longer than a heartbeat. Their records are left to their owner.
+fn let_go_lost(app: &App, lost: impl Fn(&str) -> bool) {
+    let stopped = app.hand_over_where(lost);
+    if stopped > 0 {
+        tracing::warn!(
+            runs = stopped,
+            "runs this server no longer holds (their lease expired) stopped here"
+        );
     }
 }
 

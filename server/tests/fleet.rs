@@ -452,3 +452,56 @@ async fn queued_and_running_runs_are_cancelled_from_any_server() {
         "{state}"
     );
 }
+
+/// A server that lost a run it was running (its lease expired while it
+/// was cut off, and another server took the run: here its owner is
+/// changed under it) stops running it at its next heartbeat and leaves
+/// its record alone; the run then resumes elsewhere to the same end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stops_a_run_it_no_longer_holds() {
+    let (c, db) = (Client::new(), database().await);
+    let a = Node::start(&db, &["--lease-ms", "1000"]).await;
+    let (thread, run_id, b) = run_on_first(&c, &a, &db, 15).await;
+    let client = connect(&db.url()).await;
+    // Held by 'elsewhere' for an hour: nobody takes it meanwhile.
+    let steal = "UPDATE server_runs SET owner = 'elsewhere', lease_until = lease_until + 3600000
+                 WHERE run_id = $1";
+    client
+        .execute(steal, &[&run_id])
+        .await
+        .expect("change the owner");
+    // Within a heartbeat (a fifth of the lease) A stops stepping.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let stopped = history(&c, &b.base, &thread).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        history(&c, &b.base, &thread).await,
+        stopped,
+        "A still runs it"
+    );
+    assert_eq!(
+        stored(&db, &run_id).await.1,
+        "elsewhere",
+        "A left its record"
+    );
+    // Its lease runs out: the servers take it over and finish it.
+    let expire = "UPDATE server_runs SET lease_until = 0 WHERE run_id = $1";
+    client
+        .execute(expire, &[&run_id])
+        .await
+        .expect("expire the lease");
+    let done = wait_run(
+        &c,
+        &b.base,
+        &thread,
+        &run_id,
+        Duration::from_secs(15),
+        ended,
+    )
+    .await;
+    assert_eq!(done["status"], "success", "{done}");
+    assert_eq!(
+        history(&c, &b.base, &thread).await,
+        reference(&c, &b.base, 15).await
+    );
+}
