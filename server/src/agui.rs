@@ -128,19 +128,24 @@ async fn ensure_thread(
     agui_id: &str,
     scope: &Scope,
 ) -> Result<bool, ApiError> {
-    if let Some(thread) = app.store.thread(thread_id).await? {
-        if !scope.admits(&thread.metadata) {
-            return Err(ApiError::NotFound(
-                "Thread or assistant not found.".to_owned(),
-            ));
+    if app.store.thread(thread_id).await?.is_none() {
+        let mut metadata = scope.stamp();
+        metadata.insert("agui_thread_id".to_owned(), json!(agui_id));
+        let row = crate::threads::new_thread(thread_id.to_owned(), metadata);
+        if app.store.insert_thread(&row).await? {
+            return Ok(true);
         }
-        return Ok(false);
     }
-    let mut metadata = scope.stamp();
-    metadata.insert("agui_thread_id".to_owned(), json!(agui_id));
-    let row = crate::threads::new_thread(thread_id.to_owned(), metadata);
-    // `false` when another request made it in the meantime.
-    Ok(app.store.insert_thread(&row).await?)
+    // There already, or made by another request in the meantime (whose
+    // caller may be someone else): the caller's to run on only if the
+    // filter admits it.
+    let thread = app.store.thread(thread_id).await?;
+    if !thread.is_some_and(|t| scope.admits(&t.metadata)) {
+        return Err(ApiError::NotFound(
+            "Thread or assistant not found.".to_owned(),
+        ));
+    }
+    Ok(false)
 }
 
 /// A resume needs the thread paused, on the interrupt it names.

@@ -71,11 +71,11 @@ pub(crate) struct App {
     /// The runs of this process that have not ended, by id: what a join
     /// waits on.
     running: Mutex<HashMap<String, Running>>,
-    /// Cancels of runs not (yet) running here, by run id (with whether
-    /// they roll back, and when they came): a run claimed from the queue
+    /// Cancels of runs not (yet) running here, by run id (with the thread
+    /// they were sent for, whether they roll back, and when they came): a run claimed from the queue
     /// a moment before is registered a moment after, and must not miss
     /// the cancel sent in between. Kept [`EARLY_CANCEL`] at most.
-    early_cancels: Mutex<HashMap<String, (bool, Instant)>>,
+    early_cancels: Mutex<HashMap<String, EarlyCancel>>,
     /// Each thread's events in the thread protocol (`/threads/{id}/stream/events`).
     pub threadproto: crate::threadproto::Tapes,
     /// This server's part in the run queue, on PostgreSQL.
@@ -86,6 +86,10 @@ pub(crate) struct App {
 /// How long a cancel of a run not running here is kept for it (far more
 /// than a claim takes to register its run).
 const EARLY_CANCEL: Duration = Duration::from_secs(60);
+
+/// A cancel kept for a run not running here yet: its thread, whether it
+/// rolls back, when it came.
+type EarlyCancel = (String, bool, Instant);
 
 /// A run of this process that has not ended.
 pub(crate) struct Running {
@@ -185,8 +189,11 @@ impl App {
     /// Notes a run that started.
     pub(crate) fn register_run(&self, run_id: &str, run: Running) {
         let early = self.early().remove(run_id);
-        if let Some((rollback, _)) = early {
-            run.stop(rollback);
+        if let Some((thread_id, rollback, _)) = early {
+            // Only a cancel sent for the run's own thread.
+            if thread_id == run.thread_id {
+                run.stop(rollback);
+            }
         }
         self.running().insert(run_id.to_owned(), run);
     }
@@ -196,14 +203,25 @@ impl App {
         self.running().remove(run_id);
     }
 
-    /// The outcome of a run of this process that has not ended.
-    pub(crate) fn running_run(&self, run_id: &str) -> Option<Outcome> {
-        self.running().get(run_id).map(|r| r.outcome.clone())
+    /// The outcome of a run of this process on `thread_id` that has not
+    /// ended (a run of another thread is none: the path's thread is what
+    /// the authorize hooks checked).
+    pub(crate) fn running_run(&self, thread_id: &str, run_id: &str) -> Option<Outcome> {
+        let running = self.running();
+        let run = running.get(run_id).filter(|r| r.thread_id == thread_id);
+        run.map(|r| r.outcome.clone())
     }
 
-    /// The events of a run of this process that has not ended.
-    pub(crate) fn running_log(&self, run_id: &str) -> Option<Arc<crate::log::RunLog>> {
-        self.running().get(run_id).map(|r| Arc::clone(&r.log))
+    /// The events of a run of this process on `thread_id` that has not
+    /// ended.
+    pub(crate) fn running_log(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Option<Arc<crate::log::RunLog>> {
+        let running = self.running();
+        let run = running.get(run_id).filter(|r| r.thread_id == thread_id);
+        run.map(|r| Arc::clone(&r.log))
     }
 
     /// Stops a run of the thread that has not ended, and with `rollback`
@@ -216,13 +234,14 @@ impl App {
         let found = run.inspect(|r| r.stop(rollback)).is_some();
         if !found {
             let mut early = self.early();
-            early.retain(|_, (_, at)| at.elapsed() < EARLY_CANCEL);
-            early.insert(run_id.to_owned(), (rollback, Instant::now()));
+            early.retain(|_, (_, _, at)| at.elapsed() < EARLY_CANCEL);
+            let entry = (thread_id.to_owned(), rollback, Instant::now());
+            early.insert(run_id.to_owned(), entry);
         }
         found
     }
 
-    fn early(&self) -> std::sync::MutexGuard<'_, HashMap<String, (bool, Instant)>> {
+    fn early(&self) -> std::sync::MutexGuard<'_, HashMap<String, EarlyCancel>> {
         self.early_cancels.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -18,7 +18,8 @@ pub(crate) mod postgres;
 #[derive(Default)]
 pub(crate) struct Leases {
     local: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// The session holding this process's advisory locks, on PostgreSQL.
+    /// The session that hears the other servers (cancels and wakes), on
+    /// PostgreSQL.
     #[cfg(feature = "postgres")]
     shared: Option<postgres::Session>,
 }

@@ -77,8 +77,6 @@ impl RunLog {
     /// ids go on after the last event stored, so a client that follows
     /// the run sees one sequence. In memory only (numbered from 1) on
     /// SQLite, where no other server ran it.
-    // Called by the takeover of a dead server's runs (the run queue).
-    #[allow(dead_code)]
     pub(crate) async fn continuing(
         app: &App,
         run_id: &str,

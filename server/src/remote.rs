@@ -100,17 +100,23 @@ pub(crate) async fn stop_runs_before(
     Ok(())
 }
 
-/// Waits until no run of the thread runs on any server (a thread being
-/// deleted). Nothing on SQLite, where the thread's local lock says it.
-pub(crate) async fn wait_thread_free(app: &App, thread_id: &str) -> Result<(), StoreError> {
+/// Whether a run of the thread runs on some server, on PostgreSQL (on
+/// SQLite the thread's lock in this process says it).
+pub(crate) async fn runs_anywhere(app: &App, thread_id: &str) -> Result<bool, StoreError> {
     #[cfg(feature = "postgres")]
     if let Some(db) = app.store.pg() {
-        while crate::queue::running(db, thread_id).await? {
-            tokio::time::sleep(POLL).await;
-        }
+        return crate::queue::running(db, thread_id).await;
     }
-    #[cfg(not(feature = "postgres"))]
     let _ = (app, thread_id);
+    Ok(false)
+}
+
+/// Waits until no run of the thread runs on any server (a thread being
+/// deleted or pruned).
+pub(crate) async fn wait_thread_free(app: &App, thread_id: &str) -> Result<(), StoreError> {
+    while runs_anywhere(app, thread_id).await? {
+        tokio::time::sleep(POLL).await;
+    }
     Ok(())
 }
 
@@ -125,14 +131,14 @@ pub(crate) async fn queued_log(
     // A run claimed here is registered a moment after it is `running`.
     let mut running_for = 0;
     loop {
-        if let Some(log) = app.running_log(run_id) {
+        if let Some(log) = app.running_log(thread_id, run_id) {
             return Ok(Some(log));
         }
         let status = app.store.run(thread_id, run_id).await?.map(|r| r.status);
         match status.as_deref() {
             Some("pending") => {}
             Some("running") if running_for < 10 => running_for += 1,
-            _ => return Ok(app.running_log(run_id)),
+            _ => return Ok(app.running_log(thread_id, run_id)),
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

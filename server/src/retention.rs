@@ -9,9 +9,10 @@
 //! applies its strategy: `delete` removes the thread with its runs and
 //! checkpoints (as `DELETE /threads/{id}` does), `keep_latest` keeps the
 //! thread and only its latest checkpoint, and starts the TTL again. A
-//! thread busy with a run is left for the next sweep. On PostgreSQL every
-//! server sweeps; each thread is handled under its lock, so two servers
-//! never prune one thread at once.
+//! thread busy with a run, on this server or (PostgreSQL) any other, is
+//! left for the next sweep. On PostgreSQL every server sweeps: two may
+//! handle one thread at once, which is harmless (a second delete finds
+//! nothing, a second `keep_latest` has one checkpoint to keep).
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Weak};
@@ -296,6 +297,7 @@ pub(crate) async fn prune(
             TtlStrategy::Delete => remove_thread(&app, id).await?,
             TtlStrategy::KeepLatest => {
                 let _held = app.leases.take(id).await?;
+                crate::remote::wait_thread_free(&app, id).await?;
                 keep_latest(&app, id).await?
             }
         };
@@ -331,6 +333,10 @@ pub(crate) async fn sweep(app: &App) -> Result<u64, ApiError> {
         let Some(held) = app.leases.try_take(&id).await? else {
             continue;
         };
+        // Busy on another server (PostgreSQL): the next sweep.
+        if crate::remote::runs_anywhere(app, &id).await? {
+            continue;
+        }
         match TtlStrategy::parse(&strategy) {
             Some(TtlStrategy::KeepLatest) => {
                 keep_latest(app, &id).await?;

@@ -241,7 +241,10 @@ async fn join(
 ) -> Result<Response, ApiError> {
     let thread = path_thread(&app, &id).await?;
     let at = format!("/threads/{id}/runs/{run_id}");
-    let output = match (app.running_run(&run_id), app.store.run(&id, &run_id).await?) {
+    let output = match (
+        app.running_run(&id, &run_id),
+        app.store.run(&id, &run_id).await?,
+    ) {
         (Some(done), _) => outcome_of(done).await,
         (None, Some(run)) => crate::remote::stored_outcome(&app, thread, run).await?,
         (None, None) => {
@@ -301,7 +304,7 @@ async fn delete(
     if app.store.run(&id, &run_id).await?.is_none() {
         return Err(ApiError::NotFound("Run not found".to_owned()));
     }
-    if let Some(done) = app.running_run(&run_id) {
+    if let Some(done) = app.running_run(&id, &run_id) {
         app.cancel_run(&id, &run_id, false);
         outcome_of(done).await;
     }
@@ -353,7 +356,7 @@ async fn cancel(
             )))
         }
     };
-    let outcome = app.running_run(&run_id);
+    let outcome = app.running_run(&id, &run_id);
     let here = app.cancel_run(&id, &run_id, rollback);
     if !here && !crate::remote::cancel_stored(&app, &id, &run_id, wait, rollback).await? {
         return Err(ApiError::NotFound(format!(
@@ -392,7 +395,7 @@ async fn join_stream(
         let id = v.to_str().ok().and_then(|v| v.trim().parse::<i64>().ok());
         usize::try_from(id.unwrap_or(0)).unwrap_or(0)
     });
-    let log = match app.running_log(&run_id) {
+    let log = match app.running_log(&id, &run_id) {
         Some(log) => Some(log),
         None => crate::remote::queued_log(&app, &id, &run_id).await?,
     };

@@ -381,8 +381,10 @@ impl Job {
             Some(why) => self.stopped(why).await,
             None => {}
         }
-        if !self.temporary {
-            crate::retention::after_run(&self.app, &*self.graph, &self.thread_id).await;
+        if stop.is_some() {
+            // A run that ended on its own did this before its status
+            // freed the thread (`finished`, `failed`).
+            self.tidy().await;
         }
         self.cleanup().await;
         self.log.close().await;
@@ -416,6 +418,15 @@ impl Job {
         }
     }
 
+    /// The thread's retention after a run (TTL restarted, checkpoints
+    /// kept, landed writes collected), while the run still holds it: on
+    /// PostgreSQL a run's final status lets the next one claim the thread.
+    async fn tidy(&self) {
+        if !self.temporary {
+            crate::retention::after_run(&self.app, &*self.graph, &self.thread_id).await;
+        }
+    }
+
     async fn record_status(&self, status: &str) {
         if let Err(e) = self.app.store.set_run_status(&self.run_id, status).await {
             tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
@@ -428,6 +439,7 @@ impl Job {
         let status = if paused { "interrupted" } else { "idle" };
         self.update_thread(status, Some(values), None, by_node(interrupts))
             .await;
+        self.tidy().await;
         self.record_status("success").await;
         tracing::info!(run_id = %self.run_id, status, "run finished");
     }
@@ -436,6 +448,7 @@ impl Job {
     async fn failed(&self, error: &Value) {
         self.update_thread("error", None, Some(error.clone()), json!({}))
             .await;
+        self.tidy().await;
         self.record_status("error").await;
         tracing::warn!(run_id = %self.run_id, %error, "run failed");
     }

@@ -562,3 +562,33 @@ async fn prune_reaches_only_the_callers_threads() {
     assert_eq!((status, body), (StatusCode::OK, json!({"pruned_count": 1})));
     s.stop().await;
 }
+
+/// A run is joined through its own thread only: bob naming alice's
+/// running run under his own thread gets no output and no events of it.
+#[tokio::test]
+async fn a_run_is_joined_only_through_its_own_thread() {
+    let db = fresh_db();
+    let s = start_with(&db, guarded).await;
+    let (alice, bob) = (client("token-alice"), client("token-bob"));
+    let (_, hers) = post(&alice, format!("{}/threads", s.base), json!({})).await;
+    let hers = hers["thread_id"].as_str().expect("id").to_owned();
+    let run = json!({"assistant_id": "slow", "input": {"n": 41}});
+    let (status, started) = post(&alice, format!("{}/threads/{hers}/runs", s.base), run).await;
+    assert_eq!(status, StatusCode::OK, "{started}");
+    let run_id = started["run_id"].as_str().expect("run id").to_owned();
+    let (_, his) = post(&bob, format!("{}/threads", s.base), json!({})).await;
+    let his = his["thread_id"].as_str().expect("id").to_owned();
+    let at = format!("{}/threads/{his}/runs/{run_id}", s.base);
+    let (status, joined) = get(&bob, format!("{at}/join")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(joined["__error__"]["error"], "NotFound", "{joined}");
+    let (status, _) = get(&bob, format!("{at}/stream")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, out) = get(
+        &alice,
+        format!("{}/threads/{hers}/runs/{run_id}/join", s.base),
+    )
+    .await;
+    assert_eq!((status, &out["n"]), (StatusCode::OK, &json!(42)), "{out}");
+    s.stop().await;
+}

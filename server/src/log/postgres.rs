@@ -7,7 +7,9 @@
 //!   run's last id, and a `NOTIFY` naming the run and that id), then the
 //!   next batch: a run never waits for the database, and a fast stream
 //!   costs one round trip per batch, not per token. The run's end is
-//!   written last (`ended`), before the run is recorded as ended.
+//!   written last (`ended`), about when the run is recorded as ended: a
+//!   follower that finds the run ended gives its end two quiet polls to
+//!   come before it stops (a dead server's never comes).
 //! * Reading: a follower reads the events after the last id it sent, in
 //!   id order (a batch is committed whole, and the next is written once
 //!   it is, so what is read has no gap), then waits for a notification of
