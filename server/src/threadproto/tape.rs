@@ -102,7 +102,8 @@ impl Tape {
     }
 }
 
-/// Every thread's tape, the oldest forgotten past [`THREADS_KEPT`].
+/// Every thread's tape, the oldest that no one holds forgotten past
+/// [`THREADS_KEPT`].
 #[derive(Default)]
 pub(crate) struct Tapes {
     inner: Mutex<Threads>,
@@ -127,11 +128,26 @@ impl Tapes {
             .insert(thread_id.to_owned(), Arc::clone(&tape));
         threads.order.push_back(thread_id.to_owned());
         if threads.order.len() > THREADS_KEPT {
-            if let Some(old) = threads.order.pop_front() {
-                threads.by_thread.remove(&old);
-            }
+            threads.forget_one();
         }
         tape
+    }
+}
+
+impl Threads {
+    /// Forgets the oldest tape no one holds (no stream follows it, no run
+    /// writes it), so a flood of new threads cannot cut the streams in
+    /// progress; with every tape held, none.
+    fn forget_one(&mut self) {
+        let by_thread = &self.by_thread;
+        let free = self.order.iter().position(|id| {
+            by_thread
+                .get(id)
+                .is_none_or(|tape| Arc::strong_count(tape) == 1 && !tape.busy())
+        });
+        if let Some(old) = free.and_then(|at| self.order.remove(at)) {
+            self.by_thread.remove(&old);
+        }
     }
 }
 
@@ -157,8 +173,8 @@ mod tests {
     #[test]
     fn forgets_the_oldest_thread() {
         let tapes = Tapes::default();
-        let first = tapes.of("t0");
-        first.push(|s| json!(s));
+        // Not held: no stream follows it.
+        tapes.of("t0").push(|s| json!(s));
         for i in 1..=THREADS_KEPT {
             tapes.of(&format!("t{i}"));
         }
@@ -168,5 +184,19 @@ mod tests {
             tapes.of(&format!("t{THREADS_KEPT}")).after(0),
             vec![json!(1)]
         );
+    }
+
+    #[test]
+    fn a_held_tape_outlives_a_flood_of_new_threads() {
+        let tapes = Tapes::default();
+        let held = tapes.of("followed");
+        held.push(|seq| json!(seq));
+        for n in 0..THREADS_KEPT + 5 {
+            tapes.of(&format!("t{n}"));
+        }
+        assert!(Arc::ptr_eq(&tapes.of("followed"), &held));
+        assert_eq!(tapes.of("followed").after(0).len(), 1);
+        let kept = tapes.inner.lock().expect("lock").by_thread.len();
+        assert!(kept <= THREADS_KEPT + 1, "{kept} kept");
     }
 }
