@@ -77,6 +77,7 @@ impl RunLog {
     /// ids go on after the last event stored, so a client that follows
     /// the run sees one sequence. In memory only (numbered from 1) on
     /// SQLite, where no other server ran it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) async fn continuing(
         app: &App,
         run_id: &str,

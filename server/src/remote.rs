@@ -68,6 +68,25 @@ pub(crate) async fn cancel_elsewhere(
     Ok(())
 }
 
+/// A run not running here: cancelled in the queue if no server claimed
+/// it yet, else the server running it is told (`NOTIFY`).
+#[cfg(feature = "postgres")]
+async fn cancel_not_here(
+    session: &crate::lease::postgres::Session,
+    db: &crate::store::postgres::PgDb,
+    thread_id: &str,
+    run_id: &str,
+    rollback: bool,
+) -> Result<(), StoreError> {
+    let queued = crate::queue::cancel_queued(db, thread_id, Some(run_id), rollback);
+    if queued.await?.is_empty() {
+        session
+            .send_cancel(thread_id, Some(run_id), rollback)
+            .await?;
+    }
+    Ok(())
+}
+
 /// The `interrupt` and `rollback` strategies: the thread's runs stored
 /// before run `run_id` stop (rolled back with `rollback`), here and on
 /// any server: on PostgreSQL, a queued one in the queue, a claimed one by
@@ -86,12 +105,7 @@ pub(crate) async fn stop_runs_before(
             if app.cancel_run(thread_id, &older, rollback) {
                 continue;
             }
-            let queued = crate::queue::cancel_queued(db, thread_id, Some(&older), rollback);
-            if queued.await?.is_empty() {
-                session
-                    .send_cancel(thread_id, Some(&older), rollback)
-                    .await?;
-            }
+            cancel_not_here(session, db, thread_id, &older, rollback).await?;
         }
         return Ok(());
     }
@@ -161,12 +175,7 @@ pub(crate) async fn cancel_stored(
     };
     #[cfg(feature = "postgres")]
     if let (Some(session), Some(db)) = (app.leases.session(), app.store.pg()) {
-        let queued = crate::queue::cancel_queued(db, thread_id, Some(run_id), rollback);
-        if queued.await?.is_empty() {
-            session
-                .send_cancel(thread_id, Some(run_id), rollback)
-                .await?;
-        }
+        cancel_not_here(session, db, thread_id, run_id, rollback).await?;
     }
     #[cfg(not(feature = "postgres"))]
     let _ = rollback;

@@ -1,8 +1,8 @@
 // The official JS client (@langchain/langgraph-sdk, pinned in
 // package.json) against agent-state-server.
 //
-// Run by run.sh against the `serve` example (graphs `chat`, `approval`
-// and `countdown`): node test_sdk.mjs http://127.0.0.1:PORT
+// Run by run.sh against the `serve` example (graphs `chat`, `approval`,
+// `assistant`, `countdown` and `nest`): node test_sdk.mjs http://127.0.0.1:PORT
 // Prints one line per check, then "N passed, N failed"; exits 1 on a
 // failure.
 
@@ -56,7 +56,7 @@ check("assistants: search, get, graph, schemas, count", async () => {
   const byName = await client.assistants.search({ name: "CHA" });
   assert.deepEqual(byName.map((a) => a.graph_id), ["chat"]);
   const sorted = await client.assistants.search({ sortBy: "graph_id", sortOrder: "asc" });
-  assert.deepEqual(sorted.map((a) => a.graph_id), ["approval", "chat", "countdown", "nest"]);
+  assert.deepEqual(sorted.map((a) => a.graph_id), ["approval", "assistant", "chat", "countdown", "nest"]);
   const one = await client.assistants.get(APPROVAL);
   assert.equal(one.graph_id, "approval");
   const graph = await client.assistants.getGraph(APPROVAL);
