@@ -32,24 +32,10 @@ impl Store {
         minutes: f64,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let ttl_ms = minutes_ms(minutes);
-        let args = vec![
-            thread_id.into(),
-            strategy.into(),
-            minutes.to_string().into(),
-            ttl_ms.into(),
-            now_ms.saturating_add(ttl_ms).into(),
-        ];
-        self.db
-            .execute(
-                "INSERT INTO server_thread_ttl VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (thread_id) DO UPDATE SET strategy = excluded.strategy,
-                 minutes = excluded.minutes, ttl_ms = excluded.ttl_ms,
-                 expires_at_ms = excluded.expires_at_ms",
-                args,
-            )
-            .await?;
-        Ok(())
+        let replace = "DO UPDATE SET strategy = excluded.strategy, minutes = excluded.minutes,
+             ttl_ms = excluded.ttl_ms, expires_at_ms = excluded.expires_at_ms";
+        self.insert_ttl(thread_id, strategy, minutes, now_ms, replace)
+            .await
     }
 
     /// Sets the TTL of a thread that has none (the server's default).
@@ -60,6 +46,20 @@ impl Store {
         minutes: f64,
         now_ms: i64,
     ) -> Result<(), StoreError> {
+        self.insert_ttl(thread_id, strategy, minutes, now_ms, "DO NOTHING")
+            .await
+    }
+
+    /// Inserts a thread's TTL row; `on_conflict` says what an existing
+    /// one becomes.
+    async fn insert_ttl(
+        &self,
+        thread_id: &str,
+        strategy: &str,
+        minutes: f64,
+        now_ms: i64,
+        on_conflict: &str,
+    ) -> Result<(), StoreError> {
         let ttl_ms = minutes_ms(minutes);
         let args = vec![
             thread_id.into(),
@@ -68,13 +68,11 @@ impl Store {
             ttl_ms.into(),
             now_ms.saturating_add(ttl_ms).into(),
         ];
-        self.db
-            .execute(
-                "INSERT INTO server_thread_ttl VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (thread_id) DO NOTHING",
-                args,
-            )
-            .await?;
+        let sql = format!(
+            "INSERT INTO server_thread_ttl VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (thread_id) {on_conflict}"
+        );
+        self.db.execute(&sql, args).await?;
         Ok(())
     }
 

@@ -234,6 +234,98 @@ struct Statements {
     delete_children: Statement,
 }
 
+impl Statements {
+    /// Every statement the checkpointer runs, prepared once on `client`.
+    async fn prepare(client: &Client) -> Result<Self, CheckpointError> {
+        let prepare =
+            |sql: String| async move { client.prepare(&sql).await.map_err(pg_err("prepare")) };
+        Ok(Statements {
+            append_new: prepare(format!(
+                // A thread a truncation emptied (head 0) starts again
+                // past every id it gave out.
+                "WITH t AS (
+                     INSERT INTO agent_state_threads AS s (thread_id, head, last_id) VALUES ($1, 1, 1)
+                     ON CONFLICT (thread_id) DO UPDATE
+                     SET head = greatest(s.last_id, s.retired) + 1,
+                         last_id = greatest(s.last_id, s.retired) + 1
+                     WHERE s.head = 0 RETURNING last_id
+                 ) {INSERT_SELECT}"
+            ))
+            .await?,
+            append_next: prepare(format!(
+                "WITH t AS (
+                     UPDATE agent_state_threads
+                     SET head = greatest(last_id, retired) + 1, last_id = greatest(last_id, retired) + 1
+                     WHERE thread_id = $1 AND head = $11::bigint AND head > 0 RETURNING last_id
+                 ) {INSERT_SELECT}"
+            ))
+            .await?,
+            head_id: prepare("SELECT head FROM agent_state_threads WHERE thread_id = $1".into())
+                .await?,
+            // A thread whose head record is gone reads as such, not as a
+            // new thread: hence the outer join, and the head beside it.
+            head: prepare(format!(
+                "SELECT {COLUMNS}, t.head, t.last_id FROM agent_state_threads t
+                 LEFT JOIN agent_state_checkpoints c ON c.thread_id = t.thread_id AND c.id = t.head
+                 WHERE t.thread_id = $1"
+            ))
+            .await?,
+            // Each step of the walk looks its parent up by the whole primary
+            // key, in a LATERAL subquery that OFFSET 0 keeps from being
+            // flattened into a join: a join lets the planner, misled by
+            // stale statistics (a thread that grew since the last ANALYZE),
+            // scan the whole thread at every step, O(history) per record.
+            // It goes to strictly older ids only, so it ends whatever the
+            // rows hold (a loop would keep the server busy after the client
+            // gave up); the loader names a break.
+            chain: prepare(format!(
+                "WITH RECURSIVE chain AS (
+                     SELECT {COLUMNS}, c.snapshot::text AS snapshot FROM agent_state_checkpoints c
+                     WHERE c.thread_id = $1 AND c.id = $2
+                     UNION ALL
+                     SELECT p.* FROM chain, LATERAL (
+                         SELECT {COLUMNS}, c.snapshot::text AS snapshot
+                         FROM agent_state_checkpoints c
+                         WHERE c.thread_id = $1 AND c.id = chain.parent_id
+                         OFFSET 0
+                     ) p
+                     WHERE chain.snapshot IS NULL AND chain.parent_id < chain.id
+                 )
+                 SELECT * FROM chain ORDER BY id"
+            ))
+            .await?,
+            list: prepare(format!(
+                "SELECT {COLUMNS} FROM agent_state_checkpoints c
+                 WHERE c.thread_id = $1 AND c.id < $2 ORDER BY c.id DESC LIMIT $3"
+            ))
+            .await?,
+            snapshot: prepare(
+                "UPDATE agent_state_checkpoints
+                 SET snapshot = $3::text::jsonb, log_bytes = 0, base_bytes = $4
+                 WHERE thread_id = $1 AND id = $2"
+                    .into(),
+            )
+            .await?,
+            // One statement, so a writer racing the delete either lands
+            // wholly before it (and is deleted) or wholly after it.
+            delete: prepare(
+                "WITH t AS (DELETE FROM agent_state_threads WHERE thread_id = $1 RETURNING 1),
+                      c AS (DELETE FROM agent_state_checkpoints WHERE thread_id = $1),
+                      p AS (DELETE FROM agent_state_pending WHERE thread_id = $1)
+                 SELECT count(*) FROM t"
+                    .into(),
+            )
+            .await?,
+            truncate: prepare(TRUNCATE.into()).await?,
+            put_pending: prepare(PUT_PENDING.into()).await?,
+            pending: prepare(PENDING.into()).await?,
+            drop_before: prepare(DROP_BEFORE.into()).await?,
+            collect_pending: prepare(COLLECT_PENDING.into()).await?,
+            delete_children: prepare(DELETE_CHILDREN.into()).await?,
+        })
+    }
+}
+
 /// Checkpoints in a PostgreSQL database, shared by every instance that
 /// connects to it.
 pub struct PostgresCheckpointer {
@@ -371,94 +463,7 @@ impl PostgresCheckpointer {
             ))
             .await
             .map_err(pg_err("create tables"))?;
-        let prepare = |sql: String| {
-            let client = &client;
-            async move { client.prepare(&sql).await.map_err(pg_err("prepare")) }
-        };
-        let st = Statements {
-            append_new: prepare(format!(
-                // A thread a truncation emptied (head 0) starts again
-                // past every id it gave out.
-                "WITH t AS (
-                     INSERT INTO agent_state_threads AS s (thread_id, head, last_id) VALUES ($1, 1, 1)
-                     ON CONFLICT (thread_id) DO UPDATE
-                     SET head = greatest(s.last_id, s.retired) + 1,
-                         last_id = greatest(s.last_id, s.retired) + 1
-                     WHERE s.head = 0 RETURNING last_id
-                 ) {INSERT_SELECT}"
-            ))
-            .await?,
-            append_next: prepare(format!(
-                "WITH t AS (
-                     UPDATE agent_state_threads
-                     SET head = greatest(last_id, retired) + 1, last_id = greatest(last_id, retired) + 1
-                     WHERE thread_id = $1 AND head = $11::bigint AND head > 0 RETURNING last_id
-                 ) {INSERT_SELECT}"
-            ))
-            .await?,
-            head_id: prepare("SELECT head FROM agent_state_threads WHERE thread_id = $1".into())
-                .await?,
-            // A thread whose head record is gone reads as such, not as a
-            // new thread: hence the outer join, and the head beside it.
-            head: prepare(format!(
-                "SELECT {COLUMNS}, t.head, t.last_id FROM agent_state_threads t
-                 LEFT JOIN agent_state_checkpoints c ON c.thread_id = t.thread_id AND c.id = t.head
-                 WHERE t.thread_id = $1"
-            ))
-            .await?,
-            // Each step of the walk looks its parent up by the whole primary
-            // key, in a LATERAL subquery that OFFSET 0 keeps from being
-            // flattened into a join: a join lets the planner, misled by
-            // stale statistics (a thread that grew since the last ANALYZE),
-            // scan the whole thread at every step, O(history) per record.
-            // It goes to strictly older ids only, so it ends whatever the
-            // rows hold (a loop would keep the server busy after the client
-            // gave up); the loader names a break.
-            chain: prepare(format!(
-                "WITH RECURSIVE chain AS (
-                     SELECT {COLUMNS}, c.snapshot::text AS snapshot FROM agent_state_checkpoints c
-                     WHERE c.thread_id = $1 AND c.id = $2
-                     UNION ALL
-                     SELECT p.* FROM chain, LATERAL (
-                         SELECT {COLUMNS}, c.snapshot::text AS snapshot
-                         FROM agent_state_checkpoints c
-                         WHERE c.thread_id = $1 AND c.id = chain.parent_id
-                         OFFSET 0
-                     ) p
-                     WHERE chain.snapshot IS NULL AND chain.parent_id < chain.id
-                 )
-                 SELECT * FROM chain ORDER BY id"
-            ))
-            .await?,
-            list: prepare(format!(
-                "SELECT {COLUMNS} FROM agent_state_checkpoints c
-                 WHERE c.thread_id = $1 AND c.id < $2 ORDER BY c.id DESC LIMIT $3"
-            ))
-            .await?,
-            snapshot: prepare(
-                "UPDATE agent_state_checkpoints
-                 SET snapshot = $3::text::jsonb, log_bytes = 0, base_bytes = $4
-                 WHERE thread_id = $1 AND id = $2"
-                    .into(),
-            )
-            .await?,
-            // One statement, so a writer racing the delete either lands
-            // wholly before it (and is deleted) or wholly after it.
-            delete: prepare(
-                "WITH t AS (DELETE FROM agent_state_threads WHERE thread_id = $1 RETURNING 1),
-                      c AS (DELETE FROM agent_state_checkpoints WHERE thread_id = $1),
-                      p AS (DELETE FROM agent_state_pending WHERE thread_id = $1)
-                 SELECT count(*) FROM t"
-                    .into(),
-            )
-            .await?,
-            truncate: prepare(TRUNCATE.into()).await?,
-            put_pending: prepare(PUT_PENDING.into()).await?,
-            pending: prepare(PENDING.into()).await?,
-            drop_before: prepare(DROP_BEFORE.into()).await?,
-            collect_pending: prepare(COLLECT_PENDING.into()).await?,
-            delete_children: prepare(DELETE_CHILDREN.into()).await?,
-        };
+        let st = Statements::prepare(&client).await?;
         Ok(Self {
             client,
             st,
