@@ -1,4 +1,4 @@
-//! The debate state of seed 004, driven through one debate by hand: the
+//! The debate workflow's state, driven through one debate by hand: the
 //! updates the optimist, skeptic and moderator nodes return, one rejected
 //! step, and the final state as LangChain-compatible JSON.
 //!
@@ -32,7 +32,7 @@ impl std::fmt::Display for StatusError {
     }
 }
 
-/// Seed 004's `statusReducer`: the type already rules out invalid names, so
+/// The debate's status reducer: the type already rules out invalid names, so
 /// this one validates transitions instead: a finished debate stays finished.
 pub fn status_reducer(
     current: &DebateStatus,
@@ -69,7 +69,7 @@ pub struct DebateState {
 
 fn main() -> Result<(), StateError> {
     let topic = "Should AI be regulated?";
-    // The API endpoint of seed 004 builds the initial state.
+    // The workflow's API endpoint builds the initial state.
     let mut state = DebateState {
         topic: topic.to_owned(),
         max_rounds: 2,

@@ -1,13 +1,14 @@
-//! `MainAgentGraphState` of seeds 000–002, field for field, its fields
-//! grouped by owner as flattened parts: the runtime, the conversation, the
-//! portal client, the editor, domain-indexer, memory and user-preferences
-//! plugins. JSON stays flat, as the TypeScript graph sees it.
+//! `MainAgentGraphState` of a portal's TypeScript LangGraph agent, field
+//! for field, its fields grouped by owner as flattened parts: the runtime,
+//! the conversation, the portal client, the editor, domain-indexer, memory
+//! and user-preferences plugins. JSON stays flat, as the TypeScript graph
+//! sees it.
 //!
 //! `main` runs a turn of the main agent: the runtime's input, a step where
 //! the memory plugin and the editor plugin write together, the
 //! `load_capability` meta-tool (written once, generic over any state with a
 //! runtime part), a client update that is rejected, and then prints the
-//! reference table the seeds keep by hand and the final state.
+//! reference table LangGraph projects keep by hand and the final state.
 #![deny(missing_docs)]
 
 use std::collections::HashMap;

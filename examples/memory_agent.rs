@@ -1,4 +1,4 @@
-//! Seed 001's memory flow: the main agent remembers its user across
+//! A portal's memory flow: the main agent remembers its user across
 //! threads. `MainAgentGraphState` (declared in `main_agent_state.rs`) has
 //! `userContext: UserContextData` with a merge reducer; a memory plugin,
 //! written as one middleware, fills it from the store and writes it back:
@@ -80,7 +80,7 @@ fn profile_json(profile: &UserContextData) -> Value {
 }
 
 /// The profile's known fields, one `name: value` line each, in the order
-/// the seed lists them.
+/// the profile declares them.
 fn profile_lines(profile: &UserContextData) -> Vec<String> {
     let fields = [
         ("identity", &profile.identity),
@@ -127,7 +127,7 @@ fn fact_update(fact: Fact) -> Result<UserContextDataUpdate, BoxError> {
     })
 }
 
-/// The memory plugin of seed 001, as one middleware.
+/// The portal's memory plugin, as one middleware.
 struct Memory;
 
 impl Memory {

@@ -202,12 +202,47 @@ pub use agent_state_core::*;
 pub use agent_state_derive::AgentState;
 
 /// serde, re-exported so states and your own field types need no extra
-/// dependency line (`#[serde(crate = "agent_state::serde")]`).
-pub use agent_state_core::__private::serde;
+/// dependency line (`#[serde(crate = "agent_state::serde")]`). Not inlined:
+/// its docs are serde's own, on docs.rs.
+#[doc(no_inline)]
+pub use serde;
 
 /// serde_json, re-exported: [`AgentState::apply_json`] and friends take its
 /// `Value`, and its `json!` macro works through this path.
-pub use agent_state_core::__private::serde_json;
+#[doc(no_inline)]
+pub use serde_json;
+
+/// futures, re-exported for the `Stream` a streamed run is
+/// ([`graph::RunStream`]) and its `StreamExt` (`next`, `collect`, ..).
+#[doc(no_inline)]
+pub use futures;
+
+/// The traits whose methods a program calls, and the derive, in one
+/// import, so `FooUpdate::from_json`, `state.apply(..)` or
+/// `checkpointer.head(..)` need no `use` of the trait that defines
+/// them.
+///
+/// ```
+/// use agent_state::prelude::*;
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Counter {
+///     count: u32,
+/// }
+///
+/// let update = CounterUpdate::from_json(serde_json::json!({"count": 2}))?;
+/// let mut counter = Counter::default();
+/// counter.apply(update)?;
+/// assert_eq!(counter.count, 2);
+/// # Ok::<(), agent_state::StateError>(())
+/// ```
+pub mod prelude {
+    /// The state trait, and its derive.
+    pub use crate::AgentState;
+    pub use agent_state_core::base::HasMessages;
+    pub use agent_state_core::checkpoint::Checkpointer;
+    pub use agent_state_core::{HasPart, StateInput, StateUpdate};
+}
 
 /// schemars, re-exported (the `schemars` feature) so field types can derive
 /// `JsonSchema` with no extra dependency line

@@ -1,7 +1,8 @@
-//! Seed 003's agent: five middleware, each with its own state schema,
-//! tools and hooks, written once and generic over any state that contains
-//! its part and the conversation, composed into [`DeepAgentState`] with
-//! `#[state(flatten)]` and compiled by [`agent`].
+//! A deep agent that helps shape a business idea: five middleware, each
+//! with its own state schema, tools and hooks, written once and generic
+//! over any state that contains its part and the conversation, composed
+//! into [`DeepAgentState`] with `#[state(flatten)]` and compiled by
+//! [`agent`].
 //!
 //! Shared by the `middleware_schemas` example (which runs it) and the
 //! debate server (which serves it as graph `agent`), so both run the same
@@ -76,7 +77,7 @@ where
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
-        // Seed 003's tool: a `Command` whose update sets the part and
+        // The tracker's tool: a `Command` whose update sets the part and
         // carries the tool message answering the call.
         let tool = FnTool::sync(
             "mark_business_idea_complete",
@@ -368,7 +369,8 @@ pub struct DeepAgentState {
     pub planning: TodoListState,
 }
 
-/// The agent: the five middleware in seed 003's order, no loop code.
+/// The agent: the five middleware in the order the original agent
+/// declares them, no loop code.
 pub fn agent<M: ChatModel<DeepAgentState> + 'static>(
     model: M,
 ) -> Result<Graph<DeepAgentState>, Box<dyn std::error::Error>> {
@@ -388,7 +390,7 @@ pub fn agent<M: ChatModel<DeepAgentState> + 'static>(
         .compile()?)
 }
 
-/// The model's first answer in seed 003's walk-through: the three tools
+/// The model's first answer in the agent's walk-through: the three tools
 /// called at once on `idea`, planning it, writing it to `/idea.md` and
 /// marking it complete.
 pub fn tool_calls(idea: &str) -> Message {

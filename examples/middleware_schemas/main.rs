@@ -1,7 +1,7 @@
-//! Seed 003's agent on the agent loop: five middleware, each with its own
-//! state schema, tools and hooks, each written once and generic over any
-//! state that contains its part and the conversation, composed into one
-//! agent state with `#[state(flatten)]`.
+//! A deep agent on the agent loop (a business-idea assistant): five
+//! middleware, each with its own state schema, tools and hooks, each
+//! written once and generic over any state that contains its part and the
+//! conversation, composed into one agent state with `#[state(flatten)]`.
 //!
 //! | middleware | part | hooks | tools |
 //! | --- | --- | --- | --- |
@@ -12,8 +12,8 @@
 //! | todo list (LangChain's, built in) | `TodoListState` | `wrap_model_call`, `after_model` | `write_todos` |
 //!
 //! The example has no loop code: `create_agent` compiles the middleware
-//! into a graph. Two invocations on one thread, as seed 003 walks through
-//! them: the first marks the idea complete, so the second's system prompt
+//! into a graph. Two invocations on one thread, as the original agent's
+//! walk-through has them: the first marks the idea complete, so the second's system prompt
 //! tells the model not to evaluate it again.
 //!
 //! Scripted model by default. With `OPENAI_API_KEY` set (and optionally
@@ -123,7 +123,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Two invocations on one thread, as seed 003's walk-through.
+/// Two invocations on one thread, as in the original agent's walk-through.
 async fn invoke(
     graph: &Graph<S>,
     saver: &MemoryCheckpointer,

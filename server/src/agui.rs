@@ -1,6 +1,6 @@
 //! AG-UI (<https://docs.ag-ui.com>): `POST /ag-ui/{assistant_id}` takes a
 //! `RunAgentInput` and answers with AG-UI's events as server-sent events,
-//! what CopilotKit's `HttpAgent` and seed 000's portal speak.
+//! what CopilotKit's `HttpAgent` and AG-UI web clients speak.
 //!
 //! The run is an ordinary run of the server (`runner::start`): on the
 //! server's thread for the client's `threadId` (that id when it is a UUID,

@@ -429,7 +429,7 @@ impl Server {
     /// SQLite file of their own under `dir` (created if missing), named
     /// after the identity the [`authenticate`](Self::authenticate) hook
     /// answers (every byte but ASCII letters, digits, `-` and `_` written
-    /// `%XX`: `did:plc:abc` is `did%3Aplc%3Aabc.db`), as seed 001's
+    /// `%XX`: `did:plc:abc` is `did%3Aplc%3Aabc.db`), as a LangGraph app's
     /// `checkpointerForUser(userDid)` does. A user's file is opened at
     /// their first request and served by a server made like this one (its
     /// graphs, hooks and timeouts; a [`store`](Self::store) given is

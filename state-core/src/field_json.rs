@@ -46,12 +46,37 @@ pub trait SerdeValue: Sized {
 
 impl<T: serde::Serialize + DeserializeOwned> SerdeValue for T {
     fn read_json(field: &str, value: Value) -> Result<Self, StateError> {
-        serde_json::from_value(value).map_err(|e| StateError::invalid_value(field, e))
+        // Read from the borrowed value, so that on error it is still there
+        // to be read again, slowly, for the path of what failed.
+        T::deserialize(&value).map_err(|e| invalid_at_path::<T>(field, &value, e))
     }
 
     fn write_json<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.serialize(serializer)
     }
+}
+
+/// The error of a field whose JSON `value` is not a `T`, naming the path
+/// of the value at fault inside the field (`config.did`, `items[2].name`)
+/// as the field: `value` is read again with the path tracked (the cold
+/// path: only after a plain read failed with `first`).
+#[cold]
+fn invalid_at_path<T: DeserializeOwned>(
+    field: &str,
+    value: &Value,
+    first: serde_json::Error,
+) -> StateError {
+    let error = match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(_) => return StateError::invalid_value(field, first),
+        Err(error) => error,
+    };
+    let path = error.path().to_string();
+    let at = match path.as_str() {
+        "." => field.to_owned(),
+        seq if seq.starts_with('[') => format!("{field}{seq}"),
+        inner => format!("{field}.{inner}"),
+    };
+    StateError::invalid_value(at, error.into_inner())
 }
 
 /// A field value serialized through [`SerdeValue`].

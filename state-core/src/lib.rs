@@ -48,6 +48,10 @@ pub mod writes;
 #[doc(hidden)]
 pub mod __private;
 
+/// Runs a future or a graph run to completion on the current thread
+/// (defined as [`checkpoint::block_on`], also at `graph::block_on`).
+#[doc(no_inline)]
+pub use checkpoint::block_on;
 pub use error::{ErrorKind, StateError};
 pub use id::new_message_id;
 pub use message::{
@@ -75,6 +79,8 @@ pub use write::{FieldWrite, OVERWRITE_KEY, REDUCE_KEY};
 
 /// `futures`, for the `Stream` a streamed run is
 /// ([`graph::RunStream`]) and its `StreamExt` (`next`, `collect`, ..).
+/// Not inlined: its docs are futures' own, on docs.rs.
+#[doc(no_inline)]
 pub use futures;
 pub use writes::Writes;
 

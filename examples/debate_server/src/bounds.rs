@@ -14,7 +14,7 @@ use agent_state::serde::{Deserialize, Deserializer, Serialize};
 /// a longer one would make every event of the stream longer.
 pub const MAX_TOPIC_CHARS: usize = 500;
 
-/// The most rounds a debate may have (seed 004's schema).
+/// The most rounds a debate may have (the debate workflow's schema).
 pub const MAX_ROUNDS: u32 = 10;
 
 /// Why a topic or a round count was refused.

@@ -1,4 +1,4 @@
-//! Seed 004's debate with debaters that stream: an optimist and a skeptic
+//! The debate workflow with debaters that stream: an optimist and a skeptic
 //! answer through a [`ChatModel`] and stream its tokens into the run's
 //! `messages` mode as they come; a moderator closes each round and reports
 //! it in `custom` mode.
@@ -23,7 +23,7 @@ use agent_state::{ai, AgentState, Message, MessageChunk};
 
 use crate::bounds::{BoundsError, Rounds, Topic};
 
-/// Where the workflow is (seed 004's `DebateStatus`).
+/// Where the workflow is (the workflow's `DebateStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(crate = "agent_state::serde", rename_all = "lowercase")]
 pub enum DebateStatus {
@@ -45,7 +45,7 @@ impl std::fmt::Display for StatusError {
     }
 }
 
-/// Seed 004's `statusReducer`: a finished debate stays finished.
+/// The debate's status reducer: a finished debate stays finished.
 pub fn status_reducer(
     current: &DebateStatus,
     next: DebateStatus,
@@ -57,7 +57,7 @@ pub fn status_reducer(
     }
 }
 
-/// State of the debate (seed 004), its conversation as the base part so
+/// State of the debate, its conversation as the base part so
 /// that a [`ChatModel`] can read it.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 #[state(rename_all = "camelCase")]

@@ -1,12 +1,13 @@
-//! Seed 004's debate served over LangGraph's Agent Server API
-//! ([`agent_state_server`]), beside the approval example's graph and seed
-//! 003's agent, with a page that shows a debate live.
+//! The debate workflow served over LangGraph's Agent Server API
+//! ([`agent_state_server`]), beside the approval example's graph and the
+//! `middleware_schemas` example's deep agent, with a page that shows a
+//! debate live.
 //!
 //! | graph id | what it is | input |
 //! | --- | --- | --- |
 //! | `debate` | [`debate`]: an optimist and a skeptic streaming their arguments token by token, a moderator closing each round | `{"topic": "..", "maxRounds": 3}` |
 //! | `approval` | [`approval`]: a draft that pauses for a person's verdict | `{"topic": ".."}`, then `command.resume` `{"approve": true, "comment": ".."}` |
-//! | `agent` | [`agent`]: seed 003's five middleware on a scripted model | `{"messages": [{"role": "user", "content": ".."}]}` |
+//! | `agent` | [`agent`]: the deep agent's five middleware on a scripted model | `{"messages": [{"role": "user", "content": ".."}]}` |
 //!
 //! Any LangGraph client talks to it (the Python or JS `langgraph-sdk`,
 //! `useStream`, Agent Chat UI); the page at `/` ([`page`]) is one too,

@@ -1,7 +1,7 @@
 //! The debate server as users run it, over LangGraph's Agent Server API:
 //! a debate streamed live and stored, its input refused out of bounds,
 //! the server killed (SIGKILL) mid-debate and started again, the approval
-//! graph's interrupt answered across a restart, seed 003's agent
+//! graph's interrupt answered across a restart, the deep agent
 //! answering, and the page.
 
 #[allow(dead_code)]
@@ -284,7 +284,7 @@ async fn the_approval_interrupt_is_answered_after_a_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seed_003s_agent_answers_on_its_scripted_model() {
+async fn the_deep_agent_answers_on_its_scripted_model() {
     let dir = TempDir::new("agent");
     let server = Server::start(&dir.db(), 0);
     let thread = server.thread().await;

@@ -1,9 +1,10 @@
-//! One SQLite file per user (what seed 001's `checkpointerForUser(userDid)`
-//! does): the caller's identity picks the database, so a user's threads,
-//! runs, checkpoints and Store items live in a file of their own, opened
-//! on the user's first request and kept open. Each file is served by a
-//! server of its own, made like the one configured (its graphs, hooks
-//! and timeouts), which the request is handed to once authenticated.
+//! One SQLite file per user (what a LangGraph app's
+//! `checkpointerForUser(userDid)` does): the caller's identity picks the
+//! database, so a user's threads, runs, checkpoints and Store items live in
+//! a file of their own, opened on the user's first request and kept open.
+//! Each file is served by a server of its own, made like the one configured
+//! (its graphs, hooks and timeouts), which the request is handed to once
+//! authenticated.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

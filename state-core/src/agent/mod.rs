@@ -67,6 +67,8 @@ pub mod openai;
 mod repair;
 mod scripted;
 mod structured;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]
+pub(crate) mod tls;
 mod tool;
 mod tools_node;
 
@@ -74,6 +76,9 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+// The message model's own items, shown as re-exports (not inlined) so the
+// docs have one `ToolCallChunk`, the one `MessageChunk` streams carry.
+#[doc(no_inline)]
 pub use crate::message::{invalid_tool_call, parse_args, ToolCallChunk};
 pub use client_tools::ClientTools;
 pub use hooks::{

@@ -16,6 +16,7 @@
 //! ```
 
 use crate::agent::excerpt;
+use crate::agent::tls::openai_client;
 use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
@@ -80,7 +81,7 @@ impl OpenAiChat {
             .with_api_base(DEFAULT_BASE_URL)
             .with_api_key("");
         Self {
-            client: Client::with_config(config.clone()),
+            client: openai_client(&config),
             config,
             model: model.into(),
             structured: None,
@@ -114,7 +115,7 @@ impl OpenAiChat {
         let url: String = url.into();
         let config = self.config.with_api_base(url.trim_end_matches('/'));
         Self {
-            client: Client::with_config(config.clone()),
+            client: openai_client(&config),
             config,
             model: self.model,
             structured: self.structured,
@@ -126,7 +127,7 @@ impl OpenAiChat {
     pub fn with_api_key(self, key: impl Into<String>) -> Self {
         let config = self.config.with_api_key(key);
         Self {
-            client: Client::with_config(config.clone()),
+            client: openai_client(&config),
             config,
             model: self.model,
             structured: self.structured,

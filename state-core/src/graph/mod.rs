@@ -86,6 +86,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// [`checkpoint::block_on`](crate::checkpoint::block_on), beside the runs
+/// it drives: `graph::block_on(graph.invoke(..))`.
+#[doc(no_inline)]
+pub use crate::checkpoint::block_on;
 pub use crate::send::Send;
 pub use builder::{EdgeSources, StateGraph};
 pub use cache::CachePolicy;

@@ -1,5 +1,5 @@
-//! `union`: add the items that are missing, never remove (seed 002's
-//! `loadedPlugins`, "union via Set").
+//! `union`: add the items that are missing, never remove (a list of
+//! loaded plugins, say: LangGraph's "union via Set").
 //!
 //! Served types: [`UnionVec<T>`] (a list in first-seen order, indexed),
 //! `HashSet<T>`, `BTreeSet<T>` and, with the `indexmap` feature,

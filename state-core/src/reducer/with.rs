@@ -1,8 +1,9 @@
 //! `with = path`: a reducer the user writes, `fn(&T, U) -> Result<T, E>`.
 //!
 //! The function sees the current value and one write, and returns the new
-//! value or an error (seed 004's validating `statusReducer`). Writes of one
-//! step fold in order; the first error rejects the whole step.
+//! value or an error (a debate's status reducer that refuses to reopen a
+//! finished debate, say). Writes of one step fold in order; the first
+//! error rejects the whole step.
 
 use std::fmt::Display;
 

@@ -9,6 +9,7 @@
 //! runtime.
 
 use crate::agent::excerpt;
+use crate::agent::tls::openai_client;
 use std::fmt;
 
 use async_openai::config::{Config, OpenAIConfig};
@@ -74,7 +75,7 @@ impl OpenAiEmbeddings {
             .with_api_base(crate::agent::openai::DEFAULT_BASE_URL)
             .with_api_key("");
         OpenAiEmbeddings {
-            client: Client::with_config(config.clone()),
+            client: openai_client(&config),
             config,
             model: model.into(),
             dimensions: None,
@@ -122,7 +123,7 @@ impl OpenAiEmbeddings {
 
     fn with_config(self, config: OpenAIConfig) -> Self {
         OpenAiEmbeddings {
-            client: Client::with_config(config.clone()),
+            client: openai_client(&config),
             config,
             ..self
         }

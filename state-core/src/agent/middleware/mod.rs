@@ -5,7 +5,8 @@
 //! Each is an [`AgentMiddleware`](super::AgentMiddleware) generic over any
 //! state that has the messages and, where the middleware keeps state of its
 //! own (call counts, a to-do list), that state's part: put the part in your
-//! state with `#[state(flatten)]`, as seed 003's agent does.
+//! state with `#[state(flatten)]`, as the `middleware_schemas` example's
+//! agent does.
 //!
 //! With state of their own or rewriting the conversation (node hooks):
 //!

@@ -89,6 +89,25 @@ pub struct StepEvent<'a, S: AgentState> {
     pub next: &'a [String],
 }
 
+/// Every field, so a step can be printed with `{:?}` while debugging an
+/// observer (`S` and its update are `Debug` when derived).
+impl<S> std::fmt::Debug for StepEvent<'_, S>
+where
+    S: AgentState + std::fmt::Debug,
+    S::Update: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepEvent")
+            .field("step", &self.step)
+            .field("source", &self.source)
+            .field("writes", &self.writes)
+            .field("state", &self.state)
+            .field("checkpoint", &self.checkpoint)
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
 /// Per task of a step, its writes' gotos and `Send`s.
 type Routing = Vec<(Vec<String>, Vec<super::Send>)>;
 

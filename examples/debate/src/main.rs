@@ -1,21 +1,21 @@
-//! The debate workflow of seed 004 as a running graph: an optimist, a
-//! skeptic and a moderator argue for a number of rounds, every step is
-//! checkpointed to a SQLite file, and running the program again resumes the
-//! thread where the last run stopped.
+//! A LangGraph debate workflow as a running graph: an optimist, a skeptic
+//! and a moderator argue for a number of rounds, every step is checkpointed
+//! to a SQLite file, and running the program again resumes the thread where
+//! the last run stopped.
 //!
 //! The "model" is scripted (no network, no key), but its nodes are async,
 //! as real model calls are.
 //!
 //! ```sh
-//! cargo run --example debate                 # first run: stops after 2 rounds
-//! cargo run --example debate                 # second run: resumes, finishes
-//! cargo run --example debate -- --rounds 5 --db /tmp/debate.db --thread t2 --steps 100
-//! cargo run --example debate -- --mermaid    # the graph drawn in Mermaid
+//! cargo run -p debate                 # first run: stops after 2 rounds
+//! cargo run -p debate                 # second run: resumes, finishes
+//! cargo run -p debate -- --rounds 5 --db /tmp/debate.db --thread t2 --steps 100
+//! cargo run -p debate -- --mermaid    # the graph drawn in Mermaid
 //! ```
 //!
 //! Options (or environment variables): `--rounds N` (`DEBATE_ROUNDS`,
 //! default 3), `--db PATH` (`DEBATE_DB`, default `debate.db` in the target
-//! directory Cargo built the example into: `target/`, or where
+//! directory Cargo built the program into: `target/`, or where
 //! `CARGO_TARGET_DIR` points; the program prints the path it uses),
 //! `--thread ID` (`DEBATE_THREAD`, default `debate`), `--steps N` supersteps
 //! per run before it stops as an interrupted run would (`DEBATE_STEPS`,
@@ -24,7 +24,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_state::checkpoint::block_on;
+use agent_state::block_on;
 use agent_state::checkpoint::sqlite::SqliteCheckpointer;
 use agent_state::graph::{Graph, GraphError, Input, StateGraph, StepEvent, END, START};
 use agent_state::serde::{Deserialize, Serialize};
@@ -52,8 +52,8 @@ impl std::fmt::Display for StatusError {
     }
 }
 
-/// Seed 004's `statusReducer`, validating transitions: a finished debate
-/// stays finished.
+/// The debate's status reducer, validating transitions: a finished
+/// debate stays finished.
 pub fn status_reducer(
     current: &DebateStatus,
     next: DebateStatus,
@@ -65,7 +65,7 @@ pub fn status_reducer(
     }
 }
 
-/// State of the debate workflow (seed 004).
+/// State of the debate workflow.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 #[state(rename_all = "camelCase")]
 pub struct DebateState {
@@ -205,23 +205,21 @@ fn options() -> Result<Options, String> {
     })
 }
 
-/// `debate.db` in the target directory Cargo built this example into: the
-/// executable is `<target>/<profile>/examples/debate`. So `cargo clean`
-/// removes it, and a checkout whose builds go to `CARGO_TARGET_DIR` never
-/// finds a stale `./target/debate.db`. Outside Cargo's layout, the
-/// `CARGO_TARGET_DIR` the example was built with, else `target/` of this
-/// package.
+/// `debate.db` in the target directory Cargo built this program into: the
+/// executable is `<target>/<profile>/debate`. So `cargo clean` removes it,
+/// and a checkout whose builds go to `CARGO_TARGET_DIR` never finds a stale
+/// `./target/debate.db`. Outside Cargo's layout, the `CARGO_TARGET_DIR`
+/// the program was built with, else the workspace's `target/`.
 fn default_db() -> PathBuf {
     let from_exe = std::env::current_exe().ok().and_then(|exe| {
-        let examples = exe.parent()?;
-        if examples.file_name()? != "examples" {
-            return None;
-        }
-        Some(examples.parent()?.parent()?.to_path_buf())
+        let profile = exe.parent()?;
+        let target = profile.parent()?;
+        let built_by_cargo = target.join("CACHEDIR.TAG").exists();
+        built_by_cargo.then(|| target.to_path_buf())
     });
     from_exe
         .or_else(|| option_env!("CARGO_TARGET_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
         .join("debate.db")
 }
 
