@@ -251,7 +251,8 @@ pub mod prelude {
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use agent_state_core::json_schema::schemars;
 
-/// README.md's examples, compiled and run as doctests.
-#[cfg(doctest)]
+/// README.md's examples, compiled and run as doctests (with the default
+/// features, which they use).
+#[cfg(all(doctest, feature = "sqlite", feature = "agent"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

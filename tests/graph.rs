@@ -671,6 +671,7 @@ fn a_stopped_run_resumes_from_its_last_step_without_reapplying() {
 
 /// A run cut short by a failure mid-way (as a crash would): what was saved
 /// stays, and the resumed run carries on from there.
+#[cfg(feature = "sqlite")]
 #[test]
 fn a_crashed_run_resumes_where_it_stopped() {
     let fail_once = Arc::new(AtomicBool::new(true));

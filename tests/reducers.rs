@@ -525,7 +525,8 @@ fn json_errors_name_the_field_and_change_nothing() {
             "messages",
         ),
         (json!({"user": {"nickname": "x"}}), "user"),
-        (json!({"levels": ["x"]}), "levels"),
+        // The item at fault inside the list, not just the list.
+        (json!({"levels": ["x"]}), "levels[0]"),
         (json!({"thread": "other"}), "thread"),
         (json!({"nope": 1}), "nope"),
     ];

@@ -51,8 +51,9 @@ fn a_tool_message_without_its_call_id_is_refused_in_every_shape() {
             json!({"messages": {"type": "tool", "content": "42", "tool_call_id": ""}}),
         ),
         ("log", json!({"log": [["tool", "42"]]})),
+        // An overwrite is read as a list of messages: the one at fault.
         (
-            "messages",
+            "messages[0]",
             json!({"messages": {"__overwrite__": [["tool", "42"]]}}),
         ),
     ] {
