@@ -249,7 +249,16 @@ pub mod prelude {
 /// (`#[schemars(crate = "agent_state::schemars")]`).
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
-pub use agent_state_core::json_schema::schemars;
+#[doc(no_inline)]
+pub use schemars;
+
+/// indexmap, re-exported (the `indexmap` feature) for `IndexSet<T>` as a
+/// `#[reducer(union)]` field that keeps first-seen order
+/// (`agent_state::indexmap::IndexSet`).
+#[cfg(feature = "indexmap")]
+#[cfg_attr(docsrs, doc(cfg(feature = "indexmap")))]
+#[doc(no_inline)]
+pub use indexmap;
 
 /// README.md's examples, compiled and run as doctests (with the default
 /// features, which they use).

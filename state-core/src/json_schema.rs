@@ -45,7 +45,14 @@ use crate::messages::{MessageOp, MessageOps, Messages};
 use crate::state::{AgentState, Output};
 use crate::union_vec::UnionVec;
 
-pub use schemars;
+/// schemars, for generated code and `#[schemars(crate = ..)]`; a module of
+/// its items rather than `pub use schemars`, so that rustdoc does not copy
+/// schemars' docs into the facade's. Users reach it as
+/// `agent_state::schemars`.
+#[doc(hidden)]
+pub mod schemars {
+    pub use ::schemars::*;
+}
 
 /// Which JSON of a state a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

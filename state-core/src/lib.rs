@@ -70,19 +70,15 @@ pub use state::{AgentState, MigrationError, Output, StateInput, StateUpdate, Ste
 pub use storable::MAX_FIELD_DEPTH;
 pub use union_vec::UnionVec;
 
-/// `indexmap`, for `IndexSet<T>` as a `#[reducer(union)]` field that keeps
-/// first-seen order (`agent_state::indexmap::IndexSet`).
-#[cfg(feature = "indexmap")]
-#[cfg_attr(docsrs, doc(cfg(feature = "indexmap")))]
-pub use indexmap;
 pub use write::{FieldWrite, OVERWRITE_KEY, REDUCE_KEY};
 
-/// `futures`, for the `Stream` a streamed run is
-/// ([`graph::RunStream`]) and its `StreamExt` (`next`, `collect`, ..).
-/// Not inlined: its docs are futures' own, on docs.rs.
-#[doc(no_inline)]
-pub use futures;
 pub use writes::Writes;
+
+// `futures`, `indexmap`, `serde`, `serde_json` and `schemars` are
+// re-exported at the root of the `agent-state` facade, from its own
+// dependencies on them: a crate re-exported here would be copied page by
+// page into the facade's docs (rustdoc inlines what the facade's glob
+// re-export of this crate reaches, whatever `doc(no_inline)` says).
 
 /// README.md's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -62,9 +62,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-/// The SQLite binding [`SqliteCheckpointer::with_connection`] hands a
-/// connection of.
-pub use rusqlite;
+/// The SQLite binding ([rusqlite](https://docs.rs/rusqlite))
+/// [`SqliteCheckpointer::with_connection`] hands a connection of, as
+/// `checkpoint::sqlite::rusqlite`: a module of its items rather than
+/// `pub use rusqlite`, which rustdoc would copy page by page into the
+/// facade's docs.
+#[doc(hidden)]
+pub mod rusqlite {
+    pub use ::rusqlite::*;
+}
 use rusqlite::{params, Connection, Row, TransactionBehavior};
 
 use super::record::{
