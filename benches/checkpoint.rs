@@ -42,9 +42,10 @@
 //! For each SQLite backend, a bare `INSERT` of a row as large as each
 //! step's record, into a table laid out as the checkpointer's, in a file of
 //! its own with the same settings, runs right after each step ([`Floor`]):
-//! what SQLite itself costs here. Closing lines give issue 13's goal (the
-//! median step at most 10 µs at every reported round, flat from the first
-//! to the last) and each window's step ÷ that floor, ratios from one run.
+//! what SQLite itself costs here. Closing lines give a durable step's
+//! goal (the median step at most 10 µs at every reported round, flat from
+//! the first to the last) and each window's step ÷ that floor, ratios
+//! from one run.
 //!
 //! Reading the figures: a window's median is the step itself; its mean and
 //! max also catch the rare steps that take a snapshot (O(state), paid for
@@ -579,7 +580,7 @@ fn report(key: &str, name: &str, rows: &[Row], steps: &[Step], config: &Config) 
     }
 }
 
-/// Issue 13's durable step, for a SQLite backend: the median step at each
+/// The durable step's goal, for a SQLite backend: the median step at each
 /// reported round against the goal (≤ 10 µs), its flatness (last round ÷
 /// first), and each window's median against the bare insert's (the floor).
 fn durable_goal(out: &mut String, name: &str, rows: &[Row], steps: &[Step]) {

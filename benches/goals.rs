@@ -1,4 +1,4 @@
-//! Issue 13's goals for a typed update, each printed as a ratio measured in
+//! The cost goals of a typed update, each printed as a ratio measured in
 //! one run: `cargo bench --bench goals`.
 //!
 //! Every line pits two timed loops against each other, sampled in turn (a

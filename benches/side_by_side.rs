@@ -11,7 +11,7 @@
 //! Without a checkpointer, each graph run alternates with the same debate
 //! run by hand (the node functions called in turn, each update applied with
 //! `state.apply`), and a line gives the graph step against that floor, a
-//! ratio from one run, with issue 13's goal (0.3 µs per step at 1,000
+//! ratio from one run, with the goal of a step (0.3 µs per step at 1,000
 //! rounds).
 //!
 //! The SQLite mode stores every step before the next (`Durability::Sync`,

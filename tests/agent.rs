@@ -840,7 +840,7 @@ struct Finish {
     who: String,
 }
 
-/// Seed 003's shape: a tool returning a `Command` whose update sets a part
+/// The deep agent's shape: a tool returning a `Command` whose update sets a part
 /// and answers the call.
 fn finish() -> FnTool<Chat> {
     FnTool::sync(

@@ -1,4 +1,4 @@
-//! The seed's `DebateState` (seed 004), end to end through the derive.
+//! The debate workflow's `DebateState`, end to end through the derive.
 
 use agent_state::serde::{Deserialize, Serialize};
 use agent_state::{ai, human, AgentState, ErrorKind, Messages, ReducerKind, StateUpdate};
@@ -21,7 +21,7 @@ impl std::fmt::Display for InvalidStatus {
     }
 }
 
-/// Seed 004's `statusReducer`, made stricter: a finished debate stays finished.
+/// The debate's status reducer, made stricter: a finished debate stays finished.
 fn status_reducer(
     current: &DebateStatus,
     update: DebateStatus,

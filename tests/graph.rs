@@ -20,7 +20,7 @@ fn transcript(state: &Debate) -> Vec<String> {
     state.messages.iter().map(|m| m.text()).collect()
 }
 
-/// Seed 004's debate: optimist, skeptic (bumps the round), moderator (ends
+/// The debate workflow: optimist, skeptic (bumps the round), moderator (ends
 /// the debate after `rounds`).
 fn debate_graph(rounds: u32) -> Graph<Debate> {
     StateGraph::<Debate>::new()
@@ -207,7 +207,7 @@ fn two_parallel_writes_to_a_plain_field_fail_the_step_whole() {
     assert_eq!(thread.head().unwrap().step, 0);
 }
 
-/// Seed 003's `mark_business_idea_complete`: a tool returning a `Command`
+/// The deep agent's `mark_business_idea_complete`: a tool returning a `Command`
 /// with a tool message and a state change, routed by `goto`.
 #[test]
 fn commands_update_and_route() {

@@ -1,4 +1,4 @@
-//! The reference table of `MainAgentGraphState` (seeds 000–002), rendered
+//! The reference table of `MainAgentGraphState` (a portal's agent), rendered
 //! from the schema and compared with the checked-in
 //! `tests/expected/main_agent_state.md`. Run with `UPDATE_EXPECTED=1` to
 //! rewrite the file after an intended change.

@@ -14,7 +14,7 @@ use agent_state::base::MessagesState;
 use agent_state::serde_json::{Map, Value};
 use agent_state::{ai, AgentState, Message, ToolCall};
 
-/// The agent's state: the conversation, and seed 000's `mcpUcanContext`
+/// The agent's state: the conversation, and a portal's `mcpUcanContext`
 /// (the UCAN invocation authorizing each MCP tool, by tool name).
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Chat {

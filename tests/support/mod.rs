@@ -16,7 +16,7 @@ use agent_state::checkpoint::{block_on, Checkpointer, Source, StepRecord, Thread
 use agent_state::graph::{BoxError, Graph, NodeContext, StateGraph, END, START};
 use agent_state::{ai, AgentState, Messages};
 
-/// The debate state of seed 004, with an append-only log that shows any
+/// The debate workflow's state, with an append-only log that shows any
 /// update applied twice.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Debate {
