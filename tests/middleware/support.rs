@@ -155,6 +155,7 @@ pub fn plain(message: &Message) -> Value {
 }
 
 /// A fresh SQLite file path under the system's temp directory.
+#[cfg(feature = "sqlite")]
 pub fn temp_db(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("agent-state-middleware-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("the temp directory is writable");

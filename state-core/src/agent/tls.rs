@@ -32,16 +32,30 @@ pub(crate) fn openai_client(
 #[cfg(test)]
 mod tests {
     use super::install_crypto_provider;
+    use rustls::crypto::CryptoProvider;
 
     #[test]
-    fn a_provider_is_installed_and_a_client_builds() {
+    fn the_first_provider_installed_stays() {
         install_crypto_provider();
-        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
-        // Twice is harmless: the provider stays the one installed first.
-        let first = rustls::crypto::CryptoProvider::get_default().cloned();
+        let first = CryptoProvider::get_default().cloned().unwrap();
         install_crypto_provider();
-        let second = rustls::crypto::CryptoProvider::get_default().cloned();
-        assert!(std::sync::Arc::ptr_eq(&first.unwrap(), &second.unwrap()));
+        let second = CryptoProvider::get_default().cloned().unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &second));
+    }
+
+    /// reqwest panics building a client with no provider to use.
+    #[cfg(any(feature = "anthropic", feature = "mcp"))]
+    #[test]
+    fn an_https_client_builds() {
+        install_crypto_provider();
         assert!(reqwest::Client::builder().build().is_ok());
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn an_openai_client_builds_with_the_provider_installed() {
+        let config = async_openai::config::OpenAIConfig::new().with_api_key("k");
+        let _client = super::openai_client(&config);
+        assert!(CryptoProvider::get_default().is_some());
     }
 }
