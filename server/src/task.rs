@@ -333,9 +333,7 @@ impl Job {
         thread.error = None;
         thread.interrupts = json!({});
         thread.updated_at = now();
-        if let Err(e) = store.save_thread(&thread).await {
-            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
-        }
+        self.save_thread(&thread).await;
     }
 
     /// Records a run that was stopped, and its thread as the run left it.
@@ -428,8 +426,24 @@ impl Job {
     }
 
     async fn record_status(&self, status: &str) {
-        if let Err(e) = self.app.store.set_run_status(&self.run_id, status).await {
-            tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
+        match self.app.store.set_run_status(&self.run_id, status).await {
+            Ok(true) => {}
+            Ok(false) => lost(&self.run_id),
+            Err(e) => {
+                tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
+            }
+        }
+    }
+
+    /// Writes the thread as the run leaves it, while the run is still
+    /// this server's (see [`Store::save_run_thread`](crate::store::Store::save_run_thread)).
+    async fn save_thread(&self, thread: &crate::store::ThreadRow) {
+        match self.app.store.save_run_thread(thread, &self.run_id).await {
+            Ok(true) => {}
+            Ok(false) => lost(&self.run_id),
+            Err(e) => {
+                tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
+            }
         }
     }
 
@@ -473,9 +487,7 @@ impl Job {
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();
         thread.updated_at = stamp;
-        if let Err(e) = store.save_thread(&thread).await {
-            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
-        }
+        self.save_thread(&thread).await;
     }
 
     /// A stateless run's thread goes once the run ends.
@@ -489,4 +501,11 @@ impl Job {
         }
         self.app.drop_lock(&self.thread_id);
     }
+}
+
+/// A run this server no longer owns tried to record its end: another
+/// server took it over (or the queue took it back) after its lease
+/// lapsed, and what it records wins.
+fn lost(run_id: &str) {
+    tracing::warn!(%run_id, "the run is no longer this server's: its end is left to its owner");
 }

@@ -45,9 +45,9 @@ async fn stored_events() -> (Arc<StoredEvents>, Store) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_taken_over_numbers_on_from_the_last_stored_event() {
+async fn a_run_handed_over_numbers_on_and_a_new_attempt_from_its_range() {
     let (stored, store) = stored_events().await;
-    let first = RunLog::continuing_in(&stored, "r1", "t1")
+    let first = RunLog::continuing_in(&stored, "r1", "t1", 1)
         .await
         .expect("a log");
     let ids: Vec<usize> = (0..3)
@@ -66,12 +66,24 @@ async fn a_run_taken_over_numbers_on_from_the_last_stored_event() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(last, 3);
-    let second = RunLog::continuing_in(&stored, "r1", "t1")
+    // Handed over (the same attempt): numbered on.
+    let second = RunLog::continuing_in(&stored, "r1", "t1", 1)
         .await
         .expect("a log");
     assert_eq!(second.push("values".into(), "{\"n\":3}".to_owned()), 4);
     assert!(!second.holds_after(2) && second.holds_after(3));
-    second.close().await;
+    second.release().await;
+    // Taken over after a death (attempt 2): from the attempt's own range.
+    let third = RunLog::continuing_in(&stored, "r1", "t1", 2)
+        .await
+        .expect("a log");
+    let first_of_two = super::ATTEMPT_IDS + 1;
+    assert_eq!(
+        third.push("values".into(), "{\"n\":4}".to_owned()),
+        first_of_two
+    );
+    assert!(!third.holds_after(4) && third.holds_after(super::ATTEMPT_IDS));
+    third.close().await;
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let stored = Arc::clone(&stored);
     let follow = tokio::spawn(async move { stored.follow(&store, "t1", "r1", 0, tx).await });
@@ -84,6 +96,8 @@ async fn a_run_taken_over_numbers_on_from_the_last_stored_event() {
         .iter()
         .filter_map(|f| f.split("\r\n").find_map(|l| l.strip_prefix("id: ")))
         .collect();
-    assert_eq!(ids, ["1", "2", "3", "4"]);
+    let last = first_of_two.to_string();
+    assert_eq!(ids, ["1", "2", "3", "4", last.as_str()]);
     assert!(frames[3].contains("data: {\"n\":3}"));
+    assert!(frames[4].contains("data: {\"n\":4}"));
 }
