@@ -216,7 +216,6 @@ pub use agent_state_core::__private::serde_json;
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use agent_state_core::json_schema::schemars;
 
-/// README.md's examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
+// README.md's examples are compiled and run as doctests of the server
+// crate (`server/src/lib.rs`): its recipe for serving a graph needs
+// `agent-state-server`, which depends on this crate.
