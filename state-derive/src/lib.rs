@@ -63,8 +63,8 @@ use proc_macro::TokenStream;
 ///   but is scanned for every item, so the derive warns on its type and
 ///   points to `UnionVec<T>`. Float items are refused (NaN is not equal to
 ///   itself, so it would be added again by every write).
-/// * `with = path` takes `update = Type` when the function's second argument
-///   is not the field's type.
+/// * `#[reducer(with = path, update = Type)]` names the type of the
+///   function's second argument when it is not the field's type.
 ///
 /// # Attributes
 ///
