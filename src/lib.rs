@@ -178,7 +178,7 @@
 //! for a reducer field, and for a `messages`, `union` or `append` field a
 //! one-item setter: the field name less its final `s` when that is a plain
 //! plural (`messages` → `message`), else `add_<field>`, or the name given
-//! by `#[state(item_setter = "..")]`; see the README), `FooInput` (what the
+//! by `#[state(item_setter = "..")]`; see [`derive@AgentState`]), `FooInput` (what the
 //! graph's input may set, the same less the fields omitted from input),
 //! `FooStaged` (a checked step, see [`AgentState::stage`]),
 //! `impl AgentState for Foo`, `impl Default for Foo`, serde's `Serialize` and
@@ -198,7 +198,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use agent_state_core::*;
-/// Derives [`AgentState`] for a struct with named fields: see the crate docs.
+/// The derive: every reducer, attribute and setter rule is below; the
+/// crate docs show them at work.
 pub use agent_state_derive::AgentState;
 
 /// serde, re-exported so states and your own field types need no extra
@@ -260,8 +261,6 @@ pub use schemars;
 #[doc(no_inline)]
 pub use indexmap;
 
-/// README.md's examples, compiled and run as doctests (with the default
-/// features, which they use).
-#[cfg(all(doctest, feature = "sqlite", feature = "agent"))]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
+// README.md's examples are compiled and run as doctests of the server
+// crate (`server/src/lib.rs`): its recipe for serving a graph needs
+// `agent-state-server`, which depends on this crate.

@@ -691,7 +691,7 @@ fn nested_subgraphs_stream_one_namespace_entry_per_level() {
             ev(deep, "updates", json!({"ask": {"last": "ask:yes"}})),
             // The grandchild's writes, not its whole state (LangGraph's
             // `{'n': 2, 'last': 'ask:yes'}`): a subgraph over a part
-            // writes what its nodes wrote (ARCHITECTURE's parity rows).
+            // writes what its nodes wrote (PORTING.md's parity rows).
             ev(sub, "updates", json!({"grand": {"last": "ask:yes"}})),
             ev(root, "updates", json!({"child": state(2, "ask:yes")})),
         ]

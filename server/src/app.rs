@@ -253,6 +253,12 @@ impl App {
         mine.inspect(|r| r.stop(rollback)).count()
     }
 
+    /// The ids of the runs of this process that have not ended.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn running_ids(&self) -> std::collections::HashSet<String> {
+        self.running().keys().cloned().collect()
+    }
+
     /// How many runs of this process have not ended.
     #[cfg(feature = "postgres")]
     pub(crate) fn running_count(&self) -> usize {

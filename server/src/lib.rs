@@ -316,3 +316,14 @@ mod worker;
 
 pub use retention::{ThreadTtl, TtlStrategy};
 pub use server::{Listening, Server, ServerError};
+
+/// The workspace README's examples (the recipe for serving a graph needs
+/// this crate, so they are tested here), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct WorkspaceReadmeDoctests;
+
+/// This crate's README example, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -29,6 +29,13 @@ pub(crate) struct Events {
     pub(crate) stored: Option<Arc<postgres::StoredEvents>>,
 }
 
+/// How many ids each attempt of a run has: attempt `n` numbers its events
+/// from `(n - 1) * ATTEMPT_IDS` on. A server killed mid-run may have sent
+/// events its clients hold but never stored them; the attempt that takes
+/// over cannot know their ids, so it starts above all of them.
+#[cfg(feature = "postgres")]
+pub(crate) const ATTEMPT_IDS: usize = 1 << 32;
+
 /// The events of one run, numbered in the order they were sent: from 1,
 /// or on from the last one stored when a server takes over a run another
 /// began.
@@ -73,20 +80,27 @@ impl RunLog {
         Self::new()
     }
 
-    /// The log of a run this server takes over from one that died: its
-    /// ids go on after the last event stored, so a client that follows
-    /// the run sees one sequence. In memory only (numbered from 1) on
-    /// SQLite, where no other server ran it.
+    /// The log of a run this server claims after another server held it:
+    /// its ids go on after the last event stored, so a client that
+    /// follows the run sees one increasing sequence. A run taken over from
+    /// a server that died (`attempt` counted up) numbers from its
+    /// attempt's own range ([`ATTEMPT_IDS`]), above any id the dead
+    /// server could have sent without storing it, so a client that
+    /// reconnects with such an id misses none of the new attempt's events.
+    /// In memory only (numbered from 1) on SQLite, where no other server
+    /// ran it.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) async fn continuing(
         app: &App,
         run_id: &str,
         thread_id: &str,
+        attempt: i64,
     ) -> Result<Arc<Self>, crate::store::StoreError> {
         #[cfg(feature = "postgres")]
         if let Some(stored) = &app.events.stored {
-            return Self::continuing_in(stored, run_id, thread_id).await;
+            return Self::continuing_in(stored, run_id, thread_id, attempt).await;
         }
+        let _ = attempt;
         Ok(Self::for_run(app, run_id, thread_id))
     }
 
@@ -96,11 +110,13 @@ impl RunLog {
         stored: &Arc<postgres::StoredEvents>,
         run_id: &str,
         thread_id: &str,
+        attempt: i64,
     ) -> Result<Arc<Self>, crate::store::StoreError> {
-        let base = stored.last_seq(run_id).await?;
+        let last = stored.last_seq(run_id).await?;
+        let floor = ATTEMPT_IDS * usize::try_from(attempt - 1).unwrap_or(0);
         Ok(Arc::new(RunLog {
             stored: Some(stored.appender(run_id, thread_id)),
-            ..Self::starting(base)
+            ..Self::starting(last.max(floor))
         }))
     }
 

@@ -134,14 +134,20 @@ pub(crate) async fn wait_thread_free(app: &App, thread_id: &str) -> Result<(), S
     Ok(())
 }
 
-/// The events of a run queued for the workers, once it starts if this
-/// server's worker takes it: `None` when another server runs it (or it
-/// ended). On SQLite a background run is this server's at once.
+/// The events of a run stored a moment ago and not registered here yet
+/// (on SQLite every run is this server's and registers at once): its log
+/// once it registers, `None` when it ended. On PostgreSQL always `None`:
+/// the run's stored events follow it wherever it runs, and from whenever
+/// it starts, with no polling while it waits in the queue.
 pub(crate) async fn queued_log(
     app: &App,
     thread_id: &str,
     run_id: &str,
 ) -> Result<Option<Arc<crate::log::RunLog>>, StoreError> {
+    #[cfg(feature = "postgres")]
+    if app.events.stored.is_some() {
+        return Ok(None);
+    }
     // A run claimed here is registered a moment after it is `running`.
     let mut running_for = 0;
     loop {

@@ -247,10 +247,10 @@ async fn claimed_job(
     let opened = open_job(app, thread_id, run_id, &body, false, claimed.attempt);
     let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
-    // A run taken over or handed over goes on from the last event the
-    // server before stored, so a client following it misses nothing and
-    // sees nothing twice.
-    let log = crate::log::RunLog::continuing(app, run_id, thread_id).await;
+    // A run taken over or handed over goes on after the last event the
+    // server before stored (a new attempt from its own range of ids), so
+    // a client following it misses nothing and sees nothing twice.
+    let log = crate::log::RunLog::continuing(app, run_id, thread_id, claimed.attempt).await;
     job.log = log.map_err(|e| failed(e.to_string()))?;
     Ok((job, events))
 }

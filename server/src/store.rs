@@ -124,6 +124,11 @@ impl Db {
     }
 }
 
+/// Writes every column of a thread but its id and creation time.
+const SAVE_THREAD: &str = "UPDATE server_threads SET updated_at = $2, state_updated_at = $3,
+    metadata = $4, status = $5, config = $6, state = $7, error = $8, interrupts = $9
+    WHERE thread_id = $1";
+
 /// The server's tables, and which process this is (the `owner` of the
 /// runs it starts).
 pub(crate) struct Store {
@@ -191,15 +196,27 @@ impl Store {
     pub(crate) async fn save_thread(&self, t: &ThreadRow) -> Result<(), StoreError> {
         let mut args = vec![t.thread_id.as_str().into()];
         args.extend(thread_args(t));
-        self.db
-            .execute(
-                "UPDATE server_threads SET updated_at = $2, state_updated_at = $3, metadata = $4,
-                 status = $5, config = $6, state = $7, error = $8, interrupts = $9
-                 WHERE thread_id = $1",
-                args,
-            )
-            .await?;
+        self.db.execute(SAVE_THREAD, args).await?;
         Ok(())
+    }
+
+    /// [`save_thread`](Self::save_thread) for run `run_id` as it ends or
+    /// pauses, only while this process still owns the run: a server that
+    /// lost a run (its lease expired, another server took it over) never
+    /// writes over what the run's new owner records. `false` when it did
+    /// not own it.
+    pub(crate) async fn save_run_thread(
+        &self,
+        t: &ThreadRow,
+        run_id: &str,
+    ) -> Result<bool, StoreError> {
+        let mut args = vec![t.thread_id.as_str().into()];
+        args.extend(thread_args(t));
+        args.extend([run_id.into(), self.owner.as_str().into()]);
+        let sql = format!(
+            "{SAVE_THREAD} AND EXISTS (SELECT 1 FROM server_runs WHERE run_id = $10 AND owner = $11)"
+        );
+        Ok(self.db.execute(&sql, args).await? == 1)
     }
 
     /// The thread, if stored.
@@ -277,19 +294,23 @@ impl Store {
         Ok(n == 1)
     }
 
-    /// Sets a run's status.
+    /// Sets the status of a run this process owns; `false` when it no
+    /// longer owns it (see [`save_run_thread`](Self::save_run_thread)),
+    /// and then nothing is written.
     pub(crate) async fn set_run_status(
         &self,
         run_id: &str,
         status: &str,
-    ) -> Result<(), StoreError> {
-        self.db
-            .execute(
-                "UPDATE server_runs SET status = $2, updated_at = $3 WHERE run_id = $1",
-                vec![run_id.into(), status.into(), now().into()],
-            )
-            .await?;
-        Ok(())
+    ) -> Result<bool, StoreError> {
+        let sql =
+            "UPDATE server_runs SET status = $2, updated_at = $3 WHERE run_id = $1 AND owner = $4";
+        let args = vec![
+            run_id.into(),
+            status.into(),
+            now().into(),
+            self.owner.as_str().into(),
+        ];
+        Ok(self.db.execute(sql, args).await? == 1)
     }
 
     /// The run of a thread, if stored.

@@ -92,6 +92,11 @@ fn by_node(interrupts: &[Interrupt]) -> Value {
 /// when it could not be read.
 type Base = Result<Option<Option<CheckpointId>>, ()>;
 
+/// A run's output when it ended without one (stopped before its end).
+fn no_result() -> Value {
+    json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}})
+}
+
 /// What the run does next.
 enum Next {
     Event(RunEvent),
@@ -105,18 +110,15 @@ pub(crate) async fn drive(
     job: Job,
     mut events: BoxStream<'static, RunEvent>,
     turn: Turn,
-    mut frames: Option<mpsc::Sender<String>>,
+    frames: Option<mpsc::Sender<String>>,
     done: watch::Sender<Option<Value>>,
 ) {
-    let mut output =
-        json!({"__error__": {"error": "Cancelled", "message": "the run ended without a result"}});
     let _turn = match job.wait_turn(turn).await {
         Ok(lease) => lease,
         Err(NoTurn::Cancelled) => {
             // Another run may hold the thread: nothing of it is this run's.
-            job.finish(&done, output, Some("cancelled while queued"), Ok(None))
-                .await;
-            return;
+            let why = Some("cancelled while queued");
+            return job.finish(&done, no_result(), why, Ok(None)).await;
         }
         #[cfg(feature = "postgres")]
         Err(NoTurn::Gone) => return job.let_go(&done).await,
@@ -130,40 +132,7 @@ pub(crate) async fn drive(
     };
     job.record_base(&base).await;
     job.record_status("running").await;
-    let stop = loop {
-        let event = match job.next(&mut events, &frames).await {
-            Next::Event(event) => event,
-            Next::End => break None,
-            Next::Stop(why) => break Some(why),
-        };
-        let data = match event {
-            RunEvent::Event(name, data) => job.emit(name, data.to_string()),
-            RunEvent::Done {
-                output: state,
-                next,
-                interrupts,
-            } => {
-                output = with_interrupts(state.clone(), &interrupts);
-                job.finished(state, &next, &interrupts).await;
-                continue;
-            }
-            RunEvent::Failed(error) => {
-                job.failed(&error).await;
-                let framed = job.emit("error", error.to_string());
-                output = json!({ "__error__": error });
-                framed
-            }
-        };
-        // A client that left no longer gets frames; the run goes on
-        // unless it is to stop with the client.
-        let Some(tx) = &frames else { continue };
-        if tx.send(data).await.is_err() {
-            if job.cancel_on_disconnect {
-                break Some("its client left");
-            }
-            frames = None;
-        }
-    };
+    let (stop, output) = job.run(&mut events, frames).await;
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
     drop(events);
@@ -171,6 +140,61 @@ pub(crate) async fn drive(
 }
 
 impl Job {
+    /// Runs the graph, framing each event for the client while it
+    /// listens and recording the run's end as it comes: why it stopped
+    /// early (`None` when it ran to its end), and its output.
+    async fn run(
+        &self,
+        events: &mut BoxStream<'static, RunEvent>,
+        mut frames: Option<mpsc::Sender<String>>,
+    ) -> (Option<&'static str>, Value) {
+        let mut output = no_result();
+        // Once the run's end is recorded, nothing stops it any more: a
+        // cancel or a heartbeat's handover then would leave its stream
+        // without an end.
+        let mut recorded = false;
+        let stop = loop {
+            let next = match recorded {
+                true => events.next().await.map_or(Next::End, Next::Event),
+                false => self.next(events, &frames).await,
+            };
+            let event = match next {
+                Next::Event(event) => event,
+                Next::End => break None,
+                Next::Stop(why) => break Some(why),
+            };
+            let data = match event {
+                RunEvent::Event(name, data) => self.emit(name, data.to_string()),
+                RunEvent::Done {
+                    output: state,
+                    next,
+                    interrupts,
+                } => {
+                    output = with_interrupts(state.clone(), &interrupts);
+                    self.finished(state, &next, &interrupts).await;
+                    recorded = true;
+                    continue;
+                }
+                RunEvent::Failed(error) => {
+                    self.failed(&error).await;
+                    recorded = true;
+                    output = json!({ "__error__": &error });
+                    self.emit("error", error.to_string())
+                }
+            };
+            // A client that left no longer gets frames; the run goes on
+            // unless it is to stop with the client.
+            let Some(tx) = &frames else { continue };
+            if tx.send(data).await.is_err() {
+                if self.cancel_on_disconnect && !recorded {
+                    break Some("its client left");
+                }
+                frames = None;
+            }
+        };
+        (stop, output)
+    }
+
     /// Logs an event and frames it for the run's client: with its id when
     /// the stream is resumable.
     pub(crate) fn emit(&self, event: impl Into<Cow<'static, str>>, data: String) -> String {
@@ -333,9 +357,7 @@ impl Job {
         thread.error = None;
         thread.interrupts = json!({});
         thread.updated_at = now();
-        if let Err(e) = store.save_thread(&thread).await {
-            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
-        }
+        self.save_thread(&thread).await;
     }
 
     /// Records a run that was stopped, and its thread as the run left it.
@@ -428,8 +450,24 @@ impl Job {
     }
 
     async fn record_status(&self, status: &str) {
-        if let Err(e) = self.app.store.set_run_status(&self.run_id, status).await {
-            tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
+        match self.app.store.set_run_status(&self.run_id, status).await {
+            Ok(true) => {}
+            Ok(false) => lost(&self.run_id),
+            Err(e) => {
+                tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
+            }
+        }
+    }
+
+    /// Writes the thread as the run leaves it, while the run is still
+    /// this server's (see [`Store::save_run_thread`](crate::store::Store::save_run_thread)).
+    async fn save_thread(&self, thread: &crate::store::ThreadRow) {
+        match self.app.store.save_run_thread(thread, &self.run_id).await {
+            Ok(true) => {}
+            Ok(false) => lost(&self.run_id),
+            Err(e) => {
+                tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
+            }
         }
     }
 
@@ -473,9 +511,7 @@ impl Job {
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();
         thread.updated_at = stamp;
-        if let Err(e) = store.save_thread(&thread).await {
-            tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
-        }
+        self.save_thread(&thread).await;
     }
 
     /// A stateless run's thread goes once the run ends.
@@ -489,4 +525,11 @@ impl Job {
         }
         self.app.drop_lock(&self.thread_id);
     }
+}
+
+/// A run this server no longer owns tried to record its end: another
+/// server took it over (or the queue took it back) after its lease
+/// lapsed, and what it records wins.
+fn lost(run_id: &str) {
+    tracing::warn!(%run_id, "the run is no longer this server's: its end is left to its owner");
 }

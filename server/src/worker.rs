@@ -135,10 +135,14 @@ async fn heartbeat(app: std::sync::Weak<App>, stop: watch::Receiver<bool>) {
             return;
         };
         let lease = fleet.settings.lease;
+        // Only the runs registered before the renewal can be judged by
+        // it: one stored and registered while it ran is not in its answer
+        // (the statement saw the table as it was when it began).
+        let held = app.running_ids();
         match queue::renew(db, app.store.owner(), lease).await {
             Ok(owned) => {
                 renewed = Instant::now();
-                let_go_lost(&app, |run_id| !owned.contains(run_id));
+                let_go_lost(&app, |id| held.contains(id) && !owned.contains(id));
             }
             Err(e) => {
                 tracing::error!(error = %e, "could not renew the leases of this server's runs");

@@ -142,13 +142,31 @@ fn numbered(body: &str) -> Vec<(u64, String, Value)> {
     frames.map(frame).collect()
 }
 
+/// How far apart two attempts' ids start: the server's `ATTEMPT_IDS`.
+const ATTEMPT_IDS: u64 = 1 << 32;
+
+/// Every event once: the first attempt's ids 1, 2, .. with no gap and no
+/// repeat, a later attempt's on from `(attempt - 1) * ATTEMPT_IDS`, each
+/// one at most once.
+fn each_once(frames: &[(u64, String, Value)]) {
+    let mut last = 0;
+    for (id, event, data) in frames {
+        let attempt = data["attempt"].as_u64().filter(|_| event == "metadata");
+        let expected = match attempt {
+            Some(n) if n > 1 => ((n - 1) * ATTEMPT_IDS + 1).max(last + 1),
+            _ => last + 1,
+        };
+        assert_eq!(*id, expected, "every event once: {frames:?}");
+        last = *id;
+    }
+}
+
 /// `kill -9` of the server running a background run: another takes it
 /// over once its lease expires and resumes it from its last stored step
 /// (`attempt` 2, announced in its stream), and the thread ends as an
 /// uninterrupted run leaves it (no step done twice). A client following
-/// the run's stream on the other server all along gets every event once:
-/// ids 1, 2, .. with no gap and no repeat, the first attempt's then the
-/// second's, to the run's end.
+/// the run's stream on the other server all along gets every event once,
+/// the first attempt's then the second's, to the run's end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_servers_run_is_taken_over_and_resumed() {
     let (c, db) = (Client::new(), database().await);
@@ -177,12 +195,7 @@ async fn a_killed_servers_run_is_taken_over_and_resumed() {
     assert_eq!(done["status"], "success", "{done}");
     assert!(taken.elapsed() < Duration::from_secs(8));
     let frames = numbered(&follower.await.expect("follower"));
-    let ids: Vec<u64> = frames.iter().map(|f| f.0).collect();
-    assert_eq!(
-        ids,
-        (1..=ids.len() as u64).collect::<Vec<_>>(),
-        "every event once"
-    );
+    each_once(&frames);
     let metas: Vec<&Value> = frames
         .iter()
         .filter(|f| f.1 == "metadata")
@@ -202,6 +215,50 @@ async fn a_killed_servers_run_is_taken_over_and_resumed() {
         "{before:?} {after:?}"
     );
     assert_eq!(after, reference(&c, &b.base, 15).await);
+}
+
+/// Reads a join stream until its connection breaks (its server killed):
+/// the whole frames it got.
+async fn read_until_cut(mut response: reqwest::Response) -> String {
+    let mut body = String::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    match body.rfind("\r\n\r\n") {
+        Some(end) => body[..end + 4].to_owned(),
+        None => String::new(),
+    }
+}
+
+/// A client following the run on the server that is killed, reconnecting
+/// to the other with the last id it got (`Last-Event-ID`, as the SDKs do):
+/// it gets the rest of the run, the new attempt included, and nothing it
+/// had, whatever the dead server sent before storing it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_a_killed_server_reconnects_to_another() {
+    let (c, db) = (Client::new(), database().await);
+    let mut a = Node::start(&db, &["--lease-ms", "1000"]).await;
+    let (thread, run_id, b) = run_on_first(&c, &a, &db, 15).await;
+    let path = format!("/threads/{thread}/runs/{run_id}/stream");
+    let on_a = c.get(format!("{}{path}", a.base)).send().await;
+    let reader = tokio::spawn(read_until_cut(on_a.expect("join on a")));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    a.kill();
+    let before = numbered(&reader.await.expect("reader"));
+    let last = before.last().expect("events before the kill").0;
+    let again = c.get(format!("{}{path}", b.base));
+    let again = again.header("Last-Event-ID", last.to_string()).send().await;
+    let after = numbered(&again.expect("reconnect").text().await.expect("body"));
+    let all: Vec<_> = before.into_iter().chain(after).collect();
+    each_once(&all);
+    let attempts: Vec<&Value> = all
+        .iter()
+        .filter(|f| f.1 == "metadata")
+        .map(|f| &f.2["attempt"])
+        .collect();
+    assert_eq!(attempts, [&json!(1), &json!(2)], "{all:?}");
+    let end = all.iter().rev().find(|f| f.1 == "values").expect("values");
+    assert_eq!(end.2["n"], 0, "the stream runs to the run's end");
 }
 
 /// SIGTERM: the server takes no more runs, lets its run go on for the
@@ -230,14 +287,11 @@ async fn sigterm_hands_a_run_over() {
     .await;
     assert_eq!(done["status"], "success", "{done}");
     assert_eq!(stored(&db, &run_id).await.0, 1);
-    // Followed from B across the handover: every event once.
+    // Followed from B across the handover: every event once, numbered on
+    // (a handover is no new attempt).
     let frames = numbered(&follower.await.expect("follower"));
-    let ids: Vec<u64> = frames.iter().map(|f| f.0).collect();
-    assert_eq!(
-        ids,
-        (1..=ids.len() as u64).collect::<Vec<_>>(),
-        "every event once"
-    );
+    each_once(&frames);
+    assert!(frames.iter().all(|f| f.0 < ATTEMPT_IDS), "{frames:?}");
     let last = frames
         .iter()
         .rev()
@@ -504,4 +558,46 @@ async fn a_server_stops_a_run_it_no_longer_holds() {
         history(&c, &b.base, &thread).await,
         reference(&c, &b.base, 15).await
     );
+}
+
+/// A run whose server lost it between two heartbeats (its owner changed
+/// under it, as when its lease lapsed and another server took it) and
+/// that ends before the next one: its end is not recorded, neither the
+/// run's status nor the thread's, so it never writes over what the run's
+/// new owner records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_run_does_not_record_its_end() {
+    let (c, db) = (Client::new(), database().await);
+    // A heartbeat every 12 s: none comes while the run lasts.
+    let a = Node::start(&db, &["--lease-ms", "60000"]).await;
+    let thread = uuid::Uuid::new_v4().to_string();
+    new_thread(&c, &a.base, &thread).await;
+    let (status, started) = background(&c, &a.base, &thread, countdown(4, "enqueue")).await;
+    assert_eq!(status, StatusCode::OK, "{started}");
+    let run_id = started["run_id"].as_str().expect("run id").to_owned();
+    wait_run(
+        &c,
+        &a.base,
+        &thread,
+        &run_id,
+        Duration::from_secs(10),
+        |r| r["status"] == "running",
+    )
+    .await;
+    let client = connect(&db.url()).await;
+    let steal = "UPDATE server_runs SET owner = 'elsewhere' WHERE run_id = $1";
+    client.execute(steal, &[&run_id]).await.expect("steal");
+    // The run steps to its end (n = 0) on A all the same.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while history(&c, &a.base, &thread).await.last().map(|h| h.1) != Some(0) {
+        assert!(Instant::now() < deadline, "the run never ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        run(&c, &a.base, &thread, &run_id).await["status"],
+        "running"
+    );
+    let (_, t) = get(&c, format!("{}/threads/{thread}", a.base)).await;
+    assert_eq!(t["status"], "busy", "{t}");
 }

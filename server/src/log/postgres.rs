@@ -61,8 +61,9 @@ pub(crate) const DELETE_RUN_EVENTS: &str = "WITH gone AS
     DELETE FROM server_run_events WHERE run_id = $1";
 
 /// Writes a batch: the events (unless the run's record is gone: deleted,
-/// rolled back, its thread deleted), the stream's last id and end, and
-/// the notification. One round trip.
+/// rolled back, its thread deleted; written again, as when a write's
+/// answer was lost and it is tried again, they are kept once), the
+/// stream's last id and end, and the notification. One round trip.
 const WRITE: &str = "WITH live AS (SELECT 1 FROM server_runs WHERE run_id = $1::text),
     stream AS (INSERT INTO server_run_streams (run_id, thread_id, last_seq, ended, updated_at)
       SELECT $1::text, $2::text, $3::bigint, $4::boolean, now() FROM live
@@ -72,7 +73,7 @@ const WRITE: &str = "WITH live AS (SELECT 1 FROM server_runs WHERE run_id = $1::
     events AS (INSERT INTO server_run_events (run_id, seq, event, data)
       SELECT $1::text, t.seq, t.event, t.data
       FROM unnest($5::bigint[], $6::text[], $7::text[]) AS t(seq, event, data)
-      WHERE EXISTS (SELECT 1 FROM live))
+      WHERE EXISTS (SELECT 1 FROM live) ON CONFLICT DO NOTHING)
     SELECT pg_notify('agent_state_server_events', $1::text || ' ' || $3::bigint::text) FROM live";
 
 /// Reads a page of events after `$2`, with the stream's last id and end,
@@ -101,6 +102,10 @@ pub(crate) const POLL: Duration = Duration::from_secs(1);
 /// The most events (and bytes of data) one write carries.
 const BATCH: usize = 500;
 const BATCH_BYTES: usize = 1 << 20;
+
+/// How long a batch that cannot be written is tried again before it is
+/// dropped (its run's followers then miss it).
+const KEEP_TRYING: Duration = Duration::from_secs(60);
 
 /// How long a run's end waits for its events to be written.
 const FINISH: Duration = Duration::from_secs(10);
@@ -259,6 +264,9 @@ impl StoredEvents {
     }
 
     /// Writes the run's events as they come, each batch all that waited.
+    /// A batch that cannot be written is kept and tried again, with what
+    /// came since, for [`KEEP_TRYING`]: a database that is away for a
+    /// moment leaves no gap in the run's stored events.
     async fn write_all(
         self: Arc<Self>,
         (run_id, thread_id): (String, String),
@@ -266,10 +274,16 @@ impl StoredEvents {
         done: oneshot::Sender<()>,
     ) {
         let (mut batch, mut last) = (Batch::default(), 0);
-        while !batch.ended && !batch.released {
-            // The log dropped without an end: its run was dropped.
-            let Some(first) = rx.recv().await else { break };
-            batch.add(first);
+        let mut failing: Option<std::time::Instant> = None;
+        loop {
+            if failing.is_none() {
+                if batch.ended || batch.released {
+                    break;
+                }
+                // The log dropped without an end: its run was dropped.
+                let Some(first) = rx.recv().await else { break };
+                batch.add(first);
+            }
             while !batch.full() {
                 let Ok(next) = rx.try_recv() else { break };
                 batch.add(next);
@@ -278,9 +292,19 @@ impl StoredEvents {
             if batch.seqs.is_empty() && !batch.ended {
                 continue;
             }
-            if let Err(e) = self.write(&run_id, &thread_id, last, &batch).await {
-                let events = batch.seqs.len();
-                tracing::error!(%run_id, events, error = ?e, "could not store a run's events");
+            match self.write(&run_id, &thread_id, last, &batch).await {
+                Ok(()) => failing = None,
+                Err(e) => {
+                    let since = *failing.get_or_insert_with(std::time::Instant::now);
+                    let events = batch.seqs.len();
+                    if since.elapsed() < KEEP_TRYING {
+                        tracing::warn!(%run_id, events, error = ?e, "could not store a run's events yet");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                    tracing::error!(%run_id, events, error = ?e, "could not store a run's events: dropped");
+                    failing = None;
+                }
             }
             batch.clear();
         }

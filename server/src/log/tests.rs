@@ -23,7 +23,9 @@ async fn stored_events() -> (Arc<StoredEvents>, Store) {
         .await
         .expect("connect");
     tokio::spawn(connection);
-    let name = format!("unit_events_{}", std::process::id());
+    static DATABASES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = DATABASES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let name = format!("unit_events_{}_{n}", std::process::id());
     let create = format!("CREATE DATABASE {name}");
     client.batch_execute(&create).await.expect("a database");
     let url = format!("{admin} dbname={name}");
@@ -45,9 +47,9 @@ async fn stored_events() -> (Arc<StoredEvents>, Store) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_taken_over_numbers_on_from_the_last_stored_event() {
+async fn a_run_handed_over_numbers_on_and_a_new_attempt_from_its_range() {
     let (stored, store) = stored_events().await;
-    let first = RunLog::continuing_in(&stored, "r1", "t1")
+    let first = RunLog::continuing_in(&stored, "r1", "t1", 1)
         .await
         .expect("a log");
     let ids: Vec<usize> = (0..3)
@@ -66,12 +68,24 @@ async fn a_run_taken_over_numbers_on_from_the_last_stored_event() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(last, 3);
-    let second = RunLog::continuing_in(&stored, "r1", "t1")
+    // Handed over (the same attempt): numbered on.
+    let second = RunLog::continuing_in(&stored, "r1", "t1", 1)
         .await
         .expect("a log");
     assert_eq!(second.push("values".into(), "{\"n\":3}".to_owned()), 4);
     assert!(!second.holds_after(2) && second.holds_after(3));
-    second.close().await;
+    second.release().await;
+    // Taken over after a death (attempt 2): from the attempt's own range.
+    let third = RunLog::continuing_in(&stored, "r1", "t1", 2)
+        .await
+        .expect("a log");
+    let first_of_two = super::ATTEMPT_IDS + 1;
+    assert_eq!(
+        third.push("values".into(), "{\"n\":4}".to_owned()),
+        first_of_two
+    );
+    assert!(!third.holds_after(4) && third.holds_after(super::ATTEMPT_IDS));
+    third.close().await;
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let stored = Arc::clone(&stored);
     let follow = tokio::spawn(async move { stored.follow(&store, "t1", "r1", 0, tx).await });
@@ -84,6 +98,55 @@ async fn a_run_taken_over_numbers_on_from_the_last_stored_event() {
         .iter()
         .filter_map(|f| f.split("\r\n").find_map(|l| l.strip_prefix("id: ")))
         .collect();
-    assert_eq!(ids, ["1", "2", "3", "4"]);
+    let last = first_of_two.to_string();
+    assert_eq!(ids, ["1", "2", "3", "4", last.as_str()]);
     assert!(frames[3].contains("data: {\"n\":3}"));
+    assert!(frames[4].contains("data: {\"n\":4}"));
+}
+
+/// The ids of the frames a follower of run `r1` gets from the start.
+async fn replayed(stored: &Arc<StoredEvents>, store: Store) -> Vec<String> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let stored = Arc::clone(stored);
+    let follow = tokio::spawn(async move { stored.follow(&store, "t1", "r1", 0, tx).await });
+    let mut ids = Vec::new();
+    while let Some(frame) = rx.recv().await {
+        let id = frame.split("\r\n").find_map(|l| l.strip_prefix("id: "));
+        ids.extend(id.map(str::to_owned));
+    }
+    follow.await.expect("the replay");
+    ids
+}
+
+/// A database that refuses the events for a while (a constraint no event
+/// meets, then dropped): the batch is kept and written once it can be,
+/// with those that came since, so followers miss nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_refused_for_a_moment_are_written_once_they_can_be() {
+    let (stored, store) = stored_events().await;
+    let admin = store
+        .pg()
+        .expect("postgres")
+        .client()
+        .await
+        .expect("a client");
+    let refuse = "ALTER TABLE server_run_events ADD CONSTRAINT refused CHECK (seq < 0) NOT VALID";
+    admin.batch_execute(refuse).await.expect("refuse");
+    let log = RunLog::continuing_in(&stored, "r1", "t1", 1)
+        .await
+        .expect("a log");
+    for n in 0..3 {
+        log.push("values".into(), format!("{{\"n\":{n}}}"));
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    log.push("values".into(), "{\"n\":3}".to_owned());
+    assert_eq!(
+        stored.last_seq("r1").await.expect("last"),
+        0,
+        "refused so far"
+    );
+    let accept = "ALTER TABLE server_run_events DROP CONSTRAINT refused";
+    admin.batch_execute(accept).await.expect("accept");
+    log.close().await;
+    assert_eq!(replayed(&stored, store).await, ["1", "2", "3", "4"]);
 }

@@ -339,7 +339,9 @@ pub async fn post_frames(
 /// The `(event, data)` pairs of an SSE body framed with `\r\n`.
 pub fn frames(body: &str) -> Vec<(String, serde_json::Value)> {
     body.split("\r\n\r\n")
-        .filter(|f| !f.trim().is_empty())
+        // Comments (`: heartbeat`, sent when a run is slow to say
+        // anything) are not events, as SSE clients ignore them.
+        .filter(|f| !f.trim().is_empty() && !f.starts_with(':'))
         .map(|f| {
             let mut lines = f.split("\r\n");
             let event = lines.next().unwrap_or_default();

@@ -49,6 +49,188 @@
 //! assert_eq!(out.state.messages().last().unwrap().text(), "2 + 3 = 5");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Writing a middleware
+//!
+//! A middleware declares its own state, a part the agent's state flattens,
+//! and is written once, generic over any state with that part. This one
+//! brings a `take_note` tool and tells the model what it noted so far:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use agent_state::agent::{
+//!     create_agent, input, AgentMiddleware, FnTool, Hooks, ModelFuture, ModelHandler, ModelRequest,
+//!     ScriptedModel, Tool, ToolOutput, ToolRuntime,
+//! };
+//! use agent_state::base::{HasMessages, MessagesState};
+//! use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+//! use agent_state::json_schema::schemars::JsonSchema;
+//! use agent_state::serde::Deserialize;
+//! use agent_state::serde_json::json;
+//! use agent_state::{ai, AgentState, HasPart, ToolCall};
+//!
+//! /// A middleware's own state: the notes its tool takes.
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct NotesState {
+//!     #[reducer(append)]
+//!     #[state(omit_from_input)]
+//!     pub notes: Vec<String>,
+//! }
+//!
+//! /// The tool's arguments: serde reads them, their JSON Schema goes to the model.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(crate = "agent_state::serde")]
+//! #[schemars(crate = "agent_state::json_schema::schemars")]
+//! pub struct TakeNote {
+//!     /// What to remember.
+//!     pub text: String,
+//! }
+//!
+//! /// Brings a `take_note` tool and tells the model what it noted so far.
+//! pub struct Notes;
+//!
+//! impl<S: HasPart<NotesState> + HasMessages + Send + Sync + 'static> AgentMiddleware<S> for Notes
+//! where
+//!     S::Update: Send,
+//! {
+//!     fn name(&self) -> &str {
+//!         "notes"
+//!     }
+//!
+//!     fn hooks(&self) -> Hooks {
+//!         Hooks::WRAP_MODEL_CALL
+//!     }
+//!
+//!     fn tools(&self) -> Vec<Arc<dyn Tool<S>>> {
+//!         let take_note = FnTool::sync("take_note", "Remember something", |a: TakeNote, _: &ToolRuntime<S>| {
+//!             // An answer for the model, and an update applied through the reducers.
+//!             ToolOutput::update("noted", S::lift(NotesStateUpdate::new().note(a.text)))
+//!         });
+//!         vec![Arc::new(take_note)]
+//!     }
+//!
+//!     fn wrap_model_call<'a>(
+//!         &'a self,
+//!         request: ModelRequest<S>,
+//!         handler: ModelHandler<'a, S>,
+//!     ) -> ModelFuture<'a> {
+//!         let notes = request.state().part::<NotesState>().notes.join("; ");
+//!         let prompt = format!("{}\nNotes: {notes}", request.system_prompt().unwrap_or_default());
+//!         handler.call(request.with_system_prompt(prompt)) // the first middleware is outermost
+//!     }
+//! }
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct Assistant {
+//!     #[state(flatten)]
+//!     pub base: MessagesState,
+//!     #[state(flatten)]
+//!     pub notes: NotesState,
+//! }
+//!
+//! let args = json!({"text": "the user likes tea"}).as_object().cloned().unwrap();
+//! let model = Arc::new(
+//!     ScriptedModel::new([
+//!         ai("").with_tool_call(ToolCall::new("take_note", args, "call-1")),
+//!         ai("Noted: you like tea."),
+//!         ai("Tea, then."),
+//!     ])
+//!     .recording(),
+//! );
+//! let agent = create_agent(Arc::clone(&model))
+//!     .system_prompt("You are a helpful assistant.")
+//!     .middleware(Notes)
+//!     .compile()?;
+//!
+//! let saver = MemoryCheckpointer::new();
+//! let out = block_on(agent.run(input::<Assistant>("I like tea")).on_thread(&saver, "user-1"))?;
+//! assert_eq!(out.state.notes.notes, ["the user likes tea"]);
+//! assert_eq!(out.state.messages().len(), 4); // human, AI calling the tool, tool, AI
+//!
+//! // The next invocation on the thread: the middleware tells the model.
+//! block_on(agent.run(input::<Assistant>("What should I drink?")).on_thread(&saver, "user-1"))?;
+//! let prompt = model.seen()[2].system_prompt.clone().unwrap();
+//! assert!(prompt.ends_with("Notes: the user likes tea"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The parts of an agent
+//!
+//! * **Model**: `ChatModel<S>` takes a `ModelRequest` (system prompt,
+//!   messages, tool definitions with their JSON Schema, the state read-only,
+//!   settings) and returns an AI message with its tool calls and usage;
+//!   `stream` yields chunks (default: the whole answer as one), which
+//!   `.on_token(|chunk| ..)` receives as they arrive. `ScriptedModel` and
+//!   `FnModel` are models without a provider.
+//! * **OpenAI-compatible provider** (`openai` feature): `openai::OpenAiChat`
+//!   (`from_env()`: `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`) talks
+//!   to OpenAI, Groq, Ollama, vLLM and other chat-completions endpoints, tool
+//!   calls and streaming included; a 429 is retried (honouring `Retry-After`)
+//!   then reported as `ModelError::RateLimited`. It needs a Tokio runtime.
+//! * **Anthropic** (`anthropic` feature): `anthropic::AnthropicChat`
+//!   (`from_env()`: `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`,
+//!   `ANTHROPIC_MODEL`) speaks the Messages API natively: the system prompt
+//!   as `system`, tool use and tool results as content blocks, SSE streaming,
+//!   usage with cached tokens as LangChain's `ChatAnthropic` reports it;
+//!   408/409/429/5xx (529 "overloaded") are retried, honouring
+//!   `retry-after`. It needs a Tokio runtime.
+//! * **MCP tools** (`mcp` feature, on the official SDK `rmcp`):
+//!   `mcp::McpTools::connect(McpServer::stdio("cmd").args(..))` or
+//!   `McpServer::http(url).header(..)` lists a server's tools and offers them
+//!   to the model with their own schemas; a result is answered as LangChain's
+//!   MCP adapters answer it, an `isError` result or a failed call (deadline,
+//!   dead server) as an error the model sees. `.with_call_auth(|state, tool|
+//!   ..)` sends each call's token from the state (an `Authorization: Bearer`
+//!   header over HTTP, `_meta` over stdio). It needs a Tokio runtime.
+//! * **Tools**: `FnTool::new` (async) / `FnTool::sync` over an argument type
+//!   with `Deserialize` + `JsonSchema`. A tool returns text (a `ToolMessage`
+//!   with the call's id), `ToolOutput::update(answer, update)`, or
+//!   `ToolOutput::command(Command)` whose update carries its own
+//!   `runtime.answer(..)`, as LangChain's tools return a `Command`. The tool
+//!   calls of one model response run concurrently and their writes apply as
+//!   one step with `apply_all`'s rules (two tools writing one plain field fail
+//!   the step, naming it). An unknown tool, arguments that do not parse (the
+//!   error names the field), a failing or panicking tool, or an update with no
+//!   answer become an error `ToolMessage` the model sees; the thread goes on.
+//! * **Middleware** (`AgentMiddleware<S>`, written generic over
+//!   `S: HasPart<P>`): `before_agent`, `before_model`, `after_model`,
+//!   `after_agent` (each its own step, may `jump` to model, tools or end),
+//!   `wrap_model_call` and `wrap_tool_call` (change the request, call the
+//!   handler zero, one or several times, change the response), and `tools()`.
+//!   Order as LangChain v1: `before_*` first to last, `after_*` last to
+//!   first, `wrap_*` with the first middleware outermost. `hooks()` lists
+//!   the hooks a middleware implements; a hook left out is never called and
+//!   costs nothing (the default, all six, is always right but makes a step of
+//!   every no-op `before_*`/`after_*` hook).
+//! * **Hooks and tools get the node's context** (`&NodeContext`, LangChain's
+//!   `runtime`): a hook, a `wrap_*` (`request.node()`) or a tool
+//!   (`runtime.interrupt(..)`) may pause the run for a person with a typed
+//!   resume value, keep work `once`, write to the run's stream and read the
+//!   run's context. A hook that awaits (a model call) overrides the
+//!   `*_async` variant (`before_model_async`, LangChain's `abefore_model`).
+//!   Tool calls of one step pause side by side, each resumed by its
+//!   interrupt's id.
+//! * **LangChain's built-in middleware** (`middleware`), each checked against
+//!   langchain 1.4.7's own output for the same scripted run:
+//!   `HumanInTheLoop` (per-tool `interrupt_on`; approve, edit, reject,
+//!   respond), `Summarization`, `TodoList` (`write_todos`), `ModelCallLimit`,
+//!   `ToolCallLimit`, `ModelFallback`, `ModelRetry`, `ToolRetry`,
+//!   `LlmToolSelector`, `ContextEditing` and `Pii`. A middleware with state
+//!   brings its part (`TodoListState`, `ModelCallLimitState`, ...) to flatten
+//!   into yours. The repository's `agent_approval` example approves (or
+//!   rejects, or edits) a tool call from a second process, on one SQLite
+//!   file.
+//! * **Structured output**: `.response_format(ToolStrategy::<Weather>::new())`
+//!   (or `ProviderStrategy`, the provider's JSON-schema mode, or
+//!   `AutoStrategy`) ends the loop with the answer as a typed value in the
+//!   state's `StructuredResponse<Weather>` part (`structured_response` in
+//!   JSON; not settable from the input); a value that does not parse is sent
+//!   back to the model with LangChain's retry message.
+//! * Node names are LangChain's (`model`, `tools`, `<name>.before_model`, ...);
+//!   every node records where the loop goes next, so a thread stopped
+//!   anywhere resumes with `Input::Resume` without re-running a finished tool
+//!   call.
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]

@@ -45,6 +45,56 @@
 //! })?;
 //! # Ok::<(), agent_state::checkpoint::CheckpointError>(())
 //! ```
+//!
+//! # Backends
+//!
+//! | backend | feature | use |
+//! | --- | --- | --- |
+//! | `MemoryCheckpointer` | always | tests, short-lived runs |
+//! | `sqlite::SqliteCheckpointer::open(path)` | `sqlite` (SQLite compiled in) | one file, WAL, survives restarts |
+//! | `sqlite::SqliteCheckpointer::open_exclusive(path)` | `sqlite` | the same file held by this handle alone (`locking_mode = EXCLUSIVE`): no lock system calls per step, the same crash promise |
+//! | `SqliteCheckpointer::with_connection(f)` | `sqlite` | tables of your own in the same file, on the handle's connection: no waits on SQLite's write lock between your statements and the steps |
+//! | `postgres::PostgresCheckpointer::connect(url)` | `postgres` (Tokio) | many instances sharing threads |
+//!
+//! A graph run stores its steps through `run(..).on_thread(&saver, thread)`;
+//! `Thread::<State, _>::open(&saver, "thread-id")` loads a thread's latest
+//! state by hand, and `save_step` checks a step, stores it, then applies it,
+//! so a rejected step or a lost race stores and changes nothing.
+//!
+//! # What a checkpointer promises
+//!
+//! * Two writers of one thread: one wins, the other gets
+//!   `CheckpointError::Conflict`, reloads and retries; nothing lost or doubled.
+//! * History newest first (`thread.history(before, limit)`), a given checkpoint
+//!   (`Thread::open_at`), forks (`Thread::fork`), `delete_thread`.
+//! * A stored checkpoint that no longer reads as the state fails with the
+//!   thread, the checkpoint and the field. `#[state(version = 2, migrate =
+//!   path)]` declares a schema version and the function that upgrades older
+//!   checkpoints (`fn(u32, Stored, Value) -> Result<Value, MigrationError>`);
+//!   a `migrate` without a `version` of 2 or more, which could never run, does
+//!   not compile.
+//! * Whatever `save_step` (or a run) accepts loads back equal to the state in
+//!   memory, floats bit for bit. What a checkpoint could not store and read
+//!   back is refused before anything is stored, naming the field
+//!   (`CheckpointError::Rejected`, in a run `GraphError::InvalidUpdate`): NaN
+//!   and infinite floats, integers beyond 64 bits, `Some(None)`, JSON nested
+//!   deeper than `MAX_FIELD_DEPTH` (100; also refused by `apply_json` and
+//!   `from_json`), a tool message without its `tool_call_id` (refused in
+//!   every shape, JSON or Rust), and in PostgreSQL text holding U+0000.
+//! * A load returns exactly the stored chain or fails naming the thread, the
+//!   checkpoint and what is wrong: `CheckpointError::Malformed` for a chain
+//!   that is not the one stored (a loop in the parent links, a record missing
+//!   or moved to another thread) or a record not in the checkpoint format (a
+//!   column of the wrong type), `CheckpointError::Corrupt` for a stored value
+//!   that no longer reads as the state (naming the field). It always ends:
+//!   every walk, the SQL ones included, only goes to older ids.
+//! * A step reported saved survives a crash of the process (SQLite: WAL with
+//!   `synchronous = NORMAL`; `durable()` adds an `fsync` per step for power
+//!   loss).
+//!
+//! The stored form is JSON with LangChain's messages inside, readable with
+//! `sqlite3` and `psql`; the repository's `docs/DECISIONS.md` describes its
+//! tables.
 
 mod chain;
 pub(crate) mod codec;

@@ -57,6 +57,372 @@
 //! assert_eq!(out.state.messages.len(), 3);
 //! # Ok::<(), agent_state::graph::GraphError>(())
 //! ```
+//!
+//! # Running a graph
+//!
+//! * A graph's state is a `GraphState`:
+//!   `AgentState + Default + Clone + Send + Sync + 'static`. A state that
+//!   lacks one of these (usually `Clone`) is an error at `StateGraph::new`
+//!   naming the missing trait.
+//! * Nodes of one superstep (fan-out edges) run together (sync nodes each on
+//!   a thread of their own, a lone node inline; async nodes polled together),
+//!   and their updates apply as one step in node-name order, with
+//!   `apply_all`'s rules: two writes to a plain field fail the step, naming
+//!   the field, and nothing is applied.
+//! * `add_node` is the one way to add a node; it reads the function's
+//!   arguments: `fn(&State)`, `fn(&State, &NodeContext)`, async
+//!   `fn(Arc<State>)` or `fn(Arc<State>, NodeContext)` (for model calls),
+//!   `fn(Sent<T>, ..)` for a `Send`'s input, or a compiled subgraph; a
+//!   function that is none of these is a compile error listing the forms. A
+//!   node returns an update, a `Command` (update and goto), an `Option`, or a
+//!   `Result` of these.
+//! * `add_middleware` adds `before_agent` / `after_agent` hooks
+//!   ([`Middleware`]), run once per invocation, each as its own step:
+//!   `before_agent` in registration order, `after_agent` in reverse
+//!   (LangChain v1's order); names must be unique.
+//! * `.on_step(|event| ..)` streams each step (the nodes' writes, the state
+//!   after it, its checkpoint, what runs next); `.stop_after(n)` stops a run
+//!   midway; `with_recursion_limit(n)` (default 10,000) bounds a run.
+//! * `.context(value)` gives a run what it needs but is not state (the user
+//!   it serves, a client: LangGraph's `context=`); a node reads it by type,
+//!   `ctx.context::<User>()`, and `ctx.remaining_steps()` tells it how many
+//!   steps are left before the recursion limit (LangGraph's `RemainingSteps`).
+//! * Steps are numbered as LangGraph numbers them: a run's input is stored
+//!   twice, as step -1 (source `input`: the state before it, `__start__`
+//!   next) and 0 (source `loop`: the input applied), so the first node's step
+//!   is 1; a later run on the thread goes on from its head's step. An input
+//!   that cannot apply is refused before anything is stored; the step -1
+//!   checkpoint holds the input, so after a crash between the two,
+//!   `Input::Resume` applies it and runs on.
+//! * `.durability(Durability::..)` says when a run on a thread stores its
+//!   steps (LangGraph's `durability`): `Sync` (the default) every step before
+//!   the next; `Async` each step while the next one runs, waited for before
+//!   the next store and before the run returns (a crash can lose the last
+//!   step applied); `Exit` once, when the run ends, pauses or fails (a crash
+//!   loses every step since the run's last store; the steps in between are not
+//!   in the history).
+//! * `Input::Update` to a thread stopped midway (a breakpoint, `stop_after`, a
+//!   failed node, a crash) is applied, and the run carries on where it
+//!   stopped; to a finished thread, it starts a new run from `START`.
+//!
+//! # Interrupts: pausing for a person
+//!
+//! A node that takes a [`NodeContext`] as its second argument pauses the run
+//! with `ctx.interrupt(payload)?`, LangGraph's `interrupt()`. The pause is
+//! kept in the checkpoint: any process can read it and resume with a typed
+//! value.
+//!
+//! ```
+//! use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+//! use agent_state::graph::{BoxError, Input, NodeContext, Resume, StateGraph, START};
+//! use agent_state::AgentState;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Post {
+//!     draft: String,
+//!     status: String,
+//! }
+//!
+//! let graph = StateGraph::<Post>::new()
+//!     .add_node("write", |_: &Post| PostUpdate::new().draft("Hello, world".to_owned()))
+//!     .add_node("review", |s: &Post, ctx: &NodeContext| -> Result<PostUpdate, BoxError> {
+//!         let approved: bool = ctx.interrupt(format!("Publish {:?}?", s.draft))?;
+//!         Ok(PostUpdate::new().status(if approved { "published" } else { "rejected" }.to_owned()))
+//!     })
+//!     .add_edge(START, "write")
+//!     .add_edge("write", "review")
+//!     .compile()?;
+//!
+//! let saver = MemoryCheckpointer::new();
+//! let paused = block_on(graph.run(Input::Update(PostUpdate::new())).on_thread(&saver, "post-1"))?;
+//! assert_eq!(paused.next, ["review"]);
+//! let question = &paused.interrupts[0]; // its id, its node, its payload
+//! assert_eq!(question.value, "Publish \"Hello, world\"?");
+//!
+//! // Later, maybe in another process: what is it waiting for? Answer it.
+//! assert_eq!(block_on(graph.get_state(&saver, "post-1"))?.interrupts[0].id, question.id);
+//! let resume = Resume::new().answer(&question.id, true); // or Resume::value(true): the only one
+//! let done = block_on(graph.run(Input::ResumeWith(resume)).on_thread(&saver, "post-1"))?;
+//! assert_eq!(done.state.status, "published");
+//! # Ok::<(), agent_state::graph::GraphError>(())
+//! ```
+//!
+//! * A resumed node runs again **from its start** (as in LangGraph); each
+//!   `interrupt` call returns its answer, several calls in one node matched
+//!   by order. What the node did before the call happens again: keep it free
+//!   of side effects, or wrap them in `ctx.once("key", || ..)` /
+//!   `ctx.once_async(..)`, which run once per step and return the kept value
+//!   when the node runs again (across processes).
+//! * Parallel nodes that pause each get an interrupt with its own id; answer
+//!   some or all (`Resume::new().answer(id, v)..`); the nodes of the step that
+//!   finished are kept and do not run again.
+//! * Errors, each leaving the pause as it was: resume values for a thread not
+//!   paused (`NotInterrupted`), an id not pending (`UnknownInterrupt`, listing
+//!   the pending ones), `Resume::value` with several pending
+//!   (`AmbiguousResume`), a value of the wrong type (`ResumeType`, naming the
+//!   type the node asked for), new input to a paused thread (`Paused`). A
+//!   run without a checkpointer pauses at an interrupt too, as LangGraph's
+//!   does; there is no thread to resume it on (`NoThread`).
+//! * Static breakpoints: `.interrupt_before(["node"])`, `.interrupt_after([..])`
+//!   pause the run with `next` naming what comes; `Input::Resume` goes on.
+//!
+//! # Map-reduce with `Send`
+//!
+//! A router (or a node's `Command`) returns `Send`s; each is one task of a
+//! node whose first argument is `Sent<T>` (the `Send`'s input instead of the
+//! state), all in the next superstep, concurrently.
+//!
+//! ```
+//! use agent_state::checkpoint::block_on;
+//! use agent_state::graph::{self, Input, Next, Sent, StateGraph, END, START};
+//! use agent_state::AgentState;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Essay {
+//!     sections: Vec<String>,
+//!     #[reducer(append)]
+//!     summaries: Vec<String>,
+//! }
+//!
+//! let graph = StateGraph::<Essay>::new()
+//!     .add_node("summarize", |Sent(section): Sent<String>| {
+//!         EssayUpdate::new().summaries(vec![format!("{} words", section.split(' ').count())])
+//!     })
+//!     .add_conditional_edges(START, |s: &Essay| {
+//!         Next::send(s.sections.iter().map(|text| graph::Send::new("summarize", text.clone())))
+//!     })
+//!     .add_edge("summarize", END)
+//!     .compile()?;
+//!
+//! let input = EssayUpdate::new().sections(vec!["one two".to_owned(), "three".to_owned()]);
+//! let out = block_on(graph.run(Input::Update(input)))?;
+//! assert_eq!(out.state.summaries, ["2 words", "1 words"]);
+//! # Ok::<(), agent_state::graph::GraphError>(())
+//! ```
+//!
+//! * Writes apply in a fixed order: the step's nodes on the state in
+//!   node-name order, then the `Send` tasks in the order they were made (as
+//!   LangGraph does). A task's name is `node[k]` (`ctx.task()`).
+//! * A `Send` to a node that reads the state, an edge to a `Send` node, or an
+//!   input of the wrong type is an error naming the node. `graph::Send`
+//!   shares its name with the marker trait: import it by path.
+//!
+//! # Joins and subgraphs
+//!
+//! `add_edge(["a", "b"], "c")` runs `c` once both have finished since `c`
+//! last ran, even in different supersteps; the progress survives a resume.
+//!
+//! `add_node("name", child)` runs a compiled graph whose state is a
+//! flattened part of the parent's (`add_node("name", child.mapped(into,
+//! out))` maps it with two functions instead). The child's steps are stored
+//! on the thread `<parent thread>|<name>/<step>`, its interrupts pause the
+//! parent (their ids prefixed `<name>/<step>|`), and resuming the parent
+//! resumes the child. A child's node may command the parent instead
+//! (LangGraph's `Command.PARENT`): `Err(ParentCommand::goto("next")
+//! .with_update(parent_update).into())` ends the child, writes the update in
+//! the parent and routes it.
+//!
+//! ```
+//! use agent_state::checkpoint::{block_on, MemoryCheckpointer};
+//! use agent_state::graph::{BoxError, Input, NodeContext, Resume, StateGraph, START};
+//! use agent_state::AgentState;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct Review {
+//!     #[reducer(append)]
+//!     pub notes: Vec<String>,
+//! }
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! pub struct Desk {
+//!     #[state(flatten)]
+//!     pub review: Review,
+//!     pub done: bool,
+//! }
+//!
+//! let child = StateGraph::<Review>::new()
+//!     .add_node("ask", |_: &Review, ctx: &NodeContext| -> Result<ReviewUpdate, BoxError> {
+//!         let note: String = ctx.interrupt("note?")?;
+//!         Ok(ReviewUpdate::new().notes(vec![note]))
+//!     })
+//!     .add_edge(START, "ask")
+//!     .compile()?;
+//! let graph = StateGraph::<Desk>::new()
+//!     .add_node("a", |_: &Desk| DeskUpdate::new())
+//!     .add_node("b", |_: &Desk| DeskUpdate::new())
+//!     .add_node("review", child)
+//!     .add_node("close", |_: &Desk| DeskUpdate::new().done(true))
+//!     .add_edge(START, "a")
+//!     .add_edge(START, "review")
+//!     .add_edge("a", "b")
+//!     .add_edge(["b", "review"], "close") // a join
+//!     .compile()?;
+//!
+//! let saver = MemoryCheckpointer::new();
+//! let paused = block_on(graph.run(Input::Update(DeskUpdate::new())).on_thread(&saver, "d"))?;
+//! assert!(paused.interrupts[0].id.starts_with("review/1|ask/"));
+//! let done = block_on(graph.run(Input::ResumeWith(Resume::value("fine"))).on_thread(&saver, "d"))?;
+//! assert_eq!((done.state.review.notes.clone(), done.state.done), (vec!["fine".to_owned()], true));
+//! # Ok::<(), agent_state::graph::GraphError>(())
+//! ```
+//!
+//! # Editing a thread
+//!
+//! * `graph.get_state(&saver, thread)`: the values, the nodes that run next,
+//!   the pending interrupts, the checkpoint (`get_state_at` for an older one).
+//!   `get_state_with_subgraphs` adds, under each subgraph's task, the
+//!   subgraph's own snapshot (`tasks[i].state`): where a paused child stands.
+//! * `graph.update_state(&saver, thread, update, Some("node"))` applies an
+//!   update as if that node had written it (a step of source `update`), and
+//!   the thread goes on where that node's routing leads; `None` names the node
+//!   of the last step. A name that is not a node is an error; so is resuming a
+//!   thread whose stored step names one.
+//! * `graph.update_state_at(&saver, thread, checkpoint_id, update, as_node)`
+//!   edits an older checkpoint instead (LangGraph's `update_state` with a
+//!   `checkpoint_id`): the update becomes a step whose parent is that
+//!   checkpoint, the thread's new head, and the thread goes on from it; the
+//!   steps after it stay in the history.
+//! * `graph.state_history(&saver, thread, limit)`: snapshots newest first;
+//!   `run(Input::Resume).on_thread(..).from_checkpoint(id)` is time travel: a
+//!   fork of checkpoint `id` (a step of its own, `id`'s plus one, reported to
+//!   `on_step` and the `checkpoints` stream) becomes the head and the run goes
+//!   on from there.
+//!
+//! # Node policies and cancelling
+//!
+//! A node's policies attach to it in one place, `add_node("fetch",
+//! Node::new(fetch).retry(policy).timeout(duration))`:
+//! `RetryPolicy::new(3).initial_interval(..).retry_on(|e| ..)` runs a failing
+//! node again with backoff; a timeout fails an async node that runs longer
+//! (`NodeTimeout`). `.cache(CachePolicy::new().ttl(..).key(..))` reuses the
+//! node's output for an input it has seen (LangGraph's `cache_policy`), in
+//! memory, shared by every run of the compiled graph. `.defer()` makes a node
+//! reached by several branches wait until nothing else is left to run, then
+//! run once (LangGraph's `defer=True`). A run stops when its future is
+//! dropped or its `CancelToken` (`.cancel_on(token)`) is cancelled: the
+//! thread stays at its last saved step, and the tasks of the cut step that had
+//! finished are kept, so a resume does not run them again (the agent's tools
+//! node keeps each tool call's answer the same way). No async runtime is
+//! needed: timers run on a helper thread.
+//!
+//! # Streaming
+//!
+//! `run.stream(modes)` makes a run a `futures::Stream` of `StreamEvent`s in
+//! LangGraph's stream modes, several at once: `values` (the state after each
+//! step), `updates` (each node's writes), `messages` (model tokens as they
+//! arrive, with the node, step and task), `custom` (what a node writes through
+//! `ctx.writer()`), `checkpoints` (each stored step), `tasks` (each task as it
+//! starts and ends), `debug` (the last two). It ends with `StreamEvent::End`
+//! (what `.await` returns) or the run's error.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use agent_state::checkpoint::block_on;
+//! use agent_state::futures::StreamExt;
+//! use agent_state::graph::{BoxError, Input, NodeContext, StateGraph, StreamEvent, StreamMode, START};
+//! use agent_state::{AgentState, MessageChunk, MessageChunks, Messages};
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Chat {
+//!     #[reducer(messages)]
+//!     messages: Messages,
+//! }
+//!
+//! let graph = StateGraph::<Chat>::new()
+//!     .add_node("bot", |_: Arc<Chat>, ctx: NodeContext| async move {
+//!         let (writer, mut pieces) = (ctx.writer(), MessageChunks::new());
+//!         for token in ["Hel", "lo"] {
+//!             let piece = MessageChunk::ai(token).with_id("msg-1");
+//!             writer.message(piece.clone()).await; // `messages` mode
+//!             pieces.push(piece)?; // added up as LangChain adds chunks
+//!         }
+//!         writer.send(serde_json::json!({"done": true})).await?; // `custom` mode
+//!         Ok::<_, BoxError>(ChatUpdate::new().messages(pieces.into_messages()))
+//!     })
+//!     .add_edge(START, "bot")
+//!     .compile()?;
+//!
+//! let mut stream = graph
+//!     .run(Input::Update(ChatUpdate::new()))
+//!     .stream([StreamMode::Messages, StreamMode::Custom]);
+//! let mut text = String::new();
+//! while let Some(event) = block_on(stream.next()) {
+//!     match event? {
+//!         StreamEvent::Message(m) => text.push_str(&m.chunk.text()), // m.node == "bot"
+//!         StreamEvent::Custom(c) => assert_eq!(c.value["done"], true),
+//!         StreamEvent::End(out) => assert_eq!(out.state.messages[0].text(), text),
+//!         _ => {}
+//!     }
+//! }
+//! assert_eq!(text, "Hello");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! * As in LangGraph, `messages` also carries the whole messages a node
+//!   returns in its update (`m.message` set, `AIMessage` rather than a chunk
+//!   in JSON), once each: a message whose id was streamed in pieces, already
+//!   returned, or in the state the run started from is not repeated.
+//! * When a node pauses on `interrupt`, `updates` yields
+//!   `{"__interrupt__": [..]}` and `values` the state again with its
+//!   `__interrupt__` (`StreamEvent::Values { interrupts, .. }`), once per
+//!   paused task; `RunOutput::to_json` is what LangGraph's `invoke` returns,
+//!   `__interrupt__` included. A breakpoint yields `{"__interrupt__": []}`
+//!   in `updates` only.
+//! * The run goes as far as the stream is polled (no task, no runtime), into
+//!   a bounded buffer (`.buffer(n)`, default 64 events): a slow consumer slows
+//!   the run down, and memory stays flat. Dropping the stream cancels the
+//!   run; the thread stays at its last stored step, and `Input::Resume`
+//!   carries on from there.
+//! * `MessageChunk` is LangChain's `AIMessageChunk` (and kin): read and
+//!   written in its JSON, added as LangChain adds chunks (content, tool call
+//!   pieces by index, usage, metadata), ending as the `Message` the state
+//!   keeps. The agent streams its model's tokens this way.
+//! * `event.name()` and `event.to_json()` are the SSE event and payload
+//!   LangGraph's server sends; `RunStream::shared(graph, saver, thread, ..)`
+//!   owns what it borrows, for a response body (see `agent-state-server`).
+//! * `.stream(modes).subgraphs(true)` is LangGraph's `subgraphs=True`: a
+//!   subgraph's events in every mode asked for come as they happen, as
+//!   `StreamEvent::Subgraph`, under the namespace of the task that ran it
+//!   (`event.namespace()`: `["child:child"]`, one entry per level);
+//!   `event.sse_name()` is the server's event name (`updates|child:child`),
+//!   and `sub.event::<ChildState>()` the child's own typed event.
+//!
+//! # Tracing
+//!
+//! Runs, steps, nodes, model and tool calls are `tracing` spans: `graph.run`
+//! (`thread_id`, `steps`), `graph.step` (`step`, `nodes`), `graph.node`
+//! (`node`, `step`), `agent.model` (`input_tokens`, `output_tokens`),
+//! `agent.tool` (`tool`, `call_id`), each recording `duration_us` when it
+//! closes. With no subscriber installed, a span costs a check of its
+//! callsite: no clock read, nothing formatted or allocated.
+//!
+//! # Drawing a graph
+//!
+//! `graph.to_mermaid()` draws a compiled graph in Mermaid as LangGraph's
+//! `draw_mermaid()` does: static edges solid, conditional edges dashed to the
+//! targets the router declared (`add_conditional_edges_to(from, router,
+//! [targets])`, LangGraph's `path_map`; a router that declares none is not
+//! drawn, as in LangGraph). The repository's debate example draws its graph
+//! with `cargo run -p debate -- --mermaid`.
+//!
+//! ```
+//! use agent_state::graph::{StateGraph, END, START};
+//! use agent_state::AgentState;
+//!
+//! #[derive(AgentState, Debug, Clone, PartialEq)]
+//! struct Flag {
+//!     on: bool,
+//! }
+//!
+//! let graph = StateGraph::<Flag>::new()
+//!     .add_node("switch", |_: &Flag| FlagUpdate::new().on(true))
+//!     .add_edge(START, "switch")
+//!     .add_edge("switch", END)
+//!     .compile()?;
+//! assert!(graph.to_mermaid().contains("__start__ --> switch;"));
+//! # Ok::<(), agent_state::graph::GraphError>(())
+//! ```
 
 mod builder;
 mod cache;

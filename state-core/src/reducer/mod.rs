@@ -7,6 +7,20 @@
 //! checks the writes without changing anything (the only place an error can
 //! arise), and `commit` writes what was staged and cannot fail. A state's
 //! `apply` stages every field before it commits any.
+//!
+//! | attribute | module | LangGraph |
+//! | --- | --- | --- |
+//! | none / `replace` | [`replace`] | a channel without a reducer (`LastValue`) |
+//! | `merge` | [`merge`] | a dict merged key by key |
+//! | `messages` | [`messages`] | `add_messages` |
+//! | `union` | [`union`] | a set-like reducer |
+//! | `append` | [`append`] | `operator.add` |
+//! | `with = path` | [`with`] | a reducer function |
+//! | `ephemeral`, `any_value`, `topic`, `untracked` | [`channel`] | `EphemeralValue`, `AnyValue`, `Topic`, `UntrackedValue` |
+//!
+//! The field types each accepts, the setters it gets and the rules of the
+//! attributes are on the derive (`agent_state::AgentState`, the derive
+//! macro).
 
 pub mod append;
 pub mod channel;

@@ -45,6 +45,39 @@
 //! `omit_expired`); searches without a query list the newest update
 //! first on every backend; a put's embeddings replace the item's old
 //! ones.
+//!
+//! # Backends
+//!
+//! | backend | feature | use |
+//! | --- | --- | --- |
+//! | `MemoryStore` | always | tests, one process |
+//! | `SqliteStore::open(path)` / `SqliteStore::sharing(checkpointer)` | `sqlite` | its tables (`store_*`) in the checkpoints' file |
+//! | `PostgresStore::connect(url)` | `postgres` | many servers; pgvector where installed, an exact scan otherwise |
+//!
+//! # Using a store
+//!
+//! * Nodes reach the run's store with `ctx.store()` (a graph holds one with
+//!   `with_store`, a run may bring its own with `Run::store`, subgraphs get
+//!   their parent's); an agent's tools with `runtime.store()`, its middleware
+//!   through the `ctx` of their hooks or `request.store()`
+//!   (`create_agent(model).store(..)`). The repository's
+//!   `examples/memory_agent.rs` is a whole memory flow: a middleware loads the
+//!   user's profile from `["users", did]` before the agent and writes what it
+//!   learned after, and a second thread knows the user.
+//! * Search: by a namespace prefix, with a filter on the items' values
+//!   (`$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`), and by similarity to a
+//!   query when the store has an index:
+//!   `IndexConfig::new(dims, embeddings).fields(["text"])` with any
+//!   `Embeddings` (a function, or `OpenAiEmbeddings` of the `openai` feature
+//!   for any OpenAI-compatible `/embeddings` endpoint).
+//! * A batch is checked whole before anything runs: an empty namespace, a
+//!   label with a dot, a value that could not be stored, an unknown filter
+//!   operator is an error naming it, and nothing of the batch is written.
+//! * The Agent Server (`agent-state-server`) serves it at `/store/items`,
+//!   `/store/items/search` and `/store/namespaces` (LangGraph's SDKs'
+//!   `client.store`), in the server's database, and gives it to every run.
+//! * Checked side by side with LangGraph's `InMemoryStore` and `SqliteStore`
+//!   on the same scenarios; the differences on purpose are listed above.
 
 mod embed;
 mod error;
