@@ -20,7 +20,7 @@ pub struct DebateState {
 /// The `i`-th argument of a history, without an id: alternating sides,
 /// about 40 characters.
 pub fn argument(i: usize) -> Message {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         human(format!("argument {i}: regulation protects people"))
     } else {
         ai(format!("argument {i}: regulation slows progress"))

@@ -182,7 +182,7 @@ pub struct Tally {
 /// one it refuses changes and stores nothing. Panics when a rule breaks.
 pub fn round_trip(data: &[u8]) -> Tally {
     let mut bytes = Bytes::new(data);
-    let snapshot_every_step = bytes.byte() % 2 == 0;
+    let snapshot_every_step = bytes.byte().is_multiple_of(2);
     let saver = if snapshot_every_step {
         MemoryCheckpointer::new().with_snapshot_policy(SnapshotPolicy {
             ratio: 0.0,
@@ -362,7 +362,7 @@ impl<'a> Bytes<'a> {
 
     /// A string: a known word, or text made of the next bytes (any char).
     fn string(&mut self) -> String {
-        if self.byte() % 2 == 0 {
+        if self.byte().is_multiple_of(2) {
             return self.pick(WORDS).to_owned();
         }
         let len = self.byte() % 8;
@@ -392,7 +392,7 @@ impl<'a> Bytes<'a> {
         }
         match self.byte() % 11 {
             0 => Value::Null,
-            1 => Value::Bool(self.byte() % 2 == 0),
+            1 => Value::Bool(self.byte().is_multiple_of(2)),
             2 => json!(self.u64() as i64),
             3 => json!(self.u64()),
             4 => self.float(),
@@ -415,7 +415,7 @@ impl<'a> Bytes<'a> {
     fn object(&mut self, depth: usize) -> Map<String, Value> {
         (0..self.byte() % 4)
             .map(|_| {
-                let key = if self.byte() % 2 == 0 {
+                let key = if self.byte().is_multiple_of(2) {
                     self.pick(KEYS).to_owned()
                 } else {
                     self.string()
@@ -428,7 +428,11 @@ impl<'a> Bytes<'a> {
     /// A message in one of the shapes LangChain reads.
     fn message(&mut self, depth: usize) -> Value {
         let mut map = Map::new();
-        let tag = if self.byte() % 2 == 0 { "type" } else { "role" };
+        let tag = if self.byte().is_multiple_of(2) {
+            "type"
+        } else {
+            "role"
+        };
         map.insert(tag.into(), json!(self.pick(WORDS)));
         map.insert(
             "content".into(),
@@ -439,11 +443,11 @@ impl<'a> Bytes<'a> {
             },
         );
         for field in ["id", "tool_call_id", "name"] {
-            if self.byte() % 2 == 0 {
+            if self.byte().is_multiple_of(2) {
                 map.insert(field.into(), Value::String(self.string()));
             }
         }
-        if self.byte() % 3 == 0 {
+        if self.byte().is_multiple_of(3) {
             let args = Value::Object(self.object(depth + 3));
             map.insert(
                 "tool_calls".into(),
@@ -451,7 +455,7 @@ impl<'a> Bytes<'a> {
             );
         }
         for field in ["usage_metadata", "artifact", "additional_kwargs"] {
-            if self.byte() % 4 == 0 {
+            if self.byte().is_multiple_of(4) {
                 map.insert(field.into(), self.value(depth + 1));
             }
         }
@@ -460,7 +464,7 @@ impl<'a> Bytes<'a> {
 
     /// A value for the field `name`, of its type more often than not.
     fn field_value(&mut self, name: &str) -> Value {
-        if self.byte() % 8 == 0 {
+        if self.byte().is_multiple_of(8) {
             return self.value(0);
         }
         match name {
@@ -473,7 +477,7 @@ impl<'a> Bytes<'a> {
             "score" | "ratio" | "maybe" | "best" => self.float(),
             "count" | "wide" => json!(self.u64()),
             "delta" => json!(self.u64() as i64),
-            "flag" => json!(self.byte() % 2 == 0),
+            "flag" => json!(self.byte().is_multiple_of(2)),
             "letter" => json!(char::from(self.byte()).to_string()),
             "text" | "note" | "pinned" => Value::String(self.string()),
             "twice" => json!(self.byte()),

@@ -66,7 +66,7 @@ pub(crate) fn vector_from_bytes(
     key: &str,
     bytes: &[u8],
 ) -> Result<Vec<f32>, StoreError> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(corrupt(
             prefix,
             key,

@@ -116,7 +116,7 @@ fn passes_luhn(number: &str) -> bool {
             _ => digit,
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// IPv4 addresses that parse (no octet over 255, no leading zeros).
