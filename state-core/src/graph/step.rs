@@ -140,7 +140,7 @@ struct Finisher<'g, S: AgentState> {
     graph: &'g Graph<S>,
     tasks: &'g [Task],
     step: i64,
-    keys: Vec<String>,
+    keys: Vec<Arc<str>>,
     ctxs: Vec<Option<NodeContext>>,
     queue: Option<Arc<PendingQueue>>,
     /// Keep each finished task's writes (the step has several tasks).
@@ -327,17 +327,18 @@ where
         pending: Pending::default(),
         answers: HashMap::new(),
     });
-    let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
+    let keys: Vec<Arc<str>> = tasks.iter().map(|t| graph.shared_task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
     let sink = stream.clone().map(|c| c as Arc<dyn NodeSink>);
-    let new_ctx = |task: &Task, key: &String| {
+    let new_ctx = |task: &Task, key: &Arc<str>| {
         let env = TaskEnv {
             thread_id: thread_id(&store),
             queue: queue.clone(),
             sink: sink.clone(),
             scope: scope.clone(),
         };
-        TaskCtx::new(&graph.names[task.node], key.clone(), step, env)
+        let node = Arc::clone(graph.shared_name(task.node));
+        TaskCtx::new(node, Arc::clone(key), step, env)
     };
     let done = Earlier {
         pending: &mut pending,
@@ -392,9 +393,9 @@ struct Earlier<'e, S: AgentState> {
 fn prepare<S>(
     graph: &Graph<S>,
     tasks: &[Task],
-    keys: &[String],
+    keys: &[Arc<str>],
     earlier: Earlier<'_, S>,
-    new_ctx: impl Fn(&Task, &String) -> TaskCtx,
+    new_ctx: impl Fn(&Task, &Arc<str>) -> TaskCtx,
 ) -> (Vec<Option<TaskResult<S::Update>>>, Vec<Option<NodeContext>>)
 where
     S: AgentState + Clone + Send + Sync,
@@ -407,7 +408,7 @@ where
         let done = if earlier.pending.done.is_empty() {
             None
         } else {
-            earlier.pending.done.remove(key)
+            earlier.pending.done.remove(&**key)
         };
         if let Some(writes) = done {
             if let Some(channel) = earlier.stream {
