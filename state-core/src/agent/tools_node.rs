@@ -102,11 +102,11 @@ where
         state: &Arc<S>,
         ctx: &NodeContext,
     ) -> Result<(S::Update, Vec<String>), BoxError> {
-        let key = call.id.clone().unwrap_or_default();
-        if let Some(kept) = ctx.kept::<KeptAnswer>(&key)? {
+        let key = call.id.as_deref().unwrap_or_default();
+        if let Some(kept) = ctx.kept::<KeptAnswer>(key)? {
             return Ok((S::Update::from_json(kept.update)?, kept.goto));
         }
-        let scope = ctx.scoped(&key);
+        let scope = ctx.scoped(key);
         let request = ToolCallRequest {
             call: call.clone(),
             tool: self.tools.by_name.get(&call.name).cloned(),
@@ -127,7 +127,7 @@ where
         let output = guarded(handler, request).instrument(span).await;
         drop(timed);
         if output.as_ref().err().is_some_and(ToolError::is_interrupt) || scope.scope_paused() {
-            return Err(Box::new(Paused(key)) as BoxError);
+            return Err(Box::new(Paused(key.to_owned())) as BoxError);
         }
         let (update, goto) = self.answer(call, output);
         if ctx.keeps() {
@@ -135,7 +135,7 @@ where
                 update: update.to_json(),
                 goto: goto.clone(),
             };
-            ctx.keep(&key, &kept)?;
+            ctx.keep(key, &kept)?;
         }
         Ok((update, goto))
     }
