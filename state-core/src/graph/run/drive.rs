@@ -187,7 +187,10 @@ where
         if !out.interrupts.is_empty() {
             return self.pause(sink, at, out).await.map(Err);
         }
-        let routing = self.routing(out)?;
+        // A plain run that shows nothing reads the writes' routing nowhere
+        // else: it is moved out of them, not copied.
+        let moves = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
+        let routing = self.routing(out, moves)?;
         let observed = self.observed().then(|| out.writes.clone());
         sink.apply(Source::Loop, &mut out.writes, self.durability)
             .await?;
@@ -304,8 +307,14 @@ where
     }
 
     /// The gotos and `Send`s of each task's writes, checked; empty when
-    /// no write has any (most steps: then nothing is copied).
-    pub(super) fn routing(&self, out: &StepOut<S::Update>) -> Result<Routing, GraphError> {
+    /// no write has any (most steps: then nothing is copied). With
+    /// `moves`, they are taken out of the writes instead of copied (for a
+    /// run where nothing reads them after).
+    pub(super) fn routing(
+        &self,
+        out: &mut StepOut<S::Update>,
+        moves: bool,
+    ) -> Result<Routing, GraphError> {
         let directed = out
             .writes
             .iter()
@@ -316,15 +325,10 @@ where
         for w in &out.writes {
             self.graph.check_targets(&w.node, &w.goto, &w.send)?;
         }
-        Ok(out
-            .owners
+        let StepOut { owners, writes, .. } = out;
+        Ok(owners
             .windows(2)
-            .map(|k| {
-                let ws = &out.writes[k[0]..k[1]];
-                let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
-                let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
-                (goto, send)
-            })
+            .map(|k| task_routing(&mut writes[k[0]..k[1]], moves))
             .collect())
     }
 
@@ -370,4 +374,28 @@ where
 struct StepRun {
     ran: bool,
     plain: bool,
+}
+
+/// One task's gotos and `Send`s, from its writes: taken out of them with
+/// `moves` (a single write's as they are), else copied.
+fn task_routing<U>(ws: &mut [NodeWrite<U>], moves: bool) -> (Vec<String>, Vec<crate::send::Send>) {
+    match ws {
+        [w] if moves => (std::mem::take(&mut w.goto), std::mem::take(&mut w.send)),
+        _ if moves => {
+            let goto = ws
+                .iter_mut()
+                .flat_map(|w| std::mem::take(&mut w.goto))
+                .collect();
+            let send = ws
+                .iter_mut()
+                .flat_map(|w| std::mem::take(&mut w.send))
+                .collect();
+            (goto, send)
+        }
+        _ => {
+            let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+            let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
+            (goto, send)
+        }
+    }
 }
