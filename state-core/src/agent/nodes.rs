@@ -265,11 +265,13 @@ where
             Some(client) => client.offered(&self.definitions),
             None => Arc::clone(&self.definitions),
         };
-        let mut request = ModelRequest::new(Arc::clone(&state))
-            .set_shared(self.system_prompt.clone(), tools, self.settings.clone())
-            .with_stream_writer(ctx.writer())
-            .with_node(ctx.clone())
-            .with_model(Arc::clone(&self.model.model));
+        let mut request = ModelRequest::of_node(
+            Arc::clone(&state),
+            (self.system_prompt.clone(), tools),
+            self.settings.clone(),
+            ctx.clone(),
+            Arc::clone(&self.model.model),
+        );
         if let Some(history) = &repaired {
             request = request.with_messages(history.clone());
         }
