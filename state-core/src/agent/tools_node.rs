@@ -124,7 +124,7 @@ where
             duration_us = tracing::field::Empty,
         );
         let timed = Timed::new(span.clone());
-        let output = guarded(handler, request).instrument(span).await;
+        let output = guarded(handler, request, &call.name).instrument(span).await;
         drop(timed);
         if output.as_ref().err().is_some_and(ToolError::is_interrupt) || scope.scope_paused() {
             return Err(Box::new(Paused(key.to_owned())) as BoxError);
@@ -230,16 +230,17 @@ impl std::error::Error for Paused {}
 /// Runs a call through the chain with panics caught: the whole chain runs
 /// inside the guarded future, so a panic in a middleware's wrapper is
 /// caught too.
+/// `tool` (the call's name) is named only when it panicked.
 async fn guarded<S: AgentState>(
     handler: ToolHandler<'_, S>,
     request: ToolCallRequest<S>,
+    tool: &str,
 ) -> Result<ToolOutput<S>, ToolError> {
-    let tool = request.call.name.clone();
     let run = AssertUnwindSafe(async move { handler.call(request).await });
     match run.catch_unwind().await {
         Ok(result) => result,
         Err(panic) => Err(ToolError::Panicked {
-            tool,
+            tool: tool.to_owned(),
             message: panic_message(panic.as_ref()),
         }),
     }
