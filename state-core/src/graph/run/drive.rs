@@ -167,9 +167,14 @@ where
                     remaining: self.graph.recursion_limit.saturating_sub(at.steps),
                 },
             };
-            run_step(self.graph, &at.tasks, sink.shared(), plan, out)
-                .instrument(span.span().clone())
-                .await?;
+            let running = run_step(self.graph, &at.tasks, sink.shared(), plan, out);
+            // Nobody listening: the step's future is awaited as it is, not
+            // moved into a span's wrapper.
+            if span.span().is_disabled() {
+                running.await?;
+            } else {
+                running.instrument(span.span().clone()).await?;
+            }
         } else if let Some(channel) = &self.stream {
             fast_ended(
                 self.graph,
