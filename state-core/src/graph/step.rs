@@ -140,8 +140,8 @@ struct Finisher<'g, S: AgentState> {
     graph: &'g Graph<S>,
     tasks: &'g [Task],
     step: i64,
-    keys: Vec<Arc<str>>,
-    ctxs: Vec<Option<NodeContext>>,
+    /// Per task: its key and its context (when its node takes one).
+    slots: Vec<Slot>,
     queue: Option<Arc<PendingQueue>>,
     /// Keep each finished task's writes (the step has several tasks).
     keep_done: bool,
@@ -161,7 +161,10 @@ where
     fn finish(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
         let outcome = self.outcome(i, result);
         if let Some(channel) = &self.stream {
-            let cached = self.ctxs[i].as_ref().is_some_and(|c| c.inner.was_cached());
+            let cached = self.slots[i]
+                .ctx
+                .as_ref()
+                .is_some_and(|c| c.inner.was_cached());
             let ended = match &outcome {
                 TaskResult::Writes(writes) if cached => Ended::Cached(writes),
                 TaskResult::Writes(writes) => Ended::Wrote(writes),
@@ -179,10 +182,10 @@ where
 
     fn outcome(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
         let name = &self.graph.names[self.tasks[i].node];
-        if let Some(ctx) = &self.ctxs[i] {
+        if let Some(ctx) = &self.slots[i].ctx {
             if let Some(outcome) = self.signalled(ctx, name) {
                 if let (TaskResult::Paused(paused), Some(queue)) = (&outcome, &self.queue) {
-                    queue.push(pending::paused_entry(&self.keys[i], paused));
+                    queue.push(pending::paused_entry(&self.slots[i].key, paused));
                 }
                 return outcome;
             }
@@ -202,12 +205,12 @@ where
         let task = ReturnedBy {
             step: self.step,
             node: name,
-            task: &self.keys[i],
+            task: &self.slots[i].key,
         };
         let sink = self.stream.as_deref().map(|c| c as &dyn NodeSink);
         show_returned::<S>(sink, task, &mut writes);
         if let (true, Some(queue)) = (self.keep_done, &self.queue) {
-            match pending::done_entry(&self.keys[i], self.step, S::VERSION, &mut writes) {
+            match pending::done_entry(&self.slots[i].key, self.step, S::VERSION, &mut writes) {
                 Ok(entry) => queue.push(entry),
                 Err(error) => return TaskResult::Failed(error),
             }
@@ -327,7 +330,6 @@ where
         pending: Pending::default(),
         answers: HashMap::new(),
     });
-    let keys: Vec<Arc<str>> = tasks.iter().map(|t| graph.shared_task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
     let sink = stream.clone().map(|c| c as Arc<dyn NodeSink>);
     let new_ctx = |task: &Task, key: &Arc<str>| {
@@ -346,13 +348,12 @@ where
         stream: stream.as_ref(),
         step,
     };
-    let (mut results, ctxs) = prepare(graph, tasks, &keys, done, new_ctx);
+    let (mut results, slots) = prepare(graph, tasks, done, new_ctx);
     let finisher = Finisher {
         graph,
         tasks,
         step,
-        keys,
-        ctxs,
+        slots,
         queue: queue.clone(),
         keep_done: tasks.len() > 1,
         state: stream.as_ref().map(|_| Arc::clone(&state)),
@@ -387,28 +388,35 @@ struct Earlier<'e, S: AgentState> {
     step: i64,
 }
 
+/// A task's key, and its context when its node takes one.
+struct Slot {
+    key: Arc<str>,
+    ctx: Option<NodeContext>,
+}
+
 /// Per task: its writes when an earlier attempt finished it (streamed as
-/// cached), else nothing yet; and its context when its node takes one.
+/// cached), else nothing yet; and its key and context (one list: one
+/// allocation a step).
 #[allow(clippy::type_complexity)]
 fn prepare<S>(
     graph: &Graph<S>,
     tasks: &[Task],
-    keys: &[Arc<str>],
     earlier: Earlier<'_, S>,
     new_ctx: impl Fn(&Task, &Arc<str>) -> TaskCtx,
-) -> (Vec<Option<TaskResult<S::Update>>>, Vec<Option<NodeContext>>)
+) -> (Vec<Option<TaskResult<S::Update>>>, Vec<Slot>)
 where
     S: AgentState + Clone + Send + Sync,
     S::Update: Clone + Send,
 {
     let mut results = Vec::with_capacity(tasks.len());
-    let mut ctxs = Vec::with_capacity(tasks.len());
-    for (task, key) in tasks.iter().zip(keys) {
+    let mut slots = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let key = graph.shared_task_key(task);
         // Most steps resume nothing: an empty map is not hashed into.
         let done = if earlier.pending.done.is_empty() {
             None
         } else {
-            earlier.pending.done.remove(&**key)
+            earlier.pending.done.remove(&*key)
         };
         if let Some(writes) = done {
             if let Some(channel) = earlier.stream {
@@ -419,17 +427,17 @@ where
                 channel.task_ended(graph, at, None, Ended::Cached(&writes));
             }
             results.push(Some(TaskResult::Writes(writes)));
-            ctxs.push(None);
+            slots.push(Slot { key, ctx: None });
             continue;
         }
         results.push(None);
-        ctxs.push(
-            graph.fns[task.node]
-                .wants_context()
-                .then(|| task_context(new_ctx(task, key), key, earlier.pending, earlier.answers)),
-        );
+        let ctx = graph.fns[task.node].wants_context().then(|| {
+            let ctx = new_ctx(task, &key);
+            task_context(ctx, &key, earlier.pending, earlier.answers)
+        });
+        slots.push(Slot { key, ctx });
     }
-    (results, ctxs)
+    (results, slots)
 }
 
 /// The events of the one task of a step [`fast_path`] ran: the messages
@@ -633,7 +641,7 @@ fn run_sync_tasks<S>(
         let f = &graph.fns[tasks[i].node];
         let span = super::trace::node_span(&graph.names[tasks[i].node], finisher.step);
         let result = super::trace::in_span(span, || {
-            call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+            call_sync(f, &tasks[i], state, finisher.slots[i].ctx.as_ref())
         });
         finisher.finish(i, result)
     };
@@ -674,7 +682,7 @@ where
         .filter(|&i| results[i].is_none())
         .map(|i| {
             let task = &tasks[i];
-            let ctx = finisher.ctxs[i].clone();
+            let ctx = finisher.slots[i].ctx.clone();
             let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
             let span = super::trace::node_span(&graph.names[task.node], finisher.step);
             (i, super::trace::traced(span, fut))
