@@ -360,24 +360,43 @@ where
         stream,
     };
     run_sync_tasks(graph, tasks, &state, &finisher, &mut results);
-    let saver = store.as_ref().map(|s| s.saver);
-    let futures = async_tasks(graph, tasks, &state, &finisher, &results, saver);
-    drop(state);
-    let drive = Drive {
-        futures,
-        finisher: &finisher,
-        results,
-        store,
-        queue,
-        in_flight: None,
-        error: None,
-        cancel,
-    };
-    for result in drive.await? {
-        out.push(result);
+    if let Some(i) = lone_task(&results, store.is_none() && cancel.is_none()) {
+        // One task left, nothing to store or watch for: awaited as it is.
+        let future = task_future(graph, &tasks[i], i, &state, &finisher, None);
+        drop(state);
+        results[i] = Some(finisher.finish(i, future.await));
+    } else {
+        let saver = store.as_ref().map(|s| s.saver);
+        let futures = async_tasks(graph, tasks, &state, &finisher, &results, saver);
+        drop(state);
+        let drive = Drive {
+            futures,
+            finisher: &finisher,
+            results,
+            store,
+            queue,
+            in_flight: None,
+            error: None,
+            cancel,
+        };
+        results = drive.await?;
+    }
+    for result in results {
+        out.push(result.expect("every task finished"));
     }
     out.close();
     Ok(())
+}
+
+/// The one task still to run, when there is exactly one and the step
+/// neither stores what it leaves nor can be cancelled (`plain`): it needs
+/// no [`Drive`].
+fn lone_task<U>(results: &[Option<TaskResult<U>>], plain: bool) -> Option<usize> {
+    let mut left = (0..results.len()).filter(|&i| results[i].is_none());
+    match (plain, left.next(), left.next()) {
+        (true, Some(i), None) => Some(i),
+        _ => None,
+    }
 }
 
 /// What an earlier attempt at a step left, as [`prepare`] reads it.
@@ -680,14 +699,27 @@ where
 {
     (0..tasks.len())
         .filter(|&i| results[i].is_none())
-        .map(|i| {
-            let task = &tasks[i];
-            let ctx = finisher.slots[i].ctx.clone();
-            let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
-            let span = super::trace::node_span(&graph.names[task.node], finisher.step);
-            (i, super::trace::traced(span, fut))
-        })
+        .map(|i| (i, task_future(graph, &tasks[i], i, state, finisher, saver)))
         .collect()
+}
+
+/// Task `i`'s future, with its policies, in its span.
+fn task_future<'r, S>(
+    graph: &'r Graph<S>,
+    task: &'r Task,
+    i: usize,
+    state: &Arc<S>,
+    finisher: &Finisher<'_, S>,
+    saver: Option<&'r dyn Checkpointer>,
+) -> TaskFuture<'r, S::Update>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    let ctx = finisher.slots[i].ctx.clone();
+    let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
+    let span = super::trace::node_span(&graph.names[task.node], finisher.step);
+    super::trace::traced(span, fut)
 }
 
 /// One attempt of a task, as a future.
@@ -858,7 +890,7 @@ where
     S: AgentState + Clone + Send + Sync,
     S::Update: Clone + Send,
 {
-    type Output = Result<Vec<TaskResult<S::Update>>, GraphError>;
+    type Output = Result<Vec<Option<TaskResult<S::Update>>>, GraphError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -881,10 +913,7 @@ where
         if let Some(error) = this.error.take() {
             return Poll::Ready(Err(error));
         }
-        let results = std::mem::take(&mut this.results)
-            .into_iter()
-            .map(|r| r.expect("every task finished"))
-            .collect();
-        Poll::Ready(Ok(results))
+        // Every task finished: each slot is filled.
+        Poll::Ready(Ok(std::mem::take(&mut this.results)))
     }
 }
