@@ -382,25 +382,28 @@ struct StepRun {
 }
 
 /// One task's gotos and `Send`s, from its writes: taken out of them with
-/// `moves` (a single write's as they are), else copied.
+/// `moves` (the first write's lists as they are, later ones appended), else
+/// copied.
 fn task_routing<U>(ws: &mut [NodeWrite<U>], moves: bool) -> (Vec<String>, Vec<crate::send::Send>) {
-    match ws {
-        [w] if moves => (std::mem::take(&mut w.goto), std::mem::take(&mut w.send)),
-        _ if moves => {
-            let goto = ws
-                .iter_mut()
-                .flat_map(|w| std::mem::take(&mut w.goto))
-                .collect();
-            let send = ws
-                .iter_mut()
-                .flat_map(|w| std::mem::take(&mut w.send))
-                .collect();
-            (goto, send)
-        }
-        _ => {
-            let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
-            let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
-            (goto, send)
-        }
+    if !moves {
+        let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+        let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
+        return (goto, send);
+    }
+    let (mut goto, mut send) = (Vec::new(), Vec::new());
+    for w in ws {
+        append_taken(&mut goto, &mut w.goto);
+        append_taken(&mut send, &mut w.send);
+    }
+    (goto, send)
+}
+
+/// Moves `from`'s items to the end of `to`: `from` itself when `to` is
+/// empty (no allocation).
+fn append_taken<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
+    if to.is_empty() {
+        std::mem::swap(to, from);
+    } else {
+        to.append(from);
     }
 }
