@@ -67,7 +67,9 @@ impl<S: AgentState + Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
             let model = request.model().unwrap_or(&self.model);
             let call = async {
                 if streaming {
-                    self.stream(model.as_ref(), &request, writer).await
+                    // Boxed: the streamed call's state is not carried by
+                    // every plain call's future.
+                    Box::pin(self.stream(model.as_ref(), &request, writer)).await
                 } else {
                     model.invoke(&request).await
                 }
