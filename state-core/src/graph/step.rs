@@ -283,6 +283,11 @@ pub(crate) fn push_writes<U: Default>(
         goto: c.goto,
         send: c.send,
     };
+    // Room for exactly these writes (a task's own list is made for them).
+    writes.reserve_exact(match &output {
+        NodeOutput::Batch(commands) => commands.len().max(1),
+        _ => 1,
+    });
     match output {
         NodeOutput::Nothing => writes.push(NodeWrite::new(node, U::default())),
         NodeOutput::Update(u) => writes.push(NodeWrite::new(node, u)),
