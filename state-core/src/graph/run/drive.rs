@@ -44,7 +44,14 @@ where
                 Err(paused) => return Ok((at, paused)),
             };
             let routes = (&routing, &mut routed, &mut next);
-            if self.after_step(sink, &mut at, routes, observed).await? {
+            // A direct run has nothing to keep or show after a step: it
+            // routes without a future of its own.
+            let stops = if direct {
+                self.after_plain_step(&*sink, &mut at, routes)?
+            } else {
+                self.after_step(sink, &mut at, routes, observed).await?
+            };
+            if stops {
                 break;
             }
         }
@@ -125,16 +132,34 @@ where
         if !self.shows_nothing() {
             self.emit(sink, observed, next).await?;
         }
-        let after = at.tasks.iter().any(|t| self.breaks_after(t.node));
-        std::mem::swap(&mut at.tasks, next);
-        at.resuming = false;
-        if after && !at.tasks.is_empty() {
+        if self.end_step(at, next) {
             if let Some(channel) = &self.stream {
                 channel.at_breakpoint().await;
             }
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// [`after_step`](Self::after_step) for a run that keeps no progress
+    /// and shows nothing: routes, then moves on.
+    fn after_plain_step(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        (routing, routed, next): (&Routing, &mut Routed, &mut Vec<Task>),
+    ) -> Result<bool, GraphError> {
+        self.route_step(sink, at, routing, routed, next)?;
+        Ok(self.end_step(at, next))
+    }
+
+    /// Moves on to `next`'s tasks; `true`: the run stops here (an
+    /// `interrupt_after` node ran and there is more to run).
+    fn end_step(&self, at: &mut Progress<S::Update>, next: &mut Vec<Task>) -> bool {
+        let after = at.tasks.iter().any(|t| self.breaks_after(t.node));
+        std::mem::swap(&mut at.tasks, next);
+        at.resuming = false;
+        after && !at.tasks.is_empty()
     }
 
     /// A step the fast path did not apply: its tasks run (unless the fast
@@ -197,8 +222,13 @@ where
         let moves = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
         let routing = self.routing(out, moves)?;
         let observed = self.observed().then(|| out.writes.clone());
-        sink.apply(Source::Loop, &mut out.writes, self.durability)
-            .await?;
+        // A plain run's writes apply without a future of their own.
+        if let Sink::Plain { .. } = sink {
+            sink.apply_plain_writes(&mut out.writes)?;
+        } else {
+            sink.apply(Source::Loop, &mut out.writes, self.durability)
+                .await?;
+        }
         Ok(Ok((routing, observed)))
     }
 
