@@ -160,6 +160,14 @@ where
             state,
             node,
         } = request;
+        // The agent's own tool for the call (not one a wrapper put in its
+        // place): called as it is, borrowed from here (no future around
+        // its future).
+        let own = self.by_name.get(&call.name);
+        if let Some(own) = own.filter(|t| tool.as_ref().is_none_or(|given| Arc::ptr_eq(given, t))) {
+            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name, node);
+            return own.call(call.args, runtime);
+        }
         // A wrapper that renamed the call (a reviewer's edit) runs the tool
         // the call now names.
         let tool = tool
