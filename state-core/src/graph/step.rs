@@ -507,6 +507,11 @@ fn task_context<U>(
     pending: &mut Pending<U>,
     answers: &HashMap<String, Value>,
 ) -> NodeContext {
+    if pending.memos.is_empty() && pending.paused.is_empty() && answers.is_empty() {
+        // Most steps pick up nothing: the context as it was made, not
+        // moved through `answer` (it would give it no answers).
+        return NodeContext::new(ctx);
+    }
     let mut ctx = ctx;
     if !pending.memos.is_empty() {
         if let Some(memos) = pending.memos.remove(key) {
