@@ -144,7 +144,11 @@ impl<S: AgentState> ModelCore<S> {
 
 /// The innermost tool handler: finds the tool and runs it.
 pub(crate) struct ToolCore<S: AgentState> {
-    pub(crate) by_name: HashMap<String, Arc<dyn Tool<S>>>,
+    /// By name, hashed with foldhash (looked up for every call). The keys
+    /// are the agent's own tool names, fixed when it is built; a model's
+    /// names are only looked up, never inserted, so SipHash's resistance
+    /// to chosen keys buys nothing here.
+    pub(crate) by_name: HashMap<String, Arc<dyn Tool<S>>, foldhash::fast::RandomState>,
     pub(crate) names: Vec<String>,
 }
 
