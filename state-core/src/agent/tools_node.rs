@@ -2,10 +2,11 @@
 //! together, their answers and updates applied as one step.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::future::{join_all, FutureExt};
+use futures::future::{join_all, lazy, FutureExt};
 use tracing::Instrument;
 
 use crate::graph::trace::Timed;
@@ -228,22 +229,23 @@ impl std::fmt::Display for Paused {
 impl std::error::Error for Paused {}
 
 /// Runs a call through the chain with panics caught: the whole chain runs
-/// inside the guarded future, so a panic in a middleware's wrapper is
-/// caught too.
-/// `tool` (the call's name) is named only when it panicked.
-async fn guarded<S: AgentState>(
-    handler: ToolHandler<'_, S>,
+/// inside the guarded future (the chain is entered on its first poll), so a
+/// panic in a middleware's wrapper is caught too. `tool` (the call's name)
+/// is named only when it panicked. A plain function, not an `async` one:
+/// the request is held once, not as an argument and again as awaited.
+fn guarded<'a, S: AgentState>(
+    handler: ToolHandler<'a, S>,
     request: ToolCallRequest<S>,
-    tool: &str,
-) -> Result<ToolOutput<S>, ToolError> {
-    let run = AssertUnwindSafe(async move { handler.call(request).await });
-    match run.catch_unwind().await {
+    tool: &'a str,
+) -> impl Future<Output = Result<ToolOutput<S>, ToolError>> + 'a {
+    let run = AssertUnwindSafe(lazy(move |_| handler.call(request)).flatten());
+    run.catch_unwind().map(move |result| match result {
         Ok(result) => result,
         Err(panic) => Err(ToolError::Panicked {
             tool: tool.to_owned(),
             message: panic_message(panic.as_ref()),
         }),
-    }
+    })
 }
 
 fn lift_message<S: HasMessages>(message: Message) -> S::Update {
