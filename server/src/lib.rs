@@ -180,9 +180,11 @@
 //! runtime's (opaque either way); a thread's `interrupts` are keyed by
 //! node; a join stream replays a live run from its start; a store that
 //! cannot serve (its file gone, its pool exhausted) is a 503 saying why.
-//! On PostgreSQL, a run's live stream is joined only on the server
-//! running it (another answers the join stream with no events; `join`
-//! waits for the stored outcome on any server). LangGraph has
+//! On PostgreSQL a run's events are stored as they are sent, so its join
+//! stream and a `Last-Event-ID` reconnect work on any server; a new
+//! attempt of a run taken over after its server died numbers its events
+//! from `(attempt - 1) * 2^32` (the dead server may have sent ids it never
+//! stored). LangGraph has
 //! no immutable fields: here an input naming one starts a thread from a
 //! state built from it, and on a thread that has a state the run fails
 //! (`ThreadExists`) with the state unchanged.
@@ -214,10 +216,14 @@
 //! `RUN_FINISHED.outcome` (AG-UI 1.0) and as a CUSTOM `on_interrupt`
 //! event, as `@ag-ui/langgraph` sends it.
 //!
-//! In the thread protocol: a stream holds the runs started on this
-//! server through `run.start` / `input.respond` (kept per thread in
-//! memory: the last 10,000 events of the last 1,024 threads), not those
-//! started through `/runs`, nor, on PostgreSQL, another server's; it ends
+//! In the thread protocol: on SQLite a stream holds the runs started
+//! through `run.start` / `input.respond`, not those started through
+//! `/runs`; on PostgreSQL it holds every run of the thread whose events
+//! are still stored (`Server::stream_ttl` after its end), started on any
+//! server; either way kept per thread in memory (the last 10,000 events
+//! of the last 1,024 threads), and `seq` numbers this server's copy (a
+//! client reconnecting with `since` to another server may be off after
+//! a restart, as the official server numbers `seq` per stream); it ends
 //! after 60 s without an event once no run of the thread is in progress
 //! here (the official server's stays open), so a graceful stop is not
 //! held by idle streams; a batch `input.respond` of several interrupts is

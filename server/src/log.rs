@@ -17,7 +17,7 @@ use crate::sse::frame_with_id;
 use crate::store::RunRow;
 
 #[cfg(feature = "postgres")]
-mod notify;
+pub(crate) mod notify;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 

@@ -16,7 +16,9 @@
 //!   `since`), then follows new ones.
 //!
 //! The envelopes are made once per run, on this server, from the run's
-//! own event log ([`session`]), and kept per thread ([`tape`]).
+//! own event log ([`session`]), and kept per thread ([`tape`]). On
+//! PostgreSQL a thread's tape is filled from the stored events of all
+//! the thread's runs ([`stored`]), so they may run on any server.
 //!
 //! A client's side of it (what `useStream` does), over plain HTTP:
 //!
@@ -52,6 +54,8 @@ mod commands;
 mod filter;
 mod respond;
 mod session;
+#[cfg(feature = "postgres")]
+mod stored;
 pub(crate) mod tape;
 
 use std::convert::Infallible;
@@ -131,7 +135,7 @@ async fn events(
         Ok(filter) => filter,
         Err(message) => return detail(StatusCode::BAD_REQUEST, &message),
     };
-    let tape = app.threadproto.of(&thread_id);
+    let tape = tape_of(&app, &thread_id);
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         let mut sent = filter.since;
@@ -158,6 +162,17 @@ async fn events(
         }
     });
     stream(rx)
+}
+
+/// What a stream of the thread reads: the thread's tape in this process,
+/// on PostgreSQL filled from the stored events of the thread's runs on
+/// every server ([`stored`]).
+fn tape_of(app: &Arc<App>, thread_id: &str) -> Arc<tape::Tape> {
+    #[cfg(feature = "postgres")]
+    if let Some(stored) = &app.events.stored {
+        return stored::fed(app, stored, thread_id);
+    }
+    app.threadproto.of(thread_id)
 }
 
 /// With custom auth scoping threads (a filter on their metadata), a
@@ -215,6 +230,11 @@ fn stream(rx: mpsc::Receiver<String>) -> Response {
 /// Translates a started run's events onto its thread's tape, after the
 /// runs started before it on this thread, then its end.
 fn follow(app: &Arc<App>, thread_id: &str, started: &Started, graph_name: &str) {
+    // On PostgreSQL the tape is filled from the stored events.
+    #[cfg(feature = "postgres")]
+    if app.events.stored.is_some() {
+        return;
+    }
     let tape = app.threadproto.of(thread_id);
     let (app, log) = (Arc::clone(app), Arc::clone(&started.log));
     let (thread_id, run_id, graph_name) = (

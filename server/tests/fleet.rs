@@ -601,3 +601,71 @@ async fn a_lost_run_does_not_record_its_end() {
     let (_, t) = get(&c, format!("{}/threads/{thread}", a.base)).await;
     assert_eq!(t["status"], "busy", "{t}");
 }
+
+/// Reads a thread-protocol stream until a root `lifecycle` event ends a
+/// run (`completed`, `failed`, `interrupted`): its envelopes.
+async fn until_run_ends(mut response: reqwest::Response) -> Vec<Value> {
+    let mut body = String::new();
+    let ended = |e: &Value| {
+        e["method"] == "lifecycle"
+            && e["params"]["namespace"] == json!([])
+            && e["params"]["data"]["event"] != "running"
+    };
+    loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(15), response.chunk()).await;
+        let chunk = chunk.expect("an event in time").expect("the stream");
+        body.push_str(&String::from_utf8_lossy(
+            &chunk.expect("the stream went on"),
+        ));
+        let envelopes: Vec<Value> = body
+            .split("\r\n")
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).expect("JSON"))
+            .collect();
+        if envelopes.iter().any(ended) {
+            return envelopes;
+        }
+    }
+}
+
+/// The thread protocol across servers: a client subscribed to a thread's
+/// events on one server sees the run it starts through `run.start` on
+/// another, from its `running` to its `completed`, its values included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_stream_on_one_server_follows_a_run_started_on_another() {
+    let (c, db) = (Client::new(), database().await);
+    let (a, b) = (Node::start(&db, &[]).await, Node::start(&db, &[]).await);
+    let thread = uuid::Uuid::new_v4().to_string();
+    let channels = json!({"channels": ["values", "lifecycle"]});
+    let url = format!("{}/threads/{thread}/stream/events", b.base);
+    let subscribed = c.post(url).json(&channels).send().await.expect("subscribe");
+    let reader = tokio::spawn(until_run_ends(subscribed));
+    let start = json!({"id": 1, "method": "run.start",
+        "params": {"assistant_id": "countdown", "input": {"n": 2}}});
+    let (status, answer) = post(&c, format!("{}/threads/{thread}/commands", a.base), start).await;
+    assert_eq!(
+        (status, &answer["type"]),
+        (StatusCode::OK, &json!("success")),
+        "{answer}"
+    );
+    let envelopes = reader.await.expect("reader");
+    let root = |e: &&Value| e["method"] == "lifecycle" && e["params"]["namespace"] == json!([]);
+    let lifecycle: Vec<&Value> = envelopes
+        .iter()
+        .filter(root)
+        .map(|e| &e["params"]["data"]["event"])
+        .collect();
+    assert_eq!(
+        lifecycle,
+        [&json!("running"), &json!("completed")],
+        "{envelopes:?}"
+    );
+    let values = envelopes.iter().filter(|e| e["method"] == "values");
+    let last = values.last().expect("values");
+    assert_eq!(last["params"]["data"]["n"], 0, "{envelopes:?}");
+    let seqs: Vec<u64> = envelopes
+        .iter()
+        .map(|e| e["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+}

@@ -1,7 +1,9 @@
 //! Wakes the followers of a run's stored events when more are written:
 //! one connection per server `LISTEN`s to the channel every writer
-//! notifies (the payload only `<run id> <last id>`, far below
-//! PostgreSQL's 8000-byte limit), and wakes the followers of that run.
+//! notifies (the payload only `<run id> <last id> <thread id>`, far below
+//! PostgreSQL's 8000-byte limit), and wakes the followers of that run,
+//! and those of any run of that thread (a thread-protocol stream, which
+//! follows runs that start after it).
 //! A lost connection is opened again (every follower is woken then, to
 //! read what it may have missed); followers also read every
 //! [`POLL`](super::postgres::POLL) whatever happens.
@@ -27,10 +29,11 @@ pub(crate) struct Listener {
     _stop: watch::Sender<()>,
 }
 
-/// A follower's wake-ups for one run.
+/// A follower's wake-ups for one run (or one thread's runs).
 pub(crate) struct Wake {
     listener: Arc<Listener>,
-    run_id: String,
+    /// The run id, or `thread:` and the thread id.
+    key: String,
     rx: watch::Receiver<u64>,
 }
 
@@ -54,10 +57,10 @@ impl Drop for Wake {
         let mut waiting = self.listener.waiting();
         // This follower's receiver is the last of the run's.
         if waiting
-            .get(&self.run_id)
+            .get(&self.key)
             .is_some_and(|tx| tx.receiver_count() <= 1)
         {
-            waiting.remove(&self.run_id);
+            waiting.remove(&self.key);
         }
     }
 }
@@ -77,13 +80,22 @@ impl Listener {
 
     /// Wakes for run `run_id`'s notifications.
     pub(crate) fn subscribe(self: &Arc<Self>, run_id: &str) -> Wake {
+        self.wake_for(run_id.to_owned())
+    }
+
+    /// Wakes for the notifications of any run of thread `thread_id`.
+    pub(crate) fn subscribe_thread(self: &Arc<Self>, thread_id: &str) -> Wake {
+        self.wake_for(format!("thread:{thread_id}"))
+    }
+
+    fn wake_for(self: &Arc<Self>, key: String) -> Wake {
         let mut waiting = self.waiting();
         let tx = waiting
-            .entry(run_id.to_owned())
+            .entry(key.clone())
             .or_insert_with(|| watch::channel(0).0);
         Wake {
             listener: Arc::clone(self),
-            run_id: run_id.to_owned(),
+            key,
             rx: tx.subscribe(),
         }
     }
@@ -92,11 +104,16 @@ impl Listener {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Wakes the followers of the run a payload names.
+    /// Wakes the followers of the run a payload names, and of its thread.
     fn notified(&self, payload: &str) {
-        let run_id = payload.split(' ').next().unwrap_or_default();
-        if let Some(tx) = self.waiting().get(run_id) {
-            tx.send_modify(|n| *n += 1);
+        let mut parts = payload.split(' ');
+        let run_id = parts.next().unwrap_or_default();
+        let thread = parts.nth(1).map(|t| format!("thread:{t}"));
+        let waiting = self.waiting();
+        for key in std::iter::once(run_id).chain(thread.as_deref()) {
+            if let Some(tx) = waiting.get(key) {
+                tx.send_modify(|n| *n += 1);
+            }
         }
     }
 

@@ -74,7 +74,8 @@ const WRITE: &str = "WITH live AS (SELECT 1 FROM server_runs WHERE run_id = $1::
       SELECT $1::text, t.seq, t.event, t.data
       FROM unnest($5::bigint[], $6::text[], $7::text[]) AS t(seq, event, data)
       WHERE EXISTS (SELECT 1 FROM live) ON CONFLICT DO NOTHING)
-    SELECT pg_notify('agent_state_server_events', $1::text || ' ' || $3::bigint::text) FROM live";
+    SELECT pg_notify('agent_state_server_events', $1::text || ' ' || $3::bigint::text || ' ' || $2::text)
+    FROM live";
 
 /// Reads a page of events after `$2`, with the stream's last id and end,
 /// in one snapshot.
@@ -329,6 +330,12 @@ impl StoredEvents {
             }
             tokio::time::sleep(Duration::from_millis(100 << tries)).await;
         }
+    }
+
+    /// Wakes for the events of any run of thread `thread_id` as they are
+    /// written.
+    pub(crate) fn wake_on_thread(&self, thread_id: &str) -> super::notify::Wake {
+        self.listener.subscribe_thread(thread_id)
     }
 
     /// The last id stored of run `run_id`'s events (0 when none): what a

@@ -28,6 +28,12 @@ pub(crate) struct Tape {
     turn: tokio::sync::Mutex<()>,
     /// How many runs started here are not translated to their end.
     running: Arc<AtomicUsize>,
+    /// On PostgreSQL: whether a task fills the tape from the stored
+    /// events, and the runs it put on it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) feeding: std::sync::atomic::AtomicBool,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) translated: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A run in progress on a tape, until dropped.
@@ -53,6 +59,8 @@ impl Tape {
             last: watch::channel(0).0,
             turn: tokio::sync::Mutex::new(()),
             running: Arc::default(),
+            feeding: Default::default(),
+            translated: Mutex::default(),
         })
     }
 

@@ -178,9 +178,11 @@ where
                     continue;
                 };
                 graph = fallback(graph, &name, &then, lp);
+                // Shared with each step's future: no name copied a step.
+                let then = Arc::new(then);
                 let (lp, m) = (Arc::clone(lp), Arc::clone(m));
                 graph = graph.add_node(name, move |state: Arc<S>, ctx: NodeContext| {
-                    let (lp, m, then) = (Arc::clone(&lp), Arc::clone(&m), then.clone());
+                    let (lp, m, then) = (Arc::clone(&lp), Arc::clone(&m), Arc::clone(&then));
                     async move { lp.hook_step(m.as_ref(), kind, &then, &state, &ctx).await }
                 });
             }

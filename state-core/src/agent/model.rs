@@ -157,12 +157,6 @@ impl<S: HasMessages> ModelRequest<S> {
         self.node.as_ref()
     }
 
-    /// Carries the model node's context.
-    pub(crate) fn with_node(mut self, node: NodeContext) -> Self {
-        self.node = Some(node);
-        self
-    }
-
     /// The messages sent to the model (without the system prompt): the
     /// state's conversation unless a middleware replaced them.
     pub fn messages(&self) -> &[Message] {
@@ -267,16 +261,26 @@ impl<S> ModelRequest<S> {
         self
     }
 
-    pub(crate) fn set_shared(
-        mut self,
-        system_prompt: Option<Arc<str>>,
-        tools: Arc<[ToolDefinition]>,
+    /// The model node's request, made in one go (every turn): the agent's
+    /// shared prompt, tools and settings, the node's stream writer and
+    /// context, the agent's model.
+    pub(crate) fn of_node(
+        state: Arc<S>,
+        (system_prompt, tools): (Option<Arc<str>>, Arc<[ToolDefinition]>),
         settings: ModelSettings,
+        node: NodeContext,
+        model: Arc<dyn ChatModel<S>>,
     ) -> Self {
-        self.system_prompt = system_prompt;
-        self.tools = tools;
-        self.settings = settings;
-        self
+        Self {
+            state,
+            system_prompt,
+            messages: None,
+            tools,
+            settings,
+            writer: Some(node.writer()),
+            node: Some(node),
+            model: Some(model),
+        }
     }
 }
 

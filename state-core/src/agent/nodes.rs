@@ -67,7 +67,9 @@ impl<S: AgentState + Send + Sync + 'static> ModelExec<S> for ModelCore<S> {
             let model = request.model().unwrap_or(&self.model);
             let call = async {
                 if streaming {
-                    self.stream(model.as_ref(), &request, writer).await
+                    // Boxed: the streamed call's state is not carried by
+                    // every plain call's future.
+                    Box::pin(self.stream(model.as_ref(), &request, writer)).await
                 } else {
                     model.invoke(&request).await
                 }
@@ -142,7 +144,11 @@ impl<S: AgentState> ModelCore<S> {
 
 /// The innermost tool handler: finds the tool and runs it.
 pub(crate) struct ToolCore<S: AgentState> {
-    pub(crate) by_name: HashMap<String, Arc<dyn Tool<S>>>,
+    /// By name, hashed with foldhash (looked up for every call). The keys
+    /// are the agent's own tool names, fixed when it is built; a model's
+    /// names are only looked up, never inserted, so SipHash's resistance
+    /// to chosen keys buys nothing here.
+    pub(crate) by_name: HashMap<String, Arc<dyn Tool<S>>, foldhash::fast::RandomState>,
     pub(crate) names: Vec<String>,
 }
 
@@ -158,6 +164,14 @@ where
             state,
             node,
         } = request;
+        // The agent's own tool for the call (not one a wrapper put in its
+        // place): called as it is, borrowed from here (no future around
+        // its future).
+        let own = self.by_name.get(&call.name);
+        if let Some(own) = own.filter(|t| tool.as_ref().is_none_or(|given| Arc::ptr_eq(given, t))) {
+            let runtime = ToolRuntime::new(state, call.id.unwrap_or_default(), call.name, node);
+            return own.call(call.args, runtime);
+        }
         // A wrapper that renamed the call (a reviewer's edit) runs the tool
         // the call now names.
         let tool = tool
@@ -265,11 +279,13 @@ where
             Some(client) => client.offered(&self.definitions),
             None => Arc::clone(&self.definitions),
         };
-        let mut request = ModelRequest::new(Arc::clone(&state))
-            .set_shared(self.system_prompt.clone(), tools, self.settings.clone())
-            .with_stream_writer(ctx.writer())
-            .with_node(ctx.clone())
-            .with_model(Arc::clone(&self.model.model));
+        let mut request = ModelRequest::of_node(
+            Arc::clone(&state),
+            (self.system_prompt.clone(), tools),
+            self.settings.clone(),
+            ctx.clone(),
+            Arc::clone(&self.model.model),
+        );
         if let Some(history) = &repaired {
             request = request.with_messages(history.clone());
         }

@@ -456,16 +456,19 @@ where
             description: description.into(),
             parameters: schema_of::<A>(),
         };
-        let tool = definition.name.clone();
+        // Shared with each call's future: named only when the call fails.
+        let tool: Arc<str> = Arc::from(definition.name.as_str());
         let run =
             move |args: Map<String, Value>, runtime: ToolRuntime<S>| -> ToolFuture<'static, S> {
                 match read_args::<A>(&tool, args) {
                     Ok(args) => {
-                        let tool = tool.clone();
+                        let tool = Arc::clone(&tool);
                         f(args, runtime)
                             .map(move |r| {
-                                r.into_tool_result()
-                                    .map_err(|error| ToolError::Failed { tool, error })
+                                r.into_tool_result().map_err(|error| ToolError::Failed {
+                                    tool: tool.to_string(),
+                                    error,
+                                })
                             })
                             .boxed()
                     }
@@ -534,8 +537,15 @@ pub fn schema_of<A: JsonSchema>() -> Value {
     schema
 }
 
+/// The model's arguments as the tool's type. Arguments that read are read
+/// once, plainly; those that do not are read again with their path tracked
+/// (`serde_path_to_error`), for an error that says where they went wrong:
+/// a valid call does not pay for the tracking.
 fn read_args<A: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<A, ToolError> {
     let value = Value::Object(args);
+    if let Ok(args) = A::deserialize(&value) {
+        return Ok(args);
+    }
     serde_path_to_error::deserialize(&value).map_err(|error| {
         let path = error.path().to_string();
         let error = if path == "." {

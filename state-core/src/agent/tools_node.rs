@@ -2,10 +2,11 @@
 //! together, their answers and updates applied as one step.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::future::{join_all, FutureExt};
+use futures::future::{join_all, lazy, FutureExt};
 use tracing::Instrument;
 
 use crate::graph::trace::Timed;
@@ -102,11 +103,11 @@ where
         state: &Arc<S>,
         ctx: &NodeContext,
     ) -> Result<(S::Update, Vec<String>), BoxError> {
-        let key = call.id.clone().unwrap_or_default();
-        if let Some(kept) = ctx.kept::<KeptAnswer>(&key)? {
+        let key = call.id.as_deref().unwrap_or_default();
+        if let Some(kept) = ctx.kept::<KeptAnswer>(key)? {
             return Ok((S::Update::from_json(kept.update)?, kept.goto));
         }
-        let scope = ctx.scoped(&key);
+        let scope = ctx.scoped(key);
         let request = ToolCallRequest {
             call: call.clone(),
             tool: self.tools.by_name.get(&call.name).cloned(),
@@ -124,10 +125,10 @@ where
             duration_us = tracing::field::Empty,
         );
         let timed = Timed::new(span.clone());
-        let output = guarded(handler, request).instrument(span).await;
+        let output = guarded(handler, request, &call.name).instrument(span).await;
         drop(timed);
         if output.as_ref().err().is_some_and(ToolError::is_interrupt) || scope.scope_paused() {
-            return Err(Box::new(Paused(key)) as BoxError);
+            return Err(Box::new(Paused(key.to_owned())) as BoxError);
         }
         let (update, goto) = self.answer(call, output);
         if ctx.keeps() {
@@ -135,7 +136,7 @@ where
                 update: update.to_json(),
                 goto: goto.clone(),
             };
-            ctx.keep(&key, &kept)?;
+            ctx.keep(key, &kept)?;
         }
         Ok((update, goto))
     }
@@ -228,21 +229,23 @@ impl std::fmt::Display for Paused {
 impl std::error::Error for Paused {}
 
 /// Runs a call through the chain with panics caught: the whole chain runs
-/// inside the guarded future, so a panic in a middleware's wrapper is
-/// caught too.
-async fn guarded<S: AgentState>(
-    handler: ToolHandler<'_, S>,
+/// inside the guarded future (the chain is entered on its first poll), so a
+/// panic in a middleware's wrapper is caught too. `tool` (the call's name)
+/// is named only when it panicked. A plain function, not an `async` one:
+/// the request is held once, not as an argument and again as awaited.
+fn guarded<'a, S: AgentState>(
+    handler: ToolHandler<'a, S>,
     request: ToolCallRequest<S>,
-) -> Result<ToolOutput<S>, ToolError> {
-    let tool = request.call.name.clone();
-    let run = AssertUnwindSafe(async move { handler.call(request).await });
-    match run.catch_unwind().await {
+    tool: &'a str,
+) -> impl Future<Output = Result<ToolOutput<S>, ToolError>> + 'a {
+    let run = AssertUnwindSafe(lazy(move |_| handler.call(request)).flatten());
+    run.catch_unwind().map(move |result| match result {
         Ok(result) => result,
         Err(panic) => Err(ToolError::Panicked {
-            tool,
+            tool: tool.to_owned(),
             message: panic_message(panic.as_ref()),
         }),
-    }
+    })
 }
 
 fn lift_message<S: HasMessages>(message: Message) -> S::Update {

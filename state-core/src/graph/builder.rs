@@ -311,6 +311,7 @@ impl<S: AgentState + 'static> StateGraph<S> {
         let policies = Policies::resolve(&nodes, &before, &after, node_policies)?;
         let join_of = join_sources(&joins, nodes.names.len());
         let mut graph = Graph {
+            shared_names: nodes.names.iter().map(|n| Arc::from(n.as_str())).collect(),
             names: nodes.names,
             fns: nodes.fns,
             index: nodes.index,

@@ -189,8 +189,10 @@ pub(crate) struct TaskEnv<'a> {
 pub(crate) struct TaskCtx {
     pub(crate) thread_id: Option<String>,
     pub(crate) step: i64,
-    pub(crate) node: String,
-    pub(crate) task: String,
+    /// The node's name and the task's key, shared with the graph (made
+    /// every step: no strings copied).
+    pub(crate) node: Arc<str>,
+    pub(crate) task: Arc<str>,
     /// Answers for the task's interrupts, by call order.
     pub(crate) resume: Vec<Value>,
     /// Answers for a subgraph's child, by the child's interrupt ids.
@@ -213,12 +215,12 @@ pub(crate) struct TaskCtx {
 impl TaskCtx {
     /// A task's context, made in one go (it is made for every task that
     /// takes one, every step: no builder moving it about).
-    pub(crate) fn new(node: &str, task: String, step: i64, env: TaskEnv<'_>) -> Self {
-        let writer = StreamWriter::new(env.sink, step, node, &task);
+    pub(crate) fn new(node: Arc<str>, task: Arc<str>, step: i64, env: TaskEnv<'_>) -> Self {
+        let writer = StreamWriter::new(env.sink, step, &node, &task);
         Self {
             thread_id: env.thread_id.map(str::to_owned),
             step,
-            node: node.to_owned(),
+            node,
             task,
             resume: Vec::new(),
             child_resume: BTreeMap::new(),
@@ -575,7 +577,7 @@ impl NodeContext {
             Ok(value) => {
                 ctx.set_signal(Signal::Paused(vec![Interrupt {
                     id: id.clone(),
-                    node: ctx.node.clone(),
+                    node: ctx.node.to_string(),
                     value,
                 }]));
                 let reason = "the run pauses here until resumed".to_owned();
@@ -672,7 +674,7 @@ impl NodeContext {
         let json = serde_json::to_value(value)?;
         if let Some(queue) = &self.inner.queue {
             queue.push(PendingWrite {
-                task: self.inner.task.clone(),
+                task: self.inner.task.to_string(),
                 key: format!("once:{key}"),
                 value: json.to_string(),
             });

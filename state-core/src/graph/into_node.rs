@@ -10,6 +10,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use serde::de::DeserializeOwned;
 
 use super::cache::{cached, CachePolicy};
@@ -217,13 +218,16 @@ where
     }
 }
 
-/// A node's future, its answer made a node result.
-fn boxed<U, Fut>(fut: Fut) -> NodeFuture<U>
+/// A node's future, its answer made a node result. A `map`, not an
+/// `async` block: a block awaiting the future it captured may hold it
+/// twice (as captured and as awaited), in what is allocated and moved for
+/// every task.
+fn boxed<U: 'static, Fut>(fut: Fut) -> NodeFuture<U>
 where
     Fut: Future + Send + 'static,
     Fut::Output: IntoNodeResult<U>,
 {
-    Box::pin(async move { fut.await.into_node_result() })
+    Box::pin(fut.map(IntoNodeResult::into_node_result))
 }
 
 impl<S, F, Fut> IntoNode<S, form::Shared<Fut>> for F

@@ -610,6 +610,9 @@ pub(crate) type NameIndex = HashMap<String, usize, foldhash::fast::RandomState>;
 /// A compiled graph: run it with [`run`](Self::run).
 pub struct Graph<S: AgentState> {
     names: Vec<String>,
+    /// The names again, shared: a task's key and its context's node name
+    /// are these (a count bumped, not a string copied, every step).
+    shared_names: Vec<Arc<str>>,
     fns: Vec<NodeFn<S, S::Update>>,
     index: NameIndex,
     routes: Vec<Vec<Edge>>,
@@ -736,6 +739,20 @@ impl<S: AgentState> Graph<S> {
             None => self.names[task.node].clone(),
             Some((k, _)) => format!("{}[{k}]", self.names[task.node]),
         }
+    }
+
+    /// [`task_key`](Self::task_key), shared: for a task on the state, the
+    /// node's own name (no copy).
+    pub(crate) fn shared_task_key(&self, task: &Task) -> Arc<str> {
+        match &task.send {
+            None => Arc::clone(&self.shared_names[task.node]),
+            Some((k, _)) => format!("{}[{k}]", self.names[task.node]).into(),
+        }
+    }
+
+    /// Node `node`'s name, shared.
+    pub(crate) fn shared_name(&self, node: usize) -> &Arc<str> {
+        &self.shared_names[node]
     }
 
     /// The node of a name, for routing: a node that reads the state.

@@ -140,8 +140,8 @@ struct Finisher<'g, S: AgentState> {
     graph: &'g Graph<S>,
     tasks: &'g [Task],
     step: i64,
-    keys: Vec<String>,
-    ctxs: Vec<Option<NodeContext>>,
+    /// Per task: its key and its context (when its node takes one).
+    slots: Vec<Slot>,
     queue: Option<Arc<PendingQueue>>,
     /// Keep each finished task's writes (the step has several tasks).
     keep_done: bool,
@@ -161,7 +161,10 @@ where
     fn finish(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
         let outcome = self.outcome(i, result);
         if let Some(channel) = &self.stream {
-            let cached = self.ctxs[i].as_ref().is_some_and(|c| c.inner.was_cached());
+            let cached = self.slots[i]
+                .ctx
+                .as_ref()
+                .is_some_and(|c| c.inner.was_cached());
             let ended = match &outcome {
                 TaskResult::Writes(writes) if cached => Ended::Cached(writes),
                 TaskResult::Writes(writes) => Ended::Wrote(writes),
@@ -179,10 +182,10 @@ where
 
     fn outcome(&self, i: usize, result: NodeResult<S::Update>) -> TaskResult<S::Update> {
         let name = &self.graph.names[self.tasks[i].node];
-        if let Some(ctx) = &self.ctxs[i] {
+        if let Some(ctx) = &self.slots[i].ctx {
             if let Some(outcome) = self.signalled(ctx, name) {
                 if let (TaskResult::Paused(paused), Some(queue)) = (&outcome, &self.queue) {
-                    queue.push(pending::paused_entry(&self.keys[i], paused));
+                    queue.push(pending::paused_entry(&self.slots[i].key, paused));
                 }
                 return outcome;
             }
@@ -202,12 +205,12 @@ where
         let task = ReturnedBy {
             step: self.step,
             node: name,
-            task: &self.keys[i],
+            task: &self.slots[i].key,
         };
         let sink = self.stream.as_deref().map(|c| c as &dyn NodeSink);
         show_returned::<S>(sink, task, &mut writes);
         if let (true, Some(queue)) = (self.keep_done, &self.queue) {
-            match pending::done_entry(&self.keys[i], self.step, S::VERSION, &mut writes) {
+            match pending::done_entry(&self.slots[i].key, self.step, S::VERSION, &mut writes) {
                 Ok(entry) => queue.push(entry),
                 Err(error) => return TaskResult::Failed(error),
             }
@@ -280,6 +283,11 @@ pub(crate) fn push_writes<U: Default>(
         goto: c.goto,
         send: c.send,
     };
+    // Room for exactly these writes (a task's own list is made for them).
+    writes.reserve_exact(match &output {
+        NodeOutput::Batch(commands) => commands.len().max(1),
+        _ => 1,
+    });
     match output {
         NodeOutput::Nothing => writes.push(NodeWrite::new(node, U::default())),
         NodeOutput::Update(u) => writes.push(NodeWrite::new(node, u)),
@@ -327,17 +335,17 @@ where
         pending: Pending::default(),
         answers: HashMap::new(),
     });
-    let keys: Vec<String> = tasks.iter().map(|t| graph.task_key(t)).collect();
     let queue = store.as_ref().map(|_| Arc::new(PendingQueue::default()));
     let sink = stream.clone().map(|c| c as Arc<dyn NodeSink>);
-    let new_ctx = |task: &Task, key: &String| {
+    let new_ctx = |task: &Task, key: &Arc<str>| {
         let env = TaskEnv {
             thread_id: thread_id(&store),
             queue: queue.clone(),
             sink: sink.clone(),
             scope: scope.clone(),
         };
-        TaskCtx::new(&graph.names[task.node], key.clone(), step, env)
+        let node = Arc::clone(graph.shared_name(task.node));
+        TaskCtx::new(node, Arc::clone(key), step, env)
     };
     let done = Earlier {
         pending: &mut pending,
@@ -345,37 +353,55 @@ where
         stream: stream.as_ref(),
         step,
     };
-    let (mut results, ctxs) = prepare(graph, tasks, &keys, done, new_ctx);
+    let (mut results, slots) = prepare(graph, tasks, done, new_ctx);
     let finisher = Finisher {
         graph,
         tasks,
         step,
-        keys,
-        ctxs,
+        slots,
         queue: queue.clone(),
         keep_done: tasks.len() > 1,
         state: stream.as_ref().map(|_| Arc::clone(&state)),
         stream,
     };
     run_sync_tasks(graph, tasks, &state, &finisher, &mut results);
-    let saver = store.as_ref().map(|s| s.saver);
-    let futures = async_tasks(graph, tasks, &state, &finisher, &results, saver);
-    drop(state);
-    let drive = Drive {
-        futures,
-        finisher: &finisher,
-        results,
-        store,
-        queue,
-        in_flight: None,
-        error: None,
-        cancel,
-    };
-    for result in drive.await? {
-        out.push(result);
+    if let Some(i) = lone_task(&results, store.is_none() && cancel.is_none()) {
+        // One task left, nothing to store or watch for: awaited as it is.
+        let future = task_future(graph, &tasks[i], i, &state, &finisher, None);
+        drop(state);
+        results[i] = Some(finisher.finish(i, future.await));
+    } else {
+        let saver = store.as_ref().map(|s| s.saver);
+        let futures = async_tasks(graph, tasks, &state, &finisher, &results, saver);
+        drop(state);
+        let drive = Drive {
+            futures,
+            finisher: &finisher,
+            results,
+            store,
+            queue,
+            in_flight: None,
+            error: None,
+            cancel,
+        };
+        results = drive.await?;
+    }
+    for result in results {
+        out.push(result.expect("every task finished"));
     }
     out.close();
     Ok(())
+}
+
+/// The one task still to run, when there is exactly one and the step
+/// neither stores what it leaves nor can be cancelled (`plain`): it needs
+/// no [`Drive`].
+fn lone_task<U>(results: &[Option<TaskResult<U>>], plain: bool) -> Option<usize> {
+    let mut left = (0..results.len()).filter(|&i| results[i].is_none());
+    match (plain, left.next(), left.next()) {
+        (true, Some(i), None) => Some(i),
+        _ => None,
+    }
 }
 
 /// What an earlier attempt at a step left, as [`prepare`] reads it.
@@ -386,28 +412,35 @@ struct Earlier<'e, S: AgentState> {
     step: i64,
 }
 
+/// A task's key, and its context when its node takes one.
+struct Slot {
+    key: Arc<str>,
+    ctx: Option<NodeContext>,
+}
+
 /// Per task: its writes when an earlier attempt finished it (streamed as
-/// cached), else nothing yet; and its context when its node takes one.
+/// cached), else nothing yet; and its key and context (one list: one
+/// allocation a step).
 #[allow(clippy::type_complexity)]
 fn prepare<S>(
     graph: &Graph<S>,
     tasks: &[Task],
-    keys: &[String],
     earlier: Earlier<'_, S>,
-    new_ctx: impl Fn(&Task, &String) -> TaskCtx,
-) -> (Vec<Option<TaskResult<S::Update>>>, Vec<Option<NodeContext>>)
+    new_ctx: impl Fn(&Task, &Arc<str>) -> TaskCtx,
+) -> (Vec<Option<TaskResult<S::Update>>>, Vec<Slot>)
 where
     S: AgentState + Clone + Send + Sync,
     S::Update: Clone + Send,
 {
     let mut results = Vec::with_capacity(tasks.len());
-    let mut ctxs = Vec::with_capacity(tasks.len());
-    for (task, key) in tasks.iter().zip(keys) {
+    let mut slots = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let key = graph.shared_task_key(task);
         // Most steps resume nothing: an empty map is not hashed into.
         let done = if earlier.pending.done.is_empty() {
             None
         } else {
-            earlier.pending.done.remove(key)
+            earlier.pending.done.remove(&*key)
         };
         if let Some(writes) = done {
             if let Some(channel) = earlier.stream {
@@ -418,17 +451,17 @@ where
                 channel.task_ended(graph, at, None, Ended::Cached(&writes));
             }
             results.push(Some(TaskResult::Writes(writes)));
-            ctxs.push(None);
+            slots.push(Slot { key, ctx: None });
             continue;
         }
         results.push(None);
-        ctxs.push(
-            graph.fns[task.node]
-                .wants_context()
-                .then(|| task_context(new_ctx(task, key), key, earlier.pending, earlier.answers)),
-        );
+        let ctx = graph.fns[task.node].wants_context().then(|| {
+            let ctx = new_ctx(task, &key);
+            task_context(ctx, &key, earlier.pending, earlier.answers)
+        });
+        slots.push(Slot { key, ctx });
     }
-    (results, ctxs)
+    (results, slots)
 }
 
 /// The events of the one task of a step [`fast_path`] ran: the messages
@@ -474,6 +507,11 @@ fn task_context<U>(
     pending: &mut Pending<U>,
     answers: &HashMap<String, Value>,
 ) -> NodeContext {
+    if pending.memos.is_empty() && pending.paused.is_empty() && answers.is_empty() {
+        // Most steps pick up nothing: the context as it was made, not
+        // moved through `answer` (it would give it no answers).
+        return NodeContext::new(ctx);
+    }
     let mut ctx = ctx;
     if !pending.memos.is_empty() {
         if let Some(memos) = pending.memos.remove(key) {
@@ -632,7 +670,7 @@ fn run_sync_tasks<S>(
         let f = &graph.fns[tasks[i].node];
         let span = super::trace::node_span(&graph.names[tasks[i].node], finisher.step);
         let result = super::trace::in_span(span, || {
-            call_sync(f, &tasks[i], state, finisher.ctxs[i].as_ref())
+            call_sync(f, &tasks[i], state, finisher.slots[i].ctx.as_ref())
         });
         finisher.finish(i, result)
     };
@@ -671,14 +709,27 @@ where
 {
     (0..tasks.len())
         .filter(|&i| results[i].is_none())
-        .map(|i| {
-            let task = &tasks[i];
-            let ctx = finisher.ctxs[i].clone();
-            let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
-            let span = super::trace::node_span(&graph.names[task.node], finisher.step);
-            (i, super::trace::traced(span, fut))
-        })
+        .map(|i| (i, task_future(graph, &tasks[i], i, state, finisher, saver)))
         .collect()
+}
+
+/// Task `i`'s future, with its policies, in its span.
+fn task_future<'r, S>(
+    graph: &'r Graph<S>,
+    task: &'r Task,
+    i: usize,
+    state: &Arc<S>,
+    finisher: &Finisher<'_, S>,
+    saver: Option<&'r dyn Checkpointer>,
+) -> TaskFuture<'r, S::Update>
+where
+    S: AgentState + Send + Sync + 'static,
+    S::Update: Send,
+{
+    let ctx = finisher.slots[i].ctx.clone();
+    let fut = with_policies(graph, task, Arc::clone(state), ctx, saver);
+    let span = super::trace::node_span(&graph.names[task.node], finisher.step);
+    super::trace::traced(span, fut)
 }
 
 /// One attempt of a task, as a future.
@@ -849,7 +900,7 @@ where
     S: AgentState + Clone + Send + Sync,
     S::Update: Clone + Send,
 {
-    type Output = Result<Vec<TaskResult<S::Update>>, GraphError>;
+    type Output = Result<Vec<Option<TaskResult<S::Update>>>, GraphError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -872,10 +923,7 @@ where
         if let Some(error) = this.error.take() {
             return Poll::Ready(Err(error));
         }
-        let results = std::mem::take(&mut this.results)
-            .into_iter()
-            .map(|r| r.expect("every task finished"))
-            .collect();
-        Poll::Ready(Ok(results))
+        // Every task finished: each slot is filled.
+        Poll::Ready(Ok(std::mem::take(&mut this.results)))
     }
 }

@@ -44,7 +44,14 @@ where
                 Err(paused) => return Ok((at, paused)),
             };
             let routes = (&routing, &mut routed, &mut next);
-            if self.after_step(sink, &mut at, routes, observed).await? {
+            // A direct run has nothing to keep or show after a step: it
+            // routes without a future of its own.
+            let stops = if direct {
+                self.after_plain_step(&*sink, &mut at, routes)?
+            } else {
+                self.after_step(sink, &mut at, routes, observed).await?
+            };
+            if stops {
                 break;
             }
         }
@@ -125,16 +132,34 @@ where
         if !self.shows_nothing() {
             self.emit(sink, observed, next).await?;
         }
-        let after = at.tasks.iter().any(|t| self.breaks_after(t.node));
-        std::mem::swap(&mut at.tasks, next);
-        at.resuming = false;
-        if after && !at.tasks.is_empty() {
+        if self.end_step(at, next) {
             if let Some(channel) = &self.stream {
                 channel.at_breakpoint().await;
             }
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// [`after_step`](Self::after_step) for a run that keeps no progress
+    /// and shows nothing: routes, then moves on.
+    fn after_plain_step(
+        &mut self,
+        sink: &Sink<'a, S, C>,
+        at: &mut Progress<S::Update>,
+        (routing, routed, next): (&Routing, &mut Routed, &mut Vec<Task>),
+    ) -> Result<bool, GraphError> {
+        self.route_step(sink, at, routing, routed, next)?;
+        Ok(self.end_step(at, next))
+    }
+
+    /// Moves on to `next`'s tasks; `true`: the run stops here (an
+    /// `interrupt_after` node ran and there is more to run).
+    fn end_step(&self, at: &mut Progress<S::Update>, next: &mut Vec<Task>) -> bool {
+        let after = at.tasks.iter().any(|t| self.breaks_after(t.node));
+        std::mem::swap(&mut at.tasks, next);
+        at.resuming = false;
+        after && !at.tasks.is_empty()
     }
 
     /// A step the fast path did not apply: its tasks run (unless the fast
@@ -167,9 +192,14 @@ where
                     remaining: self.graph.recursion_limit.saturating_sub(at.steps),
                 },
             };
-            run_step(self.graph, &at.tasks, sink.shared(), plan, out)
-                .instrument(span.span().clone())
-                .await?;
+            let running = run_step(self.graph, &at.tasks, sink.shared(), plan, out);
+            // Nobody listening: the step's future is awaited as it is, not
+            // moved into a span's wrapper.
+            if span.span().is_disabled() {
+                running.await?;
+            } else {
+                running.instrument(span.span().clone()).await?;
+            }
         } else if let Some(channel) = &self.stream {
             fast_ended(
                 self.graph,
@@ -187,10 +217,18 @@ where
         if !out.interrupts.is_empty() {
             return self.pause(sink, at, out).await.map(Err);
         }
-        let routing = self.routing(out)?;
+        // A plain run that shows nothing reads the writes' routing nowhere
+        // else: it is moved out of them, not copied.
+        let moves = matches!(sink, Sink::Plain { .. }) && self.shows_nothing();
+        let routing = self.routing(out, moves)?;
         let observed = self.observed().then(|| out.writes.clone());
-        sink.apply(Source::Loop, &mut out.writes, self.durability)
-            .await?;
+        // A plain run's writes apply without a future of their own.
+        if let Sink::Plain { .. } = sink {
+            sink.apply_plain_writes(&mut out.writes)?;
+        } else {
+            sink.apply(Source::Loop, &mut out.writes, self.durability)
+                .await?;
+        }
         Ok(Ok((routing, observed)))
     }
 
@@ -304,8 +342,14 @@ where
     }
 
     /// The gotos and `Send`s of each task's writes, checked; empty when
-    /// no write has any (most steps: then nothing is copied).
-    pub(super) fn routing(&self, out: &StepOut<S::Update>) -> Result<Routing, GraphError> {
+    /// no write has any (most steps: then nothing is copied). With
+    /// `moves`, they are taken out of the writes instead of copied (for a
+    /// run where nothing reads them after).
+    pub(super) fn routing(
+        &self,
+        out: &mut StepOut<S::Update>,
+        moves: bool,
+    ) -> Result<Routing, GraphError> {
         let directed = out
             .writes
             .iter()
@@ -316,15 +360,10 @@ where
         for w in &out.writes {
             self.graph.check_targets(&w.node, &w.goto, &w.send)?;
         }
-        Ok(out
-            .owners
+        let StepOut { owners, writes, .. } = out;
+        Ok(owners
             .windows(2)
-            .map(|k| {
-                let ws = &out.writes[k[0]..k[1]];
-                let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
-                let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
-                (goto, send)
-            })
+            .map(|k| task_routing(&mut writes[k[0]..k[1]], moves))
             .collect())
     }
 
@@ -370,4 +409,31 @@ where
 struct StepRun {
     ran: bool,
     plain: bool,
+}
+
+/// One task's gotos and `Send`s, from its writes: taken out of them with
+/// `moves` (the first write's lists as they are, later ones appended), else
+/// copied.
+fn task_routing<U>(ws: &mut [NodeWrite<U>], moves: bool) -> (Vec<String>, Vec<crate::send::Send>) {
+    if !moves {
+        let goto = ws.iter().flat_map(|w| w.goto.iter().cloned()).collect();
+        let send = ws.iter().flat_map(|w| w.send.iter().cloned()).collect();
+        return (goto, send);
+    }
+    let (mut goto, mut send) = (Vec::new(), Vec::new());
+    for w in ws {
+        append_taken(&mut goto, &mut w.goto);
+        append_taken(&mut send, &mut w.send);
+    }
+    (goto, send)
+}
+
+/// Moves `from`'s items to the end of `to`: `from` itself when `to` is
+/// empty (no allocation).
+fn append_taken<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
+    if to.is_empty() {
+        std::mem::swap(to, from);
+    } else {
+        to.append(from);
+    }
 }

@@ -77,15 +77,7 @@ where
     ) -> Result<(), GraphError> {
         let step = self.next_step();
         match self {
-            Sink::Plain { .. } => {
-                let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
-                self.apply_plain(updates)
-                    .map_err(|error| GraphError::InvalidUpdate {
-                        step,
-                        nodes: writes.drain(..).map(|w| w.node).collect(),
-                        error,
-                    })
-            }
+            Sink::Plain { .. } => self.apply_plain_writes(writes),
             Sink::Saved(thread, in_flight) => {
                 for send in writes.iter().flat_map(|w| &w.send) {
                     send.arg_json().map_err(|error| GraphError::SendArg {
@@ -138,6 +130,23 @@ where
     }
 
     /// A plain run's step, applied in place (no future, nothing stored).
+    /// A plain run's step of `writes`: [`apply`](Self::apply) without a
+    /// future (nothing to store, nothing to wait for). The updates are
+    /// taken out of `writes`.
+    pub(super) fn apply_plain_writes(
+        &mut self,
+        writes: &mut Vec<NodeWrite<S::Update>>,
+    ) -> Result<(), GraphError> {
+        let step = self.next_step();
+        let updates = writes.iter_mut().map(|w| std::mem::take(&mut w.update));
+        self.apply_plain(updates)
+            .map_err(|error| GraphError::InvalidUpdate {
+                step,
+                nodes: writes.drain(..).map(|w| w.node).collect(),
+                error,
+            })
+    }
+
     pub(super) fn apply_plain(
         &mut self,
         updates: impl IntoIterator<Item = S::Update>,
