@@ -660,8 +660,8 @@ async fn a_thread_stream_on_one_server_follows_a_run_started_on_another() {
         [&json!("running"), &json!("completed")],
         "{envelopes:?}"
     );
-    let values = envelopes.iter().filter(|e| e["method"] == "values");
-    let last = values.last().expect("values");
+    let mut values = envelopes.iter().filter(|e| e["method"] == "values");
+    let last = values.next_back().expect("values");
     assert_eq!(last["params"]["data"]["n"], 0, "{envelopes:?}");
     let seqs: Vec<u64> = envelopes
         .iter()
