@@ -279,7 +279,6 @@ impl<S: HasMessages + Send + Sync> ChatModel<S> for AnthropicChat {
 
 /// The HTTP client: rustls, a per-read `timeout`.
 fn http_client(timeout: Duration) -> reqwest::Client {
-    super::tls::install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         .read_timeout(timeout)

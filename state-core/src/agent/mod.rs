@@ -249,8 +249,6 @@ pub mod openai;
 mod repair;
 mod scripted;
 mod structured;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]
-pub(crate) mod tls;
 mod tool;
 mod tools_node;
 

@@ -16,7 +16,6 @@
 //! ```
 
 use crate::agent::excerpt;
-use crate::agent::tls::openai_client;
 use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
@@ -81,7 +80,7 @@ impl OpenAiChat {
             .with_api_base(DEFAULT_BASE_URL)
             .with_api_key("");
         Self {
-            client: openai_client(&config),
+            client: Client::with_config(config.clone()),
             config,
             model: model.into(),
             structured: None,
@@ -115,7 +114,7 @@ impl OpenAiChat {
         let url: String = url.into();
         let config = self.config.with_api_base(url.trim_end_matches('/'));
         Self {
-            client: openai_client(&config),
+            client: Client::with_config(config.clone()),
             config,
             model: self.model,
             structured: self.structured,
@@ -127,7 +126,7 @@ impl OpenAiChat {
     pub fn with_api_key(self, key: impl Into<String>) -> Self {
         let config = self.config.with_api_key(key);
         Self {
-            client: openai_client(&config),
+            client: Client::with_config(config.clone()),
             config,
             model: self.model,
             structured: self.structured,

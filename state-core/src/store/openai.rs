@@ -9,7 +9,6 @@
 //! runtime.
 
 use crate::agent::excerpt;
-use crate::agent::tls::openai_client;
 use std::fmt;
 
 use async_openai::config::{Config, OpenAIConfig};
@@ -75,7 +74,7 @@ impl OpenAiEmbeddings {
             .with_api_base(crate::agent::openai::DEFAULT_BASE_URL)
             .with_api_key("");
         OpenAiEmbeddings {
-            client: openai_client(&config),
+            client: Client::with_config(config.clone()),
             config,
             model: model.into(),
             dimensions: None,
@@ -123,7 +122,7 @@ impl OpenAiEmbeddings {
 
     fn with_config(self, config: OpenAIConfig) -> Self {
         OpenAiEmbeddings {
-            client: openai_client(&config),
+            client: Client::with_config(config.clone()),
             config,
             ..self
         }

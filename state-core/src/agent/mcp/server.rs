@@ -211,7 +211,6 @@ fn http_transport(
     }
     let config =
         StreamableHttpClientTransportConfig::with_uri(server.url.as_str()).custom_headers(headers);
-    crate::agent::tls::install_crypto_provider();
     Ok(StreamableHttpClientTransport::with_client(
         CallAuthClient::default(),
         config,
