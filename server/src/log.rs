@@ -34,7 +34,11 @@ pub(crate) struct Events {
 /// events its clients hold but never stored them; the attempt that takes
 /// over cannot know their ids, so it starts above all of them.
 #[cfg(feature = "postgres")]
-pub(crate) const ATTEMPT_IDS: usize = 1 << 32;
+pub(crate) const ATTEMPT_IDS: usize = match 1usize.checked_shl(32) {
+    Some(ids) => ids,
+    // A 32-bit target: a million ids an attempt.
+    None => 1 << 20,
+};
 
 /// The events of one run, numbered in the order they were sent: from 1,
 /// or on from the last one stored when a server takes over a run another

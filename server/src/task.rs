@@ -171,12 +171,16 @@ impl Job {
                     interrupts,
                 } => {
                     output = with_interrupts(state.clone(), &interrupts);
-                    self.finished(state, &next, &interrupts).await;
+                    if !self.finished(state, &next, &interrupts).await {
+                        break Some(self.lost());
+                    }
                     recorded = true;
                     continue;
                 }
                 RunEvent::Failed(error) => {
-                    self.failed(&error).await;
+                    if !self.failed(&error).await {
+                        break Some(self.lost());
+                    }
                     recorded = true;
                     output = json!({ "__error__": &error });
                     self.emit("error", error.to_string())
@@ -373,7 +377,9 @@ impl Job {
                 self.update_thread(status, Some(s.values), None, json!({}))
                     .await;
             }
-            _ => self.update_thread("idle", None, None, json!({})).await,
+            _ => {
+                self.update_thread("idle", None, None, json!({})).await;
+            }
         }
         self.record_status("interrupted").await;
         tracing::info!(run_id = %self.run_id, why, "run stopped");
@@ -449,46 +455,66 @@ impl Job {
         }
     }
 
-    async fn record_status(&self, status: &str) {
+    /// Records the run's status; `false` when the run is no longer this
+    /// server's (and nothing was written).
+    async fn record_status(&self, status: &str) -> bool {
         match self.app.store.set_run_status(&self.run_id, status).await {
-            Ok(true) => {}
-            Ok(false) => lost(&self.run_id),
+            Ok(ours) => ours,
             Err(e) => {
                 tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
+                true
             }
         }
     }
 
     /// Writes the thread as the run leaves it, while the run is still
     /// this server's (see [`Store::save_run_thread`](crate::store::Store::save_run_thread)).
-    async fn save_thread(&self, thread: &crate::store::ThreadRow) {
+    /// `false` when the run is no longer this server's (nothing written).
+    async fn save_thread(&self, thread: &crate::store::ThreadRow) -> bool {
         match self.app.store.save_run_thread(thread, &self.run_id).await {
-            Ok(true) => {}
-            Ok(false) => lost(&self.run_id),
+            Ok(ours) => ours,
             Err(e) => {
                 tracing::error!(thread_id = %self.thread_id, error = %e, "could not record the thread");
+                true
             }
         }
     }
 
+    /// The run turned out to be another server's as it ended (its lease
+    /// lapsed and it was taken over): it is let go as handed over, so its
+    /// stream gets no end here and nothing else of it is recorded.
+    fn lost(&self) -> &'static str {
+        tracing::warn!(run_id = %self.run_id, "the run is no longer this server's: its end is left to its owner");
+        self.handover.store(true, Ordering::SeqCst);
+        "no longer this server's"
+    }
+
     /// The run reached its end or paused: the thread holds its output.
-    async fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) {
+    /// `false` when the run is no longer this server's.
+    async fn finished(&self, values: Value, next: &[String], interrupts: &[Interrupt]) -> bool {
         let paused = !interrupts.is_empty() || !next.is_empty();
         let status = if paused { "interrupted" } else { "idle" };
-        self.update_thread(status, Some(values), None, by_node(interrupts))
-            .await;
+        let thread = self.update_thread(status, Some(values), None, by_node(interrupts));
+        if !thread.await {
+            return false;
+        }
         self.tidy().await;
-        self.record_status("success").await;
+        let ours = self.record_status("success").await;
         tracing::info!(run_id = %self.run_id, status, "run finished");
+        ours
     }
 
     /// The run failed: the thread keeps its last state and shows the error.
-    async fn failed(&self, error: &Value) {
-        self.update_thread("error", None, Some(error.clone()), json!({}))
-            .await;
+    /// `false` when the run is no longer this server's.
+    async fn failed(&self, error: &Value) -> bool {
+        let thread = self.update_thread("error", None, Some(error.clone()), json!({}));
+        if !thread.await {
+            return false;
+        }
         self.tidy().await;
-        self.record_status("error").await;
+        let ours = self.record_status("error").await;
         tracing::warn!(run_id = %self.run_id, %error, "run failed");
+        ours
     }
 
     async fn update_thread(
@@ -497,10 +523,10 @@ impl Job {
         values: Option<Value>,
         error: Option<Value>,
         interrupts: Value,
-    ) {
+    ) -> bool {
         let store = &self.app.store;
         let Ok(Some(mut thread)) = store.thread(&self.thread_id).await else {
-            return;
+            return true;
         };
         let stamp = now();
         if values.is_some() {
@@ -511,7 +537,7 @@ impl Job {
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();
         thread.updated_at = stamp;
-        self.save_thread(&thread).await;
+        self.save_thread(&thread).await
     }
 
     /// A stateless run's thread goes once the run ends.
@@ -525,11 +551,4 @@ impl Job {
         }
         self.app.drop_lock(&self.thread_id);
     }
-}
-
-/// A run this server no longer owns tried to record its end: another
-/// server took it over (or the queue took it back) after its lease
-/// lapsed, and what it records wins.
-fn lost(run_id: &str) {
-    tracing::warn!(%run_id, "the run is no longer this server's: its end is left to its owner");
 }

@@ -563,8 +563,8 @@ async fn a_server_stops_a_run_it_no_longer_holds() {
 /// A run whose server lost it between two heartbeats (its owner changed
 /// under it, as when its lease lapsed and another server took it) and
 /// that ends before the next one: its end is not recorded, neither the
-/// run's status nor the thread's, so it never writes over what the run's
-/// new owner records.
+/// run's status, the thread's, nor its stream's end, so it never writes
+/// over what the run's new owner records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_run_does_not_record_its_end() {
     let (c, db) = (Client::new(), database().await);
@@ -600,6 +600,13 @@ async fn a_lost_run_does_not_record_its_end() {
     );
     let (_, t) = get(&c, format!("{}/threads/{thread}", a.base)).await;
     assert_eq!(t["status"], "busy", "{t}");
+    // Nor its stream's end: followers wait for the run's owner.
+    let ended = "SELECT ended FROM server_run_streams WHERE run_id = $1";
+    let rows = client.query(ended, &[&run_id]).await.expect("the stream");
+    assert!(
+        rows.iter().all(|r| !r.get::<_, bool>(0)),
+        "the end was stored"
+    );
 }
 
 /// Reads a thread-protocol stream until a root `lifecycle` event ends a

@@ -138,6 +138,11 @@ enum Entry {
 pub(crate) struct Appender {
     tx: mpsc::UnboundedSender<Entry>,
     written: Mutex<Option<oneshot::Receiver<()>>>,
+    /// Set when the run's end stopped waiting for its events: a batch
+    /// still refused is then dropped, not tried again (after a handover
+    /// the next server numbers on from what is stored, and a late batch
+    /// would clash with its ids).
+    abandoned: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Appender {
@@ -170,7 +175,9 @@ impl Appender {
             .take();
         if let Some(written) = written {
             if tokio::time::timeout(FINISH, written).await.is_err() {
-                tracing::error!("a run's events were not all written in time");
+                self.abandoned
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                tracing::error!("a run's events were not all written in time: the rest dropped");
             }
         }
     }
@@ -257,22 +264,27 @@ impl StoredEvents {
         let (tx, rx) = mpsc::unbounded_channel();
         let (done, written) = oneshot::channel();
         let ids = (run_id.to_owned(), thread_id.to_owned());
-        tokio::spawn(Arc::clone(self).write_all(ids, rx, done));
+        let abandoned = Arc::default();
+        let writer = Arc::clone(self).write_all(ids, rx, done, Arc::clone(&abandoned));
+        tokio::spawn(writer);
         Appender {
             tx,
             written: Mutex::new(Some(written)),
+            abandoned,
         }
     }
 
     /// Writes the run's events as they come, each batch all that waited.
     /// A batch that cannot be written is kept and tried again, with what
-    /// came since, for [`KEEP_TRYING`]: a database that is away for a
-    /// moment leaves no gap in the run's stored events.
+    /// came since, for [`KEEP_TRYING`] (or until the run's end stops
+    /// waiting, `abandoned`): a database that is away for a moment leaves
+    /// no gap in the run's stored events.
     async fn write_all(
         self: Arc<Self>,
         (run_id, thread_id): (String, String),
         mut rx: mpsc::UnboundedReceiver<Entry>,
         done: oneshot::Sender<()>,
+        abandoned: Arc<std::sync::atomic::AtomicBool>,
     ) {
         let (mut batch, mut last) = (Batch::default(), 0);
         let mut failing: Option<std::time::Instant> = None;
@@ -298,7 +310,8 @@ impl StoredEvents {
                 Err(e) => {
                     let since = *failing.get_or_insert_with(std::time::Instant::now);
                     let events = batch.seqs.len();
-                    if since.elapsed() < KEEP_TRYING {
+                    let given_up = abandoned.load(std::sync::atomic::Ordering::SeqCst);
+                    if since.elapsed() < KEEP_TRYING && !given_up {
                         tracing::warn!(%run_id, events, error = ?e, "could not store a run's events yet");
                         tokio::time::sleep(Duration::from_secs(1)).await;
                         continue;
@@ -425,6 +438,11 @@ impl StoredEvents {
             if page.ended && after >= page.last_seq {
                 return Ok(());
             }
+            // Nothing stored: a run that is not live has nothing to come
+            // (its events swept, or it never ran), so no wait for it.
+            if !page.exists && !live(store, thread_id, run_id).await? {
+                return Ok(());
+            }
             tokio::select! {
                 () = wake.next() => continue,
                 () = tokio::time::sleep(POLL) => {}
@@ -432,8 +450,7 @@ impl StoredEvents {
             }
             // No word for a while: a run recorded ended whose end never
             // came (its server died) ends here, after one more look.
-            let run = store.run(thread_id, run_id).await?;
-            let live = run.is_some_and(|r| matches!(r.status.as_str(), "pending" | "running"));
+            let live = live(store, thread_id, run_id).await?;
             if !live && (quiet || !page.exists) {
                 return Ok(());
             }
@@ -455,6 +472,12 @@ impl StoredEvents {
 
 /// Sweeps every half TTL (between 0.5 s and a minute) while the server is
 /// up.
+/// Whether the run is stored and not finished (`pending`, `running`).
+async fn live(store: &Store, thread_id: &str, run_id: &str) -> Result<bool, StoreError> {
+    let run = store.run(thread_id, run_id).await?;
+    Ok(run.is_some_and(|r| matches!(r.status.as_str(), "pending" | "running")))
+}
+
 fn sweep_forever(events: &Arc<StoredEvents>) {
     let every = (events.ttl / 2).clamp(Duration::from_millis(500), Duration::from_secs(60));
     let events = Arc::downgrade(events);

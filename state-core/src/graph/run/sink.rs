@@ -129,7 +129,6 @@ where
         }
     }
 
-    /// A plain run's step, applied in place (no future, nothing stored).
     /// A plain run's step of `writes`: [`apply`](Self::apply) without a
     /// future (nothing to store, nothing to wait for). The updates are
     /// taken out of `writes`.
@@ -147,6 +146,7 @@ where
             })
     }
 
+    /// A plain run's step, applied in place (no future, nothing stored).
     pub(super) fn apply_plain(
         &mut self,
         updates: impl IntoIterator<Item = S::Update>,
