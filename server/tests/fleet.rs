@@ -106,18 +106,25 @@ async fn stored(db: &Db, run_id: &str) -> (i32, String) {
     (row.get(0), row.get(1))
 }
 
-/// Starts a countdown in the background on `a`, then `b` next to it;
-/// waits until the run stored a few steps: the thread and the run id.
-async fn run_on_first(c: &Client, a: &Node, db: &Db, n: u32) -> (String, String, Node) {
+/// Starts a countdown of `n` steps in the background on a new thread of
+/// `base`, and waits until it runs: the thread and the run id.
+async fn running_countdown(c: &Client, base: &str, n: u32) -> (String, String) {
     let thread = uuid::Uuid::new_v4().to_string();
-    new_thread(c, &a.base, &thread).await;
-    let (status, started) = background(c, &a.base, &thread, countdown(n, "enqueue")).await;
+    new_thread(c, base, &thread).await;
+    let (status, started) = background(c, base, &thread, countdown(n, "enqueue")).await;
     assert_eq!(status, StatusCode::OK, "{started}");
     let run_id = started["run_id"].as_str().expect("run id").to_owned();
-    wait_run(c, &a.base, &thread, &run_id, Duration::from_secs(10), |r| {
+    wait_run(c, base, &thread, &run_id, Duration::from_secs(10), |r| {
         r["status"] == "running"
     })
     .await;
+    (thread, run_id)
+}
+
+/// Starts a countdown in the background on `a`, then `b` next to it;
+/// waits until the run stored a few steps: the thread and the run id.
+async fn run_on_first(c: &Client, a: &Node, db: &Db, n: u32) -> (String, String, Node) {
+    let (thread, run_id) = running_countdown(c, &a.base, n).await;
     let b = Node::start(db, &["--lease-ms", "1000"]).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     while history(c, &a.base, &thread).await.len() < 4 {
@@ -570,20 +577,7 @@ async fn a_lost_run_does_not_record_its_end() {
     let (c, db) = (Client::new(), database().await);
     // A heartbeat every 12 s: none comes while the run lasts.
     let a = Node::start(&db, &["--lease-ms", "60000"]).await;
-    let thread = uuid::Uuid::new_v4().to_string();
-    new_thread(&c, &a.base, &thread).await;
-    let (status, started) = background(&c, &a.base, &thread, countdown(4, "enqueue")).await;
-    assert_eq!(status, StatusCode::OK, "{started}");
-    let run_id = started["run_id"].as_str().expect("run id").to_owned();
-    wait_run(
-        &c,
-        &a.base,
-        &thread,
-        &run_id,
-        Duration::from_secs(10),
-        |r| r["status"] == "running",
-    )
-    .await;
+    let (thread, run_id) = running_countdown(&c, &a.base, 4).await;
     let client = connect(&db.url()).await;
     let steal = "UPDATE server_runs SET owner = 'elsewhere' WHERE run_id = $1";
     client.execute(steal, &[&run_id]).await.expect("steal");
