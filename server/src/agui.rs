@@ -70,7 +70,7 @@ async fn run(
     scope: Scope,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, Response> {
-    let assistant = app.run_assistant(&assistant_id).map_err(reply)?;
+    let assistant = &app.resolve(&assistant_id).await.map_err(reply)?;
     let input = input::read(&body).map_err(IntoResponse::into_response)?;
     let thread_id = server_thread_id(&input.thread_id);
     let created = ensure_thread(&app, &thread_id, &input.thread_id, &scope)

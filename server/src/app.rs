@@ -6,50 +6,55 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_state::checkpoint::Checkpointer;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::ids::is_uuid;
 use crate::lease::Leases;
 use crate::served::ServedGraph;
-use crate::store::Store;
+use crate::store::{AssistantRow, Store};
 
-/// A registered graph, served as an assistant.
+/// An assistant a run or a route uses: the stored record's ids, config,
+/// context and metadata, with the registered graph it names.
+#[derive(Clone)]
 pub(crate) struct Assistant {
-    /// Its id: derived from the graph's name, so it survives restarts.
+    /// Its id: for a graph's own, derived from the graph's name, so it
+    /// survives restarts.
     pub id: String,
     /// The graph's name.
     pub graph_id: String,
-    /// When it was first registered in this database.
-    pub created_at: String,
     /// The graph.
     pub graph: Arc<dyn ServedGraph>,
     /// Its input, output and state JSON Schemas, when registered with
     /// them.
     pub schemas: Option<Value>,
+    /// Its `config` (a run's `configurable` is merged over its own).
+    pub config: Value,
+    /// Its `context` (a run's is merged over it).
+    pub context: Value,
+    /// Its metadata (under a run's own).
+    pub metadata: Map<String, Value>,
 }
 
 impl Assistant {
-    /// The assistant as the API shows it.
-    pub(crate) fn to_json(&self) -> Value {
-        json!({
-            "assistant_id": self.id,
-            "graph_id": self.graph_id,
-            "config": {},
-            "context": {},
-            "metadata": {"created_by": "system"},
-            "name": self.graph_id,
-            "created_at": self.created_at,
-            "updated_at": self.created_at,
-            "version": 1,
-            "description": null,
-        })
+    /// This graph entry as the stored assistant `row` (which names its
+    /// graph).
+    fn as_stored(&self, row: AssistantRow) -> Self {
+        Assistant {
+            id: row.assistant_id,
+            graph_id: row.graph_id,
+            graph: Arc::clone(&self.graph),
+            schemas: self.schemas.clone(),
+            config: row.config,
+            context: row.context,
+            metadata: row.metadata,
+        }
     }
 }
 
 /// The shared state.
 pub(crate) struct App {
-    /// Assistants by graph name.
+    /// The registered graphs, each as its own assistant, by graph name.
     pub assistants: BTreeMap<String, Assistant>,
     /// Threads, runs and assistants.
     pub store: Store,
@@ -158,16 +163,6 @@ impl App {
             .or_else(|| self.assistants.values().find(|a| a.id == id))
     }
 
-    /// The assistant a path names: an unknown UUID is 404, anything else
-    /// that is not a graph's name is 422 (as the official server answers).
-    pub(crate) fn path_assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
-        match self.find_assistant(id) {
-            Some(a) => Ok(a),
-            None if is_uuid(id) => Err(ApiError::NotFound("Not Found".to_owned())),
-            None => Err(ApiError::not_uuid("assistant")),
-        }
-    }
-
     /// The assistant a run names: an unknown name is 422 listing the
     /// graphs, an unknown UUID 404.
     pub(crate) fn run_assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
@@ -182,6 +177,51 @@ impl App {
                     "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
                     names.join(", ")
                 )))
+            }
+        }
+    }
+
+    /// The assistant a run names (a graph's name, or the id of a stored
+    /// assistant, the graph's own or one a client created) as stored now:
+    /// a name that is neither is 422 listing the graphs; an unknown or
+    /// deleted one, or one whose graph is not served, 404.
+    pub(crate) async fn resolve(&self, id: &str) -> Result<Assistant, ApiError> {
+        let id = match self.assistants.get(id) {
+            Some(graph) => graph.id.clone(),
+            None => id.to_owned(),
+        };
+        if !is_uuid(&id) {
+            return Err(self.run_assistant(&id).err().unwrap_or_else(|| ApiError::not_uuid("assistant")));
+        }
+        let missing = || ApiError::NotFound("Thread or assistant not found.".to_owned());
+        let row = self.store.assistant(&id).await?.ok_or_else(missing)?;
+        let graph = self.assistants.get(&row.graph_id).ok_or_else(missing)?;
+        Ok(graph.as_stored(row))
+    }
+
+    /// The stored assistant a route's path names (a graph's name stands
+    /// for the graph's own): 422 for an id that is no UUID, `missing` for
+    /// one not stored, whose graph is not served, or outside the caller's
+    /// filter.
+    pub(crate) async fn path_record(
+        &self,
+        id: &str,
+        scope: &crate::auth::Scope,
+        missing: impl Fn(&str) -> ApiError,
+    ) -> Result<(AssistantRow, &Assistant), ApiError> {
+        let path_id = id;
+        let id = self.assistants.get(id).map_or(id, |g| g.id.as_str());
+        if !is_uuid(id) {
+            return Err(ApiError::not_uuid("assistant"));
+        }
+        let row = self.store.assistant(id).await?;
+        let row = row.filter(|r| scope.admits(&r.metadata));
+        let found = row.and_then(|r| Some((self.assistants.get(&r.graph_id)?, r)));
+        match found {
+            Some((graph, row)) => Ok((row, graph)),
+            None => {
+                tracing::info!(assistant_id = %path_id, "refused: no such assistant");
+                Err(missing(path_id))
             }
         }
     }

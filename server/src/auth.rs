@@ -17,8 +17,11 @@
 //!
 //! The resources and actions are LangGraph's: a thread's runs are the
 //! thread's (`threads` `create_run`, `read`, `update` for a cancel,
-//! `delete`, `search` for a list), assistants have `read` and `search`
-//! here (they are the registered graphs), and the Store has `put`, `get`,
+//! `delete`, `search` for a list), assistants have `create`, `read` (one,
+//! its versions, graph, schemas and subgraphs), `update` (a patch, or a
+//! version made the latest), `delete` and `search` (a filter stamped on
+//! the assistants a caller creates, another's not found), and the Store
+//! has `put`, `get`,
 //! `search`, `delete` and `list_namespaces`; a Store hook may rewrite the
 //! request's `namespace` (prefix it with the caller's id, say), which the
 //! server then uses.
@@ -193,13 +196,14 @@ impl Resource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Action {
-    /// A thread created.
+    /// A thread or an assistant created.
     Create,
     /// A thread, run, state, history or assistant read (a run joined).
     Read,
-    /// A thread patched, its state updated, a run cancelled.
+    /// A thread patched, its state updated, a run cancelled; an
+    /// assistant patched or set to one of its versions.
     Update,
-    /// A thread or run deleted; a Store item deleted.
+    /// A thread, run or assistant deleted; a Store item deleted.
     Delete,
     /// Threads, runs or assistants listed or counted; Store items
     /// searched.

@@ -74,10 +74,10 @@ async fn admit(
     temporary: bool,
     queued: bool,
 ) -> Result<(Job, BoxStream<'static, RunEvent>, Turn, RunRow), ApiError> {
-    let assistant = app.run_assistant(&body.assistant_id)?;
+    let assistant = &app.resolve(&body.assistant_id).await?;
     same_graph(app, thread_id, assistant).await?;
     let run_id = new_id();
-    let (job, events) = open_job(app, thread_id, &run_id, body, temporary, 1)?;
+    let (job, events) = open_job(app, assistant, thread_id, &run_id, body, temporary, 1)?;
     let strategy = body.multitask_strategy.as_deref();
     let turn = take_turn(app, thread_id, strategy).await?;
     if temporary {
@@ -139,13 +139,13 @@ async fn record(app: &App, row: &RunRow, body: &RunCreate, queued: bool) -> Resu
 /// mode, input or control) before anything is stored.
 fn open_job(
     app: &Arc<App>,
+    assistant: &Assistant,
     thread_id: &str,
     run_id: &str,
     body: &RunCreate,
     temporary: bool,
     attempt: i64,
 ) -> Result<(Job, BoxStream<'static, RunEvent>), ApiError> {
-    let assistant = app.run_assistant(&body.assistant_id)?;
     let (modes, _) = modes::parse(&body.stream_mode)?;
     let subgraphs = modes::subgraphs(&body.stream_subgraphs)?;
     let control = crate::control::read(body, assistant)?;
@@ -244,7 +244,9 @@ async fn claimed_job(
         (body.checkpoint, body.checkpoint_id) = (None, None);
     }
     let (thread_id, run_id) = (&claimed.thread_id, &claimed.run_id);
-    let opened = open_job(app, thread_id, run_id, &body, false, claimed.attempt);
+    let assistant = app.resolve(&body.assistant_id).await;
+    let assistant = assistant.map_err(|e| failed(e.status_and_detail_text()))?;
+    let opened = open_job(app, &assistant, thread_id, run_id, &body, false, claimed.attempt);
     let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
     // A run taken over or handed over goes on after the last event the
@@ -361,13 +363,34 @@ fn run_metadata(
     run_id: &str,
     extra: &Map<String, Value>,
 ) -> Map<String, Value> {
-    let mut meta = extra.clone();
-    meta.insert("created_by".into(), json!("system"));
+    let mut meta = a.metadata.clone();
+    meta.extend(extra.clone());
     meta.insert("graph_id".into(), json!(a.graph_id));
     meta.insert("assistant_id".into(), json!(a.id));
     meta.insert("thread_id".into(), json!(thread_id));
     meta.insert("run_id".into(), json!(run_id));
     meta
+}
+
+/// A run's `configurable` and `context`: the assistant's, with the run's
+/// own over them key by key (the run's `context`, else its
+/// `config.configurable`, stands for both), as the official server
+/// merges them.
+pub(crate) fn configured(a: &Assistant, body: &RunCreate) -> (Map<String, Value>, Map<String, Value>) {
+    let object = |v: Option<&Value>| match v {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let given = object(body.context.as_ref());
+    let own = match given.is_empty() {
+        true => object(body.config.as_ref().and_then(|c| c.get("configurable"))),
+        false => given,
+    };
+    let mut configurable = object(a.config.get("configurable"));
+    configurable.extend(own.clone());
+    let mut context = object(Some(&a.context));
+    context.extend(own);
+    (configurable, context)
 }
 
 /// Marks the thread busy, and stamps `graph_id` and `assistant_id` into
@@ -394,10 +417,13 @@ fn run_row(
     temporary: bool,
     subgraphs: bool,
 ) -> RunRow {
-    let mut metadata = body.metadata.clone();
+    let mut metadata = a.metadata.clone();
+    metadata.extend(body.metadata.clone());
     metadata.insert("graph_id".into(), json!(a.graph_id));
     metadata.insert("assistant_id".into(), json!(a.id));
-    let configurable = json!({"run_id": run_id, "thread_id": thread_id, "graph_id": a.graph_id, "assistant_id": a.id});
+    let (mut configurable, context) = configured(a, body);
+    let ids = [("run_id", run_id), ("thread_id", thread_id), ("graph_id", &a.graph_id), ("assistant_id", &a.id)];
+    configurable.extend(ids.map(|(k, v)| (k.to_owned(), json!(v))));
     // The command as it was sent: the keys it had.
     let command = body.command.as_ref().map(|c| {
         let keys = [
@@ -413,7 +439,7 @@ fn run_row(
     let durability = body.durability.clone().filter(|d| !d.is_null());
     let kwargs = json!({
         "input": body.input, "command": command,
-        "config": {"configurable": configurable}, "context": {}, "stream_mode": stream_mode,
+        "config": {"configurable": configurable}, "context": context, "stream_mode": stream_mode,
         "interrupt_before": body.interrupt_before, "interrupt_after": body.interrupt_after,
         "temporary": temporary, "subgraphs": subgraphs, "resumable": false,
         "durability": durability.unwrap_or_else(|| json!("async")),

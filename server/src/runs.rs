@@ -67,6 +67,12 @@ pub(crate) struct RunCreate {
     pub stream_resumable: Option<bool>,
     #[serde(default)]
     pub stream_subgraphs: Value,
+    /// `config` (its `configurable` is merged over the assistant's).
+    #[serde(default)]
+    pub config: Option<Value>,
+    /// `context` (merged over the assistant's).
+    #[serde(default)]
+    pub context: Option<Value>,
     /// Tools the caller executes: set by the AG-UI endpoint (`agui.rs`),
     /// never read from a body.
     #[serde(skip)]
@@ -116,7 +122,7 @@ async fn check_checkpoint(app: &App, thread_id: &str, body: &RunCreate) -> Resul
         // Refused for its id by `run_thread`.
         return Ok(());
     }
-    let Ok(assistant) = app.run_assistant(&body.assistant_id) else {
+    let Ok(assistant) = app.resolve(&body.assistant_id).await else {
         // The run is refused for its assistant when it starts.
         return Ok(());
     };

@@ -132,6 +132,10 @@ pub(crate) trait ServedGraph: Send + Sync {
     /// subgraph nodes drawn expanded `depth` levels down (`xray`).
     fn drawing(&self, depth: usize) -> Value;
 
+    /// The graph's nodes, edges and, `depth` levels down, subgraphs (what
+    /// `/assistants/{id}/subgraphs` lists).
+    fn outline(&self, depth: usize) -> agent_state::graph::Outline;
+
     /// The graph's nodes, by name (what `command.goto` and breakpoints may
     /// name).
     fn node_names(&self) -> Vec<String>;
@@ -436,6 +440,10 @@ impl<S: GraphState> ServedGraph for Erased<S> {
 
     fn drawing(&self, depth: usize) -> Value {
         crate::drawing::to_json(&self.0.outline(depth))
+    }
+
+    fn outline(&self, depth: usize) -> agent_state::graph::Outline {
+        self.0.outline(depth)
     }
 
     fn node_names(&self) -> Vec<String> {

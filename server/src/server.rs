@@ -514,16 +514,19 @@ impl Server {
         } in self.graphs
         {
             let id = ids::assistant_id(&name);
-            let created_at = store
-                .assistant_created_at(&id, &name)
+            let own = crate::store::AssistantRow::system(&id, &name, &ids::now());
+            store
+                .register_assistant(&own)
                 .await
                 .map_err(|e| ServerError::Store(e.into()))?;
             let assistant = Assistant {
                 id,
                 graph_id: name.clone(),
-                created_at,
                 graph,
                 schemas,
+                config: own.config,
+                context: own.context,
+                metadata: own.metadata,
             };
             if assistants.insert(name.clone(), assistant).is_some() {
                 return Err(ServerError::DuplicateGraph(name));

@@ -13,6 +13,7 @@ use std::fmt;
 use crate::ids::now;
 
 mod arg;
+pub(crate) mod assistants;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 mod rows;
@@ -21,6 +22,7 @@ pub(crate) mod ttl;
 
 pub(crate) use arg::{Arg, TextRow};
 use rows::{run_row, text0, thread_args, thread_row};
+pub(crate) use assistants::AssistantRow;
 pub(crate) use rows::{RunRow, ThreadRow};
 
 /// The server's tables, in both databases' SQL. `owner` is the server
@@ -156,29 +158,6 @@ impl Store {
     #[cfg(feature = "postgres")]
     pub(crate) fn owner(&self) -> &str {
         &self.owner
-    }
-
-    /// The assistant's creation time, stored at its first registration so
-    /// it survives restarts.
-    pub(crate) async fn assistant_created_at(
-        &self,
-        id: &str,
-        graph: &str,
-    ) -> Result<String, StoreError> {
-        self.db
-            .execute(
-                "INSERT INTO server_assistants VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                vec![id.into(), graph.into(), now().into()],
-            )
-            .await?;
-        let rows = self
-            .db
-            .query(
-                "SELECT created_at FROM server_assistants WHERE assistant_id = $1",
-                vec![id.into()],
-            )
-            .await?;
-        Ok(rows.into_iter().next().map(text0).unwrap_or_else(now))
     }
 
     /// Stores a new thread; `false` when the id is taken.

@@ -48,7 +48,7 @@ pub(super) fn classify(method: &Method, pattern: &str, path: &str) -> Option<Rou
     let (resource, action, target) = match pattern.split('/').nth(1)? {
         "threads" => threads(method, pattern)?,
         "runs" => stateless(method, pattern)?,
-        "assistants" => assistants(pattern),
+        "assistants" => assistants(method, pattern)?,
         "store" => (Resource::Store, store(method, pattern)?, Target::Store),
         // AG-UI (`agui.rs`): a run on the thread its body names, which the
         // handler checks against the filter and stamps when it makes it.
@@ -103,13 +103,20 @@ fn stateless(method: &Method, pattern: &str) -> Option<(Resource, Action, Target
     }
 }
 
-fn assistants(pattern: &str) -> (Resource, Action, Target) {
-    let (action, target) = match pattern {
-        "/assistants/search" => (Action::Search, Target::Assistants { count: false }),
-        "/assistants/count" => (Action::Search, Target::Assistants { count: true }),
-        _ => (Action::Read, Target::Assistant),
+/// An assistant's routes: created, changed (a patch, or a version made
+/// the latest), deleted, listed, or read (its versions, graph, schemas and
+/// subgraphs too).
+fn assistants(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)> {
+    let (action, target) = match (method.as_str(), pattern) {
+        ("POST", "/assistants") => (Action::Create, Target::Assistant),
+        ("POST", "/assistants/search") => (Action::Search, Target::Assistants { count: false }),
+        ("POST", "/assistants/count") => (Action::Search, Target::Assistants { count: true }),
+        ("POST", "/assistants/{id}/latest") | ("PATCH", _) => (Action::Update, Target::Assistant),
+        ("POST", "/assistants/{id}/versions") | ("GET", _) => (Action::Read, Target::Assistant),
+        ("DELETE", _) => (Action::Delete, Target::Assistant),
+        _ => return None,
     };
-    (Resource::Assistants, action, target)
+    Some((Resource::Assistants, action, target))
 }
 
 fn store(method: &Method, pattern: &str) -> Option<Action> {
@@ -158,6 +165,12 @@ mod tests {
         let r = classify(&Method::GET, "/assistants/{id}", "/assistants/a").unwrap();
         assert_eq!((r.action, r.target), (Action::Read, Target::Assistant));
         assert_eq!(r.ids["assistant_id"], "a");
+        let r = classify(&Method::PATCH, "/assistants/{id}", "/assistants/a").unwrap();
+        assert_eq!(r.action, Action::Update);
+        let r = classify(&Method::POST, "/assistants", "/assistants").unwrap();
+        assert_eq!(r.action, Action::Create);
+        let r = classify(&Method::DELETE, "/assistants/{id}", "/assistants/a").unwrap();
+        assert_eq!(r.action, Action::Delete);
         let r = classify(
             &Method::POST,
             "/threads/{id}/commands",

@@ -45,10 +45,13 @@ impl PgDb {
 
     async fn create_tables(&self) -> Result<(), StoreError> {
         let client = self.pool.get().await.map_err(pool_error)?;
+        let assistants = super::assistants::pg_migrations();
+        let assistants: Vec<&str> = assistants.iter().map(String::as_str).collect();
         let batch = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {}; COMMIT;",
             [
                 &TABLES[..],
+                &assistants[..],
                 &INDEXES[..],
                 &super::ttl::TABLES[..],
                 &crate::queue::SCHEMA[..]

@@ -78,6 +78,7 @@ fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(statement)?;
     }
     add_owner_column(conn)?;
+    add_assistant_columns(conn)?;
     for statement in INDEXES.iter().chain(&super::ttl::TABLES) {
         conn.execute_batch(statement)?;
     }
@@ -101,6 +102,22 @@ fn add_owner_column(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch("ALTER TABLE server_runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''")?;
     }
     Ok(())
+}
+
+/// A file made before assistants could be created or changed gets their
+/// columns and the versions table.
+fn add_assistant_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for (name, decl) in super::assistants::ADDED_COLUMNS {
+        let has: bool = conn.query_row(
+            "SELECT count(*) FROM pragma_table_info('server_assistants') WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE server_assistants ADD COLUMN {name} {decl}"))?;
+        }
+    }
+    conn.execute_batch(super::assistants::VERSIONS_TABLE)
 }
 
 impl ToSql for Arg {

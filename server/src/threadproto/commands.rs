@@ -153,7 +153,7 @@ async fn start(
     }
     // The assistant is checked before a new thread is stored: a refused
     // run leaves nothing behind.
-    let graph_name = app.run_assistant(assistant_id)?.graph_id.clone();
+    let graph_name = app.resolve(assistant_id).await?.graph_id;
     let input = params.get("input").cloned().unwrap_or(Value::Null);
     // An input may answer an interrupt a run is storing right now: as the
     // official server, wait for a busy thread to settle first.
