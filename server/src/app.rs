@@ -191,7 +191,10 @@ impl App {
             None => id.to_owned(),
         };
         if !is_uuid(&id) {
-            return Err(self.run_assistant(&id).err().unwrap_or_else(|| ApiError::not_uuid("assistant")));
+            return Err(self
+                .run_assistant(&id)
+                .err()
+                .unwrap_or_else(|| ApiError::not_uuid("assistant")));
         }
         let missing = || ApiError::NotFound("Thread or assistant not found.".to_owned());
         let row = self.store.assistant(&id).await?.ok_or_else(missing)?;

@@ -40,7 +40,10 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/assistants/{id}/graph", get(graph))
         .route("/assistants/{id}/schemas", get(schemas))
         .route("/assistants/{id}/subgraphs", get(subgraphs::all))
-        .route("/assistants/{id}/subgraphs/{namespace}", get(subgraphs::under))
+        .route(
+            "/assistants/{id}/subgraphs/{namespace}",
+            get(subgraphs::under),
+        )
 }
 
 /// `POST /assistants/search`'s (and `/count`'s) body.
@@ -100,7 +103,11 @@ async fn matching(app: &App, q: &Search, scope: &Scope) -> Result<Vec<Value>, Ap
             && app.assistants.contains_key(&a.graph_id)
     };
     let all = app.store.assistants().await?;
-    let mut found: Vec<Value> = all.iter().filter(|a| matches(a)).map(AssistantRow::to_json).collect();
+    let mut found: Vec<Value> = all
+        .iter()
+        .filter(|a| matches(a))
+        .map(AssistantRow::to_json)
+        .collect();
     let (by, order) = (q.sort_by.as_deref(), q.sort_order.as_deref());
     listing::sort(&mut found, by, order, &SORT_KEYS, "created_at")?;
     if let Some(key @ ("name" | "graph_id")) = by {

@@ -246,7 +246,15 @@ async fn claimed_job(
     let (thread_id, run_id) = (&claimed.thread_id, &claimed.run_id);
     let assistant = app.resolve(&body.assistant_id).await;
     let assistant = assistant.map_err(|e| failed(e.status_and_detail_text()))?;
-    let opened = open_job(app, &assistant, thread_id, run_id, &body, false, claimed.attempt);
+    let opened = open_job(
+        app,
+        &assistant,
+        thread_id,
+        run_id,
+        &body,
+        false,
+        claimed.attempt,
+    );
     let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
     job.base = base.map(|b| b.parse().ok().map(CheckpointId));
     // A run taken over or handed over goes on after the last event the
@@ -376,7 +384,10 @@ fn run_metadata(
 /// own over them key by key (the run's `context`, else its
 /// `config.configurable`, stands for both), as the official server
 /// merges them.
-pub(crate) fn configured(a: &Assistant, body: &RunCreate) -> (Map<String, Value>, Map<String, Value>) {
+pub(crate) fn configured(
+    a: &Assistant,
+    body: &RunCreate,
+) -> (Map<String, Value>, Map<String, Value>) {
     let object = |v: Option<&Value>| match v {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -422,7 +433,12 @@ fn run_row(
     metadata.insert("graph_id".into(), json!(a.graph_id));
     metadata.insert("assistant_id".into(), json!(a.id));
     let (mut configurable, context) = configured(a, body);
-    let ids = [("run_id", run_id), ("thread_id", thread_id), ("graph_id", &a.graph_id), ("assistant_id", &a.id)];
+    let ids = [
+        ("run_id", run_id),
+        ("thread_id", thread_id),
+        ("graph_id", &a.graph_id),
+        ("assistant_id", &a.id),
+    ];
     configurable.extend(ids.map(|(k, v)| (k.to_owned(), json!(v))));
     // The command as it was sent: the keys it had.
     let command = body.command.as_ref().map(|c| {

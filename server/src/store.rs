@@ -21,8 +21,8 @@ pub(crate) mod sqlite;
 pub(crate) mod ttl;
 
 pub(crate) use arg::{Arg, TextRow};
-use rows::{run_row, text0, thread_args, thread_row};
 pub(crate) use assistants::AssistantRow;
+use rows::{run_row, text0, thread_args, thread_row};
 pub(crate) use rows::{RunRow, ThreadRow};
 
 /// The server's tables, in both databases' SQL. `owner` is the server

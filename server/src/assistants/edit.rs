@@ -82,7 +82,9 @@ fn new_row(app: &App, form: &Form, scope: &Scope) -> Result<AssistantRow, ApiErr
         config: config.unwrap_or_else(|| json!({})),
         context: context.unwrap_or_else(|| json!({})),
         metadata,
-        name: name.filter(|n| !n.is_empty()).unwrap_or_else(|| "Untitled".into()),
+        name: name
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "Untitled".into()),
         description,
         version: 1,
         created_at: at.clone(),
@@ -125,6 +127,7 @@ impl Change {
         let mut metadata = from.metadata.clone();
         metadata.extend(self.metadata.clone());
         let pick = |mine: &Option<String>, theirs: &String| mine.clone().unwrap_or(theirs.clone());
+        let at = now();
         AssistantRow {
             assistant_id: from.assistant_id.clone(),
             graph_id: pick(&self.graph_id, &from.graph_id),
@@ -134,8 +137,8 @@ impl Change {
             name: pick(&self.name, &from.name),
             description: self.description.clone().or(from.description.clone()),
             version: from.version + 1,
-            created_at: now(),
-            updated_at: now(),
+            created_at: at.clone(),
+            updated_at: at,
         }
     }
 }
@@ -169,7 +172,11 @@ pub(super) async fn patch(
 /// a `latest` back to an old one, a change is numbered past them all).
 async fn latest_version(app: &App, row: &AssistantRow) -> Result<AssistantRow, ApiError> {
     let versions = app.store.assistant_versions(&row.assistant_id).await?;
-    let newest = versions.iter().map(|v| v.version).max().unwrap_or(row.version);
+    let newest = versions
+        .iter()
+        .map(|v| v.version)
+        .max()
+        .unwrap_or(row.version);
     let mut now = row.clone();
     now.version = newest.max(row.version);
     Ok(now)

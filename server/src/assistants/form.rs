@@ -11,7 +11,10 @@ pub(super) struct Form(Map<String, Value>);
 
 /// The 422 for a field whose value has the wrong type, logged.
 fn wrong(key: &str, expected: &str, got: &Value) -> ApiError {
-    tracing::info!(field = key, "refused: an assistant body field of the wrong type");
+    tracing::info!(
+        field = key,
+        "refused: an assistant body field of the wrong type"
+    );
     ApiError::Invalid(format!("{key}: {got} is not of type {expected}"))
 }
 

@@ -12,7 +12,6 @@ use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::{json, Map, Value};
 
 use super::route::{classify, Route, Target};

@@ -9,14 +9,16 @@
 use serde_json::{json, Map, Value};
 
 use super::{Arg, Store, StoreError, TextRow};
-use crate::ids::now;
 
 /// The columns `server_assistants` gained with created assistants, with
 /// defaults that fit the rows stored before (the graphs' own).
 pub(crate) const ADDED_COLUMNS: [(&str, &str); 7] = [
     ("config", "TEXT NOT NULL DEFAULT '{}'"),
     ("context", "TEXT NOT NULL DEFAULT '{}'"),
-    ("metadata", "TEXT NOT NULL DEFAULT '{\"created_by\": \"system\"}'"),
+    (
+        "metadata",
+        "TEXT NOT NULL DEFAULT '{\"created_by\": \"system\"}'",
+    ),
     ("name", "TEXT"),
     ("description", "TEXT"),
     ("version", "BIGINT NOT NULL DEFAULT 1"),
@@ -145,7 +147,11 @@ fn read(row: TextRow) -> AssistantRow {
     let version = text().parse().unwrap_or(1);
     let (created_at, updated_at) = (text(), text());
     AssistantRow {
-        name: if name.is_empty() { graph_id.clone() } else { name },
+        name: if name.is_empty() {
+            graph_id.clone()
+        } else {
+            name
+        },
         assistant_id,
         graph_id,
         config,
@@ -241,7 +247,7 @@ impl Store {
         let mut rest = row.args();
         rest.truncate(7);
         args.extend(rest);
-        args.extend([now().into(), from.into()]);
+        args.extend([row.updated_at.as_str().into(), from.into()]);
         let sql = "UPDATE server_assistants SET graph_id = $2, config = $3, context = $4,
             metadata = $5, name = $6, description = $7, version = $8, updated_at = $9
             WHERE assistant_id = $1 AND version = $10";

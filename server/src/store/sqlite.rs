@@ -114,7 +114,9 @@ fn add_assistant_columns(conn: &Connection) -> rusqlite::Result<()> {
             |r| r.get(0),
         )?;
         if !has {
-            conn.execute_batch(&format!("ALTER TABLE server_assistants ADD COLUMN {name} {decl}"))?;
+            conn.execute_batch(&format!(
+                "ALTER TABLE server_assistants ADD COLUMN {name} {decl}"
+            ))?;
         }
     }
     conn.execute_batch(super::assistants::VERSIONS_TABLE)
