@@ -33,6 +33,7 @@ pub(crate) const VERSIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS server_assis
     PRIMARY KEY (assistant_id, version))";
 
 /// PostgreSQL's statements adding the columns a database may lack.
+#[cfg(feature = "postgres")]
 pub(crate) fn pg_migrations() -> Vec<String> {
     ADDED_COLUMNS
         .iter()
