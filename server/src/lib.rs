@@ -282,6 +282,7 @@ mod assistants;
 mod astream;
 pub mod auth;
 mod body;
+mod configured;
 mod control;
 mod copy;
 mod cors;
@@ -320,6 +321,7 @@ mod wire;
 #[cfg(feature = "postgres")]
 mod worker;
 
+pub use configured::RunConfig;
 pub use retention::{ThreadTtl, TtlStrategy};
 pub use server::{Listening, Server, ServerError};
 

@@ -161,6 +161,7 @@ fn open_job(
         control,
         store: Arc::clone(&app.items),
         client_tools: body.client_tools.clone(),
+        config: Some(run_config(assistant, thread_id, run_id, body)),
     };
     let saver = Arc::clone(&app.saver);
     let events = assistant
@@ -384,10 +385,7 @@ fn run_metadata(
 /// own over them key by key (the run's `context`, else its
 /// `config.configurable`, stands for both), as the official server
 /// merges them.
-pub(crate) fn configured(
-    a: &Assistant,
-    body: &RunCreate,
-) -> (Map<String, Value>, Map<String, Value>) {
+fn configured(a: &Assistant, body: &RunCreate) -> (Map<String, Value>, Map<String, Value>) {
     let object = |v: Option<&Value>| match v {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -402,6 +400,20 @@ pub(crate) fn configured(
     let mut context = object(Some(&a.context));
     context.extend(own);
     (configurable, context)
+}
+
+/// What the run's nodes are given: [`configured`], with the run's ids in
+/// `configurable`.
+fn run_config(a: &Assistant, thread_id: &str, run_id: &str, body: &RunCreate) -> crate::RunConfig {
+    let (mut configurable, context) = configured(a, body);
+    let ids = [
+        ("run_id", run_id),
+        ("thread_id", thread_id),
+        ("graph_id", &a.graph_id),
+        ("assistant_id", &a.id),
+    ];
+    configurable.extend(ids.map(|(k, v)| (k.to_owned(), json!(v))));
+    crate::RunConfig::new(configurable, context)
 }
 
 /// Marks the thread busy, and stamps `graph_id` and `assistant_id` into
@@ -432,14 +444,11 @@ fn run_row(
     metadata.extend(body.metadata.clone());
     metadata.insert("graph_id".into(), json!(a.graph_id));
     metadata.insert("assistant_id".into(), json!(a.id));
-    let (mut configurable, context) = configured(a, body);
-    let ids = [
-        ("run_id", run_id),
-        ("thread_id", thread_id),
-        ("graph_id", &a.graph_id),
-        ("assistant_id", &a.id),
-    ];
-    configurable.extend(ids.map(|(k, v)| (k.to_owned(), json!(v))));
+    let crate::RunConfig {
+        configurable,
+        context,
+        ..
+    } = run_config(a, thread_id, run_id, body);
     // The command as it was sent: the keys it had.
     let command = body.command.as_ref().map(|c| {
         let keys = [

@@ -44,6 +44,9 @@ pub(crate) struct RunSpec {
     /// Tools the caller executes (AG-UI's `tools`), given to the run as
     /// its context: an agent offers them to its model.
     pub client_tools: Option<agent_state::agent::ClientTools>,
+    /// Its assistant's and its own `configurable` and `context`, given to
+    /// its nodes (unless it has `client_tools`).
+    pub config: Option<crate::RunConfig>,
 }
 
 /// What a running graph yields.
@@ -220,6 +223,7 @@ struct Opening<S: GraphState> {
     control: Control,
     store: Arc<dyn agent_state::store::Store>,
     client_tools: Option<agent_state::agent::ClientTools>,
+    config: Option<crate::RunConfig>,
 }
 
 /// The run's stream, once what it asks is written: a `command` as a step
@@ -241,11 +245,13 @@ fn open_run<S: GraphState>(
             ..
         } = opening.control;
         let (store, client_tools) = (opening.store, opening.client_tools);
+        let config = opening.config;
         Ok(
             RunStream::shared(graph, saver, thread_id, input, modes, move |run| {
-                let run = match client_tools {
-                    Some(tools) => run.context(tools),
-                    None => run,
+                let run = match (client_tools, config) {
+                    (Some(tools), _) => run.context(tools),
+                    (None, Some(config)) => run.context(config),
+                    (None, None) => run,
                 };
                 let run = run
                     .store(store)
@@ -358,6 +364,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             control: spec.control,
             store: spec.store,
             client_tools: spec.client_tools,
+            config: spec.config,
         };
         let graph = Arc::clone(&self.0);
         // `events` reads a subgraph's tasks whether or not the client

@@ -652,3 +652,58 @@ async fn under_a_filter_assistants_are_stamped_and_others_are_not_found() {
     assert_eq!(delete(&alice, one).await, StatusCode::NO_CONTENT);
     s.stop().await;
 }
+
+/// What a node of a run sees of its configuration.
+#[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
+struct Seen {
+    model: String,
+    assistant: String,
+}
+
+fn seen_graph() -> agent_state::graph::Graph<Seen> {
+    use agent_state::graph::{NodeContext, StateGraph, START};
+    use agent_state_server::RunConfig;
+    StateGraph::<Seen>::new()
+        .add_node("look", |_: &Seen, ctx: &NodeContext| {
+            let config = ctx.context::<RunConfig>().expect("a run config");
+            let text = |m: &serde_json::Map<String, Value>, k: &str| {
+                m.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("none")
+                    .to_owned()
+            };
+            SeenUpdate::new()
+                .model(text(&config.context, "model"))
+                .assistant(text(&config.configurable, "assistant_id"))
+        })
+        .add_edge(START, "look")
+        .compile()
+        .expect("seen graph")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_nodes_see_its_assistants_context_under_the_runs_own() {
+    let s = start_with(&fresh_db(), |server| server.graph("seen", seen_graph())).await;
+    let (c, b) = (Client::new(), s.base.as_str());
+    let body = json!({"assistant_id": MINE, "graph_id": "seen", "context": {"model": "big"}});
+    assert_eq!(
+        post(&c, format!("{b}/assistants"), body).await.0,
+        StatusCode::OK
+    );
+    let run = |body: Value| post(&c, format!("{b}/runs/wait"), body);
+    let (_, out) = run(json!({"assistant_id": MINE, "input": {}})).await;
+    assert_eq!(out, json!({"model": "big", "assistant": MINE}));
+    let (_, out) =
+        run(json!({"assistant_id": MINE, "input": {}, "context": {"model": "small"}})).await;
+    assert_eq!(out["model"], "small", "the run's own wins");
+    let own =
+        json!({"assistant_id": MINE, "input": {}, "config": {"configurable": {"model": "mid"}}});
+    assert_eq!(
+        run(own).await.1["model"],
+        "mid",
+        "a run's configurable is its context"
+    );
+    let (_, out) = run(json!({"assistant_id": "seen", "input": {}})).await;
+    assert_eq!(out["model"], "none", "the graph's own has no context");
+    s.stop().await;
+}
