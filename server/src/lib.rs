@@ -31,7 +31,7 @@
 //!
 //! What a client meets:
 //!
-//! * one assistant per graph, its id derived from the graph's name as the
+//! * an assistant of each graph's own, its id derived from the graph's name as the
 //!   official server derives it, so it survives restarts; a run's
 //!   `assistant_id` may be the graph's name; its `/graph` (nodes and
 //!   edges; with `xray`, `true` or a depth, each node that is a graph of
@@ -41,6 +41,21 @@
 //!   Schemas;
 //! * assistants searched by graph, name, metadata, sorted and `select`ed,
 //!   and counted;
+//! * assistants created (`POST /assistants`: a served `graph_id`, an
+//!   optional `assistant_id`, `config`, `context`, `metadata`, `name`,
+//!   `description`, `if_exists` `raise` (409) or `do_nothing`), changed
+//!   (`PATCH /assistants/{id}`: each change a new version, its metadata
+//!   merged), set back to a version (`POST /assistants/{id}/latest`), their
+//!   versions listed (`POST /assistants/{id}/versions`: by `metadata`,
+//!   `limit`, `offset`), deleted (`DELETE /assistants/{id}`, with
+//!   `?delete_threads=true` the threads that name it), and stored with
+//!   their versions beside the threads (a graph's own assistant may be
+//!   changed or deleted as well, and comes back at the next start); a run
+//!   of an assistant gets its `config.configurable` and `context` under
+//!   the run's own (its nodes read them as [`RunConfig`]) and its metadata
+//!   under the run's; `GET /assistants/{id}/subgraphs` (and
+//!   `/subgraphs/{namespace}`, `?recurse=true`) lists the graph's
+//!   subgraphs by namespace (`child`, `child|grandchild`);
 //! * threads (create, read, patch, delete, search and count by ids,
 //!   status, metadata and values, sorted and `select`ed, copy, state,
 //!   state at a checkpoint, history: below `before`, from `checkpoint`,
@@ -239,6 +254,17 @@
 //! A bad `xray` is a 422 whose detail names it and its value (the
 //! official server's says `Invalid xray value`).
 //!
+//! Assistants: a subgraph's schemas are `null` (the runtime keeps no
+//! schema of a subgraph apart from its parent's; the official server
+//! derives them); a body field of the wrong type is a 422 whose detail starts with
+//! the field's name (the official server quotes its JSON Schema). A
+//! graph's own assistant is stored once (the official server's dev server
+//! adds a version 1 at each start). With custom auth, a run is checked as
+//! a thread's `create_run` only, not also as a `read` of its assistant;
+//! `delete_threads` deletes the threads the assistants filter admits. An
+//! AG-UI run with browser tools gets them as its context, not a
+//! [`RunConfig`].
+//!
 //! Run control: a `command.goto`, `interrupt_before` or `interrupt_after`
 //! naming no node of the graph is a 422 naming it (the official server
 //! ignores it); a `checkpoint_id` this thread does not have is a 404, one
@@ -269,8 +295,8 @@
 //! goto's nodes in the resumed step beside the paused ones; the runtime
 //! resumes a step only with the tasks its stored head leads to, on the
 //! state stored there, and has no way yet to add a write or a task to it
-//! that a crash in the middle of the step would keep. Assistants are
-//! one per graph (no create or update), and there are no crons or store.
+//! that a crash in the middle of the step would keep. There are no
+//! crons or store.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
