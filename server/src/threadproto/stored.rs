@@ -86,8 +86,17 @@ fn still_wanted(tape: &Weak<Tape>) -> bool {
 /// Puts one run on the tape, from its stored events to its end: nothing
 /// for a run none of whose events are stored any more.
 async fn translate(app: &Arc<App>, tape: &Arc<Tape>, run: &RunRow) {
-    let graph = app.run_assistant(&run.assistant_id);
-    let graph = graph.map(|a| a.graph_id.clone()).unwrap_or_default();
+    // The graph the run ran (stamped in its metadata): its assistant may
+    // have been changed or deleted since.
+    let stamped = run.metadata.get("graph_id").and_then(|g| g.as_str());
+    let graph = match stamped {
+        Some(graph) => graph.to_owned(),
+        None => app
+            .resolve(&run.assistant_id)
+            .await
+            .map(|a| a.graph_id)
+            .unwrap_or_default(),
+    };
     let _running = tape.running();
     let (tx, mut rx) = mpsc::channel(64);
     crate::log::follow_elsewhere(app, run, Some(0), tx);
