@@ -20,7 +20,8 @@
 //! `delete`, `search` for a list), assistants have `create`, `read` (one,
 //! its versions, graph, schemas and subgraphs), `update` (a patch, or a
 //! version made the latest), `delete` and `search` (a filter stamped on
-//! the assistants a caller creates, another's not found), and the Store
+//! the assistants a caller creates, another's not found; a run of one a
+//! client created is a `read` of it too), and the Store
 //! has `put`, `get`,
 //! `search`, `delete` and `list_namespaces`; a Store hook may rewrite the
 //! request's `namespace` (prefix it with the caller's id, say), which the

@@ -259,9 +259,9 @@
 //! derives them); a body field of the wrong type is a 422 whose detail starts with
 //! the field's name (the official server quotes its JSON Schema). A
 //! graph's own assistant is stored once (the official server's dev server
-//! adds a version 1 at each start). With custom auth, a run is checked as
-//! a thread's `create_run` only, not also as a `read` of its assistant;
-//! `delete_threads` deletes the threads the assistants filter admits. An
+//! adds a version 1 at each start). With custom auth, `delete_threads`
+//! deletes the threads the assistants' filter admits (the official server
+//! asks the threads' `delete` hook of each). An
 //! AG-UI run with browser tools gets them as its context, not a
 //! [`RunConfig`].
 //!

@@ -645,6 +645,17 @@ async fn under_a_filter_assistants_are_stamped_and_others_are_not_found() {
             .1,
         json!(1)
     );
+    let run = json!({"assistant_id": MINE, "input": {"topic": "x"}});
+    let (status, body) = post(&bob, format!("{b}/runs/wait"), run.clone()).await;
+    let missing = json!({"detail": "Thread or assistant not found."});
+    assert_eq!((status, body), (StatusCode::NOT_FOUND, missing));
+    assert_eq!(
+        post(&alice, format!("{b}/runs/wait"), run).await.0,
+        StatusCode::OK
+    );
+    let graphs_own = json!({"assistant_id": "approval", "input": {"topic": "x"}});
+    let (status, _) = post(&bob, format!("{b}/runs/wait"), graphs_own).await;
+    assert_eq!(status, StatusCode::OK, "the graphs' own are everyone's");
     assert_eq!(
         patch(&alice, one.clone(), json!({"name": "x"})).await.0,
         StatusCode::OK

@@ -126,6 +126,9 @@ async fn admit(g: &Guard, req: Request) -> Result<Request, Early> {
     let mut call = Call::read(g, &parts, body, &route).await?;
     let filter = verdict(&g.auth, &user, &route, &mut call.value)?;
     apply(g, &route, filter.as_ref(), &mut call).await?;
+    if route.action == super::Action::CreateRun {
+        run_assistant(g, &user, &call.value).await?;
+    }
     call.write_back(&route, &mut parts);
     parts.extensions.insert(Scope(filter));
     parts.extensions.insert(user);
@@ -311,6 +314,39 @@ async fn check_thread(
         Ok(Some(t)) if !filter::matches(&t.metadata, filter) => Err(early(refusal(id))),
         Ok(_) => Ok(()),
         Err(e) => Err(early(ApiError::from(e))),
+    }
+}
+
+/// A run of an assistant a client created is a `read` of that assistant
+/// too, as the official server checks it: refused by the assistants'
+/// hook, a 403; outside its filter, answered as a missing assistant. The
+/// graphs' own assistants are everyone's.
+async fn run_assistant(g: &Guard, user: &Identity, value: &Value) -> Result<(), Early> {
+    let Some(id) = value.get("assistant_id").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    // One that does not resolve is refused by the handler.
+    let Ok(assistant) = g.app.resolve(id).await else {
+        return Ok(());
+    };
+    if assistant.metadata.get("created_by") == Some(&json!("system")) {
+        return Ok(());
+    }
+    let ctx = AuthContext {
+        user,
+        resource: super::Resource::Assistants,
+        action: super::Action::Read,
+    };
+    let mut asked = json!({"assistant_id": assistant.id});
+    match g.auth.decide(&ctx, &mut asked).map_err(early)? {
+        Verdict::Allow => Ok(()),
+        Verdict::Filter(f) if filter::matches(&assistant.metadata, &f) => Ok(()),
+        Verdict::Filter(_) => {
+            tracing::info!(assistant_id = %assistant.id, "refused: a run of another user's assistant");
+            let missing = "Thread or assistant not found.".to_owned();
+            Err(early(ApiError::NotFound(missing)))
+        }
+        Verdict::Deny => Err(early(Refusal::forbidden("Forbidden"))),
     }
 }
 
