@@ -149,6 +149,10 @@ pub(crate) fn served_graph<'a>(
     })
 }
 
+/// `POST /assistants/search`: a page of the assistants found, with the
+/// total in `x-pagination-total` and, when more follow, the offset of the
+/// next page in `x-pagination-next` (what the SDK's `response_format=
+/// "object"` reads).
 async fn search(
     State(app): State<Arc<App>>,
     scope: Scope,
@@ -156,13 +160,20 @@ async fn search(
 ) -> Result<Response, ApiError> {
     let found = matching(&app, &q, &scope).await?;
     let total = found.len();
+    let (offset, limit) = (q.offset.unwrap_or(0), q.limit.unwrap_or(10));
     let page = found
         .into_iter()
-        .skip(q.offset.unwrap_or(0))
-        .take(q.limit.unwrap_or(10))
+        .skip(offset)
+        .take(limit)
         .map(|a| listing::select(a, &q.select, &FIELDS))
         .collect::<Result<Vec<Value>, ApiError>>()?;
-    Ok(paginated(page, total))
+    let mut response = paginated(page, total);
+    let next = offset.saturating_add(limit);
+    if next < total {
+        let headers = response.headers_mut();
+        headers.insert("x-pagination-next", HeaderValue::from(next));
+    }
+    Ok(response)
 }
 
 /// `POST /assistants/count`: how many assistants a search would find.

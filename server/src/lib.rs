@@ -256,7 +256,9 @@
 //!
 //! Assistants: a subgraph's schemas are `null` (the runtime keeps no
 //! schema of a subgraph apart from its parent's; the official server
-//! derives them); a body field of the wrong type is a 422 whose detail starts with
+//! derives them); a search's `x-pagination-total` is how many were
+//! found (the official server's says `offset + limit + 1` while more
+//! follow; `x-pagination-next` is the same); a body field of the wrong type is a 422 whose detail starts with
 //! the field's name (the official server quotes its JSON Schema). A
 //! graph's own assistant is stored once (the official server's dev server
 //! adds a version 1 at each start). With custom auth, `delete_threads`

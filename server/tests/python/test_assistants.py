@@ -109,6 +109,10 @@ async def searched_and_counted_with_the_graphs_own(client):
     picked = await client.assistants.search(metadata={"tag": tag}, select=["name"])
     assert picked == [{"name": "mine"}], picked
     assert await client.assistants.count(metadata={"tag": tag}) == 1
+    paged = await client.assistants.search(graph_id="approval", limit=1, response_format="object")
+    assert (len(paged["assistants"]), paged["next"]) == (1, "1"), paged
+    last = await client.assistants.search(metadata={"tag": tag}, response_format="object")
+    assert last["next"] is None, last
     assert await client.assistants.count(graph_id="approval") == len(approval)
     await refused(404, client.assistants.search(graph_id="nope"))
 
