@@ -718,3 +718,31 @@ async fn a_runs_nodes_see_its_assistants_context_under_the_runs_own() {
     assert_eq!(out["model"], "none", "the graph's own has no context");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_an_assistant_stops_its_runs() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), server.base.as_str());
+    let made = json!({"assistant_id": MINE, "graph_id": "countdown"});
+    assert_eq!(
+        post(&c, format!("{b}/assistants"), made).await.0,
+        StatusCode::OK
+    );
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let long = json!({"assistant_id": MINE, "input": {"n": 30}});
+    let (_, run) = post(&c, format!("{b}/threads/{THREAD}/runs"), long).await;
+    let at = format!(
+        "{b}/threads/{THREAD}/runs/{}",
+        run["run_id"].as_str().unwrap()
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        delete(&c, format!("{b}/assistants/{MINE}")).await,
+        StatusCode::NO_CONTENT
+    );
+    get(&c, format!("{at}/join")).await;
+    assert_eq!(get(&c, at).await.1["status"], "interrupted");
+    let (_, t) = get(&c, format!("{b}/threads/{THREAD}")).await;
+    assert!(t["values"]["n"].as_u64().unwrap() > 0, "{t}");
+    server.stop().await;
+}

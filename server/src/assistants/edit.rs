@@ -274,6 +274,7 @@ pub(super) async fn delete(
     let with_threads = query
         .get("delete_threads")
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    stop_runs(&app, &id).await?;
     if with_threads {
         delete_threads(&app, &id, &scope).await?;
     }
@@ -282,6 +283,19 @@ pub(super) async fn delete(
     }
     tracing::info!(assistant_id = %id, with_threads, "assistant deleted");
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Stops the assistant's runs that have not ended, here or on another
+/// server, as a cancel of each would (the official server does so before
+/// it deletes an assistant).
+async fn stop_runs(app: &App, id: &str) -> Result<(), ApiError> {
+    for (thread_id, run_id) in app.store.unfinished_runs_of(id).await? {
+        tracing::info!(%run_id, assistant_id = %id, "run stopped: its assistant is deleted");
+        if !app.cancel_run(&thread_id, &run_id, false) {
+            crate::remote::cancel_elsewhere(app, &thread_id, Some(&run_id)).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Deletes the threads whose metadata names assistant `id` (those the

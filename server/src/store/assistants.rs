@@ -268,6 +268,22 @@ impl Store {
         Ok(rows.into_iter().map(read).collect())
     }
 
+    /// The `(thread_id, run_id)` of the assistant's runs that have not
+    /// ended.
+    pub(crate) async fn unfinished_runs_of(
+        &self,
+        assistant_id: &str,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let sql = "SELECT thread_id, run_id FROM server_runs
+            WHERE assistant_id = $1 AND status IN ('pending', 'running')";
+        let rows = self.db.query(sql, vec![assistant_id.into()]).await?;
+        let pair = |row: TextRow| {
+            let mut it = row.into_iter().map(Option::unwrap_or_default);
+            (it.next().unwrap_or_default(), it.next().unwrap_or_default())
+        };
+        Ok(rows.into_iter().map(pair).collect())
+    }
+
     /// Deletes the assistant and its versions; `false` when there was
     /// none.
     pub(crate) async fn delete_assistant(&self, id: &str) -> Result<bool, StoreError> {
