@@ -281,6 +281,7 @@ mod app;
 mod assistants;
 mod astream;
 pub mod auth;
+mod background;
 mod body;
 mod control;
 mod copy;
