@@ -293,6 +293,7 @@ mod gate;
 mod history;
 mod ids;
 mod items;
+mod joined;
 mod lease;
 mod listen;
 mod listing;

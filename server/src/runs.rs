@@ -33,6 +33,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
         .merge(crate::background::routes())
+        .merge(crate::joined::routes())
 }
 
 /// A run's body (`RunCreateStateful` / `RunCreateStateless`); stored
