@@ -149,7 +149,7 @@ impl App {
             running: Mutex::default(),
             early_cancels: Mutex::default(),
             threadproto: Default::default(),
-            run_starts: crate::joined::run_starts(),
+            run_starts: Default::default(),
             #[cfg(feature = "postgres")]
             fleet: None,
         }
@@ -199,8 +199,7 @@ impl App {
                 run.stop(rollback);
             }
         }
-        // No stream listening is no error.
-        let _ = self.run_starts.send(crate::joined::StartedRun {
+        self.run_starts.started(crate::joined::StartedRun {
             thread_id: run.thread_id.clone(),
             run_id: run_id.to_owned(),
             log: Arc::clone(&run.log),

@@ -25,7 +25,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::app::App;
 use crate::error::ApiError;
@@ -49,13 +49,35 @@ pub(crate) struct StartedRun {
     pub log: Arc<RunLog>,
 }
 
-/// Where the runs of this server are told as they register.
-pub(crate) type RunStarts = broadcast::Sender<StartedRun>;
+/// What the threads' join streams hear from the server: each run that
+/// registers here, and that the server stops (the streams then end, so a
+/// graceful stop is not held by them).
+pub(crate) struct RunStarts {
+    starts: broadcast::Sender<StartedRun>,
+    stop: watch::Sender<bool>,
+}
 
-/// A new [`RunStarts`], with room for the runs that start while a stream
-/// relays another.
-pub(crate) fn run_starts() -> RunStarts {
-    broadcast::channel(1024).0
+impl Default for RunStarts {
+    /// Room for the runs that start while a stream relays another.
+    fn default() -> Self {
+        RunStarts {
+            starts: broadcast::channel(1024).0,
+            stop: watch::channel(false).0,
+        }
+    }
+}
+
+impl RunStarts {
+    /// Tells the streams of a run that registered here.
+    pub(crate) fn started(&self, run: StartedRun) {
+        // No stream listening is no error.
+        let _ = self.starts.send(run);
+    }
+
+    /// Ends every thread's join stream: the server stops.
+    pub(crate) fn stop(&self) {
+        self.stop.send_replace(true);
+    }
 }
 
 /// How many of a thread's runs a stream looks at, newest first.
@@ -158,7 +180,8 @@ async fn join_thread(
     let from = position(&headers)?;
     let (tx, rx) = mpsc::channel(64);
     let relay = Relay {
-        starts: app.run_starts.subscribe(),
+        starts: app.run_starts.starts.subscribe(),
+        stop: app.run_starts.stop.subscribe(),
         app,
         thread_id: id.clone(),
         modes,
@@ -177,6 +200,8 @@ struct Relay {
     modes: Modes,
     tx: mpsc::Sender<String>,
     starts: broadcast::Receiver<StartedRun>,
+    /// Set when the server stops.
+    stop: watch::Receiver<bool>,
     /// The runs relayed (or passed over) already.
     seen: HashSet<String>,
 }
@@ -211,6 +236,7 @@ impl Relay {
                 },
                 () = tokio::time::sleep(POLL) => Next::Look,
                 () = self.tx.closed() => return,
+                _ = self.stop.wait_for(|stop| *stop) => return,
             };
             let open = match next {
                 Next::Started(run) => self.relay_started(run, &mut idle).await,
@@ -307,7 +333,12 @@ impl Relay {
         let ms = run_ms(run_id);
         let mut last = 0;
         let mut any = false;
-        while let Some(framed) = rx.recv().await {
+        loop {
+            let framed = tokio::select! {
+                framed = rx.recv() => framed,
+                _ = self.stop.wait_for(|stop| *stop) => return false,
+            };
+            let Some(framed) = framed else { break };
             let Some((event, data, id)) = parse(&framed) else {
                 continue;
             };
