@@ -266,7 +266,10 @@
 //! every run before it starts any, so a bad one starts none (the official
 //! server may have started those before it); a refusal names the run
 //! (`[i]: ...`). `POST /runs/cancel` with an unknown `action` is a 422,
-//! as for one run. A thread's join stream (`GET /threads/{id}/stream`)
+//! as for one run. On PostgreSQL a stateless background run whose thread
+//! is deleted once it ends runs on the server that took it (as a streamed
+//! run does), so its join there answers its output; a join on another
+//! server, once the thread is gone, answers `{}`. A thread's join stream (`GET /threads/{id}/stream`)
 //! of an unknown thread is a 404 (the official server keeps it open,
 //! streaming nothing); a run in progress as a client joins is streamed
 //! from its start, as a run's join stream is (the official server's,

@@ -83,8 +83,9 @@ pub(crate) fn check_stateless(app: &Arc<App>, body: &mut RunCreate) -> Result<()
     open_job(app, &new_id(), &new_id(), body, true, 1).map(drop)
 }
 
-/// `POST /threads/{id}/runs`: the run recorded and started in the
-/// background (on PostgreSQL, queued for any server's worker to run):
+/// `POST /threads/{id}/runs` (and `POST /runs`, `stateless`): the run
+/// recorded and started in the background (on PostgreSQL, queued for any
+/// server's worker to run):
 /// its record as stored (what the client is answered even when another
 /// run's `rollback` deletes it a moment later).
 pub(crate) async fn start_background(
@@ -93,11 +94,14 @@ pub(crate) async fn start_background(
     mut body: RunCreate,
     stateless: bool,
 ) -> Result<RunRow, ApiError> {
+    on_completion(&mut body, stateless)?;
+    // A stateless run whose thread goes once it ends is run here, as a
+    // streamed run is: its output is then at hand for a join here after
+    // its thread (and record) are gone.
     #[cfg(feature = "postgres")]
-    let queued = app.leases.session().is_some();
+    let queued = app.leases.session().is_some() && !temporary(&body);
     #[cfg(not(feature = "postgres"))]
     let queued = false;
-    on_completion(&mut body, stateless)?;
     let (job, events, turn, row) = admit(app, &thread_id, &body, stateless, queued).await?;
     if !queued {
         spawn(job, events, turn, false);
