@@ -545,3 +545,40 @@ async fn a_thread_stream_refuses_what_it_cannot_read() {
     );
     server.stop().await;
 }
+
+/// On PostgreSQL, a thread's join stream on server B follows the runs
+/// server A runs (found in the runs table, their events read from the
+/// stored log), and a client that reconnects with the last id it got is
+/// given the events after it, also once the run ended.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_stream_on_b_follows_runs_on_a() {
+    let db = support::db::fresh_pg();
+    let (a, b) = (start(&db).await, start(&db).await);
+    let c = Client::new();
+    post(
+        &c,
+        format!("{}/threads", a.base),
+        json!({"thread_id": THREAD}),
+    )
+    .await;
+    let stream = format!("{}/threads/{THREAD}/stream", b.base);
+    let mut joined = Joined::open(&c, stream.clone(), None).await;
+    let wait = format!("{}/threads/{THREAD}/runs/wait", a.base);
+    let run = json!({"assistant_id": "countdown", "input": {"n": 2}});
+    post(&c, wait.clone(), run.clone()).await;
+    post(&c, wait, run).await;
+    let frames = joined.until_done(2).await;
+    let names: Vec<&str> = frames.iter().map(|f| f.0.as_str()).collect();
+    let one_run = ["metadata", "values", "values", "values", "metadata"];
+    assert_eq!(names, [one_run, one_run].concat());
+    assert_eq!(frames[2].1, json!({"n": 1}));
+    // A reconnect after the first run's second event: the rest of both.
+    let mut again = Joined::open(&c, stream, Some(&frames[1].2)).await;
+    let rest = again.until_done(2).await;
+    let ids = |f: &[(String, Value, String)]| f.iter().map(|f| f.2.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&rest), ids(&frames[2..]));
+    drop((joined, again));
+    a.stop().await;
+    b.stop().await;
+}
