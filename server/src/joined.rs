@@ -187,6 +187,7 @@ async fn join_thread(
         modes,
         tx,
         seen: HashSet::new(),
+        relayed: tokio::time::Instant::now(),
     };
     tokio::spawn(relay.run(from));
     let at = format!("/threads/{id}");
@@ -204,6 +205,8 @@ struct Relay {
     stop: watch::Receiver<bool>,
     /// The runs relayed (or passed over) already.
     seen: HashSet<String>,
+    /// When the last run relayed ended (or the stream opened).
+    relayed: tokio::time::Instant,
 }
 
 /// Whether the client is still there.
@@ -224,7 +227,6 @@ impl Relay {
         if !self.first_runs(from).await {
             return;
         }
-        let mut idle = tokio::time::Instant::now();
         loop {
             let next = tokio::select! {
                 started = self.starts.recv() => match started {
@@ -239,10 +241,10 @@ impl Relay {
                 _ = self.stop.wait_for(|stop| *stop) => return,
             };
             let open = match next {
-                Next::Started(run) => self.relay_started(run, &mut idle).await,
+                Next::Started(run) => self.relay_started(run).await,
                 Next::Look => self.new_stored_runs().await,
             };
-            if !open || (idle.elapsed() > IDLE && !self.busy().await) {
+            if !open || (self.relayed.elapsed() > IDLE && !self.busy().await) {
                 return;
             }
         }
@@ -250,15 +252,13 @@ impl Relay {
 
     /// A run that registered here: relayed from its first event if it is
     /// the thread's and new to the stream.
-    async fn relay_started(&mut self, run: StartedRun, idle: &mut tokio::time::Instant) -> Open {
+    async fn relay_started(&mut self, run: StartedRun) -> Open {
         if run.thread_id != self.thread_id || !self.seen.insert(run.run_id.clone()) {
             return true;
         }
         let (tx, rx) = mpsc::channel(64);
         run.log.follow(0, tx);
-        let open = self.pump(&run.run_id, rx).await;
-        *idle = tokio::time::Instant::now();
-        open
+        self.pump(&run.run_id, rx).await
     }
 
     /// The thread's runs, oldest first (none if they cannot be read: the
@@ -346,6 +346,9 @@ impl Relay {
             if self.modes.pass(event, data) && !self.send(event, data, ms, last).await {
                 return false;
             }
+        }
+        if any {
+            self.relayed = tokio::time::Instant::now();
         }
         let done = format!("{{\"status\":\"run_done\",\"run_id\":\"{run_id}\"}}");
         if any && self.modes.pass("metadata", &done) {
