@@ -407,13 +407,28 @@ impl Joined {
 
     /// The `(event, data, id)` of the frames read until `n` runs ended.
     async fn until_done(&mut self, n: usize) -> Vec<(String, Value, String)> {
-        loop {
-            let frames = parse(&self.text);
-            let done = frames
+        self.read_until(|frames| {
+            frames
                 .iter()
                 .filter(|f| f.1["status"] == "run_done")
-                .count();
-            if done >= n {
+                .count()
+                >= n
+        })
+        .await
+    }
+
+    /// The `(event, data, id)` of the first `n` frames (at least).
+    async fn until(&mut self, n: usize) -> Vec<(String, Value, String)> {
+        self.read_until(|frames| frames.len() >= n).await
+    }
+
+    async fn read_until(
+        &mut self,
+        enough: impl Fn(&[(String, Value, String)]) -> bool,
+    ) -> Vec<(String, Value, String)> {
+        loop {
+            let frames = parse(&self.text);
+            if enough(&frames) {
                 return frames;
             }
             let chunk = tokio::time::timeout(Duration::from_secs(15), self.response.chunk());
@@ -581,4 +596,58 @@ async fn a_thread_stream_on_b_follows_runs_on_a() {
     drop((joined, again));
     a.stop().await;
     b.stop().await;
+}
+
+/// A subgraph's interrupt is answered by the id the thread shows for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subgraphs_interrupt_is_resumed_by_its_id() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let wait = format!("{b}/threads/{THREAD}/runs/wait");
+    post(
+        &c,
+        wait.clone(),
+        json!({"assistant_id": "ask", "input": {}}),
+    )
+    .await;
+    let (_, state) = get(&c, format!("{b}/threads/{THREAD}/state")).await;
+    let id = state["interrupts"][0]["id"]
+        .as_str()
+        .expect("an interrupt")
+        .to_owned();
+    let resume = json!({"assistant_id": "ask", "command": {"resume": {id: "because"}}});
+    let (_, done) = post(&c, wait, resume).await;
+    assert_eq!(done["answer"], "because", "{done}");
+    server.stop().await;
+}
+
+/// On SQLite too, a client that leaves a thread's stream mid-run and
+/// reconnects with the last id it got is given the rest of the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_stream_resumes_a_live_run_after_its_last_event_id() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let stream = format!("{b}/threads/{THREAD}/stream");
+    let mut first = Joined::open(&c, stream.clone(), None).await;
+    let run = json!({"assistant_id": "countdown", "input": {"n": 6}});
+    post(&c, format!("{b}/threads/{THREAD}/runs"), run).await;
+    let seen = first.until(3).await;
+    drop(first);
+    let mut again = Joined::open(&c, stream, Some(&seen[2].2)).await;
+    let rest = again.until_done(1).await;
+    let values: Vec<&Value> = rest
+        .iter()
+        .filter(|f| f.0 == "values")
+        .map(|f| &f.1["n"])
+        .collect();
+    // `n` 6 and 5 were seen before: 4 down to 0 are the rest.
+    assert_eq!(values, [4, 3, 2, 1, 0]);
+    assert_eq!(
+        rest.last().map(|f| f.1["status"].clone()),
+        Some(json!("run_done"))
+    );
+    drop(again);
+    server.stop().await;
 }
