@@ -1,9 +1,11 @@
-//! Five graphs served over LangGraph's Agent Server API: `chat` (a
+//! Six graphs served over LangGraph's Agent Server API: `chat` (a
 //! conversation whose answer streams word by word, what Agent Chat UI and
 //! `useStream` show), `approval` (a draft a person approves: an interrupt
 //! answered with `command.resume`), `countdown` (a step every 200 ms,
 //! to watch a stream arrive), `nest` (a node that is a graph of its
-//! own, whose events `stream_subgraphs` shows) and `assistant` (an agent
+//! own, whose events `stream_subgraphs` shows), `twin` (two nodes side by
+//! side, each paused on an interrupt: see `support/twin.rs`) and
+//! `assistant` (an agent
 //! around a local model, no network needed: see `support/assistant.rs`),
 //! which AG-UI clients reach at `POST /ag-ui/assistant`.
 //!
@@ -28,6 +30,8 @@ use agent_state_server::Server;
 
 #[path = "support/assistant.rs"]
 mod assistant;
+#[path = "support/twin.rs"]
+mod twin;
 
 /// A draft that a person approves or not.
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -211,6 +215,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .graph_with_schemas("approval", approval()?)
         .graph_with_schemas("countdown", countdown()?)
         .graph("nest", nest()?)
+        .graph_with_schemas("twin", twin::graph()?)
         .graph_with_schemas("assistant", assistant::graph()?)
         .bind(format!("127.0.0.1:{port}"))
         .await?;

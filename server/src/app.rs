@@ -83,6 +83,9 @@ pub(crate) struct App {
     early_cancels: Mutex<HashMap<String, EarlyCancel>>,
     /// Each thread's events in the thread protocol (`/threads/{id}/stream/events`).
     pub threadproto: crate::threadproto::Tapes,
+    /// Tells the threads' join streams (`GET /threads/{id}/stream`) of
+    /// each run that registers here.
+    pub run_starts: crate::joined::RunStarts,
     /// This server's part in the run queue, on PostgreSQL.
     #[cfg(feature = "postgres")]
     pub fleet: Option<crate::worker::Fleet>,
@@ -151,6 +154,7 @@ impl App {
             running: Mutex::default(),
             early_cancels: Mutex::default(),
             threadproto: Default::default(),
+            run_starts: Default::default(),
             #[cfg(feature = "postgres")]
             fleet: None,
         }
@@ -238,6 +242,11 @@ impl App {
                 run.stop(rollback);
             }
         }
+        self.run_starts.started(crate::joined::StartedRun {
+            thread_id: run.thread_id.clone(),
+            run_id: run_id.to_owned(),
+            log: Arc::clone(&run.log),
+        });
         self.running().insert(run_id.to_owned(), run);
     }
 

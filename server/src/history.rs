@@ -30,16 +30,18 @@ pub(crate) struct History {
 /// Where a history starts: below `before`, or at `checkpoint` (both as
 /// `{"checkpoint_id"}` or `{"configurable": {"checkpoint_id"}}`). `None`
 /// inside: from the head; `Some(None)`: an id this thread cannot have,
-/// so nothing.
-fn history_start(body: &History) -> Result<Option<Option<CheckpointId>>, ApiError> {
+/// so nothing. The flag: only the state at `checkpoint` is listed, as
+/// LangGraph's checkpointers list a config that names a checkpoint.
+fn history_start(body: &History) -> Result<(Option<Option<CheckpointId>>, bool), ApiError> {
     if let Some(id) = checkpoint_in("before", &body.before)? {
-        return Ok(Some(id.parse().ok().map(CheckpointId)));
+        return Ok((Some(id.parse().ok().map(CheckpointId)), false));
     }
     if let Some(id) = checkpoint_in("checkpoint", &body.checkpoint)? {
         let id: Option<u64> = id.parse().ok();
-        return Ok(Some(id.and_then(|n| n.checked_add(1)).map(CheckpointId)));
+        let above = id.and_then(|n| n.checked_add(1)).map(CheckpointId);
+        return Ok((Some(above), true));
     }
-    Ok(None)
+    Ok((None, false))
 }
 
 /// The `checkpoint_id` of a checkpoint config, if it names one.
@@ -64,7 +66,7 @@ fn checkpoint_in<'a>(field: &str, config: &'a Value) -> Result<Option<&'a str>, 
 }
 
 /// `POST /threads/{id}/history`: the thread's states, newest first, up to
-/// `limit` (10), below `before` or from `checkpoint`, those whose metadata
+/// `limit` (10), below `before` (or only the one at `checkpoint`), those whose metadata
 /// holds every key of `metadata`.
 pub(crate) async fn history(
     State(app): State<Arc<App>>,
@@ -72,7 +74,7 @@ pub(crate) async fn history(
     JsonBody(body): JsonBody<History>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let thread = path_thread(&app, &id).await?;
-    let start = history_start(&body)?;
+    let (start, only_at) = history_start(&body)?;
     let Some(assistant) = thread_graph(&app, &thread) else {
         return Ok(Json(Vec::new()));
     };
@@ -81,9 +83,12 @@ pub(crate) async fn history(
         Some(Some(id)) => Some(id),
         None => None,
     };
-    let limit = body.limit.unwrap_or(10);
+    let limit = match only_at {
+        true => body.limit.unwrap_or(10).min(1),
+        false => body.limit.unwrap_or(10),
+    };
     // A metadata filter reads every state, then keeps `limit` of them.
-    let read = if body.metadata.is_empty() {
+    let read = if body.metadata.is_empty() || only_at {
         limit
     } else {
         usize::MAX

@@ -58,8 +58,12 @@
 //!   subgraphs by namespace (`child`, `child|grandchild`);
 //! * threads (create, read, patch, delete, search and count by ids,
 //!   status, metadata and values, sorted and `select`ed, copy, state,
-//!   state at a checkpoint, history: below `before`, from `checkpoint`,
-//!   by `metadata`), their
+//!   state at a checkpoint (`GET /threads/{id}/state/{checkpoint_id}`, or
+//!   `POST /threads/{id}/state/checkpoint` with a checkpoint config, what
+//!   the SDKs' `get_state(thread, checkpoint=..)` sends), a state update
+//!   on the head or, with `checkpoint_id` / `checkpoint`, forking the
+//!   thread at that checkpoint, history: below `before`, the one state at
+//!   `checkpoint`, by `metadata`), their
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
@@ -84,14 +88,27 @@
 //!   on PostgreSQL, a run's stream joined or resumed on any server, during
 //!   the run and for `Server::stream_ttl` after it, missing nothing and
 //!   repeating nothing;
-//!   stateless runs on a thread of their own; an interrupt answered with
-//!   `command.resume`; `command.update` (written as an update of the
+//!   stateless runs on a thread of their own (streamed, waited for, or in
+//!   the background with `POST /runs`, several at once with `POST
+//!   /runs/batch`), deleted once the run ends unless `on_completion` is
+//!   `keep`; a thread's runs followed as they come (`GET
+//!   /threads/{id}/stream`, the SDKs' `threads.join_stream`: each run's
+//!   events, then `metadata` `{"status": "run_done", "run_id"}`; on
+//!   PostgreSQL the runs of every server; `stream_modes` `run_modes`,
+//!   `lifecycle` or `state_update`; ids `<ms>-<n>`, which
+//!   `Last-Event-ID` resumes after); an interrupt answered with
+//!   `command.resume`, several at once with a map of their ids to values
+//!   (LangGraph's `Command(resume={id: value})`: a map whose keys are all
+//!   ids of pending interrupts; any other value answers the one pending);
+//!   `command.update` (written as an update of the
 //!   thread's last node, which then goes on) and `command.goto` (the named
 //!   nodes run next, or a `Send`'s node on its input); `interrupt_before` / `interrupt_after` (a list of
 //!   nodes, or `"*"`); a run from a `checkpoint_id` (or `checkpoint`),
 //!   which forks the thread there; `durability` `sync`, `async` or `exit`;
 //!   cancelled (`POST .../runs/{run_id}/cancel`, action `interrupt` or
-//!   `rollback`); deleted (`DELETE .../runs/{run_id}`);
+//!   `rollback`; several at once with `POST /runs/cancel`: a thread's
+//!   `run_ids`, or every run whose `status` is `pending`, `running` or
+//!   `all`); deleted (`DELETE .../runs/{run_id}`);
 //!   a new input on a paused thread run from the start; `multitask_strategy`
 //!   `reject`, `enqueue`, `interrupt` or `rollback` (the run holding the
 //!   thread is stopped, and it and the steps it stored are deleted: in
@@ -225,9 +242,8 @@
 //! AG-UI: a run sends the graph only the messages its thread does not
 //! have (by id), so an edited old message is not rewritten; `context` is
 //! accepted and not given to the graph; activity and reasoning messages
-//! are left out of the input; a resume answers one interrupt per run
-//! (as the server's `command.resume` does), and the new messages of a
-//! resuming request are not added. An interrupt is sent both as
+//! are left out of the input; a resume answers one interrupt per run,
+//! and the new messages of a resuming request are not added. An interrupt is sent both as
 //! `RUN_FINISHED.outcome` (AG-UI 1.0) and as a CUSTOM `on_interrupt`
 //! event, as `@ag-ui/langgraph` sends it.
 //!
@@ -242,7 +258,8 @@
 //! after 60 s without an event once no run of the thread is in progress
 //! here (the official server's stays open), so a graceful stop is not
 //! held by idle streams; a batch `input.respond` of several interrupts is
-//! refused as `unsupported` (a run resumes one); `updates`, `custom`,
+//! refused as `unsupported` (send them as one `/runs` `command.resume`
+//! map); `updates`, `custom`,
 //! `tasks`, `checkpoints` and `tools` are accepted channels with no
 //! events, as on the official server 0.16.7 for these graphs; `run.cancel`
 //! is no command there or here (cancel through `/runs/{id}/cancel`).
@@ -253,6 +270,33 @@
 //!
 //! A bad `xray` is a 422 whose detail names it and its value (the
 //! official server's says `Invalid xray value`).
+//!
+//! Run and thread routes: `POST /threads/{id}/state/checkpoint` (and a
+//! state update) naming a checkpoint the thread does not have is a 404,
+//! as `GET /threads/{id}/state/{checkpoint_id}` answers it (the official
+//! server answers 200 with an empty state). A run resumed on some of its
+//! interrupts answers with the state that holds the writes of the nodes
+//! that finished (the official server's `wait` answer leaves them out
+//! until the step ends; its state shows them). `POST /runs/batch` checks
+//! every run before it starts any, so a bad one starts none (the official
+//! server may have started those before it); a refusal names the run
+//! (`[i]: ...`). `POST /runs/cancel` with an unknown `action` is a 422,
+//! as for one run. On PostgreSQL a stateless background run whose thread
+//! is deleted once it ends runs on the server that took it (as a streamed
+//! run does), so its join there answers its output; a join on another
+//! server, once the thread is gone, answers `{}`. A thread's join stream (`GET /threads/{id}/stream`)
+//! of an unknown thread is a 404 (the official server keeps it open,
+//! streaming nothing); a run in progress as a client joins is streamed
+//! from its start, as a run's join stream is (the official server's,
+//! from the join on); its ids are `<ms>-<n>` as the official server's
+//! (a Redis stream id), `ms` the run's creation time and `n` the event's
+//! number in the run, and a `Last-Event-ID` of another form is a 422
+//! naming it; on SQLite a run that ended before the reconnect has no
+//! events left to replay; the stream ends when the server stops, and
+//! after 60 s without an event once no run of the thread is pending or
+//! running (the official server's stays open). The SDKs send the modes
+//! as `stream_mode`, which the official server does not read (it reads
+//! `stream_modes`): neither does this one, so both stream `run_modes`.
 //!
 //! Assistants: a subgraph's schemas are `null` (the runtime keeps no
 //! schema of a subgraph apart from its parent's; the official server
@@ -309,6 +353,7 @@ mod app;
 mod assistants;
 mod astream;
 pub mod auth;
+mod background;
 mod body;
 mod configured;
 mod control;
@@ -321,6 +366,7 @@ mod gate;
 mod history;
 mod ids;
 mod items;
+mod joined;
 mod lease;
 mod listen;
 mod listing;

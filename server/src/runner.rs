@@ -32,32 +32,78 @@ pub(crate) struct Started {
 
 /// Checks the request, records the run and starts it. Every refusal
 /// (unknown assistant, bad mode or input, busy thread) comes before
-/// anything is stored.
+/// anything is stored. A `stateless` run creates its thread, deleted
+/// once it ends unless its `on_completion` says `keep`.
 pub(crate) async fn start(
     app: &Arc<App>,
     thread_id: String,
-    body: RunCreate,
-    temporary: bool,
+    mut body: RunCreate,
+    stateless: bool,
     stream: bool,
 ) -> Result<Started, ApiError> {
-    let (job, events, turn, _) = admit(app, &thread_id, &body, temporary, false).await?;
+    on_completion(&mut body, stateless)?;
+    let (job, events, turn, _) = admit(app, &thread_id, &body, stateless, false).await?;
     Ok(spawn(job, events, turn, stream))
 }
 
-/// `POST /threads/{id}/runs`: the run recorded and started in the
-/// background (on PostgreSQL, queued for any server's worker to run):
+/// `on_completion`: read for a stateless run (`delete`, the default, or
+/// `keep`: a 422 naming it otherwise) and written back, so a worker that
+/// claims the queued run reads what to do with its thread; dropped for a
+/// thread's run (its thread stays).
+fn on_completion(body: &mut RunCreate, stateless: bool) -> Result<(), ApiError> {
+    let chosen = match (stateless, body.on_completion.as_deref()) {
+        (false, _) => None,
+        (true, None | Some("delete")) => Some("delete"),
+        (true, Some("keep")) => Some("keep"),
+        (true, Some(other)) => {
+            return Err(ApiError::Invalid(format!(
+                "on_completion: `{other}` is not one of \"delete\", \"keep\""
+            )))
+        }
+    };
+    body.on_completion = chosen.map(str::to_owned);
+    Ok(())
+}
+
+/// Whether a run's thread is deleted once the run ends: a stateless run's
+/// whose `on_completion` is `delete` (as [`on_completion`] wrote it).
+fn temporary(body: &RunCreate) -> bool {
+    body.on_completion.as_deref() == Some("delete")
+}
+
+/// Every refusal a run's request can meet before it is stored, checked
+/// without storing or starting anything: what a batch of stateless runs
+/// checks of each before it creates any.
+pub(crate) async fn check_stateless(app: &Arc<App>, body: &mut RunCreate) -> Result<(), ApiError> {
+    on_completion(body, true)?;
+    let strategy = body.multitask_strategy.as_deref().unwrap_or("enqueue");
+    if !matches!(strategy, "enqueue" | "reject" | "interrupt" | "rollback") {
+        return Err(bad_strategy(strategy));
+    }
+    let assistant = app.resolve(&body.assistant_id).await?;
+    open_job(app, &assistant, &new_id(), &new_id(), body, true, 1).map(drop)
+}
+
+/// `POST /threads/{id}/runs` (and `POST /runs`, `stateless`): the run
+/// recorded and started in the background (on PostgreSQL, queued for any
+/// server's worker to run):
 /// its record as stored (what the client is answered even when another
 /// run's `rollback` deletes it a moment later).
 pub(crate) async fn start_background(
     app: &Arc<App>,
     thread_id: String,
-    body: RunCreate,
+    mut body: RunCreate,
+    stateless: bool,
 ) -> Result<RunRow, ApiError> {
+    on_completion(&mut body, stateless)?;
+    // A stateless run whose thread goes once it ends is run here, as a
+    // streamed run is: its output is then at hand for a join here after
+    // its thread (and record) are gone.
     #[cfg(feature = "postgres")]
-    let queued = app.leases.session().is_some();
+    let queued = app.leases.session().is_some() && !temporary(&body);
     #[cfg(not(feature = "postgres"))]
     let queued = false;
-    let (job, events, turn, row) = admit(app, &thread_id, &body, false, queued).await?;
+    let (job, events, turn, row) = admit(app, &thread_id, &body, stateless, queued).await?;
     if !queued {
         spawn(job, events, turn, false);
     }
@@ -71,16 +117,17 @@ async fn admit(
     app: &Arc<App>,
     thread_id: &str,
     body: &RunCreate,
-    temporary: bool,
+    stateless: bool,
     queued: bool,
 ) -> Result<(Job, BoxStream<'static, RunEvent>, Turn, RunRow), ApiError> {
     let assistant = &app.resolve(&body.assistant_id).await?;
     same_graph(app, thread_id, assistant).await?;
     let run_id = new_id();
+    let temporary = temporary(body);
     let (job, events) = open_job(app, assistant, thread_id, &run_id, body, temporary, 1)?;
     let strategy = body.multitask_strategy.as_deref();
     let turn = take_turn(app, thread_id, strategy).await?;
-    if temporary {
+    if stateless {
         app.store
             .insert_thread(&new_thread(thread_id.to_owned(), body.metadata.clone()))
             .await?;
@@ -247,13 +294,14 @@ async fn claimed_job(
     let (thread_id, run_id) = (&claimed.thread_id, &claimed.run_id);
     let assistant = app.resolve(&body.assistant_id).await;
     let assistant = assistant.map_err(|e| failed(e.status_and_detail_text()))?;
+    let temporary = temporary(&body);
     let opened = open_job(
         app,
         &assistant,
         thread_id,
         run_id,
         &body,
-        false,
+        temporary,
         claimed.attempt,
     );
     let (mut job, events) = opened.map_err(|e| failed(format!("{e:?}")))?;
@@ -343,9 +391,7 @@ fn on_disconnect(value: Option<&str>) -> Result<bool, ApiError> {
 async fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result<Turn, ApiError> {
     let strategy = strategy.unwrap_or("enqueue");
     if !matches!(strategy, "enqueue" | "reject" | "interrupt" | "rollback") {
-        return Err(ApiError::Invalid(format!(
-            "multitask_strategy: `{strategy}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
-        )));
+        return Err(bad_strategy(strategy));
     }
     #[cfg(feature = "postgres")]
     if app.leases.session().is_some() {
@@ -363,6 +409,13 @@ async fn take_turn(app: &App, thread_id: &str, strategy: Option<&str>) -> Result
         // then it takes the thread.
         _ => Ok(Turn::Wait),
     }
+}
+
+/// A 422 naming an unknown `multitask_strategy`.
+fn bad_strategy(strategy: &str) -> ApiError {
+    ApiError::Invalid(format!(
+        "multitask_strategy: `{strategy}` is not one of \"reject\", \"rollback\", \"interrupt\", \"enqueue\""
+    ))
 }
 
 /// The keys a run adds to its `messages` events' metadata.

@@ -32,6 +32,8 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/runs/{run_id}", get(one).delete(delete))
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
+        .merge(crate::background::routes())
+        .merge(crate::joined::routes())
 }
 
 /// A run's body (`RunCreateStateful` / `RunCreateStateless`); stored
@@ -73,6 +75,11 @@ pub(crate) struct RunCreate {
     /// `context` (merged over the assistant's).
     #[serde(default)]
     pub context: Option<Value>,
+    /// A stateless run's thread after it: `delete` (the default) or
+    /// `keep`; set by the stateless routes (`None` on a thread's run), so
+    /// a queued run's worker reads it back.
+    #[serde(default)]
+    pub on_completion: Option<String>,
     /// Tools the caller executes: set by the AG-UI endpoint (`agui.rs`),
     /// never read from a body.
     #[serde(skip)]
@@ -114,7 +121,11 @@ async fn run_thread(app: &App, id: &str, body: &RunCreate) -> Result<(), ApiErro
 
 /// A run from a checkpoint the thread does not have (a stateless run's
 /// thread has none) is a 404 naming it, before anything is stored.
-async fn check_checkpoint(app: &App, thread_id: &str, body: &RunCreate) -> Result<(), ApiError> {
+pub(crate) async fn check_checkpoint(
+    app: &App,
+    thread_id: &str,
+    body: &RunCreate,
+) -> Result<(), ApiError> {
     let Some(from) = crate::control::checkpoint(body)? else {
         return Ok(());
     };
@@ -229,7 +240,7 @@ async fn background(
 ) -> Result<Response, ApiError> {
     check_checkpoint(&app, &id, &body).await?;
     run_thread(&app, &id, &body).await?;
-    let run = crate::runner::start_background(&app, id.clone(), body).await?;
+    let run = crate::runner::start_background(&app, id.clone(), body, false).await?;
     let at = format!("/threads/{id}/runs/{}", run.run_id);
     let mut response = Json(run_json(&run)).into_response();
     if let Ok(at) = HeaderValue::from_str(&at) {

@@ -112,13 +112,15 @@ pub(crate) trait ServedGraph: Send + Sync {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<Snapshot>, GraphError>>;
 
-    /// Writes `values` (an update) as node `as_node` would have.
+    /// Writes `values` (an update) as node `as_node` would have: on the
+    /// thread's head, or on checkpoint `at` (a fork there).
     fn update_state<'a>(
         &'a self,
         saver: &'a dyn Checkpointer,
         thread_id: &'a str,
         values: Value,
         as_node: Option<String>,
+        at: Option<CheckpointId>,
     ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>>;
 
     /// Keeps only the thread's `keep` newest checkpoints and collects its
@@ -163,8 +165,9 @@ pub(crate) struct Erased<S: GraphState>(pub(crate) Arc<Graph<S>>);
 /// input type (so `private` and `omit_from_input` fields are refused), or
 /// nothing (continue the thread).
 fn read_input<S: GraphState>(spec: &mut RunSpec) -> Result<Input<S>, String> {
-    if let Some(value) = spec.resume.take() {
-        return Ok(Input::ResumeWith(Resume::value(value)));
+    if spec.resume.is_some() {
+        // Read once the pending interrupts are known (`resume_for`).
+        return Ok(Input::Resume);
     }
     match spec.input.take() {
         None | Some(Value::Null) => Ok(Input::Resume),
@@ -219,6 +222,8 @@ fn snapshot_json<S: GraphState>(s: StateSnapshot<S>) -> Snapshot {
 /// its `command` writes first.
 struct Opening<S: GraphState> {
     input: Input<S>,
+    /// `command.resume`, as sent.
+    resume: Option<Value>,
     update: Option<S::Update>,
     control: Control,
     store: Arc<dyn agent_state::store::Store>,
@@ -292,6 +297,16 @@ async fn prepare<S: GraphState>(
     o: &mut Opening<S>,
 ) -> Result<(Input<S>, Option<CheckpointId>), GraphError> {
     let from = o.control.from;
+    if let Some(value) = o.resume.take() {
+        let pending = match from {
+            Some(id) => graph.get_state_at(saver, thread_id, id).await?,
+            None => graph.get_state(saver, thread_id).await?,
+        };
+        return Ok((
+            Input::ResumeWith(resume_for(value, &pending.interrupts)),
+            from,
+        ));
+    }
     if !o.control.goto.is_empty() {
         let mut thread = match from {
             Some(id) => Thread::<S, _>::fork(saver, thread_id, id).await?,
@@ -337,6 +352,28 @@ async fn prepare<S: GraphState>(
     Ok((Input::Resume, None))
 }
 
+/// `command.resume` as LangGraph reads it: a map whose keys are all ids
+/// of the interrupts the thread is paused on answers each by its id (the
+/// ones it leaves out pause again); anything else is the value for the one
+/// pending interrupt.
+fn resume_for(value: Value, pending: &[Interrupt]) -> Resume {
+    let by_id = match &value {
+        Value::Object(map) if !map.is_empty() => {
+            map.keys().all(|k| pending.iter().any(|i| i.id == *k))
+        }
+        _ => false,
+    };
+    let Value::Object(map) = value else {
+        return Resume::value(value);
+    };
+    if !by_id {
+        return Resume::value(Value::Object(map));
+    }
+    map.into_iter().fold(Resume::new(), |resume, (id, answer)| {
+        resume.answer(id, answer)
+    })
+}
+
 impl<S: GraphState> ServedGraph for Erased<S> {
     fn start(
         &self,
@@ -352,6 +389,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
             (None, true) => spec.input.clone().unwrap_or_default(),
         };
         let input = read_input::<S>(&mut spec)?;
+        let resume = spec.resume.take();
         let update = match spec.control.update.take() {
             Some(values) => {
                 Some(S::Update::from_json(values).map_err(|e| format!("command.update: {e}"))?)
@@ -360,6 +398,7 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         };
         let opening = Opening {
             input,
+            resume,
             update,
             control: spec.control,
             store: spec.store,
@@ -422,15 +461,21 @@ impl<S: GraphState> ServedGraph for Erased<S> {
         thread_id: &'a str,
         values: Value,
         as_node: Option<String>,
+        at: Option<CheckpointId>,
     ) -> BoxFuture<'a, Result<CheckpointMeta, UpdateError>> {
         Box::pin(async move {
             let update =
                 S::Update::from_json(values).map_err(|e| UpdateError::Values(e.to_string()))?;
-            let graph = &self.0;
-            graph
-                .update_state(saver, thread_id, update, as_node.as_deref())
-                .await
-                .map_err(UpdateError::Graph)
+            let (graph, node) = (&self.0, as_node.as_deref());
+            let written = match at {
+                Some(id) => {
+                    graph
+                        .update_state_at(saver, thread_id, id, update, node)
+                        .await
+                }
+                None => graph.update_state(saver, thread_id, update, node).await,
+            };
+            written.map_err(UpdateError::Graph)
         })
     }
 

@@ -693,6 +693,8 @@ impl Listening {
         tracing::info!(addr = %self.local_addr(), "serving");
         let app = self.app.0;
         let drain = async move {
+            // Threads' join streams would stay open for their clients.
+            app.run_starts.stop();
             #[cfg(feature = "postgres")]
             crate::worker::drain(&app).await;
             drop(app);

@@ -16,7 +16,7 @@ pub(crate) fn frame(event: &str, data: &str) -> String {
 
 /// One frame with its `id:` line (after the data, where the official
 /// server writes it), for streams a client may resume.
-pub(crate) fn frame_with_id(event: &str, data: &str, id: usize) -> String {
+pub(crate) fn frame_with_id(event: &str, data: &str, id: impl std::fmt::Display) -> String {
     format!("event: {event}\r\ndata: {data}\r\nid: {id}\r\n\r\n")
 }
 

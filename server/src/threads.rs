@@ -35,6 +35,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}", get(one).patch(patch).delete(delete))
         .route("/threads/{id}/state", get(state).post(update_state))
         .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
+        .route("/threads/{id}/state/checkpoint", post(state_at_post))
         .route("/threads/{id}/history", post(crate::history::history))
         .route("/threads/{id}/copy", post(copy))
 }
@@ -292,6 +293,18 @@ async fn state_at(
     Path((id, checkpoint_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let thread = path_thread(&app, &id).await?;
+    Ok(Json(
+        state_at_checkpoint(&app, &thread, &checkpoint_id).await?,
+    ))
+}
+
+/// The thread's state at `checkpoint_id`; 404 for an id it does not have.
+async fn state_at_checkpoint(
+    app: &App,
+    thread: &ThreadRow,
+    checkpoint_id: &str,
+) -> Result<Value, ApiError> {
+    let id = &thread.thread_id;
     let unknown = || {
         ApiError::NotFound(format!(
             "Checkpoint {checkpoint_id} not found in thread {id}"
@@ -301,14 +314,55 @@ async fn state_at(
         .parse()
         .map(CheckpointId)
         .map_err(|_| unknown())?;
-    let assistant = thread_graph(&app, &thread).ok_or_else(unknown)?;
-    let snap = assistant.graph.state_at(&*app.saver, &id, cp).await;
+    let assistant = thread_graph(app, thread).ok_or_else(unknown)?;
+    let snap = assistant.graph.state_at(&*app.saver, id, cp).await;
     match snap {
-        Ok(snap) if snap.checkpoint.is_some() => {
-            Ok(Json(snapshot::to_json(&snap, &thread.metadata)))
-        }
+        Ok(snap) if snap.checkpoint.is_some() => Ok(snapshot::to_json(&snap, &thread.metadata)),
         Ok(_) | Err(GraphError::Checkpoint(_)) => Err(unknown()),
         Err(e) => Err(ApiError::Internal(e.to_string())),
+    }
+}
+
+/// `POST /threads/{id}/state/checkpoint`'s body: what the SDKs'
+/// `get_state(thread, checkpoint=..)` sends.
+#[derive(Deserialize)]
+struct StateAt {
+    checkpoint: Option<Value>,
+    /// Accepted as the official server accepts it: a subgraph's task shows
+    /// `state: null` either way here.
+    #[serde(default)]
+    #[allow(dead_code)]
+    subgraphs: Option<bool>,
+}
+
+/// `POST /threads/{id}/state/checkpoint`: the thread at the checkpoint
+/// `{"checkpoint_id", "checkpoint_ns"}` names (its latest state when it
+/// names none, as the official server answers `{}`).
+async fn state_at_post(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<StateAt>,
+) -> Result<Json<Value>, ApiError> {
+    let thread = path_thread(&app, &id).await?;
+    let checkpoint = match body.checkpoint {
+        Some(Value::Object(map)) => map,
+        None | Some(Value::Null) => {
+            return Err(ApiError::Invalid(
+                "checkpoint: required (an object with `checkpoint_id`)".to_owned(),
+            ))
+        }
+        Some(other) => {
+            return Err(ApiError::Invalid(format!(
+                "checkpoint: `{other}` is not an object with `checkpoint_id`"
+            )))
+        }
+    };
+    match checkpoint.get("checkpoint_id") {
+        None | Some(Value::Null) => state(State(app), Path(id)).await,
+        Some(Value::String(cp)) => Ok(Json(state_at_checkpoint(&app, &thread, cp).await?)),
+        Some(other) => Err(ApiError::Invalid(format!(
+            "checkpoint.checkpoint_id: `{other}` is not a string"
+        ))),
     }
 }
 
@@ -318,6 +372,41 @@ struct UpdateState {
     #[serde(default)]
     values: Value,
     as_node: Option<String>,
+    /// The checkpoint to fork the thread at (`checkpoint_id`, or
+    /// `checkpoint.checkpoint_id` as the SDKs' `checkpoint=` sends it).
+    checkpoint_id: Option<Value>,
+    checkpoint: Option<Value>,
+}
+
+/// The checkpoint an update forks the thread at, if it names one: 422 for
+/// an id of the wrong form, 404 for one the thread does not have.
+async fn fork_point(
+    app: &App,
+    thread: &ThreadRow,
+    body: &UpdateState,
+) -> Result<Option<CheckpointId>, ApiError> {
+    let nested = body
+        .checkpoint
+        .as_ref()
+        .map(|c| (c, c.get("checkpoint_id")));
+    let named = match (&body.checkpoint_id, nested) {
+        (Some(v), _) if !v.is_null() => ("checkpoint_id", v),
+        (_, Some((_, Some(v)))) if !v.is_null() => ("checkpoint.checkpoint_id", v),
+        (_, Some((c, _))) if !c.is_null() && !c.is_object() => {
+            return Err(ApiError::Invalid(format!(
+                "checkpoint: `{c}` is not an object with `checkpoint_id`"
+            )))
+        }
+        _ => return Ok(None),
+    };
+    let Some(cp) = named.1.as_str() else {
+        return Err(ApiError::Invalid(format!(
+            "{}: `{}` is not a string",
+            named.0, named.1
+        )));
+    };
+    state_at_checkpoint(app, thread, cp).await?;
+    Ok(cp.parse().ok().map(CheckpointId))
 }
 
 async fn update_state(
@@ -331,6 +420,7 @@ async fn update_state(
             "Thread has no graph yet: run it once before updating its state".to_owned(),
         ));
     };
+    let at = fork_point(&app, &thread, &body).await?;
     let values = if body.values.is_null() {
         json!({})
     } else {
@@ -339,7 +429,7 @@ async fn update_state(
     let saver = &*app.saver;
     let cp = match assistant
         .graph
-        .update_state(saver, &id, values, body.as_node)
+        .update_state(saver, &id, values, body.as_node, at)
         .await
     {
         Ok(cp) => cp,

@@ -592,3 +592,48 @@ async fn a_run_is_joined_only_through_its_own_thread() {
     assert_eq!((status, &out["n"]), (StatusCode::OK, &json!(42)), "{out}");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn batches_cancels_and_join_streams_keep_to_the_callers_threads() {
+    let db = fresh_db();
+    let s = start_with(&db, guarded).await;
+    let (alice, bob, b) = (client("token-alice"), client("token-bob"), &s.base);
+    // A batch's threads are stamped with the caller's filter.
+    let one = json!({"assistant_id": "countdown", "input": {"n": 1}, "on_completion": "keep"});
+    let (status, runs) = post(&alice, format!("{b}/runs/batch"), json!([one])).await;
+    assert_eq!(status, StatusCode::OK, "{runs}");
+    let (thread, run) = (
+        runs[0]["thread_id"].as_str().unwrap(),
+        runs[0]["run_id"].as_str().unwrap(),
+    );
+    get(&alice, format!("{b}/threads/{thread}/runs/{run}/join")).await;
+    let (status, kept) = get(&alice, format!("{b}/threads/{thread}")).await;
+    assert_eq!(
+        (status, &kept["metadata"]["owner"]),
+        (StatusCode::OK, &json!("alice"))
+    );
+    assert_eq!(
+        get(&bob, format!("{b}/threads/{thread}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&bob, format!("{b}/threads/{thread}/stream")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    // Another user's runs are none of theirs to cancel, by id or status.
+    let (_, hers) = post(&alice, format!("{b}/threads"), json!({})).await;
+    let hers = hers["thread_id"].as_str().expect("id").to_owned();
+    let slow = json!({"assistant_id": "slow", "input": {"n": 1}});
+    let (_, started) = post(&alice, format!("{b}/threads/{hers}/runs"), slow).await;
+    let run_id = started["run_id"].clone();
+    let cancel = format!("{b}/runs/cancel");
+    let by_id = json!({"thread_id": hers, "run_ids": [run_id]});
+    let (status, _) = send(&bob, Method::POST, cancel.clone(), Some(by_id.clone())).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let all = Some(json!({"status": "all"}));
+    let (status, _) = send(&bob, Method::POST, cancel.clone(), all).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = send(&alice, Method::POST, cancel, Some(by_id)).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    s.stop().await;
+}

@@ -93,12 +93,19 @@ fn threads(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)>
 }
 
 /// A run on a thread of its own (`POST /runs/stream`, `/runs/wait`,
-/// `/runs`): the thread it makes is the caller's.
+/// `/runs`, `/runs/batch`): the thread it makes is the caller's; and
+/// `POST /runs/cancel`.
 fn stateless(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)> {
     match (method.as_str(), pattern) {
         ("POST", "/runs" | "/runs/stream" | "/runs/wait") => {
             Some((Resource::Threads, Action::CreateRun, Target::OwnThread))
         }
+        // The hook sees the batch once (its body is a list); the handler
+        // stamps each run's thread with the filter's fixed keys.
+        ("POST", "/runs/batch") => Some((Resource::Threads, Action::CreateRun, Target::Threads)),
+        // As the official server: an update of the threads whose runs
+        // are cancelled; the handler leaves out those outside the filter.
+        ("POST", "/runs/cancel") => Some((Resource::Threads, Action::Update, Target::Threads)),
         _ => None,
     }
 }

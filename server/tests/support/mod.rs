@@ -23,6 +23,11 @@ use tokio::sync::oneshot;
 #[allow(unused_imports)]
 pub use db::{fresh_db, fresh_file, Db};
 
+/// The serve example's `twin` graph: two nodes side by side, each paused
+/// on an interrupt.
+#[path = "../../examples/support/twin.rs"]
+pub mod twin;
+
 /// A draft a person approves: `draft` writes a custom event, `review`
 /// pauses on an interrupt. A topic of `boom` fails the run.
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -270,6 +275,7 @@ pub fn server(db: &Db) -> Server {
     db.configure(Server::new())
         .graph("countdown", countdown)
         .graph("pair", pair())
+        .graph("twin", twin::graph().expect("twin graph"))
         .graph("ask", ask())
         .graph("reply", reply())
         .graph("nest", nest())

@@ -85,3 +85,25 @@ b.add_node("done", lambda s: {"n": s["n"] * 10})
 b.add_edge(START, "child")
 b.add_edge("child", "done")
 nest = b.compile()
+
+
+class Twin(TypedDict):
+    answers: Annotated[list[str], operator.add]
+
+
+def left(state: Twin):
+    said = interrupt({"ask": "left"})
+    return {"answers": ["left:" + str(said)]}
+
+
+def right(state: Twin):
+    said = interrupt({"ask": "right"})
+    return {"answers": ["right:" + str(said)]}
+
+
+b = StateGraph(Twin)
+b.add_node("left", left)
+b.add_node("right", right)
+b.add_edge(START, "left")
+b.add_edge(START, "right")
+twin = b.compile()
