@@ -56,7 +56,7 @@ check("assistants: search, get, graph, schemas, count", async () => {
   const byName = await client.assistants.search({ name: "CHA" });
   assert.deepEqual(byName.map((a) => a.graph_id), ["chat"]);
   const sorted = await client.assistants.search({ sortBy: "graph_id", sortOrder: "asc" });
-  assert.deepEqual(sorted.map((a) => a.graph_id), ["approval", "assistant", "chat", "countdown", "nest"]);
+  assert.deepEqual(sorted.map((a) => a.graph_id), ["approval", "assistant", "chat", "countdown", "nest", "twin"]);
   const one = await client.assistants.get(APPROVAL);
   assert.equal(one.graph_id, "approval");
   const graph = await client.assistants.getGraph(APPROVAL);
