@@ -42,8 +42,62 @@ impl<T: DeserializeOwned> FromRequest<Arc<App>> for JsonBody<T> {
         };
         let value: serde_json::Value = serde_json::from_slice(bytes)
             .map_err(|_| ApiError::Invalid("Invalid JSON in request body".to_owned()))?;
-        serde_json::from_value(value)
-            .map(JsonBody)
-            .map_err(|e| ApiError::Invalid(format!("Invalid request body: {e}")))
+        match T::deserialize(&value) {
+            Ok(body) => Ok(JsonBody(body)),
+            Err(e) => Err(ApiError::Invalid(refusal::<T>(&value, &e))),
+        }
     }
+}
+
+/// The most fields a refused body is searched through for the one at
+/// fault (the routes' bodies have a dozen or so).
+const MAX_BLAMED: usize = 64;
+
+/// Why `value` is no `T`, naming the top-level field at fault (serde's
+/// own error names none) and no Rust type (`usize`, `struct Create`).
+fn refusal<T: DeserializeOwned>(value: &serde_json::Value, error: &serde_json::Error) -> String {
+    let why = plain_words(&error.to_string());
+    // A few tries per field: a body of many fields (a hostile one) is
+    // not tried field by field.
+    let object = match value {
+        serde_json::Value::Object(object) if object.len() <= MAX_BLAMED => object,
+        _ => return format!("Invalid request body: {why}"),
+    };
+    // The field whose removal lets the body read (or leaves only it
+    // missing) is the one at fault.
+    let at_fault = object.keys().find(|key| {
+        let mut without = object.clone();
+        without.remove(*key);
+        match T::deserialize(&serde_json::Value::Object(without)) {
+            Ok(_) => true,
+            Err(e) => e.to_string() == format!("missing field `{key}`"),
+        }
+    });
+    match at_fault {
+        Some(field) => format!("{field}: {why}"),
+        None => format!("Invalid request body: {why}"),
+    }
+}
+
+/// serde's wording with the Rust types it names put in JSON's terms.
+fn plain_words(error: &str) -> String {
+    let mut text = error.to_owned();
+    for (rust, json) in [
+        ("expected usize", "expected a non-negative integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected i64", "expected an integer"),
+        ("expected f64", "expected a number"),
+        ("expected a map", "expected an object"),
+        ("expected a sequence", "expected an array"),
+        ("invalid type: map", "invalid type: object"),
+        ("invalid type: sequence", "invalid type: array"),
+    ] {
+        text = text.replace(rust, json);
+    }
+    // `expected struct Create` and `... with 4 elements`: a Rust name.
+    if let Some(at) = text.find("expected struct ") {
+        text.replace_range(at.., "expected an object");
+    }
+    text
 }

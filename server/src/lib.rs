@@ -309,6 +309,7 @@ mod runner;
 mod runs;
 mod served;
 mod server;
+mod shape;
 mod snapshot;
 mod sse;
 mod store;
