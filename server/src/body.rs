@@ -22,19 +22,7 @@ impl<T: DeserializeOwned> FromRequest<Arc<App>> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, app: &Arc<App>) -> Result<Self, Self::Rejection> {
-        // A `Content-Length` larger than what is sent would hold the
-        // request (and its task) forever.
-        let read = tokio::time::timeout(app.read_timeout, Bytes::from_request(req, app));
-        let read = read
-            .await
-            .map_err(|_| ApiError::Timeout(app.read_timeout))?;
-        let bytes = read.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::TooLarge(BODY_LIMIT)
-            } else {
-                ApiError::Invalid(format!("Could not read the request body: {e}"))
-            }
-        })?;
+        let bytes = read_body(req, app).await?;
         let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
             b"{}"
         } else {
@@ -47,6 +35,29 @@ impl<T: DeserializeOwned> FromRequest<Arc<App>> for JsonBody<T> {
             Err(e) => Err(ApiError::Invalid(refusal::<T>(&value, &e))),
         }
     }
+}
+
+/// A request's body, read within [`BODY_LIMIT`] (413 beyond) and the
+/// server's read timeout (408): a `Content-Length` larger than what is
+/// sent would otherwise hold the request, and its task, forever. A body
+/// that breaks off or is malformed (a bad chunk size) is a 400 that says
+/// so, not the HTTP library's words.
+pub(crate) async fn read_body(req: Request, app: &Arc<App>) -> Result<Bytes, ApiError> {
+    let read = tokio::time::timeout(app.read_timeout, Bytes::from_request(req, app));
+    let read = read
+        .await
+        .map_err(|_| ApiError::Timeout(app.read_timeout))?;
+    read.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(BODY_LIMIT)
+        } else {
+            tracing::debug!(error = %e, "request body unreadable");
+            ApiError::BadRequest(
+                "Could not read the request body: it is malformed (a bad chunk size?) or was cut off"
+                    .to_owned(),
+            )
+        }
+    })
 }
 
 /// The most fields a refused body is searched through for the one at

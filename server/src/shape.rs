@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
@@ -145,6 +145,10 @@ pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next)
     if let Err(refused) = utf8_path(&route, req.uri().path()) {
         return refused.into_response();
     }
+    if declared_length(&req).is_some_and(|n| n > BODY_LIMIT as u64) {
+        // Refused before a byte of it is read (nor a `100 Continue` sent).
+        return ApiError::TooLarge(BODY_LIMIT).into_response();
+    }
     let req = match fields(req.method(), &route) {
         Some(fields) => match checked_body(&app, req, fields).await {
             Ok(req) => req,
@@ -153,6 +157,12 @@ pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next)
         None => req,
     };
     detail_json(next.run(req).await).await
+}
+
+/// The body's `Content-Length`, when it has one that is a number.
+fn declared_length(req: &Request) -> Option<u64> {
+    let value = req.headers().get(header::CONTENT_LENGTH)?;
+    value.to_str().ok()?.trim().parse().ok()
 }
 
 /// Each `{param}` segment of `route` in `path` decodes to UTF-8, or a 422
@@ -202,12 +212,12 @@ fn percent_decode(segment: &str) -> Option<String> {
 /// timeout) and checked against `fields`, or the refusal. A body that is
 /// no JSON at all goes on to the handler, which refuses it.
 async fn checked_body(
-    app: &App,
+    app: &Arc<App>,
     req: Request,
     fields: &[(&str, Kind)],
 ) -> Result<Request, ApiError> {
     let (parts, body) = req.into_parts();
-    let bytes = read(app, body).await?;
+    let bytes = crate::body::read_body(Request::from_parts(parts.clone(), body), app).await?;
     if !bytes.iter().all(u8::is_ascii_whitespace) {
         if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
             let Value::Object(object) = &value else {
@@ -220,16 +230,6 @@ async fn checked_body(
         }
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
-}
-
-/// The body, as `JsonBody` reads it: over the limit a 413, too slow a 408.
-async fn read(app: &App, body: Body) -> Result<Bytes, ApiError> {
-    let read = axum::body::to_bytes(body, BODY_LIMIT);
-    match tokio::time::timeout(app.read_timeout, read).await {
-        Err(_) => Err(ApiError::Timeout(app.read_timeout)),
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(ApiError::TooLarge(BODY_LIMIT)),
-    }
 }
 
 /// Each of `fields` present in `object` (under `prefix`) holds what it
