@@ -193,7 +193,9 @@ fn percent_decode(segment: &str) -> Option<String> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
         match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
             (b'%', Some(byte)) => {
                 out.push(byte);
@@ -255,9 +257,7 @@ fn check_value(name: &str, value: &Value, kind: Kind) -> Result<(), ApiError> {
         | (Kind::Str, Value::String(_))
         | (Kind::Bool, Value::Bool(_))
         | (Kind::Number, Value::Number(_)) => return Ok(()),
-        (Kind::Strings, Value::Array(items)) if items.iter().all(Value::is_string) => {
-            return Ok(())
-        }
+        (Kind::Strings, Value::Array(items)) if items.iter().all(Value::is_string) => return Ok(()),
         (Kind::Fields(fields), Value::Object(object)) => {
             return check_fields(&format!("{name}."), object, fields)
         }

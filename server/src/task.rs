@@ -104,6 +104,15 @@ enum Next {
     Stop(&'static str),
 }
 
+/// What became of a frame handed to the run's client.
+enum Delivery {
+    Sent,
+    /// The client left, or took no frame for the read timeout.
+    Gone,
+    /// The run was cancelled while the frame waited.
+    Cancelled,
+}
+
 /// The run's task: waits its turn, runs, frames each event for the
 /// client while it listens, and records how the run ended.
 pub(crate) async fn drive(
@@ -186,17 +195,51 @@ impl Job {
                     self.emit("error", error.to_string())
                 }
             };
-            // A client that left no longer gets frames; the run goes on
-            // unless it is to stop with the client.
+            // A client that left (or stopped reading) no longer gets
+            // frames; the run goes on unless it is to stop with the client.
             let Some(tx) = &frames else { continue };
-            if tx.send(data).await.is_err() {
-                if self.cancel_on_disconnect && !recorded {
-                    break Some("its client left");
+            match self.deliver(tx, data, !recorded).await {
+                Delivery::Sent => {}
+                Delivery::Cancelled => break Some("cancelled"),
+                Delivery::Gone => {
+                    if self.cancel_on_disconnect && !recorded {
+                        break Some("its client left");
+                    }
+                    frames = None;
                 }
-                frames = None;
             }
         };
         (stop, output)
+    }
+
+    /// Hands a frame to the run's client. A client that takes none for
+    /// the server's read timeout (it stopped reading, its connection
+    /// still open) is let go as one that left: the run never waits on
+    /// it, and its frames held for it stay bounded. A cancel while
+    /// waiting (when `cancellable`) stops the run.
+    async fn deliver(
+        &self,
+        tx: &mpsc::Sender<String>,
+        data: String,
+        cancellable: bool,
+    ) -> Delivery {
+        let cancelled = async {
+            match cancellable {
+                true => self.cancel.notified().await,
+                false => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            sent = tokio::time::timeout(self.app.read_timeout, tx.send(data)) => match sent {
+                Ok(Ok(())) => Delivery::Sent,
+                Ok(Err(_)) => Delivery::Gone,
+                Err(_) => {
+                    tracing::info!(run_id = %self.run_id, "its client stopped reading: let go");
+                    Delivery::Gone
+                }
+            },
+            () = cancelled => Delivery::Cancelled,
+        }
     }
 
     /// Logs an event and frames it for the run's client: with its id when
