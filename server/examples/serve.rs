@@ -164,7 +164,6 @@ fn arg(name: &str) -> Option<String> {
 }
 
 /// A number given as `name`, if any.
-#[cfg(feature = "postgres")]
 fn number(name: &str) -> Result<Option<u64>, Box<dyn std::error::Error>> {
     match arg(name) {
         None => Ok(None),
