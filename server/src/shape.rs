@@ -91,12 +91,9 @@ const SEARCH: &[(&str, Kind)] = &[
 /// for a route whose body is not checked here.
 fn fields(method: &Method, route: &str) -> Option<&'static [(&'static str, Kind)]> {
     let fields: &'static [(&'static str, Kind)] = match (method.as_str(), route) {
-        ("POST", "/threads") => &[
-            ("thread_id", Kind::Str),
-            ("metadata", Kind::Object),
-            ("ttl", Kind::Object),
-        ],
-        ("PATCH", "/threads/{id}") => &[("metadata", Kind::Object), ("ttl", Kind::Object)],
+        // `ttl` is checked where it is read, with its own words.
+        ("POST", "/threads") => &[("thread_id", Kind::Str), ("metadata", Kind::Object)],
+        ("PATCH", "/threads/{id}") => &[("metadata", Kind::Object)],
         ("POST", "/threads/search" | "/threads/count") => SEARCH,
         ("POST", "/threads/{id}/history") => &[
             ("limit", LIMIT),
