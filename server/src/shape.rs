@@ -142,8 +142,11 @@ pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next)
     if let Err(refused) = utf8_path(&route, req.uri().path()) {
         return refused.into_response();
     }
-    if declared_length(&req).is_some_and(|n| n > BODY_LIMIT as u64) {
-        // Refused before a byte of it is read (nor a `100 Continue` sent).
+    if waits_to_send(&req) && declared_length(&req).is_some_and(|n| n > BODY_LIMIT as u64) {
+        // A client that waits for a `100 Continue` is refused before it
+        // sends a byte. One that sends at once is refused once the limit
+        // is read, as before: answered now, while it still writes, it
+        // would lose the answer to the reset of a close with unread data.
         return ApiError::TooLarge(BODY_LIMIT).into_response();
     }
     let req = match fields(req.method(), &route) {
@@ -154,6 +157,15 @@ pub(crate) async fn check(State(app): State<Arc<App>>, req: Request, next: Next)
         None => req,
     };
     detail_json(next.run(req).await).await
+}
+
+/// Whether the client waits for a `100 Continue` before it sends its
+/// body (`Expect: 100-continue`).
+fn waits_to_send(req: &Request) -> bool {
+    req.headers()
+        .get(header::EXPECT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
 }
 
 /// The body's `Content-Length`, when it has one that is a number.

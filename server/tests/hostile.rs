@@ -254,8 +254,9 @@ async fn ids_that_are_not_utf8_are_a_422_naming_the_id() {
     server.stop().await;
 }
 
-/// Framing: a declared length over the limit is refused at once (no
-/// `100 Continue`, nothing read); a bad chunk size is a 400 in words; a
+/// Framing: a declared length over the limit of a client that waits
+/// for a `100 Continue` is refused at once (none sent, nothing read);
+/// one that never comes is cut off at the read timeout; a bad chunk size is a 400 in words; a
 /// chunked body that never ends is cut off at the read timeout; headers
 /// and URLs too large are refused by hyper; a smuggled second request
 /// behind `Transfer-Encoding` + `Content-Length` is never answered.
@@ -270,6 +271,9 @@ async fn malformed_and_oversized_framing_is_refused() {
     let answer = exchange(addr, huge.as_bytes(), wait).await;
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
+    let silent = format!("{head}content-length: 99999999999\r\n\r\n{{}}");
+    let answer = exchange(addr, silent.as_bytes(), wait).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     let bad_chunk = format!("{head}transfer-encoding: chunked\r\n\r\nzz\r\n{{}}\r\n0\r\n\r\n");
     let answer = exchange(addr, bad_chunk.as_bytes(), wait).await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
