@@ -454,3 +454,28 @@ async fn nul_characters_are_stored_or_refused_by_name() {
     assert_eq!(status, StatusCode::OK, "{thread}");
     server.stop().await;
 }
+
+/// 1,000 runs sent to one thread at once: each is accepted, they run
+/// one at a time, and the thread shows `busy` while any runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_runs_on_one_thread_run_in_turn() {
+    let server = start_with(&fresh_db(), |s| s.read_timeout(TIMEOUT)).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run =
+        json!({"assistant_id": "countdown", "input": {"n": 1}, "multitask_strategy": "enqueue"});
+    let url = format!("{b}/threads/{THREAD}/runs");
+    let posts = (0..1000).map(|_| post(&c, url.clone(), run.clone()));
+    let answers = agent_state::futures::future::join_all(posts).await;
+    assert!(
+        answers.iter().all(|(s, _)| *s == StatusCode::OK),
+        "{answers:?}"
+    );
+    // Between two runs the thread is busy, never idle with runs to go.
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(130)).await;
+        let (_, thread) = get(&c, format!("{b}/threads/{THREAD}")).await;
+        assert_eq!(thread["status"], "busy");
+    }
+    server.stop().await;
+}
