@@ -141,7 +141,6 @@ pub(crate) async fn drive(
     };
     job.record_base(&base).await;
     job.record_status("running").await;
-    job.mark_busy().await;
     let (stop, output) = job.run(&mut events, frames).await;
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
@@ -511,19 +510,6 @@ impl Job {
         }
     }
 
-    /// The thread shows `busy` while the run runs: the run before it,
-    /// ending, left it `idle` (or `interrupted`) with this one queued.
-    async fn mark_busy(&self) {
-        let Ok(Some(mut thread)) = self.app.store.thread(&self.thread_id).await else {
-            return;
-        };
-        if thread.status != "busy" {
-            thread.status = "busy".to_owned();
-            thread.updated_at = now();
-            self.save_thread(&thread).await;
-        }
-    }
-
     /// Writes the thread as the run leaves it, while the run is still
     /// this server's (see [`Store::save_run_thread`](crate::store::Store::save_run_thread)).
     /// `false` when the run is no longer this server's (nothing written).
@@ -589,7 +575,13 @@ impl Job {
         if values.is_some() {
             thread.values = values;
         }
-        thread.status = status.to_owned();
+        // Runs still queued on the thread keep it busy, as on the
+        // official server.
+        let queued = store.has_other_runs(&self.thread_id, &self.run_id).await;
+        thread.status = match queued {
+            Ok(true) => "busy".to_owned(),
+            _ => status.to_owned(),
+        };
         thread.error = error;
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use support::http::{get, post, THREAD};
-use support::{fresh_db, start_with};
+use support::{fresh_db, start, start_with};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -459,7 +459,7 @@ async fn nul_characters_are_stored_or_refused_by_name() {
 /// one at a time, and the thread shows `busy` while any runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_runs_on_one_thread_run_in_turn() {
-    let server = start_with(&fresh_db(), |s| s.read_timeout(TIMEOUT)).await;
+    let server = start(&fresh_db()).await;
     let (c, b) = (Client::new(), &server.base);
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
     let run =
