@@ -262,8 +262,9 @@
 //! them); a client that waits for `100 Continue` with a `Content-Length`
 //! over the limit is refused at once; a stream's client that takes
 //! nothing for [`Server::read_timeout`] is disconnected (the official
-//! server's waits for it). A negative `limit` of a run list or a store
-//! search is a 422 (the official server answers `[]` or ignores it).
+//! server's waits for it). A negative `limit` or `offset` of a run list
+//! or a store search is a 422 (the official server answers `[]` or
+//! ignores it).
 //!
 //! Run control: a `command.goto`, `interrupt_before` or `interrupt_after`
 //! naming no node of the graph is a 422 naming it (the official server

@@ -329,9 +329,12 @@ fn flag(q: &QueryMap, name: &str) -> Result<bool, ApiError> {
 
 /// A number in the query, or `default`.
 fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
-    q.get(name).map_or(Ok(default), |v| {
-        v.parse()
-            .map_err(|_| ApiError::Invalid(format!("{name}: `{v}` is not a number")))
+    // A negative one would be SQLite's "no limit", PostgreSQL's error.
+    q.get(name).map_or(Ok(default), |v| match v.parse() {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => Err(ApiError::Invalid(format!(
+            "{name}: `{v}` is not a number of 0 or more"
+        ))),
     })
 }
 

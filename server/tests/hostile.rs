@@ -191,6 +191,14 @@ async fn fields_of_the_wrong_shape_are_refused_by_name() {
             "{detail}"
         );
     }
+    for query in ["limit=-1", "offset=-5", "limit=x"] {
+        let (status, e) = get(&c, format!("{b}/threads/{THREAD}/runs?{query}")).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {e}");
+        assert!(
+            e["detail"].as_str().unwrap_or("").contains(&query[..4]),
+            "{e}"
+        );
+    }
     // Nothing half-applied: no thread or run came of the refusals.
     let (_, threads) = post(&c, format!("{b}/threads/search"), json!({})).await;
     assert_eq!(threads.as_array().map(Vec::len), Some(1), "{threads}");
