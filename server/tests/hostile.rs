@@ -487,3 +487,39 @@ async fn many_runs_on_one_thread_run_in_turn() {
     }
     server.stop().await;
 }
+
+/// A `Last-Event-ID` that is no number replays a live run's stream from
+/// the start (as `-1` does); one beyond any id replays nothing, however
+/// long (no overflow, no panic).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_event_ids_of_any_kind_are_read_safely() {
+    let server = start_with(&fresh_db(), |s| s.read_timeout(TIMEOUT)).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "countdown", "input": {"n": 3}, "stream_resumable": true});
+    let (_, started) = post(&c, format!("{b}/threads/{THREAD}/runs"), run).await;
+    let join = format!(
+        "{b}/threads/{THREAD}/runs/{}/stream",
+        started["run_id"].as_str().unwrap()
+    );
+    let huge = "9".repeat(5000);
+    let cases = [
+        ("garbage", true),
+        ("-1", true),
+        ("99999999999999999999", false),
+        (&*huge, false),
+    ];
+    let streams = cases.map(|(id, _)| c.get(&join).header("last-event-id", id).send());
+    let streams = agent_state::futures::future::join_all(streams).await;
+    for ((id, replayed), r) in cases.iter().zip(streams) {
+        let r = r.expect("request");
+        assert_eq!(r.status(), StatusCode::OK, "{id:.20}");
+        let body = r.text().await.expect("body");
+        assert_eq!(
+            body.contains("event: metadata"),
+            *replayed,
+            "{id:.20}: {body}"
+        );
+    }
+    server.stop().await;
+}
