@@ -141,22 +141,27 @@ pub(crate) async fn drive(
     };
     job.record_base(&base).await;
     job.record_status("running").await;
-    let (stop, output) = job.run(&mut events, frames).await;
+    let (stop, output, frames) = job.run(&mut events, frames).await;
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
     drop(events);
     job.finish(&done, output, stop, base).await;
+    // The client's stream ends once the run's end is recorded: a client
+    // that then asks for the run (the SDK does, to know whether to
+    // reconnect) finds it ended, not running.
+    drop(frames);
 }
 
 impl Job {
     /// Runs the graph, framing each event for the client while it
     /// listens and recording the run's end as it comes: why it stopped
-    /// early (`None` when it ran to its end), and its output.
+    /// early (`None` when it ran to its end), its output, and its
+    /// client's frames (kept open until the end is recorded).
     async fn run(
         &self,
         events: &mut BoxStream<'static, RunEvent>,
         mut frames: Option<mpsc::Sender<String>>,
-    ) -> (Option<&'static str>, Value) {
+    ) -> (Option<&'static str>, Value, Option<mpsc::Sender<String>>) {
         let mut output = no_result();
         // Once the run's end is recorded, nothing stops it any more: a
         // cancel or a heartbeat's handover then would leave its stream
@@ -209,7 +214,7 @@ impl Job {
                 }
             }
         };
-        (stop, output)
+        (stop, output, frames)
     }
 
     /// Hands a frame to the run's client. A client that takes none for

@@ -523,3 +523,43 @@ async fn last_event_ids_of_any_kind_are_read_safely() {
     }
     server.stop().await;
 }
+
+/// A run cancelled, or its thread deleted, while its client streams: the
+/// stream ends only once the run's end is recorded, so a client that
+/// then asks for the run (as the SDK does, to know whether to reconnect)
+/// never finds it still running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_ends_after_its_run_is_recorded_ended() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    for delete in [false, true] {
+        let thread = uuid_like(delete);
+        post(&c, format!("{b}/threads"), json!({"thread_id": thread})).await;
+        let run = json!({"assistant_id": "countdown", "input": {"n": 30}, "stream_mode": "values"});
+        let url = format!("{b}/threads/{thread}/runs/stream");
+        let mut r = c.post(url).json(&run).send().await.expect("stream");
+        let first = r.chunk().await.expect("chunk").expect("a first event");
+        let meta = String::from_utf8_lossy(&first).into_owned();
+        let run_id = meta.split("\"run_id\":\"").nth(1).expect("run id")[..36].to_owned();
+        let stop = match delete {
+            true => c.delete(format!("{b}/threads/{thread}")),
+            false => c.post(format!("{b}/threads/{thread}/runs/{run_id}/cancel")),
+        };
+        assert!(stop.send().await.expect("stop").status().is_success());
+        while r.chunk().await.expect("chunk").is_some() {}
+        let (status, run) = get(&c, format!("{b}/threads/{thread}/runs/{run_id}")).await;
+        match delete {
+            true => assert_eq!(status, StatusCode::NOT_FOUND, "{run}"),
+            false => assert_eq!(run["status"], "interrupted", "{run}"),
+        }
+    }
+    server.stop().await;
+}
+
+/// A thread id of its own for each case of a test.
+fn uuid_like(second: bool) -> &'static str {
+    match second {
+        false => "22222222-2222-2222-2222-222222222222",
+        true => "33333333-3333-3333-3333-333333333333",
+    }
+}

@@ -80,8 +80,15 @@ async def odd_strings_are_stored_or_refused(client):
     assert status in (200, 422), (status, detail)
     thread = await client.threads.create()
     run = client.runs.wait(thread["thread_id"], "approval", input={"topic": "t\u0000\U0001F600"})
-    status, detail = await status_of(run)
-    assert status in (200, 400, 422), (status, detail)
+    try:
+        status, detail = await status_of(run)
+        assert status in (200, 400, 422), (status, detail)
+    except httpx.HTTPError:
+        raise
+    except Exception as e:
+        # The SDK raises a run's own error: on PostgreSQL (whose `jsonb`
+        # holds no NUL) one that names the field.
+        assert "U+0000" in str(e) and "topic" in str(e), e
     assert (await client.threads.get(thread["thread_id"]))["thread_id"] == thread["thread_id"]
 
 
