@@ -19,7 +19,8 @@
 //! takes from, and `--max-runs N`, `--lease-ms MS` and `--grace-ms MS` set
 //! how many it runs at once, how soon a killed server's runs are taken
 //! over, and how long SIGTERM lets its runs finish before it hands them
-//! over.
+//! over. `--read-timeout-ms MS` sets how long a client may take to send a
+//! request's headers or body (30 s by default).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -167,7 +168,6 @@ fn arg(name: &str) -> Option<String> {
 }
 
 /// A number given as `name`, if any.
-#[cfg(feature = "postgres")]
 fn number(name: &str) -> Result<Option<u64>, Box<dyn std::error::Error>> {
     match arg(name) {
         None => Ok(None),
@@ -210,7 +210,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt().init();
     let port = arg("--port").unwrap_or_else(|| "2024".to_owned());
     let db = arg("--db").unwrap_or_else(|| "agent-state-server.db".to_owned());
-    let listening = database(Server::new().database(db))?
+    let mut server = Server::new().database(db);
+    if let Some(ms) = number("--read-timeout-ms")? {
+        // How long a client may take to send its headers or its body.
+        server = server.read_timeout(Duration::from_millis(ms));
+    }
+    let listening = database(server)?
         .graph_with_schemas("chat", chat()?)
         .graph_with_schemas("approval", approval()?)
         .graph_with_schemas("countdown", countdown()?)

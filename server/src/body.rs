@@ -22,19 +22,7 @@ impl<T: DeserializeOwned> FromRequest<Arc<App>> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, app: &Arc<App>) -> Result<Self, Self::Rejection> {
-        // A `Content-Length` larger than what is sent would hold the
-        // request (and its task) forever.
-        let read = tokio::time::timeout(app.read_timeout, Bytes::from_request(req, app));
-        let read = read
-            .await
-            .map_err(|_| ApiError::Timeout(app.read_timeout))?;
-        let bytes = read.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::TooLarge(BODY_LIMIT)
-            } else {
-                ApiError::Invalid(format!("Could not read the request body: {e}"))
-            }
-        })?;
+        let bytes = read_body(req, app).await?;
         let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
             b"{}"
         } else {
@@ -42,8 +30,85 @@ impl<T: DeserializeOwned> FromRequest<Arc<App>> for JsonBody<T> {
         };
         let value: serde_json::Value = serde_json::from_slice(bytes)
             .map_err(|_| ApiError::Invalid("Invalid JSON in request body".to_owned()))?;
-        serde_json::from_value(value)
-            .map(JsonBody)
-            .map_err(|e| ApiError::Invalid(format!("Invalid request body: {e}")))
+        match T::deserialize(&value) {
+            Ok(body) => Ok(JsonBody(body)),
+            Err(e) => Err(ApiError::Invalid(refusal::<T>(&value, &e))),
+        }
     }
+}
+
+/// A request's body, read within [`BODY_LIMIT`] (413 beyond) and the
+/// server's read timeout (408): a `Content-Length` larger than what is
+/// sent would otherwise hold the request, and its task, forever. A body
+/// that breaks off or is malformed (a bad chunk size) is a 400 that says
+/// so, not the HTTP library's words.
+pub(crate) async fn read_body(req: Request, app: &Arc<App>) -> Result<Bytes, ApiError> {
+    let read = tokio::time::timeout(app.read_timeout, Bytes::from_request(req, app));
+    let read = read
+        .await
+        .map_err(|_| ApiError::Timeout(app.read_timeout))?;
+    read.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(BODY_LIMIT)
+        } else {
+            tracing::debug!(error = %e, "request body unreadable");
+            ApiError::BadRequest(
+                "Could not read the request body: it is malformed (a bad chunk size?) or was cut off"
+                    .to_owned(),
+            )
+        }
+    })
+}
+
+/// The most fields a refused body is searched through for the one at
+/// fault (the routes' bodies have a dozen or so).
+const MAX_BLAMED: usize = 64;
+
+/// Why `value` is no `T`, naming the top-level field at fault (serde's
+/// own error names none) and no Rust type (`usize`, `struct Create`).
+fn refusal<T: DeserializeOwned>(value: &serde_json::Value, error: &serde_json::Error) -> String {
+    let why = plain_words(&error.to_string());
+    // A few tries per field: a body of many fields (a hostile one) is
+    // not tried field by field.
+    let object = match value {
+        serde_json::Value::Object(object) if object.len() <= MAX_BLAMED => object,
+        _ => return format!("Invalid request body: {why}"),
+    };
+    // The field whose removal lets the body read (or leaves only it
+    // missing) is the one at fault.
+    let at_fault = object.keys().find(|key| {
+        let mut without = object.clone();
+        without.remove(*key);
+        match T::deserialize(&serde_json::Value::Object(without)) {
+            Ok(_) => true,
+            Err(e) => e.to_string() == format!("missing field `{key}`"),
+        }
+    });
+    match at_fault {
+        Some(field) => format!("{field}: {why}"),
+        None => format!("Invalid request body: {why}"),
+    }
+}
+
+/// serde's wording with the Rust types it names put in JSON's terms.
+fn plain_words(error: &str) -> String {
+    let mut text = error.to_owned();
+    for (rust, json) in [
+        ("expected usize", "expected a non-negative integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected i64", "expected an integer"),
+        ("expected f64", "expected a number"),
+        ("expected a map", "expected an object"),
+        ("expected a sequence", "expected an array"),
+        ("invalid type: map", "invalid type: object"),
+        ("invalid type: sequence", "invalid type: array"),
+    ] {
+        text = text.replace(rust, json);
+    }
+    // `expected struct Create` and `... with 4 elements`: a Rust name.
+    if let Some(at) = text.find("expected struct ") {
+        text.replace_range(at.., "expected an object");
+    }
+    text
 }

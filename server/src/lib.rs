@@ -143,7 +143,17 @@
 //!   depth, resumed after a `since` sequence number;
 //! * refusals as `{"detail": ..}` with 404, 409, 413 or 422, each logged;
 //!   a body over 2 MiB is refused, and a client slower than
-//!   [`Server::read_timeout`] to send its headers or its body is cut off.
+//!   [`Server::read_timeout`] to send its headers or its body, or to take
+//!   what is written to it (a stream it stopped reading), is cut off;
+//! * each body checked for its route's shape before anything runs, as the
+//!   official server checks it against its schema: not a JSON object, or
+//!   a documented field of the wrong type or out of range (`limit` 1 to
+//!   1,000, a thread `status`, a run's `config`, `config.recursion_limit`
+//!   of at least 1, `context`, `on_completion`, `if_not_exists`,
+//!   `after_seconds`, `webhook`, `feedback_keys`, ...), a 422 that names
+//!   the field (`config.recursion_limit: expected an integer of at least
+//!   1`); a path id that is not UTF-8, the 422 of an id that
+//!   is no UUID.
 //!
 //! A run's input is read through the graph's input type: a client cannot
 //! set a `private` or `omit_from_input` field, and a bad value is a 422
@@ -311,6 +321,23 @@
 //! AG-UI run with browser tools gets them as its context, not a
 //! [`RunConfig`].
 //!
+//! Hostile input: a refusal names the field in words of its own (the
+//! official server quotes its JSON Schema's error); a
+//! `config.recursion_limit` below 1 is a 422 (the official server runs
+//! and fails the run), and a valid one is checked but not applied (a
+//! graph's limit is set when it is compiled); a malformed body (a bad
+//! chunk size) is a 400 `{"detail"}` (the official server's is plain
+//! text); a request with both `Transfer-Encoding` and `Content-Length`
+//! is read by its chunks and its connection closed after the answer (the
+//! official server answers 400); a header over hyper's limits is a 431,
+//! a URL over them a 414 (the official server answers 400 or serves
+//! them); a client that waits for `100 Continue` with a `Content-Length`
+//! over the limit is refused at once; a stream's client that takes
+//! nothing for [`Server::read_timeout`] is disconnected (the official
+//! server's waits for it). A negative `limit` or `offset` of a run list
+//! or a store search is a 422 (the official server answers `[]` or
+//! ignores it).
+//!
 //! Run control: a `command.goto`, `interrupt_before` or `interrupt_after`
 //! naming no node of the graph is a 422 naming it (the official server
 //! ignores it); a `checkpoint_id` this thread does not have is a 404, one
@@ -384,6 +411,7 @@ mod runner;
 mod runs;
 mod served;
 mod server;
+mod shape;
 mod snapshot;
 mod sse;
 mod store;

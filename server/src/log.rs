@@ -219,7 +219,7 @@ pub(crate) fn follow_elsewhere(
         if live || after.is_some() {
             let (app, stored) = (Arc::clone(app), Arc::clone(stored));
             let (run_id, thread_id) = (run.run_id.clone(), run.thread_id.clone());
-            let after = after.unwrap_or(0) as i64;
+            let after = i64::try_from(after.unwrap_or(0)).unwrap_or(i64::MAX);
             tokio::spawn(async move {
                 stored
                     .follow(&app.store, &thread_id, &run_id, after, tx)

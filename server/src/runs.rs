@@ -346,9 +346,12 @@ fn flag(q: &QueryMap, name: &str) -> Result<bool, ApiError> {
 
 /// A number in the query, or `default`.
 fn number(q: &QueryMap, name: &str, default: i64) -> Result<i64, ApiError> {
-    q.get(name).map_or(Ok(default), |v| {
-        v.parse()
-            .map_err(|_| ApiError::Invalid(format!("{name}: `{v}` is not a number")))
+    // A negative one would be SQLite's "no limit", PostgreSQL's error.
+    q.get(name).map_or(Ok(default), |v| match v.parse() {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => Err(ApiError::Invalid(format!(
+            "{name}: `{v}` is not a number of 0 or more"
+        ))),
     })
 }
 
@@ -393,6 +396,21 @@ async fn cancel(
     }
 }
 
+/// The id of the last event a reconnecting client has: a negative one
+/// (`-1`, which clients send for "from the start") or one that is no
+/// number is 0; one beyond any id (`99999999999999999999`) is after every
+/// event, so nothing is replayed.
+fn last_event_id(text: &str) -> usize {
+    let text = text.trim();
+    let beyond = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    match text.parse::<i64>() {
+        Ok(id) => usize::try_from(id).unwrap_or(0),
+        // Ids are numbered far below this: it has room to count on.
+        Err(_) if beyond => usize::try_from(i64::MAX).unwrap_or(usize::MAX / 2),
+        Err(_) => 0,
+    }
+}
+
 /// `GET /threads/{id}/runs/{run_id}/stream`: a run's events from the
 /// start (or after the `Last-Event-ID` a reconnecting client sends), each
 /// with its id, then each new one until the run ends, whichever server
@@ -407,11 +425,9 @@ async fn join_stream(
 ) -> Result<Response, ApiError> {
     path_thread(&app, &id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
-    // A negative id (`-1`, which clients send for "from the start") is 0.
-    let after = headers.get("last-event-id").map(|v| {
-        let id = v.to_str().ok().and_then(|v| v.trim().parse::<i64>().ok());
-        usize::try_from(id.unwrap_or(0)).unwrap_or(0)
-    });
+    let after = headers
+        .get("last-event-id")
+        .map(|v| last_event_id(v.to_str().unwrap_or_default()));
     let log = match app.running_log(&id, &run_id) {
         Some(log) => Some(log),
         None => crate::remote::queued_log(&app, &id, &run_id).await?,

@@ -613,6 +613,7 @@ fn routes(app: Arc<App>, custom: Router, guard: Arc<crate::auth::Guard>) -> Rout
         .merge(runs::routes())
         .merge(items::routes())
         .merge(crate::threadproto::routes())
+        .route_layer(from_fn_with_state(app.clone(), crate::shape::check))
         .route_layer(from_fn_with_state(guard, crate::auth::guard))
         .with_state(app)
         .merge(custom)

@@ -307,6 +307,19 @@ impl Store {
         Ok(rows.into_iter().next().map(run_row))
     }
 
+    /// Whether the thread has a run other than `run_id` pending or
+    /// running: a run that ends leaves such a thread `busy`.
+    pub(crate) async fn has_other_runs(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Result<bool, StoreError> {
+        let sql = "SELECT run_id FROM server_runs WHERE thread_id = $1 AND run_id <> $2
+             AND status IN ('pending', 'running') LIMIT 1";
+        let args = vec![thread_id.into(), run_id.into()];
+        Ok(!self.db.query(sql, args).await?.is_empty())
+    }
+
     /// A thread's runs, newest first.
     pub(crate) async fn runs(
         &self,

@@ -104,6 +104,15 @@ enum Next {
     Stop(&'static str),
 }
 
+/// What became of a frame handed to the run's client.
+enum Delivery {
+    Sent,
+    /// The client left, or took no frame for the read timeout.
+    Gone,
+    /// The run was cancelled while the frame waited.
+    Cancelled,
+}
+
 /// The run's task: waits its turn, runs, frames each event for the
 /// client while it listens, and records how the run ended.
 pub(crate) async fn drive(
@@ -132,22 +141,27 @@ pub(crate) async fn drive(
     };
     job.record_base(&base).await;
     job.record_status("running").await;
-    let (stop, output) = job.run(&mut events, frames).await;
+    let (stop, output, frames) = job.run(&mut events, frames).await;
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
     drop(events);
     job.finish(&done, output, stop, base).await;
+    // The client's stream ends once the run's end is recorded: a client
+    // that then asks for the run (the SDK does, to know whether to
+    // reconnect) finds it ended, not running.
+    drop(frames);
 }
 
 impl Job {
     /// Runs the graph, framing each event for the client while it
     /// listens and recording the run's end as it comes: why it stopped
-    /// early (`None` when it ran to its end), and its output.
+    /// early (`None` when it ran to its end), its output, and its
+    /// client's frames (kept open until the end is recorded).
     async fn run(
         &self,
         events: &mut BoxStream<'static, RunEvent>,
         mut frames: Option<mpsc::Sender<String>>,
-    ) -> (Option<&'static str>, Value) {
+    ) -> (Option<&'static str>, Value, Option<mpsc::Sender<String>>) {
         let mut output = no_result();
         // Once the run's end is recorded, nothing stops it any more: a
         // cancel or a heartbeat's handover then would leave its stream
@@ -186,17 +200,51 @@ impl Job {
                     self.emit("error", error.to_string())
                 }
             };
-            // A client that left no longer gets frames; the run goes on
-            // unless it is to stop with the client.
+            // A client that left (or stopped reading) no longer gets
+            // frames; the run goes on unless it is to stop with the client.
             let Some(tx) = &frames else { continue };
-            if tx.send(data).await.is_err() {
-                if self.cancel_on_disconnect && !recorded {
-                    break Some("its client left");
+            match self.deliver(tx, data, !recorded).await {
+                Delivery::Sent => {}
+                Delivery::Cancelled => break Some("cancelled"),
+                Delivery::Gone => {
+                    if self.cancel_on_disconnect && !recorded {
+                        break Some("its client left");
+                    }
+                    frames = None;
                 }
-                frames = None;
             }
         };
-        (stop, output)
+        (stop, output, frames)
+    }
+
+    /// Hands a frame to the run's client. A client that takes none for
+    /// the server's read timeout (it stopped reading, its connection
+    /// still open) is let go as one that left: the run never waits on
+    /// it, and its frames held for it stay bounded. A cancel while
+    /// waiting (when `cancellable`) stops the run.
+    async fn deliver(
+        &self,
+        tx: &mpsc::Sender<String>,
+        data: String,
+        cancellable: bool,
+    ) -> Delivery {
+        let cancelled = async {
+            match cancellable {
+                true => self.cancel.notified().await,
+                false => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            sent = tokio::time::timeout(self.app.read_timeout, tx.send(data)) => match sent {
+                Ok(Ok(())) => Delivery::Sent,
+                Ok(Err(_)) => Delivery::Gone,
+                Err(_) => {
+                    tracing::info!(run_id = %self.run_id, "its client stopped reading: let go");
+                    Delivery::Gone
+                }
+            },
+            () = cancelled => Delivery::Cancelled,
+        }
     }
 
     /// Logs an event and frames it for the run's client: with its id when
@@ -532,7 +580,13 @@ impl Job {
         if values.is_some() {
             thread.values = values;
         }
-        thread.status = status.to_owned();
+        // Runs still queued on the thread keep it busy, as on the
+        // official server.
+        let queued = store.has_other_runs(&self.thread_id, &self.run_id).await;
+        thread.status = match queued {
+            Ok(true) => "busy".to_owned(),
+            _ => status.to_owned(),
+        };
         thread.error = error;
         thread.interrupts = interrupts;
         thread.state_updated_at = stamp.clone();

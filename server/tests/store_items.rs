@@ -133,7 +133,7 @@ async fn bad_input_is_refused_naming_it_and_writes_nothing() {
         (
             json!({"namespace": ["a"], "key": "k", "value": [1]}),
             invalid,
-            "Invalid request body",
+            "value: expected an object",
         ),
         (
             json!({"namespace": ["a"], "key": "k", "value": {}, "ttl": -1}),
