@@ -400,6 +400,30 @@ fn recursion_limit_stops_a_loop_with_a_clear_error() {
 }
 
 #[test]
+fn a_runs_own_recursion_limit_takes_the_graphs_place() {
+    let graph = StateGraph::<Debate>::new()
+        .add_node("again", |s: &Debate| DebateUpdate::new().round(s.round + 1))
+        .add_edge(START, "again")
+        .add_edge("again", "again")
+        .with_recursion_limit(50)
+        .compile()
+        .unwrap();
+    let mut rounds = Vec::new();
+    let run = graph.run(Input::State(topic("loop"))).recursion_limit(3);
+    let err = block_on(run.on_step(|e| rounds.push(e.state.round))).unwrap_err();
+    assert!(
+        matches!(&err, GraphError::RecursionLimit { limit: 3, .. }),
+        "{err}"
+    );
+    assert_eq!(rounds, [0, 0, 1, 2, 3]);
+    // On a thread too.
+    let saver = MemoryCheckpointer::new();
+    let run = graph.run(Input::State(topic("loop"))).recursion_limit(2);
+    let err = block_on(run.on_thread(&saver, "t")).unwrap_err();
+    assert!(matches!(&err, GraphError::RecursionLimit { limit: 2, .. }));
+}
+
+#[test]
 fn bad_graphs_do_not_compile() {
     let node = |_: &Debate| DebateUpdate::new();
     let dup = StateGraph::<Debate>::new()

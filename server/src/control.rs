@@ -37,6 +37,9 @@ pub(crate) struct Control {
     pub before: Vec<String>,
     /// `interrupt_after`: the run pauses after these nodes.
     pub after: Vec<String>,
+    /// `config.recursion_limit` (the run's, or else its assistant's): the
+    /// run's own limit in place of its graph's.
+    pub recursion_limit: Option<usize>,
 }
 
 /// Reads the body's control options for a run of `a`'s graph.
@@ -62,7 +65,28 @@ pub(crate) fn read(body: &RunCreate, a: &Assistant) -> Result<Control, ApiError>
         durability: durability(body.durability.as_ref())?,
         before: breakpoints("interrupt_before", body.interrupt_before.as_ref(), &nodes)?,
         after: breakpoints("interrupt_after", body.interrupt_after.as_ref(), &nodes)?,
+        recursion_limit: recursion_limit(body.config.as_ref(), &a.config)?,
     })
+}
+
+/// `config.recursion_limit`: the run's, else its assistant's, else none
+/// (the graph's own limit holds). The body's shape check already refused
+/// one that is not a whole number of at least 1; an assistant's is
+/// checked here.
+fn recursion_limit(run: Option<&Value>, assistant: &Value) -> Result<Option<usize>, ApiError> {
+    let given = run
+        .and_then(|c| c.get("recursion_limit"))
+        .filter(|v| !v.is_null())
+        .or_else(|| assistant.get("recursion_limit").filter(|v| !v.is_null()));
+    match given {
+        None => Ok(None),
+        Some(v) => match v.as_u64().filter(|n| *n >= 1) {
+            Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+            None => Err(ApiError::Invalid(format!(
+                "config.recursion_limit: expected an integer of at least 1, found `{v}`"
+            ))),
+        },
+    }
 }
 
 /// The graph's nodes, and those of them that take a `Send`'s input.

@@ -131,7 +131,7 @@ fn checkpoint_of(config: Option<&Value>) -> Value {
 }
 
 /// A failed run's `{"error", "message"}`: the error's kind (its variant's
-/// name) and its text. A storage failure is logged whole and shown
+/// name, or LangGraph's for the recursion limit) and its text. A storage failure is logged whole and shown
 /// without its cause, which may name the server's files.
 pub(crate) fn error_json(error: &GraphError) -> Value {
     if let GraphError::Checkpoint(cause) = error {
@@ -144,10 +144,13 @@ pub(crate) fn error_json(error: &GraphError) -> Value {
         };
         return json!({"error": "Checkpoint", "message": message});
     }
-    let debug = format!("{error:?}");
-    let kind: String = debug
-        .chars()
-        .take_while(char::is_ascii_alphanumeric)
-        .collect();
+    // LangGraph's name where it has the same error: clients match on it.
+    let kind: String = match error {
+        GraphError::RecursionLimit { .. } => "GraphRecursionError".to_owned(),
+        _ => format!("{error:?}")
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect(),
+    };
     json!({"error": kind, "message": error.to_string()})
 }

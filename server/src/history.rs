@@ -1,13 +1,14 @@
-//! `POST /threads/{id}/history`: a thread's states, newest first, from its
+//! `POST` (and `GET`) `/threads/{id}/history`: a thread's states, newest first, from its
 //! head or a checkpoint, filtered by their metadata.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use agent_state::checkpoint::CheckpointId;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::app::App;
 use crate::body::JsonBody;
@@ -63,6 +64,31 @@ fn checkpoint_in<'a>(field: &str, config: &'a Value) -> Result<Option<&'a str>, 
             "{field}.checkpoint_id: `{other}` is not a string"
         ))),
     }
+}
+
+/// `GET /threads/{id}/history?limit=&before=`: the same list as the
+/// `POST`, from a query: `limit` (10) states below checkpoint `before`.
+pub(crate) async fn history_query(
+    app: State<Arc<App>>,
+    id: Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let limit = match q.get("limit") {
+        None => None,
+        Some(v) => Some(v.parse::<usize>().map_err(|_| {
+            ApiError::Invalid(format!("limit: `{v}` is not a number of 0 or more"))
+        })?),
+    };
+    let before = q
+        .get("before")
+        .map_or(Value::Null, |b| json!({"checkpoint_id": b}));
+    let body = History {
+        limit,
+        before,
+        checkpoint: Value::Null,
+        metadata: Map::new(),
+    };
+    history(app, id, JsonBody(body)).await
 }
 
 /// `POST /threads/{id}/history`: the thread's states, newest first, up to

@@ -62,8 +62,9 @@
 //!   `POST /threads/{id}/state/checkpoint` with a checkpoint config, what
 //!   the SDKs' `get_state(thread, checkpoint=..)` sends), a state update
 //!   on the head or, with `checkpoint_id` / `checkpoint`, forking the
-//!   thread at that checkpoint, history: below `before`, the one state at
-//!   `checkpoint`, by `metadata`), their
+//!   thread at that checkpoint, history (`POST`: below `before`, the one
+//!   state at `checkpoint`, by `metadata`; `GET`: `limit` and `before` in
+//!   the query), their
 //!   status `idle | busy | interrupted | error` with the pending
 //!   interrupts; a thread's first run stamps `graph_id` and `assistant_id`
 //!   into its metadata;
@@ -324,8 +325,11 @@
 //! Hostile input: a refusal names the field in words of its own (the
 //! official server quotes its JSON Schema's error); a
 //! `config.recursion_limit` below 1 is a 422 (the official server runs
-//! and fails the run), and a valid one is checked but not applied (a
-//! graph's limit is set when it is compiled); a malformed body (a bad
+//! and fails the run); a valid one (the run's, else its assistant's)
+//! bounds the run in place of the graph's own limit, and without one
+//! the graph's holds (`with_recursion_limit`, 10,000 unless set: the
+//! official server's default is 25); a run that reaches it fails with
+//! the error `GraphRecursionError`, as on the official server; a malformed body (a bad
 //! chunk size) is a 400 `{"detail"}` (the official server's is plain
 //! text); a request with both `Transfer-Encoding` and `Content-Length`
 //! is read by its chunks and its connection closed after the answer (the

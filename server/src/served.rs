@@ -247,6 +247,7 @@ fn open_run<S: GraphState>(
             durability,
             before,
             after,
+            recursion_limit,
             ..
         } = opening.control;
         let (store, client_tools) = (opening.store, opening.client_tools);
@@ -263,6 +264,10 @@ fn open_run<S: GraphState>(
                     .durability(durability)
                     .interrupt_before(before)
                     .interrupt_after(after);
+                let run = match recursion_limit {
+                    Some(limit) => run.recursion_limit(limit),
+                    None => run,
+                };
                 match from {
                     Some(id) => run.from_checkpoint(id),
                     None => run,

@@ -36,7 +36,10 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/state", get(state).post(update_state))
         .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
         .route("/threads/{id}/state/checkpoint", post(state_at_post))
-        .route("/threads/{id}/history", post(crate::history::history))
+        .route(
+            "/threads/{id}/history",
+            post(crate::history::history).get(crate::history::history_query),
+        )
         .route("/threads/{id}/copy", post(copy))
 }
 

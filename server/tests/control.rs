@@ -249,6 +249,35 @@ async fn durability_exit_stores_the_run_once() {
     server.stop().await;
 }
 
+/// `config.recursion_limit` bounds one run (the graph's own limit is
+/// 10,000): the run fails with LangGraph's error name; a run without one
+/// runs on; a limit below 1 is refused before anything is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_recursion_limit_bounds_that_run() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let stream = format!("{b}/threads/{THREAD}/runs/stream");
+    let bounded = json!({"assistant_id": "countdown", "input": {"n": 10},
+        "config": {"recursion_limit": 3}});
+    let events = post_frames(&c, stream.clone(), &bounded).await;
+    let (name, error) = events.last().expect("events");
+    assert_eq!(name, "error", "{events:?}");
+    assert_eq!(error["error"], "GraphRecursionError", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("limit of 3"),
+        "{error}"
+    );
+    let bad = json!({"assistant_id": "countdown", "input": {"n": 1},
+        "config": {"recursion_limit": 0}});
+    let detail = refused(&stream, StatusCode::UNPROCESSABLE_ENTITY, bad).await;
+    assert!(detail.starts_with("config.recursion_limit"), "{detail}");
+    let free = json!({"assistant_id": "countdown", "input": {"n": 10}});
+    let (_, out) = post(&c, format!("{b}/threads/{THREAD}/runs/wait"), free).await;
+    assert_eq!(out, json!({"n": 0}));
+    server.stop().await;
+}
+
 /// Work handed out by `Send`s: `plan` reads the state, `work` takes a
 /// `Send`'s input.
 #[derive(AgentState, Debug, Clone, PartialEq)]

@@ -196,3 +196,32 @@ async fn state_updates_go_through_the_reducers_as_a_node() {
     );
     server.stop().await;
 }
+
+/// `GET /threads/{id}/history?limit=&before=` (the official server serves
+/// it beside the `POST` the SDKs send) lists what the `POST` lists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_by_get_lists_what_the_post_lists() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), &server.base);
+    post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
+    let run = json!({"assistant_id": "countdown", "input": {"n": 3}});
+    post(&c, format!("{b}/threads/{THREAD}/runs/wait"), run).await;
+    let history = format!("{b}/threads/{THREAD}/history");
+    let (_, posted) = post(&c, history.clone(), json!({"limit": 2})).await;
+    let (status, got) = get(&c, format!("{history}?limit=2")).await;
+    assert_eq!((status, &got), (StatusCode::OK, &posted));
+    let below = &posted[1]["checkpoint"]["checkpoint_id"];
+    let before = json!({"limit": 3, "before": {"checkpoint_id": below}});
+    let (_, posted) = post(&c, history.clone(), before).await;
+    let below = below.as_str().unwrap();
+    let (_, got) = get(&c, format!("{history}?limit=3&before={below}")).await;
+    assert_eq!(got, posted);
+    assert_eq!(got.as_array().unwrap().len(), 3);
+    let (status, refused) = get(&c, format!("{history}?limit=many")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused["detail"].as_str().unwrap().starts_with("limit"),
+        "{refused}"
+    );
+    server.stop().await;
+}

@@ -315,7 +315,7 @@ impl fmt::Display for GraphError {
             ),
             GraphError::RecursionLimit { limit, next } => write!(
                 f,
-                "recursion limit of {limit} supersteps reached without reaching END (next: {}); raise it with `with_recursion_limit` if the graph is meant to run longer",
+                "recursion limit of {limit} supersteps reached without reaching END (next: {}); raise it with `with_recursion_limit` (or the run's `recursion_limit`) if the graph is meant to run longer",
                 next.join(", ")
             ),
             GraphError::ThreadExists { thread_id } => write!(

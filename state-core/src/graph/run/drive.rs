@@ -65,7 +65,7 @@ where
         sink: &mut Sink<'a, S, C>,
     ) -> Result<Progress<S::Update>, GraphError> {
         let input = std::mem::replace(&mut self.input, Input::Resume);
-        let stop = recursion_stop(sink.next_step(), self.graph.recursion_limit);
+        let stop = recursion_stop(sink.next_step(), self.limit());
         let mut at = self.start(&mut *sink, input).await?;
         at.stop = stop;
         if let (true, Some(channel)) = (self.streams(StreamMode::Messages), &self.stream) {
@@ -189,7 +189,7 @@ where
                 scope: TaskScope {
                     context: self.context.clone(),
                     store: self.store.clone(),
-                    remaining: self.graph.recursion_limit.saturating_sub(at.steps),
+                    remaining: self.limit().saturating_sub(at.steps),
                 },
             };
             let running = run_step(self.graph, &at.tasks, sink.shared(), plan, out);
@@ -311,7 +311,7 @@ where
         }
         if step > at.stop {
             return Err(GraphError::RecursionLimit {
-                limit: self.graph.recursion_limit,
+                limit: self.limit(),
                 next: self.graph.names_of(&at.tasks),
             });
         }

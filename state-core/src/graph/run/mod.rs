@@ -164,6 +164,8 @@ pub struct Run<'a, S: AgentState, C: ?Sized = dyn Checkpointer> {
     store: Option<SharedStore>,
     /// Breakpoints of this run on top of the graph's.
     breaks: RunBreaks,
+    /// This run's recursion limit, in place of its graph's.
+    recursion_limit: Option<usize>,
     /// The errors of the tasks that failed the run, kept with the thread's
     /// head when it ends.
     errors: Vec<PendingWrite>,
@@ -263,6 +265,7 @@ impl<S: GraphState> Graph<S> {
             context: None,
             store: None,
             breaks: RunBreaks::default(),
+            recursion_limit: None,
             errors: Vec::new(),
         }
     }
@@ -289,6 +292,7 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
             context: self.context,
             store: self.store,
             breaks: self.breaks,
+            recursion_limit: self.recursion_limit,
             errors: self.errors,
         }
     }
@@ -316,6 +320,20 @@ impl<'a, S: AgentState, C: ?Sized> Run<'a, S, C> {
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
         self
+    }
+
+    /// Bounds this run at `limit` node steps, in place of its graph's
+    /// [`with_recursion_limit`](super::StateGraph::with_recursion_limit):
+    /// LangGraph's `config={"recursion_limit": n}` given to one `invoke`.
+    #[must_use]
+    pub fn recursion_limit(mut self, limit: usize) -> Self {
+        self.recursion_limit = Some(limit);
+        self
+    }
+
+    /// The recursion limit this run keeps to.
+    fn limit(&self) -> usize {
+        self.recursion_limit.unwrap_or(self.graph.recursion_limit)
     }
 
     /// Gives the run's nodes `context`, read back by type with
