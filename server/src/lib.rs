@@ -268,9 +268,10 @@
 //! a restart, as the official server numbers `seq` per stream); it ends
 //! after 60 s without an event once no run of the thread is in progress
 //! here (the official server's stays open), so a graceful stop is not
-//! held by idle streams; a batch `input.respond` of several interrupts is
-//! refused as `unsupported` (send them as one `/runs` `command.resume`
-//! map); `updates`, `custom`,
+//! held by idle streams; a batch `input.respond` answers its interrupts
+//! in one run, as one resume map (with an `update` or `goto` it is
+//! refused as `unsupported`, as `command.resume` with them is below);
+//! `updates`, `custom`,
 //! `tasks`, `checkpoints` and `tools` are accepted channels with no
 //! events, as on the official server 0.16.7 for these graphs; `run.cancel`
 //! is no command there or here (cancel through `/runs/{id}/cancel`).

@@ -334,16 +334,68 @@ async fn run_start_with_input_on_an_interrupted_thread_resumes_it() {
     assert_eq!(state["log"], json!(["draft:dogs", "review"]));
 }
 
+/// A batch `input.respond` answers every interrupt it names in one run
+/// (the official server sends one `{interrupt_id: response}` resume);
+/// one id the thread is not paused on refuses the whole batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_input_respond_answers_several_interrupts_in_one_run() {
+    let twin = || support::twin::graph().expect("twin graph");
+    let server = serve_with(&fresh_db(), |s| s.graph("twin", twin())).await;
+    let mut p = Proto::new(&server.base);
+    let start =
+        json!({"id": 1, "method": "run.start", "params": {"assistant_id": "twin", "input": {}}});
+    p.command(start).await;
+    let asked: Vec<Value> = everything(&p, 1)
+        .await
+        .into_iter()
+        .filter(|e| e["method"] == "input.requested")
+        .map(|e| e["params"]["data"]["interrupt_id"].clone())
+        .collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let entry = |iid: &Value, said: &str| json!({"interrupt_id": iid, "response": said});
+    let batch = |id: u64, responses: Value| json!({"id": id, "method": "input.respond", "params": {"responses": responses}});
+    let stray = json!([entry(&asked[0], "yes"), entry(&json!("nope"), "no")]);
+    let answer = p.command(batch(2, stray)).await;
+    assert_eq!(answer["error"], "no_such_interrupt", "{answer}");
+    let both = json!([entry(&asked[0], "yes"), entry(&asked[1], "no")]);
+    let mut moved = batch(2, both.clone());
+    moved["params"]["goto"] = json!("left");
+    assert_eq!(p.command(moved).await["error"], "unsupported");
+    let answer = p.command(batch(3, both)).await;
+    assert!(answer.get("error").is_none(), "{answer}");
+    let events = everything(&p, 2).await;
+    assert_eq!(
+        lifecycles(&events),
+        ["running", "interrupted", "running", "completed"]
+    );
+    let url = format!("{}/threads/{}/state", p.base, p.thread);
+    let state: Value = p.c.get(url).send().await.unwrap().json().await.unwrap();
+    let mut answers: Vec<&str> = state["values"]["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    answers.sort_unstable();
+    assert_eq!(answers.len(), 2, "{state}");
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.ends_with(":yes") || a.ends_with(":no")),
+        "{state}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_of_our_own_store_nothing() {
     let server = serve(&fresh_db()).await;
     let mut p = Proto::new(&server.base);
-    // Several interrupts in one input.respond: a run here resumes one.
+    // Answers for a thread that has no interrupted run.
     let two = json!([{"interrupt_id": "a", "response": 1}, {"interrupt_id": "b", "response": 2}]);
     let answer = p
         .command(json!({"id": 1, "method": "input.respond", "params": {"responses": two}}))
         .await;
-    assert_eq!(answer["error"], "unsupported", "{answer}");
+    assert_eq!(answer["error"], "no_such_run", "{answer}");
     // A thread id that is no UUID, and an unknown assistant: no thread.
     p.thread = "not-a-uuid".to_owned();
     let start = json!({"id": 2, "method": "run.start", "params": {"assistant_id": "chat", "input": chat_input()}});

@@ -238,17 +238,26 @@ async fn input_respond(
     id: &Value,
     params: &Map<String, Value>,
 ) -> Value {
-    let (interrupt_id, response) = match respond::entry(params) {
-        Ok(entry) => entry,
+    let answers = match respond::entries(params) {
+        Ok(answers) => answers,
         Err((code, message)) => return error(id, code, message),
     };
+    // As `command.resume` with them on `/runs`: refused, not ignored.
+    if ["update", "goto"]
+        .iter()
+        .any(|k| params.get(*k).is_some_and(|v| !v.is_null()))
+    {
+        let message = "input.respond: `update` or `goto` with a resume is not supported by this server yet; send them as a run of their own";
+        return error(id, "unsupported", message.to_owned());
+    }
     let thread = match settled(app, thread_id).await {
         Ok(thread) => thread,
         Err(e) => return error(id, "unknown_error", e.status_and_detail_text()),
     };
     if let Some(t) = &thread {
-        if !interrupt_ids(&t.interrupts).contains(&interrupt_id) {
-            let message = format!("Unknown or already-consumed interrupt: {interrupt_id}");
+        let pending = interrupt_ids(&t.interrupts);
+        if let Some((unknown, _)) = answers.iter().find(|(i, _)| !pending.contains(i)) {
+            let message = format!("Unknown or already-consumed interrupt: {unknown}");
             return error(id, "no_such_interrupt", message);
         }
     }
@@ -264,6 +273,8 @@ async fn input_respond(
     };
     let mut run = params.clone();
     run.remove("input");
+    // One resume map, `{interrupt_id: response}`: the run answers each.
+    let response = Value::Object(answers.into_iter().collect());
     match start(app, thread_id, &assistant, &run, Some(response)).await {
         Ok(_) => success(id, json!({})),
         Err(e) => error(id, "unknown_error", e.status_and_detail_text()),

@@ -1,7 +1,8 @@
 //! `input.respond`'s params: one `interrupt_id` and its `response` (with
 //! an optional `namespace`, a list of strings), or a `responses` batch of
 //! such entries; each malformed case refused with the official server's
-//! `invalid_argument` message.
+//! `invalid_argument` message. A batch resumes its interrupts together,
+//! in one run.
 
 use serde_json::{Map, Value};
 
@@ -12,44 +13,39 @@ fn invalid(message: &str) -> Refusal {
     ("invalid_argument", message.to_owned())
 }
 
-/// The interrupt answered and the answer. A batch of more than one
-/// entry is refused as `unsupported`: a run here resumes one interrupt
-/// with one value.
-pub(crate) fn entry(params: &Map<String, Value>) -> Result<(String, Value), Refusal> {
-    if let Some(Value::Array(list)) = params.get("responses") {
-        if list.is_empty() {
-            return Err(invalid("input.respond requires at least one response."));
-        }
-        let mut entries = Vec::new();
-        for item in list {
-            let Some(item) = item.as_object() else {
-                return Err(invalid("input.respond responses entries must be objects."));
-            };
-            let Some(id) = item.get("interrupt_id").and_then(Value::as_str) else {
-                return Err(invalid(
-                    "input.respond responses entries require an interrupt_id.",
-                ));
-            };
-            namespace(item)?;
-            entries.push((
-                id.to_owned(),
-                item.get("response").cloned().unwrap_or(Value::Null),
-            ));
-        }
-        if entries.len() > 1 {
-            let message = "input.respond: this server resumes one interrupt per command; send each response in its own input.respond";
-            return Err(("unsupported", message.to_owned()));
-        }
-        return Ok(entries.remove(0));
-    }
-    let Some(id) = params.get("interrupt_id").and_then(Value::as_str) else {
-        return Err(invalid("input.respond requires an interrupt_id."));
+/// The interrupts answered and their answers: one `interrupt_id` and
+/// its `response`, or each entry of a `responses` batch (answered in one
+/// run, as one resume map).
+pub(crate) fn entries(params: &Map<String, Value>) -> Result<Vec<(String, Value)>, Refusal> {
+    let Some(Value::Array(list)) = params.get("responses") else {
+        return Ok(vec![one(
+            params,
+            "input.respond requires an interrupt_id.",
+        )?]);
     };
-    namespace(params)?;
-    Ok((
-        id.to_owned(),
-        params.get("response").cloned().unwrap_or(Value::Null),
-    ))
+    if list.is_empty() {
+        return Err(invalid("input.respond requires at least one response."));
+    }
+    list.iter()
+        .map(|item| match item.as_object() {
+            Some(item) => one(
+                item,
+                "input.respond responses entries require an interrupt_id.",
+            ),
+            None => Err(invalid("input.respond responses entries must be objects.")),
+        })
+        .collect()
+}
+
+/// One entry: its `interrupt_id` (refused with `missing` without one), a
+/// well-formed `namespace`, and its `response` (`null` when left out).
+fn one(entry: &Map<String, Value>, missing: &str) -> Result<(String, Value), Refusal> {
+    let Some(id) = entry.get("interrupt_id").and_then(Value::as_str) else {
+        return Err(invalid(missing));
+    };
+    namespace(entry)?;
+    let response = entry.get("response").cloned().unwrap_or(Value::Null);
+    Ok((id.to_owned(), response))
 }
 
 /// `namespace`, when given, is a list of strings.
