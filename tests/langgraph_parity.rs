@@ -177,6 +177,57 @@ fn values_and_updates_together_show_the_interrupt_in_both_in_that_order() {
 }
 
 #[test]
+fn a_resume_after_update_state_answers_the_first_interrupt_raised_again() {
+    // langgraph 1.2.22, a → b (interrupts) → c: invoke, then
+    //   update_state({"n": 7}); get_state().next -> ('b',), interrupts -> ()
+    //   invoke(Command(resume="yes")) -> {'n': 7, 'log': ['a', 'b:yes', 'c']}
+    // and with p and q both after START, each interrupting:
+    //   update_state({"n": 1}); invoke(Command(resume="yes"))
+    //   -> {'n': 1, 'log': ['yes'], '__interrupt__': [Interrupt(value='q?', ..)]}
+    let graph = a_b_c();
+    let saver = MemoryCheckpointer::new();
+    block_on(
+        graph
+            .run(Input::Update(CountUpdate::new()))
+            .on_thread(&saver, "t"),
+    )
+    .unwrap();
+    block_on(graph.update_state(&saver, "t", CountUpdate::new().n(7), None)).unwrap();
+    let state = block_on(graph.get_state(&saver, "t")).unwrap();
+    assert_eq!(state.next, ["b"]);
+    assert!(state.interrupts.is_empty());
+    let resumed = graph.run(Input::ResumeWith(Resume::value("yes")));
+    let out = block_on(resumed.on_thread(&saver, "t")).unwrap();
+    assert_eq!(out.to_json(), json!({"n": 7, "log": ["a", "b:yes", "c"]}));
+
+    let asking = |q: &'static str| {
+        move |_: &Count, ctx: &NodeContext| -> Result<CountUpdate, BoxError> {
+            Ok(CountUpdate::new().log(vec![ctx.interrupt::<String>(q)?]))
+        }
+    };
+    let graph = StateGraph::<Count>::new()
+        .add_node("p", asking("p?"))
+        .add_node("q", asking("q?"))
+        .add_edge(START, "p")
+        .add_edge(START, "q")
+        .compile()
+        .unwrap();
+    block_on(
+        graph
+            .run(Input::Update(CountUpdate::new()))
+            .on_thread(&saver, "p"),
+    )
+    .unwrap();
+    block_on(graph.update_state(&saver, "p", CountUpdate::new().n(1), None)).unwrap();
+    let resumed = graph.run(Input::ResumeWith(Resume::value("yes")));
+    let out = block_on(resumed.on_thread(&saver, "p")).unwrap();
+    assert_eq!(
+        without_ids(out.to_json()),
+        json!({"n": 1, "log": ["yes"], "__interrupt__": [{"value": "q?"}]})
+    );
+}
+
+#[test]
 fn each_paused_task_streams_its_own_interrupt() {
     // langgraph 1.2.22, p and q both after START, each interrupting,
     // `stream_mode=["values", "updates"]`:

@@ -167,9 +167,11 @@ pub enum GraphError {
         /// Why.
         error: String,
     },
-    /// Resume values were given for a thread that is not paused on an
-    /// interrupt (a thread stopped at a static breakpoint, or by
-    /// `stop_after`, resumes with [`Input::Resume`](super::Input::Resume)).
+    /// Resume values were given for a thread with nothing to run (never
+    /// started, or finished). A thread with nodes to run but no interrupt
+    /// pending (stopped at a breakpoint, or its paused step replaced by a
+    /// state update) takes a single value: the first interrupt its next
+    /// step raises gets it.
     NotInterrupted {
         /// The thread.
         thread_id: String,
@@ -370,7 +372,7 @@ impl GraphError {
             ),
             GraphError::NotInterrupted { thread_id } => write!(
                 f,
-                "thread `{thread_id}` is not paused on an interrupt: nothing to answer (resume a stopped thread with Input::Resume)"
+                "thread `{thread_id}` has no interrupt pending and nothing to run: nothing to answer"
             ),
             GraphError::UnknownInterrupt { id, pending } => write!(
                 f,

@@ -156,8 +156,11 @@
 //! * Parallel nodes that pause each get an interrupt with its own id; answer
 //!   some or all (`Resume::new().answer(id, v)..`); the nodes of the step that
 //!   finished are kept and do not run again.
-//! * Errors, each leaving the pause as it was: resume values for a thread not
-//!   paused (`NotInterrupted`), an id not pending (`UnknownInterrupt`, listing
+//! * A value for a thread with nodes to run but no interrupt pending (its
+//!   state was updated since it paused, or it stopped at a breakpoint) goes
+//!   to the first interrupt the next step raises, as in LangGraph.
+//! * Errors, each leaving the pause as it was: resume values for a thread
+//!   with nothing to run (`NotInterrupted`), an id not pending (`UnknownInterrupt`, listing
 //!   the pending ones), `Resume::value` with several pending
 //!   (`AmbiguousResume`), a value of the wrong type (`ResumeType`, naming the
 //!   type the node asked for), new input to a paused thread (`Paused`). A

@@ -60,7 +60,15 @@ where
                 };
                 let point = resume_point(graph, thread).await?;
                 let pending = point.interrupts(graph);
-                let answers = resolve(resume, &pending, thread.thread_id())?;
+                let answers =
+                    match pending.is_empty() && resume.error.is_none() {
+                        true => unpaused(resume, &point, graph, thread.next_step()).ok_or_else(
+                            || GraphError::NotInterrupted {
+                                thread_id: thread.thread_id().to_owned(),
+                            },
+                        )?,
+                        false => resolve(resume, &pending, thread.thread_id())?,
+                    };
                 at = progress_from(point);
                 if let Some(resumed) = &mut at.resumed {
                     resumed.answers = answers;
@@ -379,6 +387,24 @@ fn progress_from<U>(point: At<U>) -> Progress<U> {
             answers: HashMap::new(),
         }),
     }
+}
+
+/// A value given to a thread with tasks to run but no pending interrupt
+/// (an `update_state` replaced the paused step): as LangGraph, the first
+/// interrupt the next step raises takes it, here the first of its tasks'.
+/// `None` when there is no such step, or the values name interrupts.
+fn unpaused<S: AgentState>(
+    resume: Resume,
+    point: &At<S::Update>,
+    graph: &Graph<S>,
+    step: i64,
+) -> Option<HashMap<String, Value>> {
+    if !resume.by_id.is_empty() {
+        return None;
+    }
+    let first = point.unfinished(graph).into_iter().next()?;
+    let id = format!("{}/{step}/0", graph.task_key(&first));
+    Some(HashMap::from([(id, resume.single?)]))
 }
 
 /// The answers by interrupt id, checked against the pending interrupts.
