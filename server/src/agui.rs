@@ -108,7 +108,9 @@ async fn start_run(
     let body = run_body(assistant, input_run(input, &values));
     let mut body: RunCreate =
         serde_json::from_value(body).map_err(|e| reply(ApiError::Internal(e.to_string())))?;
-    body.client_tools = input.tools.clone();
+    // No browser tools (AG-UI clients send `tools: []`): the run gets its
+    // assistant's `RunConfig` as its context instead.
+    body.client_tools = input.tools.clone().filter(|t| !t.definitions().is_empty());
     start(app, thread_id.to_owned(), body, false, true)
         .await
         .map_err(reply)

@@ -44,7 +44,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
-pub(crate) use guard::{guard, Guard, Scope};
+pub(crate) use guard::{guard, Guard, Scope, ThreadsDeleted};
 
 /// Who a request comes from, as the authenticate hook found: an id, the
 /// permissions the authorize hooks may check, and anything else the hook

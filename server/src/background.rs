@@ -54,6 +54,10 @@ async fn stateless_background(
     Ok(response)
 }
 
+/// The most runs one `/runs/batch` starts, or one `/runs/cancel` names:
+/// a request's work stays bounded (a 2 MiB body could hold 45,000).
+const MOST_RUNS: usize = 1000;
+
 /// `POST /runs/batch`: a list of stateless background runs, answered with
 /// their records in order. Each is checked before any starts, so a bad
 /// one (a 422 naming its index and field) starts none.
@@ -67,10 +71,11 @@ async fn batch(
             "the body must be a list of runs (`RunCreateStateless`)".to_owned(),
         ));
     };
-    if items.is_empty() {
-        return Err(ApiError::Invalid(
-            "the list of runs is empty: send at least one".to_owned(),
-        ));
+    if items.is_empty() || items.len() > MOST_RUNS {
+        return Err(ApiError::Invalid(format!(
+            "the list has {} runs: send 1 to {MOST_RUNS}",
+            items.len()
+        )));
     }
     let mut bodies = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
@@ -166,6 +171,12 @@ fn named(body: CancelMany) -> Result<Named, ApiError> {
             "run_ids: required with `thread_id`, a list of run ids".to_owned(),
         ));
     };
+    if ids.len() > MOST_RUNS {
+        return Err(ApiError::Invalid(format!(
+            "run_ids: {} ids; name at most {MOST_RUNS} a request",
+            ids.len()
+        )));
+    }
     let ids = ids.iter().map(|id| match id.as_str() {
         Some(id) if is_uuid(id) => Ok(id.to_owned()),
         _ => Err(ApiError::Invalid(

@@ -16,6 +16,9 @@ use crate::error::ApiError;
 use crate::snapshot;
 use crate::threads::{path_thread, thread_graph};
 
+/// The most states one request lists.
+const MOST: usize = 1000;
+
 /// `POST /threads/{id}/history`'s body.
 #[derive(Deserialize)]
 pub(crate) struct History {
@@ -67,7 +70,8 @@ fn checkpoint_in<'a>(field: &str, config: &'a Value) -> Result<Option<&'a str>, 
 }
 
 /// `GET /threads/{id}/history?limit=&before=`: the same list as the
-/// `POST`, from a query: `limit` (10) states below checkpoint `before`.
+/// `POST`, from a query: `limit` (1, as the official server's GET; at
+/// most [`MOST`]) states below checkpoint `before`.
 pub(crate) async fn history_query(
     app: State<Arc<App>>,
     id: Path<String>,
@@ -75,10 +79,15 @@ pub(crate) async fn history_query(
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let limit = match q.get("limit") {
         None => None,
-        Some(v) => Some(v.parse::<usize>().map_err(|_| {
-            ApiError::Invalid(format!("limit: `{v}` is not a number of 0 or more"))
-        })?),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n <= MOST => Some(n),
+            _ => {
+                let why = format!("limit: `{v}` is not a number from 0 to {MOST}");
+                return Err(ApiError::Invalid(why));
+            }
+        },
     };
+    let limit = limit.or(Some(1));
     let before = q
         .get("before")
         .map_or(Value::Null, |b| json!({"checkpoint_id": b}));

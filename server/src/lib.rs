@@ -318,8 +318,11 @@
 //! the field's name (the official server quotes its JSON Schema). A
 //! graph's own assistant is stored once (the official server's dev server
 //! adds a version 1 at each start). With custom auth, `delete_threads`
-//! deletes the threads the assistants' filter admits (the official server
-//! asks the threads' `delete` hook of each). An
+//! deletes the threads the caller's threads `delete` filter admits, once
+//! for all of them (the official server asks the hook of each thread); a
+//! denied threads `delete` refuses the request (403) before anything is
+//! deleted. Every route that runs an assistant (a batch item, AG-UI, the
+//! thread protocol's `run.start`) checks it as an assistants `read`. An
 //! AG-UI run with browser tools gets them as its context, not a
 //! [`RunConfig`].
 //!

@@ -197,7 +197,7 @@ fn utf8_path(route: &str, path: &str) -> Result<(), ApiError> {
 
 /// `segment` with its `%XX` escapes decoded, `None` when the bytes are
 /// not UTF-8 (a malformed escape is kept as it is, as axum keeps it).
-fn percent_decode(segment: &str) -> Option<String> {
+pub(crate) fn percent_decode(segment: &str) -> Option<String> {
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -676,6 +676,40 @@ async fn under_a_filter_assistants_are_stamped_and_others_are_not_found() {
     s.stop().await;
 }
 
+/// Every way to run an assistant checks it as a `read`: a batch item, an
+/// AG-UI run, a thread protocol `run.start`; another user's is not found
+/// and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anothers_assistant_runs_through_no_route() {
+    let s = start_with(&fresh_db(), |server| {
+        server
+            .authenticate(who)
+            .authorize(On::resource(Resource::Assistants), |ctx, _| {
+                Ok(Verdict::Filter(json!({"owner": ctx.user.identity})))
+            })
+    })
+    .await;
+    let (alice, bob, b) = (client("token-alice"), client("token-bob"), s.base.as_str());
+    create_mine(&alice, b).await;
+    let run = json!({"assistant_id": MINE, "input": {"topic": "x"}});
+    let graphs_own = json!({"assistant_id": "approval", "input": {"topic": "x"}});
+    let batch = json!([graphs_own, run]);
+    let (status, _) = post(&bob, format!("{b}/runs/batch"), batch).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a batch with her assistant");
+    let agui = json!({"threadId": THREAD, "runId": "r1", "messages": [], "tools": [],
+        "context": [], "state": {}, "forwardedProps": {}});
+    for path in [MINE.to_owned(), MINE.replace('2', "%32")] {
+        let (status, _) = post(&bob, format!("{b}/ag-ui/{path}"), agui.clone()).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "AG-UI on /ag-ui/{path}");
+    }
+    let start = json!({"id": 1, "method": "run.start", "params": run});
+    let (status, _) = post(&bob, format!("{b}/threads/{THREAD}/commands"), start).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "run.start of her assistant");
+    let (_, count) = post(&alice, format!("{b}/threads/count"), json!({})).await;
+    assert_eq!(count, json!(0), "no thread was made for bob's runs");
+    s.stop().await;
+}
+
 /// What a node of a run sees of its configuration.
 #[derive(agent_state::AgentState, Debug, Clone, PartialEq)]
 struct Seen {

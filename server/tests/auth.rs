@@ -637,3 +637,44 @@ async fn batches_cancels_and_join_streams_keep_to_the_callers_threads() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     s.stop().await;
 }
+
+/// Deleting an assistant with `delete_threads=true` deletes only threads
+/// the caller may delete: none without the threads' `delete` (a 403,
+/// nothing deleted), and only their own with it.
+#[tokio::test]
+async fn an_assistants_delete_takes_only_the_callers_threads() {
+    let s = start_with(&fresh_db(), guarded).await;
+    let (thread, _) = alices_thread(&s).await;
+    let approval = support::http::APPROVAL;
+    let url = format!("{}/assistants/{approval}?delete_threads=true", s.base);
+    let (bob, root) = (client("token-bob"), client("token-root"));
+    let (status, _) = send(&bob, Method::DELETE, url.clone(), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let one = format!("{}/assistants/{approval}", s.base);
+    assert_eq!(get(&bob, one).await.0, StatusCode::OK, "not deleted");
+    let (status, _) = send(&root, Method::DELETE, url, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let alice = client("token-alice");
+    let hers = format!("{}/threads/{thread}", s.base);
+    assert_eq!(get(&alice, hers).await.0, StatusCode::OK, "hers is kept");
+    s.stop().await;
+}
+
+/// `POST /threads/{id}/state/checkpoint` (the SDKs' `get_state(thread,
+/// checkpoint=..)`) is a read of the thread, as `GET .../state` is.
+#[tokio::test]
+async fn a_state_at_a_checkpoint_is_a_read() {
+    let s = start_with(&fresh_db(), |server| {
+        guarded(server).authorize(On::only(Resource::Threads, Action::Update), |_, _| {
+            Ok(Verdict::Deny)
+        })
+    })
+    .await;
+    let (thread, _) = alices_thread(&s).await;
+    let alice = client("token-alice");
+    let body = json!({"checkpoint": {}});
+    let url = format!("{}/threads/{thread}/state/checkpoint", s.base);
+    let (status, state) = post(&alice, url, body).await;
+    assert_eq!(status, StatusCode::OK, "{state}");
+    s.stop().await;
+}

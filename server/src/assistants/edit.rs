@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::form::{config_and_context, Form};
 use super::served_graph;
 use crate::app::App;
-use crate::auth::Scope;
+use crate::auth::{Scope, ThreadsDeleted};
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::ids::{is_uuid, now};
@@ -263,6 +263,7 @@ pub(super) async fn versions(
 pub(super) async fn delete(
     State(app): State<Arc<App>>,
     scope: Scope,
+    ThreadsDeleted(threads): ThreadsDeleted,
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
@@ -274,9 +275,17 @@ pub(super) async fn delete(
     let with_threads = query
         .get("delete_threads")
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let threads = match (with_threads, threads) {
+        (true, None) => {
+            tracing::info!(assistant_id = %id, "refused: its threads' delete is denied");
+            let denied = Json(serde_json::json!({"detail": "Forbidden"}));
+            return Ok((StatusCode::FORBIDDEN, denied).into_response());
+        }
+        (_, threads) => threads.unwrap_or_default(),
+    };
     stop_runs(&app, &id).await?;
     if with_threads {
-        delete_threads(&app, &id, &scope).await?;
+        delete_threads(&app, &id, &threads).await?;
     }
     if !app.store.delete_assistant(&id).await? {
         return Err(gone(&id));
@@ -299,7 +308,7 @@ async fn stop_runs(app: &App, id: &str) -> Result<(), ApiError> {
 }
 
 /// Deletes the threads whose metadata names assistant `id` (those the
-/// caller's filter admits).
+/// threads' `delete` filter of the caller admits).
 async fn delete_threads(app: &App, id: &str, scope: &Scope) -> Result<(), ApiError> {
     let threads = app.store.threads().await?;
     let named = threads.iter().filter(|t| {

@@ -66,6 +66,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Scope {
     }
 }
 
+/// The threads' `delete` filter, for a request that may delete threads
+/// besides its own resource (`DELETE /assistants/{id}?delete_threads=true`):
+/// it deletes only those the caller may; `None`, the caller may delete
+/// none. Without custom auth, every thread.
+#[derive(Debug, Clone)]
+pub(crate) struct ThreadsDeleted(pub(crate) Option<Scope>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ThreadsDeleted {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let all = || ThreadsDeleted(Some(Scope::default()));
+        Ok(parts.extensions.get::<Self>().cloned().unwrap_or_else(all))
+    }
+}
+
 /// An answer given here instead of the handler's (boxed: a result's
 /// error stays small).
 pub(super) type Early = Box<Response>;
@@ -126,8 +142,30 @@ async fn admit(g: &Guard, req: Request) -> Result<Request, Early> {
     let mut call = Call::read(g, &parts, body, &route).await?;
     let filter = verdict(&g.auth, &user, &route, &mut call.value)?;
     apply(g, &route, filter.as_ref(), &mut call).await?;
-    if route.action == super::Action::CreateRun {
-        run_assistant(g, &user, &call.value).await?;
+    if matches!(route.resource, super::Resource::Threads) {
+        // A batch's body is a list, which the hooks' value does not hold.
+        let list = match &call.json {
+            None => serde_json::from_slice::<Value>(&call.bytes).ok(),
+            Some(_) => None,
+        };
+        let body = list.as_ref().unwrap_or(&call.value);
+        for id in assistants_run(body, parts.uri.path()) {
+            run_assistant(g, &user, &id).await?;
+        }
+    }
+    if deletes_threads(&route) {
+        let ctx = AuthContext {
+            user: &user,
+            resource: super::Resource::Threads,
+            action: super::Action::Delete,
+        };
+        let mut asked = json!({});
+        let threads = match g.auth.decide(&ctx, &mut asked).map_err(early)? {
+            Verdict::Allow => Some(Scope(None)),
+            Verdict::Filter(f) => Some(Scope(Some(f))),
+            Verdict::Deny => None,
+        };
+        parts.extensions.insert(ThreadsDeleted(threads));
     }
     call.write_back(&route, &mut parts);
     parts.extensions.insert(Scope(filter));
@@ -317,14 +355,41 @@ async fn check_thread(
     }
 }
 
+/// Whether the request deletes an assistant (and so, if its query asks,
+/// its threads: the query is read by the handler, decoded).
+fn deletes_threads(route: &Route) -> bool {
+    matches!(route.resource, super::Resource::Assistants)
+        && matches!(route.action, super::Action::Delete)
+}
+
+/// The assistants a threads request runs: its body's `assistant_id` (a
+/// run), each item's (`/runs/batch`), a `run.start` command's, or its
+/// path's (`/ag-ui/{assistant_id}`).
+fn assistants_run(value: &Value, path: &str) -> Vec<String> {
+    let id = |v: &Value| {
+        v.get("assistant_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if let Some(agui) = path.strip_prefix("/ag-ui/") {
+        // As the handler reads it (decoded), so an escape hides nothing.
+        let decoded = crate::shape::percent_decode(agui);
+        return vec![decoded.unwrap_or_else(|| agui.to_owned())];
+    }
+    match value {
+        Value::Array(items) => items.iter().filter_map(id).collect(),
+        one if one.get("method") == Some(&json!("run.start")) => {
+            one.get("params").and_then(id).into_iter().collect()
+        }
+        one => id(one).into_iter().collect(),
+    }
+}
+
 /// A run of an assistant a client created is a `read` of that assistant
 /// too, as the official server checks it: refused by the assistants'
 /// hook, a 403; outside its filter, answered as a missing assistant. The
 /// graphs' own assistants are everyone's.
-async fn run_assistant(g: &Guard, user: &Identity, value: &Value) -> Result<(), Early> {
-    let Some(id) = value.get("assistant_id").and_then(Value::as_str) else {
-        return Ok(());
-    };
+async fn run_assistant(g: &Guard, user: &Identity, id: &str) -> Result<(), Early> {
     // One that does not resolve is refused by the handler.
     let Ok(assistant) = g.app.resolve(id).await else {
         return Ok(());

@@ -81,7 +81,9 @@ fn threads(method: &Method, pattern: &str) -> Option<(Resource, Action, Target)>
         ) => (Action::CreateRun, run),
         ("POST", "/threads/{id}/runs/{run_id}/cancel") => (Action::Update, thread),
         ("GET", _) => (Action::Read, thread),
-        ("POST", "/threads/{id}/history") => (Action::Read, thread),
+        ("POST", "/threads/{id}/history" | "/threads/{id}/state/checkpoint") => {
+            (Action::Read, thread)
+        }
         ("POST", "/threads/{id}/copy") => (Action::Read, thread),
         ("DELETE", _) => (Action::Delete, thread),
         // A thread's other routes (its state updated, its metadata
