@@ -72,9 +72,12 @@ async fn batch(
         ));
     };
     if items.is_empty() || items.len() > MOST_RUNS {
+        let how_many = match items.len() {
+            0 => "is empty".to_owned(),
+            n => format!("has {n} runs"),
+        };
         return Err(ApiError::Invalid(format!(
-            "the list has {} runs: send 1 to {MOST_RUNS}",
-            items.len()
+            "the list of runs {how_many}: send 1 to {MOST_RUNS}"
         )));
     }
     let mut bodies = Vec::with_capacity(items.len());

@@ -60,33 +60,18 @@ pub(crate) async fn read_body(req: Request, app: &Arc<App>) -> Result<Bytes, Api
     })
 }
 
-/// The most fields a refused body is searched through for the one at
-/// fault (the routes' bodies have a dozen or so).
-const MAX_BLAMED: usize = 64;
-
-/// Why `value` is no `T`, naming the top-level field at fault (serde's
+/// Why `value` is no `T`, naming the field at fault by its path (serde's
 /// own error names none) and no Rust type (`usize`, `struct Create`).
+/// Read again through `serde_path_to_error`, once: a refusal costs one
+/// more pass over the body, whatever its size.
 fn refusal<T: DeserializeOwned>(value: &serde_json::Value, error: &serde_json::Error) -> String {
-    let why = plain_words(&error.to_string());
-    // A few tries per field: a body of many fields (a hostile one) is
-    // not tried field by field.
-    let object = match value {
-        serde_json::Value::Object(object) if object.len() <= MAX_BLAMED => object,
-        _ => return format!("Invalid request body: {why}"),
+    let Err(traced) = serde_path_to_error::deserialize::<_, T>(value) else {
+        return format!("Invalid request body: {}", plain_words(&error.to_string()));
     };
-    // The field whose removal lets the body read (or leaves only it
-    // missing) is the one at fault.
-    let at_fault = object.keys().find(|key| {
-        let mut without = object.clone();
-        without.remove(*key);
-        match T::deserialize(&serde_json::Value::Object(without)) {
-            Ok(_) => true,
-            Err(e) => e.to_string() == format!("missing field `{key}`"),
-        }
-    });
-    match at_fault {
-        Some(field) => format!("{field}: {why}"),
-        None => format!("Invalid request body: {why}"),
+    let why = plain_words(&traced.inner().to_string());
+    match traced.path().to_string().as_str() {
+        "" | "." | "?" => format!("Invalid request body: {why}"),
+        path => format!("{path}: {why}"),
     }
 }
 
