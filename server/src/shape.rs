@@ -110,9 +110,19 @@ fn fields(method: &Method, route: &str) -> Option<&'static [(&'static str, Kind)
             "/threads/{id}/runs"
             | "/threads/{id}/runs/stream"
             | "/threads/{id}/runs/wait"
+            | "/runs"
+            | "/runs/batch"
             | "/runs/stream"
             | "/runs/wait",
         ) => RUN,
+        ("POST", "/assistants") | ("PATCH", "/assistants/{id}") => &[
+            ("graph_id", Kind::Str),
+            ("config", CONFIG),
+            ("context", Kind::Object),
+            ("metadata", Kind::Object),
+            ("name", Kind::Str),
+            ("description", Kind::Str),
+        ],
         ("PUT", "/store/items") => &[
             ("namespace", Kind::Strings),
             ("key", Kind::Str),
@@ -231,16 +241,36 @@ async fn checked_body(
     let bytes = crate::body::read_body(Request::from_parts(parts.clone(), body), app).await?;
     if !bytes.iter().all(u8::is_ascii_whitespace) {
         if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-            let Value::Object(object) = &value else {
-                return Err(ApiError::Invalid(format!(
-                    "Invalid request body: expected a JSON object, found {}",
-                    a_kind(&value)
-                )));
-            };
-            check_fields("", object, fields)?;
+            check_body(&value, fields, parts.uri.path() == "/runs/batch")?;
         }
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// A body is an object with `fields`' shapes; a `/runs/batch` body, a
+/// list of such objects (each named by its place: `[1].config`).
+fn check_body(value: &Value, fields: &[(&str, Kind)], list: bool) -> Result<(), ApiError> {
+    let not_an_object = |value: &Value, at: &str| {
+        ApiError::Invalid(format!(
+            "Invalid request body{at}: expected a JSON object, found {}",
+            a_kind(value)
+        ))
+    };
+    match (value, list) {
+        (Value::Object(object), false) => check_fields("", object, fields),
+        // The handler says what a batch must be.
+        (_, true) => {
+            let items = value.as_array().map_or(&[][..], Vec::as_slice);
+            for (i, item) in items.iter().enumerate() {
+                let Value::Object(object) = item else {
+                    return Err(not_an_object(item, &format!(" [{i}]")));
+                };
+                check_fields(&format!("[{i}]."), object, fields)?;
+            }
+            Ok(())
+        }
+        (value, false) => Err(not_an_object(value, "")),
+    }
 }
 
 /// Each of `fields` present in `object` (under `prefix`) holds what it

@@ -676,6 +676,31 @@ async fn under_a_filter_assistants_are_stamped_and_others_are_not_found() {
     s.stop().await;
 }
 
+/// An assistant's `config` is checked as a run's is: one no run could
+/// use is refused when it is created or changed, and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_assistants_config_is_checked_as_a_runs() {
+    let server = start(&fresh_db()).await;
+    let (c, b) = (Client::new(), server.base.as_str());
+    for bad in [json!(0), json!(-3), json!("abc"), json!(1.5)] {
+        let body = json!({"assistant_id": MINE, "graph_id": "approval",
+            "config": {"recursion_limit": bad}});
+        let (status, refused) = post(&c, format!("{b}/assistants"), body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+        let detail = refused["detail"].as_str().unwrap();
+        assert!(detail.starts_with("config.recursion_limit: "), "{detail}");
+    }
+    assert_eq!(
+        get(&c, format!("{b}/assistants/{MINE}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    create_mine(&c, b).await;
+    let change = json!({"config": {"tags": "not a list"}});
+    let (status, _) = patch(&c, format!("{b}/assistants/{MINE}"), change).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    server.stop().await;
+}
+
 /// Every way to run an assistant checks it as a `read`: a batch item, an
 /// AG-UI run, a thread protocol `run.start`; another user's is not found
 /// and nothing runs.

@@ -292,6 +292,17 @@ async fn a_batch_starts_every_run_or_none() {
     let unknown = json!([one, {"assistant_id": "nope"}]);
     refused(&url, StatusCode::UNPROCESSABLE_ENTITY, unknown).await;
     assert_eq!(thread_count(&c, b).await, before, "nothing started");
+    let typed = json!([one, {"assistant_id": "countdown", "config": {"recursion_limit": 0}}]);
+    let detail = refused(&url, StatusCode::UNPROCESSABLE_ENTITY, typed).await;
+    assert!(
+        detail.starts_with("[1].config.recursion_limit: "),
+        "{detail}"
+    );
+    let single = format!("{b}/runs");
+    let typed = json!({"assistant_id": "countdown", "config": "x"});
+    let detail = refused(&single, StatusCode::UNPROCESSABLE_ENTITY, typed).await;
+    assert!(detail.starts_with("config: "), "{detail}");
+    assert_eq!(thread_count(&c, b).await, before, "nothing started");
     let detail = refused(&url, StatusCode::UNPROCESSABLE_ENTITY, json!([])).await;
     assert!(detail.contains("empty"), "{detail}");
     refused(&url, StatusCode::UNPROCESSABLE_ENTITY, one).await;
