@@ -145,6 +145,14 @@ pub(crate) fn error_json(error: &GraphError) -> Value {
         return json!({"error": "Checkpoint", "message": message});
     }
     // LangGraph's name where it has the same error: clients match on it.
+    if let GraphError::AmbiguousResume { pending } = error {
+        // The core's text names its Rust API; a client answers by id.
+        let message = format!(
+            "several interrupts are pending ({}): send `command.resume` as a map of interrupt id to value",
+            pending.join(", ")
+        );
+        return json!({"error": "AmbiguousResume", "message": message});
+    }
     let kind: String = match error {
         GraphError::RecursionLimit { .. } => "GraphRecursionError".to_owned(),
         _ => format!("{error:?}")

@@ -100,7 +100,10 @@
 //!   `Last-Event-ID` resumes after); an interrupt answered with
 //!   `command.resume`, several at once with a map of their ids to values
 //!   (LangGraph's `Command(resume={id: value})`: a map whose keys are all
-//!   ids of pending interrupts; any other value answers the one pending);
+//!   interrupt ids, pending or of their form `task/step/n`, one not
+//!   pending failing the run with `UnknownInterrupt`; any other value
+//!   answers the one pending, or with none pending the first interrupt
+//!   the thread's next step raises);
 //!   `command.update` (written as an update of the
 //!   thread's last node, which then goes on) and `command.goto` (the named
 //!   nodes run next, or a `Send`'s node on its input); `interrupt_before` / `interrupt_after` (a list of

@@ -362,10 +362,13 @@ async fn prepare<S: GraphState>(
 /// ones it leaves out pause again); anything else is the value for the one
 /// pending interrupt.
 fn resume_for(value: Value, pending: &[Interrupt]) -> Resume {
+    // Keyed by ids: those pending, or of the form this server gives them
+    // (`node/step/n`), so a map resent after its interrupts were answered
+    // is refused as naming none pending, not taken as one value.
     let by_id = match &value {
-        Value::Object(map) if !map.is_empty() => {
-            map.keys().all(|k| pending.iter().any(|i| i.id == *k))
-        }
+        Value::Object(map) if !map.is_empty() => map
+            .keys()
+            .all(|k| pending.iter().any(|i| i.id == *k) || looks_like_interrupt_id(k)),
         _ => false,
     };
     let Value::Object(map) = value else {
@@ -377,6 +380,20 @@ fn resume_for(value: Value, pending: &[Interrupt]) -> Resume {
     map.into_iter().fold(Resume::new(), |resume, (id, answer)| {
         resume.answer(id, answer)
     })
+}
+
+/// Whether `key` has the form of an interrupt id: `task/step/n`, the
+/// task perhaps a subgraph's path, `n` perhaps a scope's (`scope:n`).
+fn looks_like_interrupt_id(key: &str) -> bool {
+    let mut parts = key.rsplit('/');
+    let (Some(last), Some(step), Some(task)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let index = last.rsplit(':').next().unwrap_or(last);
+    !task.is_empty()
+        && step.parse::<i64>().is_ok()
+        && !index.is_empty()
+        && index.bytes().all(|b| b.is_ascii_digit())
 }
 
 impl<S: GraphState> ServedGraph for Erased<S> {

@@ -130,12 +130,21 @@ async fn two_interrupts_are_resumed_by_their_ids() {
     let single = json!({"assistant_id": "twin", "command": {"resume": "x"}});
     let (_, failed) = post(&c, wait.clone(), single).await;
     assert_eq!(failed["__error__"]["error"], "AmbiguousResume", "{failed}");
+    let said = failed["__error__"]["message"].as_str().unwrap();
+    assert!(
+        said.contains("command.resume") && !said.contains("Resume::"),
+        "{said}"
+    );
     assert_eq!(twin_interrupts(&c, b).await, pending);
     // A map answering one of them: that one goes on, the other waits.
     let left = &pending.iter().find(|(s, _)| s == "left").expect("left").1;
     let partial = json!({"assistant_id": "twin", "command": {"resume": {left.as_str(): "L"}}});
-    let (_, half) = post(&c, wait.clone(), partial).await;
+    let (_, half) = post(&c, wait.clone(), partial.clone()).await;
     assert_eq!(half["answers"], json!(["left:L"]));
+    // The same map again (a retry): its id is answered, so it answers
+    // nothing; it is not the other interrupt's value.
+    let (_, stale) = post(&c, wait.clone(), partial).await;
+    assert_eq!(stale["__error__"]["error"], "UnknownInterrupt", "{stale}");
     let rest = twin_interrupts(&c, b).await;
     assert_eq!(
         rest.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
