@@ -141,6 +141,7 @@ pub(crate) async fn drive(
     };
     job.record_base(&base).await;
     job.record_status("running").await;
+    job.mark_busy().await;
     let (stop, output, frames) = job.run(&mut events, frames).await;
     // Dropping the run's stream cancels it: the thread stays at its last
     // stored step.
@@ -512,6 +513,20 @@ impl Job {
                 tracing::error!(run_id = %self.run_id, error = %e, "could not record the run's status");
                 true
             }
+        }
+    }
+
+    /// The thread shows `busy` while the run runs: a run that ended as
+    /// this one was admitted (before it was recorded, so not counted as
+    /// still to run) may have left it `idle`.
+    async fn mark_busy(&self) {
+        let Ok(Some(mut thread)) = self.app.store.thread(&self.thread_id).await else {
+            return;
+        };
+        if thread.status != "busy" {
+            thread.status = "busy".to_owned();
+            thread.updated_at = now();
+            self.save_thread(&thread).await;
         }
     }
 
