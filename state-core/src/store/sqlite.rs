@@ -431,8 +431,8 @@ fn set_up(conn: &Connection, path: &Path) -> Result<(), StoreError> {
 /// cache, not a system call per page (SQLite's default cache is 2 MB;
 /// 10,000 vectors of 256 dimensions are 11). Not applied to a
 /// checkpointer's connection shared with [`SqliteStore::sharing`]: they
-/// would grow its process's memory with the file (a server's resident
-/// memory went from 23 to 106 MiB over 20,000 runs) for searches it may
+/// would grow its process's memory with the file (an Agent Server's
+/// peak went from 23 to 106 MiB over 20 s of load) for searches it may
 /// never make.
 fn tune(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "mmap_size", MMAP_SIZE)?;
