@@ -190,7 +190,8 @@ fn declared_length(req: &Request) -> Option<u64> {
 fn utf8_path(route: &str, path: &str) -> Result<(), ApiError> {
     let mut before = "";
     for (param, segment) in route.split('/').zip(path.split('/')) {
-        if param.starts_with('{') && percent_decode(segment).is_none() {
+        // A parameter's segment opens with a brace (written escaped).
+        if param.starts_with('\u{7b}') && percent_decode(segment).is_none() {
             // The id is named by the collection it is in.
             let what = match before {
                 "assistants" | "ag-ui" => "assistant",

@@ -49,6 +49,128 @@ async fn send(c: &Client, method: &str, url: String, body: &str) -> (StatusCode,
     (status, answer["detail"].as_str().unwrap_or("").to_owned())
 }
 
+/// Bodies with a documented field of the wrong type or out of range:
+/// method, path (`THREAD` stands for the test's thread), body, and what
+/// the refusal's detail says.
+const WRONG_SHAPES: &[(&str, &str, &str, &str)] = &[
+    (
+        "POST",
+        "/threads",
+        "[]",
+        "expected a JSON object, found an array",
+    ),
+    (
+        "POST",
+        "/threads",
+        "null",
+        "expected a JSON object, found null",
+    ),
+    (
+        "POST",
+        "/threads",
+        r#"{"metadata": 5}"#,
+        "metadata: expected an object",
+    ),
+    (
+        "PATCH",
+        "/threads/THREAD",
+        r#"{"metadata": []}"#,
+        "metadata:",
+    ),
+    (
+        "POST",
+        "/threads/search",
+        r#"{"limit": 0}"#,
+        "limit: expected an integer from 1 to 1000",
+    ),
+    (
+        "POST",
+        "/threads/search",
+        r#"{"limit": 1000000000000}"#,
+        "limit:",
+    ),
+    ("POST", "/threads/search", r#"{"offset": -1}"#, "offset:"),
+    (
+        "POST",
+        "/threads/search",
+        r#"{"status": "bogus"}"#,
+        "status: expected one of",
+    ),
+    ("POST", "/threads/count", r#"{"values": 1}"#, "values:"),
+    (
+        "POST",
+        "/threads/THREAD/history",
+        r#"{"limit": -1}"#,
+        "limit:",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": "countdown", "config": "x"}"#,
+        "config: expected an object",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": "countdown", "config": {"recursion_limit": 0}}"#,
+        "config.recursion_limit",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": "countdown", "config": {"tags": "x"}}"#,
+        "config.tags",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": "countdown", "on_completion": "x"}"#,
+        "on_completion: expected one of",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": "countdown", "if_not_exists": "x"}"#,
+        "if_not_exists:",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": "countdown", "context": 1}"#,
+        "context:",
+    ),
+    (
+        "POST",
+        "/threads/THREAD/runs/wait",
+        r#"{"assistant_id": 5}"#,
+        "assistant_id: expected a string",
+    ),
+    (
+        "POST",
+        "/runs/wait",
+        r#"{"assistant_id": "countdown", "after_seconds": "x"}"#,
+        "after_seconds:",
+    ),
+    (
+        "POST",
+        "/runs/wait",
+        r#"{"assistant_id": "countdown", "feedback_keys": "x"}"#,
+        "feedback_keys:",
+    ),
+    (
+        "PUT",
+        "/store/items",
+        r#"{"namespace": "a", "key": "k", "value": {}}"#,
+        "namespace: expected a list of strings",
+    ),
+    (
+        "POST",
+        "/store/namespaces",
+        r#"{"max_depth": -1}"#,
+        "max_depth: ",
+    ),
+];
+
 /// Bodies whose documented fields have the wrong type or are out of
 /// range: a 422 naming the field, before anything is stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,126 +178,8 @@ async fn fields_of_the_wrong_shape_are_refused_by_name() {
     let server = start_with(&fresh_db(), |s| s.read_timeout(TIMEOUT)).await;
     let (c, b) = (Client::new(), &server.base);
     post(&c, format!("{b}/threads"), json!({"thread_id": THREAD})).await;
-    let run = format!("/threads/{THREAD}/runs/wait");
-    let cases: &[(&str, &str, &str, &str)] = &[
-        (
-            "POST",
-            "/threads",
-            "[]",
-            "expected a JSON object, found an array",
-        ),
-        (
-            "POST",
-            "/threads",
-            "null",
-            "expected a JSON object, found null",
-        ),
-        (
-            "POST",
-            "/threads",
-            r#"{"metadata": 5}"#,
-            "metadata: expected an object",
-        ),
-        (
-            "PATCH",
-            &format!("/threads/{THREAD}"),
-            r#"{"metadata": []}"#,
-            "metadata:",
-        ),
-        (
-            "POST",
-            "/threads/search",
-            r#"{"limit": 0}"#,
-            "limit: expected an integer from 1 to 1000",
-        ),
-        (
-            "POST",
-            "/threads/search",
-            r#"{"limit": 1000000000000}"#,
-            "limit:",
-        ),
-        ("POST", "/threads/search", r#"{"offset": -1}"#, "offset:"),
-        (
-            "POST",
-            "/threads/search",
-            r#"{"status": "bogus"}"#,
-            "status: expected one of",
-        ),
-        ("POST", "/threads/count", r#"{"values": 1}"#, "values:"),
-        (
-            "POST",
-            &format!("/threads/{THREAD}/history"),
-            r#"{"limit": -1}"#,
-            "limit:",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": "countdown", "config": "x"}"#,
-            "config: expected an object",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": "countdown", "config": {"recursion_limit": 0}}"#,
-            "config.recursion_limit",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": "countdown", "config": {"tags": "x"}}"#,
-            "config.tags",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": "countdown", "on_completion": "x"}"#,
-            "on_completion: expected one of",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": "countdown", "if_not_exists": "x"}"#,
-            "if_not_exists:",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": "countdown", "context": 1}"#,
-            "context:",
-        ),
-        (
-            "POST",
-            &run,
-            r#"{"assistant_id": 5}"#,
-            "assistant_id: expected a string",
-        ),
-        (
-            "POST",
-            "/runs/wait",
-            r#"{"assistant_id": "countdown", "after_seconds": "x"}"#,
-            "after_seconds:",
-        ),
-        (
-            "POST",
-            "/runs/wait",
-            r#"{"assistant_id": "countdown", "feedback_keys": "x"}"#,
-            "feedback_keys:",
-        ),
-        (
-            "PUT",
-            "/store/items",
-            r#"{"namespace": "a", "key": "k", "value": {}}"#,
-            "namespace: expected a list of strings",
-        ),
-        (
-            "POST",
-            "/store/namespaces",
-            r#"{"max_depth": -1}"#,
-            "max_depth: ",
-        ),
-    ];
-    for (method, path, body, expected) in cases {
+    for (method, path, body, expected) in WRONG_SHAPES {
+        let path = path.replace("THREAD", THREAD);
         let (status, detail) = send(&c, method, format!("{b}{path}"), body).await;
         assert_eq!(
             status,

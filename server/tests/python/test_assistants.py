@@ -7,23 +7,14 @@ or against `langgraph dev` on reference/: python test_assistants.py URL
 Prints one line per check, then "N passed, N failed"; exits 1 on a failure.
 """
 
-import asyncio
-import sys
-import traceback
 import uuid
 
 import httpx
-from langgraph_sdk import get_client
+from checks import check, run
 
 # The official server's assistant id for the graph named "approval".
 APPROVAL = "e234584d-b7bf-527f-9d06-ba77f8f5172d"
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
 
 
 async def refused(status, awaitable):
@@ -181,21 +172,5 @@ async def a_graphs_own_assistant_may_be_changed(client):
     assert changed["metadata"] == {**before["metadata"], "seen": True}, changed
 
 
-async def main(url):
-    client = get_client(url=url)
-    passed = failed = 0
-    for fn in CHECKS:
-        try:
-            await fn(client)
-            print(f"ok   {fn.__name__}")
-            passed += 1
-        except Exception:
-            print(f"FAIL {fn.__name__}")
-            traceback.print_exc()
-            failed += 1
-    print(f"{passed} passed, {failed} failed")
-    return failed
-
-
 if __name__ == "__main__":
-    sys.exit(1 if asyncio.run(main(sys.argv[1])) else 0)
+    run()

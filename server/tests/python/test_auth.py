@@ -7,19 +7,11 @@ python test_auth.py http://127.0.0.1:PORT
 Prints one line per check, then "N passed, N failed"; exits 1 on a failure.
 """
 
-import asyncio
-import sys
-import traceback
 
 from langgraph_sdk import get_client
 import httpx
+from checks import check, run
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
 
 
 def as_user(url, name):
@@ -75,20 +67,5 @@ async def each_user_has_their_own_store(url):
     assert found["items"] == [], found
 
 
-async def main(url):
-    passed = failed = 0
-    for fn in CHECKS:
-        try:
-            await fn(url)
-            print(f"ok   {fn.__name__}")
-            passed += 1
-        except Exception:
-            print(f"FAIL {fn.__name__}")
-            traceback.print_exc()
-            failed += 1
-    print(f"{passed} passed, {failed} failed")
-    return failed
-
-
 if __name__ == "__main__":
-    sys.exit(1 if asyncio.run(main(sys.argv[1])) else 0)
+    run(give=lambda url: url)

@@ -11,19 +11,10 @@ failure.
 """
 
 import asyncio
-import sys
-import traceback
-import uuid
 
-from langgraph_sdk import get_client
 import httpx
+from checks import check, run
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
 
 
 async def status_of(awaitable):
@@ -166,21 +157,5 @@ async def deleting_a_thread_while_its_run_streams(client):
     assert status == 404, status
 
 
-async def main(url):
-    client = get_client(url=url)
-    passed = failed = 0
-    for fn in CHECKS:
-        try:
-            await fn(client)
-            passed += 1
-            print(f"ok   {fn.__name__}")
-        except Exception:
-            failed += 1
-            print(f"FAIL {fn.__name__}")
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return failed == 0
-
-
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)
+    run()

@@ -11,18 +11,10 @@ Prints one line per check, then "N passed, N failed"; exits 1 on a failure.
 """
 
 import asyncio
-import sys
-import traceback
 
 import httpx
-from langgraph_sdk import get_client
+from checks import check, run
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
 
 
 async def paused_approval(client):
@@ -198,21 +190,5 @@ async def thread_join_stream(client):
     assert [d for _, d in seen[5:7]] == [{"tick": {"n": 1}}, {"tick": {"n": 0}}], seen
 
 
-async def main(url):
-    client = get_client(url=url)
-    passed = failed = 0
-    for fn in CHECKS:
-        try:
-            await fn(client)
-            passed += 1
-            print(f"ok   {fn.__name__}")
-        except Exception:
-            failed += 1
-            print(f"FAIL {fn.__name__}")
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return failed == 0
-
-
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)
+    run()

@@ -6,22 +6,14 @@ Prints one line per check, then "N passed, N failed"; exits 1 on a failure.
 """
 
 import asyncio
-import sys
-import traceback
 import uuid
 
-from langgraph_sdk import get_client
 import httpx
+from checks import check, run
 
 # The official server's assistant id for a graph named "approval".
 APPROVAL = "e234584d-b7bf-527f-9d06-ba77f8f5172d"
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
 
 
 async def refused(status, awaitable):
@@ -376,21 +368,5 @@ async def store_refusals(client):
     assert listed["namespaces"] == [[user, "seed"]], listed
 
 
-async def main(url):
-    client = get_client(url=url)
-    passed = failed = 0
-    for fn in CHECKS:
-        try:
-            await fn(client)
-            passed += 1
-            print(f"ok   {fn.__name__}")
-        except Exception:
-            failed += 1
-            print(f"FAIL {fn.__name__}")
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return failed == 0
-
-
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)
+    run()
